@@ -1,0 +1,52 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Module shape (see README "Layout"): dependencies point down only.
+//   entitle (CLI) → Server → HTTP, AppStore → Crypto → COpenSSL + CShims ; JSON at the bottom.
+let package = Package(
+    name: "Entitle",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "entitle", targets: ["entitle"]),
+        .executable(name: "entitle-bench", targets: ["entitle-bench"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "COpenSSL",
+            path: "Sources/COpenSSL",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .target(
+            name: "CShims",
+            dependencies: ["COpenSSL"],
+            path: "Sources/CShims",
+            cSettings: [
+                .define("OPENSSL_API_COMPAT", to: "30000"),
+                .define("OPENSSL_NO_DEPRECATED"),
+            ],
+            linkerSettings: [.linkedLibrary("crypto")]
+        ),
+        .target(name: "JSON", path: "Sources/JSON"),
+        .target(name: "Crypto", dependencies: ["COpenSSL", "CShims", "JSON"], path: "Sources/Crypto"),
+        .target(name: "AppStore", dependencies: ["Crypto", "JSON"], path: "Sources/AppStore"),
+        .target(name: "HTTP", path: "Sources/HTTP"),
+        .target(name: "Server", dependencies: ["HTTP", "AppStore", "Crypto", "JSON"], path: "Sources/Server"),
+        .executableTarget(name: "entitle", dependencies: ["Server"], path: "Sources/entitle"),
+        .executableTarget(
+            name: "entitle-bench",
+            dependencies: ["AppStore", "Crypto", "JSON"],
+            path: "Benchmarks/entitle-bench"
+        ),
+        .testTarget(name: "JSONTests", dependencies: ["JSON"], path: "Tests/JSONTests"),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto"], path: "Tests/CryptoTests"),
+        .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "Crypto", "JSON"], path: "Tests/AppStoreTests"),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP"], path: "Tests/HTTPTests"),
+        .testTarget(
+            name: "ServerTests",
+            dependencies: ["Server", "HTTP", "AppStore", "Crypto", "JSON"],
+            path: "Tests/ServerTests"
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,61 @@
+import COpenSSL
+import CShims
+
+/// Owns one `EVP_PKEY`.
+///
+/// Invariant that makes it `Sendable`: the key is loaded or generated once and never mutated
+/// afterwards; OpenSSL 3 allows concurrent signing and verification with one immutable key.
+/// Per-operation state (`EVP_PKEY_CTX`) is created per call and never shared.
+final class EVPKey: @unchecked Sendable {
+    let raw: OpaquePointer
+
+    init(taking raw: OpaquePointer) { self.raw = raw }
+
+    deinit { EVP_PKEY_free(raw) }
+
+    /// Fails unless this is an EC key on P-256; the error names what it is instead.
+    func requireP256() throws(CryptoError) {
+        let baseID = EVP_PKEY_get_base_id(raw)
+        guard baseID == EVP_PKEY_EC else {
+            let name = OBJ_nid2sn(baseID).map { String(cString: $0) } ?? "type \(baseID)"
+            throw CryptoError.unsupportedKey("\(name) key")
+        }
+        var buffer = [CChar](repeating: 0, count: 64)
+        var length = 0
+        guard EVP_PKEY_get_utf8_string_param(raw, "group", &buffer, buffer.count, &length) == 1 else {
+            clearOpenSSLErrors()
+            throw CryptoError.unsupportedKey("EC key without a named curve")
+        }
+        let curve = String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard curve == "prime256v1" else { throw CryptoError.unsupportedKey("EC key on curve \(curve)") }
+    }
+
+    /// SubjectPublicKeyInfo DER of the (public part of the) key.
+    func spkiDER() throws(CryptoError) -> [UInt8] {
+        let length = i2d_PUBKEY(raw, nil)
+        guard length > 0 else { throw CryptoError.internalFailure(drainOpenSSLErrors("i2d_PUBKEY failed")) }
+        var output = [UInt8](repeating: 0, count: Int(length))
+        let written = output.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            var pointer = buffer.baseAddress
+            return i2d_PUBKEY(raw, &pointer)
+        }
+        guard written == length else { throw CryptoError.internalFailure(drainOpenSSLErrors("i2d_PUBKEY failed")) }
+        return output
+    }
+
+    /// Parses SubjectPublicKeyInfo DER into a key of any type.
+    static func fromSPKI(_ der: [UInt8]) throws(CryptoError) -> EVPKey {
+        let key = der.withUnsafeBufferPointer { buffer -> OpaquePointer? in
+            var pointer = buffer.baseAddress
+            let key = d2i_PUBKEY(nil, &pointer, buffer.count)
+            // Trailing bytes after the structure mean the input was not exactly one key.
+            if key != nil, pointer != buffer.baseAddress.map({ $0 + buffer.count }) {
+                EVP_PKEY_free(key)
+                return nil
+            }
+            return key
+        }
+        guard let key else { throw CryptoError.invalidKey(drainOpenSSLErrors("not a SubjectPublicKeyInfo DER")) }
+        return EVPKey(taking: key)
+    }
+}

@@ -1,0 +1,130 @@
+import COpenSSL
+import CShims
+import Foundation
+
+/// ECDSA on NIST P-256 with SHA-256, named after swift-crypto's `P256.Signing`.
+public enum P256 {
+    public enum Signing {}
+}
+
+extension P256.Signing {
+    /// A P-256 private key, e.g. an App Store Connect In-App Purchase key (`.p8`).
+    public struct PrivateKey: Sendable {
+        let key: EVPKey
+
+        /// A fresh random key.
+        public init() throws(CryptoError) {
+            guard let raw = entitle_generate_p256_key() else {
+                throw CryptoError.internalFailure(drainOpenSSLErrors("P-256 key generation failed"))
+            }
+            key = EVPKey(taking: raw)
+        }
+
+        /// Reads a PEM private key: PKCS#8 (`BEGIN PRIVATE KEY`, the `.p8` format) or SEC1
+        /// (`BEGIN EC PRIVATE KEY`). Encrypted keys are refused rather than prompting for a password.
+        public init(pemRepresentation pem: String) throws(CryptoError) {
+            let bio = try MemoryBIO(reading: Array(pem.utf8))
+            guard let raw = PEM_read_bio_PrivateKey(bio.raw, nil, { _, _, _, _ in 0 }, nil) else {
+                throw CryptoError.invalidKey(drainOpenSSLErrors("no PEM private key found"))
+            }
+            key = EVPKey(taking: raw)
+            try key.requireP256()
+        }
+
+        /// The PKCS#8 PEM text of this key (what `entitle keygen` writes).
+        public var pemRepresentation: String {
+            get throws(CryptoError) {
+                let bio = try MemoryBIO()
+                guard PEM_write_bio_PrivateKey(bio.raw, key.raw, nil, nil, 0, nil, nil) == 1 else {
+                    throw CryptoError.internalFailure(drainOpenSSLErrors("PEM_write_bio_PrivateKey failed"))
+                }
+                return String(decoding: bio.writtenBytes, as: UTF8.self)
+            }
+        }
+
+        public var publicKey: PublicKey {
+            get throws(CryptoError) { try PublicKey(derRepresentation: key.spkiDER()) }
+        }
+
+        /// Signs SHA-256(`data`). ECDSA is randomised: two signatures of one message differ.
+        public func signature(for data: some ContiguousBytes) throws(CryptoError) -> ECDSASignature {
+            try signature(forDigest: SHA256.hash(data))
+        }
+
+        /// Signs a ready-made SHA-256 digest.
+        public func signature(forDigest digest: [UInt8]) throws(CryptoError) -> ECDSASignature {
+            guard let context = EVP_PKEY_CTX_new(key.raw, nil) else {
+                throw CryptoError.internalFailure(drainOpenSSLErrors("EVP_PKEY_CTX_new failed"))
+            }
+            defer { EVP_PKEY_CTX_free(context) }
+            guard EVP_PKEY_sign_init(context) == 1 else {
+                throw CryptoError.internalFailure(drainOpenSSLErrors("EVP_PKEY_sign_init failed"))
+            }
+            var der = [UInt8](repeating: 0, count: 80)
+            var length = der.count
+            guard EVP_PKEY_sign(context, &der, &length, digest, digest.count) == 1 else {
+                throw CryptoError.internalFailure(drainOpenSSLErrors("EVP_PKEY_sign failed"))
+            }
+            return try ECDSASignature(derRepresentation: der.prefix(length))
+        }
+    }
+
+    /// A P-256 public key.
+    public struct PublicKey: Sendable {
+        let key: EVPKey
+
+        /// From SubjectPublicKeyInfo DER.
+        public init(derRepresentation der: some Collection<UInt8>) throws(CryptoError) {
+            key = try EVPKey.fromSPKI(Array(der))
+            try key.requireP256()
+        }
+
+        /// From a `BEGIN PUBLIC KEY` PEM.
+        public init(pemRepresentation pem: String) throws(CryptoError) {
+            let bio = try MemoryBIO(reading: Array(pem.utf8))
+            guard let raw = PEM_read_bio_PUBKEY(bio.raw, nil, nil, nil) else {
+                throw CryptoError.invalidKey(drainOpenSSLErrors("no PEM public key found"))
+            }
+            key = EVPKey(taking: raw)
+            try key.requireP256()
+        }
+
+        init(validated key: EVPKey) { self.key = key }
+
+        /// SubjectPublicKeyInfo DER.
+        public var derRepresentation: [UInt8] {
+            get throws(CryptoError) { try key.spkiDER() }
+        }
+
+        public var pemRepresentation: String {
+            get throws(CryptoError) {
+                let body = Base64.encode(try derRepresentation)
+                var lines = ["-----BEGIN PUBLIC KEY-----"]
+                var index = body.startIndex
+                while index < body.endIndex {
+                    let end = body.index(index, offsetBy: 64, limitedBy: body.endIndex) ?? body.endIndex
+                    lines.append(String(body[index..<end]))
+                    index = end
+                }
+                lines.append("-----END PUBLIC KEY-----")
+                return lines.joined(separator: "\n") + "\n"
+            }
+        }
+
+        /// True when `signature` is a valid ECDSA signature of SHA-256(`data`) by this key.
+        /// Both low-S and high-S forms are accepted, as OpenSSL does.
+        public func isValidSignature(_ signature: ECDSASignature, for data: some ContiguousBytes) -> Bool {
+            isValidSignature(signature, forDigest: SHA256.hash(data))
+        }
+
+        public func isValidSignature(_ signature: ECDSASignature, forDigest digest: [UInt8]) -> Bool {
+            guard let context = EVP_PKEY_CTX_new(key.raw, nil) else { clearOpenSSLErrors(); return false }
+            defer { EVP_PKEY_CTX_free(context) }
+            guard EVP_PKEY_verify_init(context) == 1 else { clearOpenSSLErrors(); return false }
+            let der = signature.derRepresentation
+            let result = EVP_PKEY_verify(context, der, der.count, digest, digest.count)
+            if result != 1 { clearOpenSSLErrors() }
+            return result == 1
+        }
+    }
+}

@@ -1,0 +1,98 @@
+/// A JSON document as a Swift value.
+///
+/// Integers and fractional numbers are kept apart so that epoch milliseconds and transaction
+/// identifiers survive exactly, and objects keep their member order so output is deterministic.
+public enum JSONValue: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object(JSONObject)
+}
+
+/// A JSON object that remembers member order. Objects here are small, so lookup is a linear scan.
+public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
+    public private(set) var members: [(key: String, value: JSONValue)]
+
+    public init() { members = [] }
+
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        members = elements.map { (key: $0.0, value: $0.1) }
+    }
+
+    public init(_ members: [(key: String, value: JSONValue)]) { self.members = members }
+
+    public var keys: [String] { members.map(\.key) }
+
+    /// Appends a member known to be new (the parser has checked), skipping the lookup.
+    mutating func append(key: String, value: JSONValue) { members.append((key: key, value: value)) }
+
+    /// Keeps a repeated member name, for callers that report duplicates themselves.
+    mutating func appendDuplicate(key: String, value: JSONValue) { members.append((key: key, value: value)) }
+
+    /// Member names that occur more than once, in order of their second occurrence.
+    public var duplicateKeys: [String] {
+        var seen = Set<String>()
+        return members.compactMap { seen.insert($0.key).inserted ? nil : $0.key }
+    }
+    public var isEmpty: Bool { members.isEmpty }
+
+    public subscript(key: String) -> JSONValue? {
+        get { members.first(where: { $0.key == key })?.value }
+        set {
+            if let index = members.firstIndex(where: { $0.key == key }) {
+                if let newValue { members[index].value = newValue } else { members.remove(at: index) }
+            } else if let newValue {
+                members.append((key: key, value: newValue))
+            }
+        }
+    }
+
+    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+        lhs.members.count == rhs.members.count
+            && lhs.members.allSatisfy { member in rhs[member.key] == member.value }
+    }
+}
+
+// MARK: - Typed views
+
+extension JSONValue {
+    public var stringValue: String? { if case .string(let value) = self { value } else { nil } }
+    public var boolValue: Bool? { if case .bool(let value) = self { value } else { nil } }
+    public var objectValue: JSONObject? { if case .object(let value) = self { value } else { nil } }
+    public var arrayValue: [JSONValue]? { if case .array(let value) = self { value } else { nil } }
+
+    /// An integer, also from a fractional number with no fractional part.
+    public var int64Value: Int64? {
+        switch self {
+        case .int(let value): return value
+        case .double(let value) where value.rounded() == value && abs(value) < 9.2e18: return Int64(value)
+        default: return nil
+        }
+    }
+
+    /// Any number as a Double.
+    public var doubleValue: Double? {
+        switch self {
+        case .int(let value): return Double(value)
+        case .double(let value): return value
+        default: return nil
+        }
+    }
+
+    /// The JSON type name, for error messages ("expected a string, found a number").
+    public var typeName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .int, .double: "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+
+    public subscript(key: String) -> JSONValue? { objectValue?[key] }
+}

@@ -1,0 +1,193 @@
+import Crypto
+import Foundation
+import JSON
+
+/// Parses and checks one element of `apps`.
+enum AppConfigurationParser {
+    static let allowedMembers: Set<String> = [
+        "id", "bundleId", "appAppleId", "environments", "signingKey", "apiKeys", "products", "offers",
+        "verification", "appStoreServerAPI", "billingRetryGrantsAccess",
+    ]
+
+    static func parse(_ object: JSONObject, path: String, folder: String, environment: [String: String],
+                      reader: inout ConfigurationReader) -> AppConfiguration? {
+        reader.checkMembers(object, allowed: allowedMembers, path: path)
+        let id = reader.string(object, "id", path: path, required: true)
+        let envPrefix = "ENTITLE_APP_" + (id ?? "").uppercased().map { $0.isLetter || $0.isNumber ? String($0) : "_" }.joined() + "_"
+        let bundleId = reader.string(object, "bundleId", path: path, required: true)
+        if let bundleId, !isValidBundleId(bundleId) {
+            reader.problem("\(path).bundleId", "\"\(bundleId)\" is not a bundle ID (letters, digits, '-' and '.' between non-empty parts)")
+        }
+        var appAppleId: Int64?
+        if let value = object["appAppleId"] {
+            if case .int(let number) = value, number > 0 { appAppleId = number } else {
+                reader.problem("\(path).appAppleId", "must be a positive integer (the app's Apple ID, not a string)")
+            }
+        }
+        let environments = parseEnvironments(object, path: path, reader: &reader)
+        if environments.contains("Production") && appAppleId == nil && object["appAppleId"] == nil {
+            reader.problem(path, "\"appAppleId\" is required when Production is enabled")
+        }
+        let signingKey = parseSigningKey(reader.object(object, "signingKey", path: path, required: true),
+                                         path: "\(path).signingKey", folder: folder, envPrefix: envPrefix,
+                                         environment: environment, reader: &reader)
+        var apiKeys = APIKeyParser.parse(reader.array(object, "apiKeys", path: path) ?? [], path: "\(path).apiKeys",
+                                         reader: &reader)
+        if let extra = environment[envPrefix + "API_KEYS"] {
+            apiKeys += APIKeyParser.parseEnvironmentList(extra, name: envPrefix + "API_KEYS", reader: &reader)
+        }
+        let products = parseProducts(reader.object(object, "products", path: path), path: "\(path).products",
+                                     reader: &reader)
+        let offers = parseOffers(reader.object(object, "offers", path: path), products: products,
+                                 path: "\(path).offers", reader: &reader)
+        checkVerification(reader.object(object, "verification", path: path), path: "\(path).verification",
+                          reader: &reader)
+        checkServerAPI(reader.object(object, "appStoreServerAPI", path: path), path: "\(path).appStoreServerAPI",
+                       reader: &reader)
+        let billingRetryGrantsAccess = reader.bool(object, "billingRetryGrantsAccess", path: path) ?? false
+        guard let id, let bundleId, let signingKey else { return nil }
+        return AppConfiguration(id: id, bundleId: bundleId, appAppleId: appAppleId, environments: environments,
+                                signingKey: signingKey, apiKeys: apiKeys, products: products, offers: offers,
+                                billingRetryGrantsAccess: billingRetryGrantsAccess)
+    }
+
+    static func isValidBundleId(_ value: String) -> Bool {
+        let parts = value.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.allSatisfy { part in
+            !part.isEmpty && part.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic
+                || ("0"..."9").contains($0) || $0 == "-") }
+        }
+    }
+
+    private static func parseEnvironments(_ object: JSONObject, path: String,
+                                          reader: inout ConfigurationReader) -> [String] {
+        guard let names = reader.stringArray(object, "environments", path: path) else {
+            return object["environments"] == nil ? ["Production", "Sandbox"] : []
+        }
+        if names.isEmpty { reader.problem("\(path).environments", "enable at least one environment") }
+        for name in names where !ConfigurationLoader.environmentNames.contains(name) {
+            reader.problem("\(path).environments", "unknown environment \"\(name)\" (Production, Sandbox, Xcode, LocalTesting)")
+        }
+        return names
+    }
+
+    private static func parseSigningKey(_ object: JSONObject?, path: String, folder: String, envPrefix: String,
+                                        environment: [String: String],
+                                        reader: inout ConfigurationReader) -> SigningKeyConfiguration? {
+        guard let object else { return nil }
+        reader.checkMembers(object, allowed: ["keyId", "issuerId", "privateKeyFile"], path: path)
+        let keyId = reader.string(object, "keyId", path: path, required: true)
+        if let keyId, !keyId.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) }) {
+            reader.problem("\(path).keyId", "must be the key ID shown in App Store Connect (letters and digits)")
+        }
+        var issuerId = reader.string(object, "issuerId", path: path)
+        if let override = environment[envPrefix + "ISSUER_ID"], !override.isEmpty { issuerId = override }
+        if let issuerId, UUID(uuidString: issuerId) == nil {
+            reader.problem("\(path).issuerId", "must be the issuer ID from App Store Connect (a UUID)")
+        }
+        var file = reader.string(object, "privateKeyFile", path: path, required: environment[envPrefix + "PRIVATE_KEY_FILE"] == nil)
+        if let override = environment[envPrefix + "PRIVATE_KEY_FILE"], !override.isEmpty { file = override }
+        guard let keyId, let file else { return nil }
+        let keyPath = ConfigurationLoader.resolve(file, in: folder)
+        guard let key = loadPrivateKey(keyPath, problemPath: "\(path).privateKeyFile", reader: &reader) else { return nil }
+        return SigningKeyConfiguration(keyId: keyId, issuerId: issuerId, privateKeyFile: keyPath, privateKey: key)
+    }
+
+    /// Loads the `.p8`. Messages name the file and the kind of problem, never the key's bytes.
+    static func loadPrivateKey(_ keyPath: String, problemPath: String,
+                               reader: inout ConfigurationReader) -> P256.Signing.PrivateKey? {
+        guard let data = FileManager.default.contents(atPath: keyPath) else {
+            let reason = FileManager.default.fileExists(atPath: keyPath) ? "cannot be read" : "no such file"
+            reader.problem(problemPath, "\(keyPath): \(reason)")
+            return nil
+        }
+        guard let pem = String(validating: [UInt8](data), as: UTF8.self) else {
+            reader.problem(problemPath, "\(keyPath) is not a PEM file (expected a PKCS#8 .p8 key)")
+            return nil
+        }
+        do {
+            return try P256.Signing.PrivateKey(pemRepresentation: pem)
+        } catch let error {
+            switch error {
+            case .unsupportedKey(let what):
+                reader.problem(problemPath, "\(keyPath) holds an \(what), expected an EC P-256 key (App Store Connect In-App Purchase key)")
+            default:
+                reader.problem(problemPath, "\(keyPath) is not a readable PEM private key (expected PKCS#8 .p8)")
+            }
+            return nil
+        }
+    }
+
+    private static func parseProducts(_ object: JSONObject?, path: String,
+                                      reader: inout ConfigurationReader) -> [String: ProductConfiguration] {
+        guard let object else { return [:] }
+        for key in object.duplicateKeys { reader.problem(path, "duplicate product ID \"\(key)\"") }
+        var products: [String: ProductConfiguration] = [:]
+        for (productId, value) in object.members where products[productId] == nil {
+            let productPath = "\(path).\(productId)"
+            guard let product = value.objectValue else {
+                reader.problem(productPath, "expected an object, found \(value.typeName)")
+                continue
+            }
+            reader.checkMembers(product, allowed: ["subscriptionGroup", "entitlements"], path: productPath)
+            let group = reader.string(product, "subscriptionGroup", path: productPath)
+            let entitlements = reader.stringArray(product, "entitlements", path: productPath) ?? []
+            products[productId] = ProductConfiguration(subscriptionGroup: group, entitlements: entitlements)
+        }
+        return products
+    }
+
+    private static func parseOffers(_ object: JSONObject?, products: [String: ProductConfiguration], path: String,
+                                    reader: inout ConfigurationReader) -> [String: OfferConfiguration] {
+        guard let object else { return [:] }
+        for key in object.duplicateKeys { reader.problem(path, "duplicate offer ID \"\(key)\"") }
+        var offers: [String: OfferConfiguration] = [:]
+        var identifiers = Set<String>()
+        for (offerId, value) in object.members where offers[offerId] == nil {
+            let offerPath = "\(path).\(offerId)"
+            guard let offer = value.objectValue else {
+                reader.problem(offerPath, "expected an object, found \(value.typeName)")
+                continue
+            }
+            reader.checkMembers(offer, allowed: ["productId", "offerIdentifier", "eligibility"], path: offerPath)
+            let productId = reader.string(offer, "productId", path: offerPath, required: true)
+            let identifier = reader.string(offer, "offerIdentifier", path: offerPath, required: true)
+            var rule = OfferEligibilityRule.any
+            if let name = reader.string(offer, "eligibility", path: offerPath) {
+                if let parsed = OfferEligibilityRule(rawValue: name) { rule = parsed } else {
+                    reader.problem("\(offerPath).eligibility",
+                                   "unknown rule \"\(name)\" (\(OfferEligibilityRule.allCases.map(\.rawValue).joined(separator: ", ")))")
+                }
+            }
+            if let productId, products[productId] == nil {
+                reader.problem("\(offerPath).productId", "product \"\(productId)\" is not configured in \"products\"")
+            }
+            guard let productId, let identifier else { continue }
+            if !identifiers.insert("\(productId)/\(identifier)").inserted {
+                reader.problem(offerPath, "duplicate offer: \"\(identifier)\" of \"\(productId)\" is already in the catalog")
+            }
+            offers[offerId] = OfferConfiguration(productId: productId, offerIdentifier: identifier, eligibility: rule)
+        }
+        return offers
+    }
+
+    /// Checked now so the file format is settled; the verifier uses these settings.
+    private static func checkVerification(_ object: JSONObject?, path: String, reader: inout ConfigurationReader) {
+        guard let object else { return }
+        reader.checkMembers(object, allowed: ["onlineChecks", "rootCertificates", "allowPrivateRoots"], path: path)
+        _ = reader.bool(object, "onlineChecks", path: path)
+        _ = reader.stringArray(object, "rootCertificates", path: path)
+        _ = reader.bool(object, "allowPrivateRoots", path: path)
+    }
+
+    private static func checkServerAPI(_ object: JSONObject?, path: String, reader: inout ConfigurationReader) {
+        guard let object else { return }
+        reader.checkMembers(object, allowed: ["productionURL", "sandboxURL", "caFile"], path: path)
+        for key in ["productionURL", "sandboxURL"] {
+            if let url = reader.string(object, key, path: path), URL(string: url)?.scheme == nil {
+                reader.problem("\(path).\(key)", "\"\(url)\" is not a URL")
+            }
+        }
+        _ = reader.string(object, "caFile", path: path)
+    }
+}

@@ -1,0 +1,135 @@
+import Crypto
+import Foundation
+import JSON
+
+/// Reads the JSON configuration of API.md, applies environment overrides, loads the signing
+/// keys and checks every rule. Either a complete `EntitleConfiguration` or every problem at once.
+public enum ConfigurationLoader {
+    static let environmentNames: Set<String> = ["Production", "Sandbox", "Xcode", "LocalTesting"]
+
+    public static func load(path: String,
+                            environment: [String: String] = ProcessInfo.processInfo.environment)
+        throws(ConfigurationError) -> EntitleConfiguration {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "no such file"
+            throw ConfigurationError(problems: ["\(path): \(reason)"])
+        }
+        let root: JSONValue
+        do { root = try JSONParser.parse([UInt8](data), rejectDuplicateKeys: false) } catch {
+            throw ConfigurationError(problems: ["\(path): not valid JSON: \(error)"])
+        }
+        guard let object = root.objectValue else {
+            throw ConfigurationError(problems: ["\(path): expected a JSON object at the top level"])
+        }
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        var reader = ConfigurationReader()
+        let configuration = parse(object, folder: folder, path: path, environment: environment, reader: &reader)
+        guard reader.problems.isEmpty, let configuration else {
+            throw ConfigurationError(problems: reader.problems.map { "\(path): \($0)" })
+        }
+        return configuration
+    }
+
+    /// Resolves a path from the file against the configuration's folder.
+    static func resolve(_ file: String, in folder: String) -> String {
+        file.hasPrefix("/") ? file : URL(fileURLWithPath: folder).appendingPathComponent(file).path
+    }
+
+    // MARK: - Top level
+
+    private static func parse(_ root: JSONObject, folder: String, path: String, environment: [String: String],
+                              reader: inout ConfigurationReader) -> EntitleConfiguration? {
+        reader.checkMembers(root, allowed: ["server", "storage", "apps"], path: "config")
+        var server = parseServer(reader.object(root, "server", path: "config"), reader: &reader)
+        applyServerOverrides(&server, environment: environment, reader: &reader)
+        var storage = StorageSettings()
+        if let storageObject = reader.object(root, "storage", path: "config") {
+            reader.checkMembers(storageObject, allowed: ["sqlite"], path: "storage")
+            storage.sqlitePath = reader.string(storageObject, "sqlite", path: "storage").map { resolve($0, in: folder) }
+        }
+        if let sqlite = environment["ENTITLE_SQLITE"] { storage.sqlitePath = resolve(sqlite, in: folder) }
+
+        guard let appValues = reader.array(root, "apps", path: "config") else {
+            if root["apps"] == nil { reader.problem("config", "missing \"apps\" (at least one app is needed)") }
+            return nil
+        }
+        if appValues.isEmpty { reader.problem("apps", "at least one app is needed") }
+        var apps: [AppConfiguration] = []
+        for (index, value) in appValues.enumerated() {
+            guard let appObject = value.objectValue else {
+                reader.problem("apps[\(index)]", "expected an object, found \(value.typeName)")
+                continue
+            }
+            if let app = AppConfigurationParser.parse(appObject, path: "apps[\(index)]", folder: folder,
+                                                      environment: environment, reader: &reader) {
+                apps.append(app)
+            }
+        }
+        checkAcrossApps(apps, reader: &reader)
+        return EntitleConfiguration(server: server, storage: storage, apps: apps, path: path)
+    }
+
+    private static func parseServer(_ object: JSONObject?, reader: inout ConfigurationReader) -> ServerSettings {
+        var server = ServerSettings()
+        guard let object else { return server }
+        reader.checkMembers(object, allowed: ["host", "port", "eventLoops", "maxBodyBytes", "maxConnections",
+                                              "shutdownGraceSeconds", "headerTimeoutSeconds", "idleTimeoutSeconds"],
+                            path: "server")
+        if let host = reader.string(object, "host", path: "server") { server.host = host }
+        if let port = reader.integer(object, "port", path: "server", range: 0...65535) { server.port = Int(port) }
+        if let loops = reader.integer(object, "eventLoops", path: "server", range: 0...256) { server.eventLoops = Int(loops) }
+        if let bytes = reader.integer(object, "maxBodyBytes", path: "server", range: 1...(1 << 30)) {
+            server.maxBodyBytes = Int(bytes)
+        }
+        if let count = reader.integer(object, "maxConnections", path: "server", range: 1...1_000_000) {
+            server.maxConnections = Int(count)
+        }
+        for (key, keyPath) in [("shutdownGraceSeconds", \ServerSettings.shutdownGraceSeconds),
+                               ("headerTimeoutSeconds", \.headerTimeoutSeconds),
+                               ("idleTimeoutSeconds", \.idleTimeoutSeconds)] {
+            guard let value = object[key] else { continue }
+            guard let seconds = value.doubleValue, seconds > 0, seconds <= 3600 else {
+                reader.problem("server.\(key)", "expected a number of seconds between 0 and 3600")
+                continue
+            }
+            server[keyPath: keyPath] = seconds
+        }
+        return server
+    }
+
+    /// `ENTITLE_HOST`, `ENTITLE_PORT`, `ENTITLE_EVENT_LOOPS`, `ENTITLE_MAX_BODY_BYTES`,
+    /// `ENTITLE_MAX_CONNECTIONS` override the file (deployments set them in the unit's environment).
+    private static func applyServerOverrides(_ server: inout ServerSettings, environment: [String: String],
+                                             reader: inout ConfigurationReader) {
+        if let host = environment["ENTITLE_HOST"], !host.isEmpty { server.host = host }
+        let integers: [(String, WritableKeyPath<ServerSettings, Int>, ClosedRange<Int>)] = [
+            ("ENTITLE_PORT", \.port, 0...65535),
+            ("ENTITLE_EVENT_LOOPS", \.eventLoops, 0...256),
+            ("ENTITLE_MAX_BODY_BYTES", \.maxBodyBytes, 1...(1 << 30)),
+            ("ENTITLE_MAX_CONNECTIONS", \.maxConnections, 1...1_000_000),
+        ]
+        for (name, keyPath, range) in integers {
+            guard let text = environment[name] else { continue }
+            guard let value = Int(text), range.contains(value) else {
+                reader.problem(name, "expected an integer between \(range.lowerBound) and \(range.upperBound)")
+                continue
+            }
+            server[keyPath: keyPath] = value
+        }
+    }
+
+    private static func checkAcrossApps(_ apps: [AppConfiguration], reader: inout ConfigurationReader) {
+        var ids = Set<String>()
+        var bundles = Set<String>()
+        var keys = Set<[UInt8]>()
+        for app in apps {
+            if !ids.insert(app.id).inserted { reader.problem("apps", "duplicate app id \"\(app.id)\"") }
+            if !bundles.insert(app.bundleId).inserted {
+                reader.problem("apps", "two apps share bundle ID \"\(app.bundleId)\" (notifications are routed by it)")
+            }
+            for key in app.apiKeys where !keys.insert(key.sha256).inserted {
+                reader.problem("apps", "an API key is listed twice (keys must identify one app and role)")
+            }
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Crypto
+import Foundation
+
+/// The whole configuration, validated once at start-up (see `ConfigurationLoader`).
+public struct EntitleConfiguration: Sendable {
+    public var server: ServerSettings
+    public var storage: StorageSettings
+    public var apps: [AppConfiguration]
+    /// The configuration file, for messages and for resolving relative paths.
+    public var path: String
+
+    public func app(id: String) -> AppConfiguration? { apps.first { $0.id == id } }
+}
+
+public struct ServerSettings: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 8080
+    /// Event-loop threads; 0 means one per core.
+    public var eventLoops = 0
+    public var maxBodyBytes = 1 << 20
+    public var maxConnections = 10_000
+    /// How long graceful shutdown waits for in-flight requests.
+    public var shutdownGraceSeconds = 10.0
+    public var headerTimeoutSeconds = 10.0
+    public var idleTimeoutSeconds = 60.0
+
+    public init() {}
+}
+
+public struct StorageSettings: Sendable {
+    /// The SQLite database file (resolved against the configuration's folder).
+    public var sqlitePath: String?
+}
+
+/// One App Store app: its identity, its In-App Purchase key, API keys, products and offers.
+public struct AppConfiguration: Sendable {
+    public var id: String
+    public var bundleId: String
+    public var appAppleId: Int64?
+    public var environments: [String]
+    public var signingKey: SigningKeyConfiguration
+    public var apiKeys: [APIKeyConfiguration]
+    public var products: [String: ProductConfiguration]
+    public var offers: [String: OfferConfiguration]
+    public var billingRetryGrantsAccess: Bool
+}
+
+public struct SigningKeyConfiguration: Sendable {
+    public var keyId: String
+    /// The App Store Connect issuer ID; without it only the v1 signature is produced.
+    public var issuerId: String?
+    public var privateKeyFile: String
+    public var privateKey: P256.Signing.PrivateKey
+}
+
+public enum APIKeyRole: String, Sendable {
+    /// Safe to ship inside an app.
+    case client
+    /// Secret; admin work.
+    case server
+}
+
+public struct APIKeyConfiguration: Sendable {
+    /// SHA-256 of the key. Plain keys are hashed at load time so that every comparison is the
+    /// same constant-time comparison of two 32-byte digests, whichever form the file used.
+    public var sha256: [UInt8]
+    public var role: APIKeyRole
+}
+
+public struct ProductConfiguration: Sendable {
+    public var subscriptionGroup: String?
+    public var entitlements: [String]
+}
+
+/// Who may receive a promotional offer (checked against stored history).
+public enum OfferEligibilityRule: String, Sendable, CaseIterable {
+    /// Anyone the App Store accepts it for.
+    case any
+    /// Customers who have or had a subscription in the offer's group.
+    case existing
+    /// Customers whose subscription in the group is active now.
+    case current
+    /// Customers whose subscription in the group has ended.
+    case lapsed
+}
+
+public struct OfferConfiguration: Sendable {
+    public var productId: String
+    /// The offer identifier configured in App Store Connect.
+    public var offerIdentifier: String
+    public var eligibility: OfferEligibilityRule
+}

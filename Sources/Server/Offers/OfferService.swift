@@ -1,0 +1,124 @@
+import AppStore
+import Foundation
+import JSON
+
+/// What a client asks to have signed (the body of `POST /v1/promotional-offers/sign`).
+public struct PromotionalOfferRequest: Sendable {
+    public var productId: String
+    public var offerId: String
+    public var appAccountToken: String?
+    public var transactionId: String?
+
+    public init(productId: String, offerId: String, appAccountToken: String? = nil, transactionId: String? = nil) {
+        self.productId = productId
+        self.offerId = offerId
+        self.appAccountToken = appAccountToken
+        self.transactionId = transactionId
+    }
+}
+
+/// What a client asks about introductory-offer eligibility.
+public struct IntroductoryOfferRequest: Sendable {
+    public var productId: String
+    public var appAccountToken: String?
+    public var transactionId: String?
+    /// Eligibility asserted by a server-key caller (until stored history decides it).
+    public var eligible: Bool?
+}
+
+/// Signs offers from the app's catalog: the one place that decides what may be signed.
+/// Used by both the HTTP endpoints and `entitle sign-offer`, so both answer the same JSON.
+public struct OfferService: Sendable {
+    public let app: AppConfiguration
+    public let signers: AppSigners
+
+    public init(app: AppConfiguration) {
+        self.app = app
+        signers = AppSigners(app: app)
+    }
+
+    /// Signs a catalogued promotional offer: the v1 signature always, the v2 JWS when the key has
+    /// an issuer ID. Never falls back to another offer.
+    public func signPromotionalOffer(_ request: PromotionalOfferRequest, nonce: UUID = UUID(),
+                                     timestamp: Date = Date()) throws(ServiceError) -> JSONObject {
+        if let token = request.appAccountToken, UUID(uuidString: token) == nil {
+            throw .badRequest("appAccountToken must be a UUID")
+        }
+        guard let offer = app.offers[request.offerId] else {
+            throw .offerUnavailable("NOT_IN_CATALOG", "offer \"\(request.offerId)\" is not in the offer catalog")
+        }
+        guard offer.productId == request.productId else {
+            throw .offerUnavailable("NOT_IN_CATALOG",
+                                    "offer \"\(request.offerId)\" belongs to another product than \"\(request.productId)\"")
+        }
+        try checkEligibility(offer)
+        let milliseconds = Int64((timestamp.timeIntervalSince1970 * 1000).rounded(.down))
+        do {
+            let signature = try signers.promotionalOffer.signature(
+                productIdentifier: offer.productId, subscriptionOfferID: offer.offerIdentifier,
+                appAccountToken: request.appAccountToken ?? "", nonce: nonce, timestamp: milliseconds)
+            var answer: JSONObject = [
+                "productId": .string(offer.productId),
+                "offerId": .string(request.offerId),
+                "offerIdentifier": .string(offer.offerIdentifier),
+                "keyIdentifier": .string(app.signingKey.keyId),
+                "nonce": .string(nonce.uuidString.lowercased()),
+                "timestamp": .int(milliseconds),
+                "signature": .string(signature),
+            ]
+            if let v2 = signers.promotionalOfferV2 {
+                answer["jws"] = .string(try v2.createSignature(productId: offer.productId,
+                                                               offerIdentifier: offer.offerIdentifier,
+                                                               transactionId: request.transactionId,
+                                                               nonce: nonce, issuedAt: timestamp))
+            }
+            return answer
+        } catch {
+            throw ServiceError(status: 500, code: "SIGNING_FAILED", message: "the offer could not be signed")
+        }
+    }
+
+    /// Rules other than `any` need the customer's stored history. With no history on record a
+    /// customer has never subscribed, so `existing`, `current` and `lapsed` offers are not theirs.
+    private func checkEligibility(_ offer: OfferConfiguration) throws(ServiceError) {
+        guard offer.eligibility == .any else {
+            throw .offerUnavailable("NOT_ELIGIBLE",
+                                    "this offer is for \(offer.eligibility.rawValue) subscribers and no subscription history qualifies the customer")
+        }
+    }
+
+    /// Answers introductory-offer eligibility for the product's subscription group.
+    public func introductoryOfferEligibility(_ request: IntroductoryOfferRequest, nonce: UUID = UUID(),
+                                             timestamp: Date = Date()) throws(ServiceError) -> JSONObject {
+        if let token = request.appAccountToken, UUID(uuidString: token) == nil {
+            throw .badRequest("appAccountToken must be a UUID")
+        }
+        guard let product = app.products[request.productId] else {
+            throw ServiceError(status: 422, code: "UNKNOWN_PRODUCT",
+                               message: "product \"\(request.productId)\" is not configured")
+        }
+        guard let group = product.subscriptionGroup else {
+            throw ServiceError(status: 422, code: "NOT_A_SUBSCRIPTION",
+                               message: "product \"\(request.productId)\" has no subscription group")
+        }
+        // No stored history yet: a customer is eligible unless a server-key caller says otherwise.
+        let eligible = request.eligible ?? true
+        var answer: JSONObject = [
+            "productId": .string(request.productId),
+            "subscriptionGroupIdentifier": .string(group),
+            "eligible": .bool(eligible),
+            "reason": .string(eligible ? "NEVER_SUBSCRIBED_TO_GROUP" : "ALREADY_SUBSCRIBED_TO_GROUP"),
+        ]
+        if let transactionId = request.transactionId, let creator = signers.introductoryOfferEligibility {
+            do {
+                answer["jws"] = .string(try creator.createSignature(productId: request.productId,
+                                                                    allowIntroductoryOffer: eligible,
+                                                                    transactionId: transactionId,
+                                                                    nonce: nonce, issuedAt: timestamp))
+            } catch {
+                throw ServiceError(status: 500, code: "SIGNING_FAILED", message: "the eligibility could not be signed")
+            }
+        }
+        return answer
+    }
+}

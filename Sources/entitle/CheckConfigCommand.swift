@@ -1,0 +1,24 @@
+import Server
+
+/// `entitle check-config`: validates the file and prints what it configures.
+enum CheckConfigCommand {
+    static let usage = "entitle check-config --config PATH"
+
+    static func run(_ raw: [String]) throws -> Int32 {
+        let configuration = try loadConfiguration(try Arguments(raw, valueOptions: ["config"]))
+        Output.line("configuration OK: \(configuration.path)")
+        Output.line("server: \(configuration.server.host):\(configuration.server.port)")
+        for app in configuration.apps {
+            let key = app.signingKey
+            Output.line("app \(app.id): bundle \(app.bundleId), environments \(app.environments.joined(separator: ", "))")
+            Output.line("  signing key \(key.keyId) (\(key.issuerId == nil ? "v1 signatures only, no issuerId" : "v1 and JWS"))")
+            let clients = app.apiKeys.filter { $0.role == .client }.count
+            Output.line("  API keys: \(clients) client, \(app.apiKeys.count - clients) server")
+            Output.line("  products: \(app.products.keys.sorted().joined(separator: ", "))")
+            for (offerId, offer) in app.offers.sorted(by: { $0.key < $1.key }) {
+                Output.line("  offer \(offerId): \(offer.offerIdentifier) of \(offer.productId), eligibility \(offer.eligibility.rawValue)")
+            }
+        }
+        return 0
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import Server
+
+/// `entitle sign-offer`: prints exactly what `POST /v1/promotional-offers/sign` answers.
+enum SignOfferCommand {
+    static let usage = """
+        entitle sign-offer --config PATH --app ID --product P --offer O \
+        [--app-account-token U] [--transaction-id T] [--nonce UUID] [--timestamp MS]
+        """
+
+    static func run(_ raw: [String]) throws -> Int32 {
+        let arguments = try Arguments(raw, valueOptions: ["config", "app", "product", "offer", "app-account-token",
+                                                          "transaction-id", "nonce", "timestamp"])
+        let configuration = try loadConfiguration(arguments)
+        let appId = try arguments.required("app")
+        guard let app = configuration.app(id: appId) else { throw UsageError("no app \"\(appId)\" in the configuration") }
+        var nonce = UUID()
+        if let text = arguments["nonce"] {
+            guard let parsed = UUID(uuidString: text) else { throw UsageError("--nonce must be a UUID") }
+            nonce = parsed
+        }
+        var timestamp = Date()
+        if let text = arguments["timestamp"] {
+            guard let milliseconds = Int64(text), milliseconds >= 0 else {
+                throw UsageError("--timestamp must be epoch milliseconds")
+            }
+            timestamp = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+        }
+        let request = PromotionalOfferRequest(productId: try arguments.required("product"),
+                                              offerId: try arguments.required("offer"),
+                                              appAccountToken: arguments["app-account-token"],
+                                              transactionId: arguments["transaction-id"])
+        do {
+            Output.json(.object(try OfferService(app: app).signPromotionalOffer(request, nonce: nonce,
+                                                                                timestamp: timestamp)))
+            return 0
+        } catch {
+            Output.json(error.body)
+            Output.error("entitle: \(error.message)")
+            return 1
+        }
+    }
+}
+
+/// `--config PATH`, else `ENTITLE_CONFIG`.
+func loadConfiguration(_ arguments: Arguments) throws -> EntitleConfiguration {
+    guard let path = arguments["config"] ?? ProcessInfo.processInfo.environment["ENTITLE_CONFIG"] else {
+        throw UsageError("missing --config (or ENTITLE_CONFIG)")
+    }
+    return try ConfigurationLoader.load(path: path)
+}
