@@ -38,13 +38,24 @@ let package = Package(
             dependencies: ["AppStore", "Crypto", "JSON"],
             path: "Benchmarks/entitle-bench"
         ),
+        // Helpers shared by the test targets: subprocesses, temporary folders, the conformance folder.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "JSONTests", dependencies: ["JSON"], path: "Tests/JSONTests"),
-        .testTarget(name: "CryptoTests", dependencies: ["Crypto"], path: "Tests/CryptoTests"),
-        .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "Crypto", "JSON"], path: "Tests/AppStoreTests"),
-        .testTarget(name: "HTTPTests", dependencies: ["HTTP"], path: "Tests/HTTPTests"),
+        .testTarget(
+            name: "CryptoTests",
+            dependencies: ["Crypto", "TestSupport"],
+            path: "Tests/CryptoTests",
+            exclude: ["Fixtures"]
+        ),
+        .testTarget(
+            name: "AppStoreTests",
+            dependencies: ["AppStore", "Crypto", "JSON", "TestSupport"],
+            path: "Tests/AppStoreTests"
+        ),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "TestSupport"], path: "Tests/HTTPTests"),
         .testTarget(
             name: "ServerTests",
-            dependencies: ["Server", "HTTP", "AppStore", "Crypto", "JSON"],
+            dependencies: ["Server", "HTTP", "AppStore", "Crypto", "JSON", "TestSupport"],
             path: "Tests/ServerTests"
         ),
     ],

@@ -17,7 +17,7 @@ final class EVPKey: @unchecked Sendable {
     func requireP256() throws(CryptoError) {
         let baseID = EVP_PKEY_get_base_id(raw)
         guard baseID == EVP_PKEY_EC else {
-            let name = OBJ_nid2sn(baseID).map { String(cString: $0) } ?? "type \(baseID)"
+            let name = baseID == EVP_PKEY_RSA ? "RSA" : OBJ_nid2sn(baseID).map { String(cString: $0) } ?? "type \(baseID)"
             throw CryptoError.unsupportedKey("\(name) key")
         }
         var buffer = [CChar](repeating: 0, count: 64)

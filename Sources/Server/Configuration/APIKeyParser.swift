@@ -19,8 +19,8 @@ enum APIKeyParser {
             let roleName = reader.string(object, "role", path: keyPath, required: true)
             let role = roleName.flatMap(APIKeyRole.init(rawValue:))
             if let roleName, role == nil { reader.problem("\(keyPath).role", "unknown role \"\(roleName)\" (client or server)") }
-            guard let text, let role else { continue }
-            guard let digest = digest(of: text, problemPath: "\(keyPath).key", reader: &reader) else { continue }
+            guard let digest = text.flatMap({ digest(of: $0, problemPath: "\(keyPath).key", reader: &reader) }),
+                  let role else { continue }
             keys.append(APIKeyConfiguration(sha256: digest, role: role))
         }
         return keys

@@ -1,0 +1,120 @@
+import Foundation
+import Server
+import TestSupport
+import XCTest
+
+/// Each configuration problem of the issue gives its own clear line and a non-zero exit, both
+/// in-process and through `entitle check-config`.
+final class ConfigurationTests: XCTestCase {
+    private var folder: URL!
+
+    override func setUpWithError() throws {
+        folder = try makeTemporaryDirectory()
+        try runProcess("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
+                                   "-out", folder.appendingPathComponent("key.p8").path])
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    private func config(app: String = "", offers: String? = nil, keyFile: String = "key.p8", top: String = "") -> String {
+        let offerText = offers ?? #""o1": {"productId": "pro.monthly", "offerIdentifier": "o_1"}"#
+        return """
+            {\(top)"apps": [{"id": "a", "bundleId": "com.example.app", "environments": ["Sandbox"],
+              "signingKey": {"keyId": "KEY1234567", "privateKeyFile": "\(keyFile)"},
+              "products": {"pro.monthly": {"subscriptionGroup": "1", "entitlements": ["pro"]}},
+              "offers": {\(offerText)}\(app)}]}
+            """
+    }
+
+    /// Writes the file, loads it in-process, and runs check-config; returns the problems.
+    private func problems(_ text: String, file: String = "entitle.json") throws -> [String] {
+        let path = folder.appendingPathComponent(file).path
+        try writeFile(URL(fileURLWithPath: path), text)
+        let cli = try runProcess(entitleExecutable.path, ["check-config", "--config", path])
+        do {
+            _ = try ConfigurationLoader.load(path: path, environment: [:])
+            XCTAssertEqual(cli.status, 0, cli.stderr)
+            return []
+        } catch {
+            XCTAssertEqual(cli.status, 2, "configuration errors exit with 2")
+            XCTAssertEqual(cli.stderr.split(separator: "\n").map(String.init), error.problems)
+            return error.problems
+        }
+    }
+
+    private func assertOneProblem(_ text: String, contains fragment: String, file: StaticString = #filePath,
+                                  line: UInt = #line) throws {
+        let found = try problems(text)
+        XCTAssertEqual(found.count, 1, "\(found)", file: file, line: line)
+        XCTAssertTrue(found.first?.contains(fragment) == true, "\(found) lacks \(fragment)", file: file, line: line)
+    }
+
+    func testValidConfigurationLoads() throws {
+        XCTAssertEqual(try problems(config()), [])
+        let configuration = try ConfigurationLoader.load(path: folder.appendingPathComponent("entitle.json").path,
+                                                         environment: ["ENTITLE_PORT": "9999"])
+        XCTAssertEqual(configuration.server.port, 9999, "environment overrides the file")
+        XCTAssertEqual(configuration.apps.first?.offers["o1"]?.offerIdentifier, "o_1")
+        XCTAssertEqual(configuration.apps.first?.offers["o1"]?.eligibility, .any)
+    }
+
+    func testMissingFile() throws {
+        let result = try runProcess(entitleExecutable.path, ["check-config", "--config", "/nonexistent/entitle.json"])
+        XCTAssertEqual(result.status, 2)
+        XCTAssertEqual(result.stderr, "/nonexistent/entitle.json: no such file\n")
+    }
+
+    func testMissingKeyFile() throws {
+        try assertOneProblem(config(keyFile: "absent.p8"), contains: "signingKey.privateKeyFile: \(folder.path)/absent.p8: no such file")
+    }
+
+    func testUnreadableKey() throws {
+        try writeFile(folder.appendingPathComponent("garbage.p8"), "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n")
+        try assertOneProblem(config(keyFile: "garbage.p8"), contains: "is not a readable PEM private key")
+    }
+
+    func testKeyThatIsNotP256() throws {
+        try runProcess("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384",
+                                   "-out", folder.appendingPathComponent("p384.p8").path])
+        try assertOneProblem(config(keyFile: "p384.p8"), contains: "holds an EC key on curve secp384r1, expected an EC P-256 key")
+        try runProcess("openssl", ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:1024",
+                                   "-out", folder.appendingPathComponent("rsa.p8").path])
+        try assertOneProblem(config(keyFile: "rsa.p8"), contains: "holds an RSA key")
+    }
+
+    func testUnknownKeys() throws {
+        try assertOneProblem(config(top: #""colour": "blue", "#), contains: "config: unknown key \"colour\"")
+        try assertOneProblem(config(app: #", "bundleID": "x""#), contains: "apps[0]: unknown key \"bundleID\"")
+    }
+
+    func testDuplicateOfferIds() throws {
+        let offers = #""o1": {"productId": "pro.monthly", "offerIdentifier": "a"}, "o1": {"productId": "pro.monthly", "offerIdentifier": "b"}"#
+        try assertOneProblem(config(offers: offers), contains: "apps[0].offers: duplicate offer ID \"o1\"")
+    }
+
+    func testOfferForUnconfiguredProduct() throws {
+        let offers = #""o1": {"productId": "pro.weekly", "offerIdentifier": "a"}"#
+        try assertOneProblem(config(offers: offers), contains: "apps[0].offers.o1.productId: product \"pro.weekly\" is not configured")
+    }
+
+    func testSeveralProblemsAreAllReported() throws {
+        let found = try problems(config(app: #", "appAppleId": "123", "apiKeys": [{"key": "short", "role": "admin"}]"#,
+                                        keyFile: "absent.p8", top: #""server": {"port": 70000}, "#))
+        XCTAssertEqual(found.count, 5, "\(found)")
+    }
+
+    func testProductionNeedsAnIntegerAppAppleId() throws {
+        let text = config().replacingOccurrences(of: #""environments": ["Sandbox"]"#,
+                                                 with: #""environments": ["Production"]"#)
+        try assertOneProblem(text, contains: "\"appAppleId\" is required when Production is enabled")
+    }
+
+    func testExampleConfigurationIsValid() throws {
+        let path = packageRoot.appendingPathComponent("Keys.example/entitle.json").path
+        let result = try runProcess(entitleExecutable.path, ["check-config", "--config", path])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stdout.contains("configuration OK"))
+    }
+}

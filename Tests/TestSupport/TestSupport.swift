@@ -1,0 +1,101 @@
+import Foundation
+
+/// The package root (the folder holding Package.swift), found from this file's path.
+public let packageRoot: URL = {
+    var url = URL(fileURLWithPath: #filePath)
+    while url.path != "/" {
+        url.deleteLastPathComponent()
+        if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url }
+    }
+    fatalError("Package.swift not found above \(#filePath)")
+}()
+
+/// `../shared/conformance` (or `$ENTITLE_CONFORMANCE_DIR`), or nil with a printed notice when absent,
+/// so the suite still passes on a user's clone without the shared data.
+public func conformanceDirectory(for test: String = #function) -> URL? {
+    let environment = ProcessInfo.processInfo.environment["ENTITLE_CONFORMANCE_DIR"]
+    let url = environment.map { URL(fileURLWithPath: $0) }
+        ?? packageRoot.deletingLastPathComponent().appendingPathComponent("shared/conformance")
+    guard FileManager.default.fileExists(atPath: url.appendingPathComponent("README.md").path) else {
+        print("notice: \(test) skipped: conformance folder not found at \(url.path)")
+        return nil
+    }
+    return url
+}
+
+/// The built `entitle` executable beside the test bundle.
+public var entitleExecutable: URL {
+    let products = Bundle.main.bundleURL.deletingLastPathComponent()
+    for candidate in [products, Bundle.main.bundleURL, products.deletingLastPathComponent()] {
+        let url = candidate.appendingPathComponent("entitle")
+        if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+    }
+    return packageRoot.appendingPathComponent(".build/debug/entitle")
+}
+
+public struct ProcessResult: Sendable {
+    public let status: Int32
+    public let stdout: String
+    public let stderr: String
+    public var stdoutBytes: [UInt8] { Array(stdout.utf8) }
+}
+
+/// Runs a program to completion. `executable` is a path or a name looked up in PATH.
+@discardableResult
+public func runProcess(_ executable: String, _ arguments: [String], input: [UInt8]? = nil,
+                       environment: [String: String]? = nil, currentDirectory: URL? = nil) throws -> ProcessResult {
+    let process = Process()
+    if executable.contains("/") {
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+    } else {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [executable] + arguments
+    }
+    if let environment { process.environment = environment }
+    if let currentDirectory { process.currentDirectoryURL = currentDirectory }
+    let stdout = Pipe(), stderr = Pipe(), stdin = Pipe()
+    process.standardOutput = stdout
+    process.standardError = stderr
+    process.standardInput = stdin
+    try process.run()
+    if let input { stdin.fileHandleForWriting.write(Data(input)) }
+    try stdin.fileHandleForWriting.close()
+    // Read both pipes concurrently so a chatty child cannot fill one and block.
+    let errorData = LockedData()
+    let reader = Thread { errorData.set(stderr.fileHandleForReading.readDataToEndOfFile()) }
+    reader.start()
+    let outputData = stdout.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    while !errorData.isSet { usleep(1000) }
+    return ProcessResult(status: process.terminationStatus,
+                         stdout: String(decoding: outputData, as: UTF8.self),
+                         stderr: String(decoding: errorData.value, as: UTF8.self))
+}
+
+private final class LockedData: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data = Data()
+    private var done = false
+    func set(_ value: Data) { lock.lock(); data = value; done = true; lock.unlock() }
+    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return done }
+    var value: Data { lock.lock(); defer { lock.unlock() }; return data }
+}
+
+/// A fresh empty folder under the system temporary directory.
+public func makeTemporaryDirectory(_ prefix: String = "entitle-test") throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+public func writeFile(_ url: URL, _ text: String) throws {
+    try Data(text.utf8).write(to: url)
+}
+
+public func writeFile(_ url: URL, bytes: [UInt8]) throws {
+    try Data(bytes).write(to: url)
+}
+
+/// Debian's Python with Debian's `python3-cryptography`: an independent ECDSA/JWS implementation.
+public let systemPython = "/usr/bin/python3"
