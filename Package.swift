@@ -30,7 +30,8 @@ let package = Package(
         .target(name: "JSON", path: "Sources/JSON"),
         .target(name: "Crypto", dependencies: ["COpenSSL", "CShims", "JSON"], path: "Sources/Crypto"),
         .target(name: "AppStore", dependencies: ["Crypto", "JSON"], path: "Sources/AppStore"),
-        .target(name: "HTTP", path: "Sources/HTTP"),
+        .target(name: "CLinux", path: "Sources/CLinux"),
+        .target(name: "HTTP", dependencies: ["CLinux"], path: "Sources/HTTP"),
         .target(name: "Server", dependencies: ["HTTP", "AppStore", "Crypto", "JSON"], path: "Sources/Server"),
         .executableTarget(name: "entitle", dependencies: ["Server"], path: "Sources/entitle"),
         .executableTarget(

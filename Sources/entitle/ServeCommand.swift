@@ -1,6 +1,29 @@
+import Dispatch
+import Foundation
+import Server
+
+/// `entitle serve`: runs until SIGTERM or SIGINT, then shuts down gracefully and exits 0.
 enum ServeCommand {
+    static let usage = "entitle serve [--config PATH]"
+
     static func run(_ raw: [String]) throws -> Int32 {
-        Output.error("entitle: serve is not built yet")
-        return 1
+        let configuration = try loadConfiguration(try Arguments(raw, valueOptions: ["config"]))
+        let server = try EntitleServer(configuration: configuration)
+        var sources: [DispatchSourceSignal] = []
+        for signalNumber in [SIGTERM, SIGINT] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler {
+                server.logger.log("info", "shutting down", ["signal": .int(Int64(signalNumber))])
+                server.shutdown()
+            }
+            source.resume()
+            sources.append(source)
+        }
+        server.start()
+        server.waitUntilStopped()
+        server.logger.log("info", "stopped")
+        withExtendedLifetime(sources) {}
+        return 0
     }
 }

@@ -4,7 +4,7 @@ import Server
 /// `entitle <command> …` — see `entitle help` and the README.
 let usage = """
     usage:
-      entitle serve [--config PATH]
+      \(ServeCommand.usage)
       \(SignOfferCommand.usage)
       \(CheckConfigCommand.usage)
       \(KeygenCommand.usage)

@@ -1,0 +1,186 @@
+import CLinux
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// One thread's epoll loop: its listening socket, its connections, its timers and a mailbox
+/// through which other threads hand it work (answers computed elsewhere, shutdown).
+///
+/// Invariant that makes it `Sendable`: everything except `mailbox` and `wakeFD` is touched only
+/// on the loop's own thread, inside `run()`.
+final class EventLoop: @unchecked Sendable {
+    let index: Int
+    let configuration: HTTPServerConfiguration
+    let handler: HTTPHandler
+    let observer: (any HTTPServerObserver)?
+    let statistics: HTTPServerStatistics
+    private let epollFD: Int32
+    private let wakeFD: Int32
+    private var listenFD: Int32
+    private var connections: [Int32: Connection] = [:]
+    private let mailbox = Mutex<[@Sendable () -> Void]>([])
+    private var draining = false
+    private var drainDeadline = 0.0
+    private var lastSweep = 0.0
+    private var requestCounter: UInt64 = 0
+    private let requestIDPrefix: String
+    var serializer = ResponseSerializer()
+    /// The context whose handler is running right now on this thread (to spot synchronous answers).
+    var runningContext: HTTPRequestContext?
+    private var threadID: pthread_t?
+
+    var isOnLoopThread: Bool {
+        guard let threadID else { return false }
+        return pthread_equal(threadID, pthread_self()) != 0
+    }
+    /// One read buffer per loop: connections copy out only what arrived.
+    let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+    private static let listenToken: UInt64 = .max
+    private static let wakeToken: UInt64 = .max - 1
+
+    init(index: Int, listenFD: Int32, configuration: HTTPServerConfiguration, handler: @escaping HTTPHandler,
+         observer: (any HTTPServerObserver)?, statistics: HTTPServerStatistics) throws {
+        self.index = index
+        self.listenFD = listenFD
+        self.configuration = configuration
+        self.handler = handler
+        self.observer = observer
+        self.statistics = statistics
+        epollFD = try retryingEINTR("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
+        wakeFD = try retryingEINTR("eventfd") { eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC)) }
+        requestIDPrefix = String(UInt32.random(in: 0...UInt32.max), radix: 16) + "-\(index)-"
+        try register(listenFD, events: EPOLLIN.rawValue, token: Self.listenToken)
+        try register(wakeFD, events: EPOLLIN.rawValue, token: Self.wakeToken)
+    }
+
+    deinit {
+        readBuffer.deallocate()
+        close(epollFD)
+        close(wakeFD)
+    }
+
+    // MARK: - Cross-thread entry points
+
+    /// Runs `task` on this loop's thread soon.
+    func execute(_ task: @escaping @Sendable () -> Void) {
+        mailbox.withLock { $0.append(task) }
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
+    }
+
+    func beginShutdown(deadline: Double) {
+        execute { [self] in
+            draining = true
+            drainDeadline = deadline
+            if listenFD >= 0 {
+                close(listenFD)
+                listenFD = -1
+            }
+            for connection in Array(connections.values) { connection.startDraining() }
+        }
+    }
+
+    // MARK: - The loop
+
+    func run() {
+        threadID = pthread_self()
+        var events = [epoll_event](repeating: epoll_event(), count: 256)
+        while !(draining && (connections.isEmpty || monotonicSeconds() >= drainDeadline)) {
+            let count = epoll_wait(epollFD, &events, Int32(events.count), 1000)
+            if count < 0 && errno != EINTR { break }
+            for event in events.prefix(Int(max(count, 0))) {
+                switch event.data.u64 {
+                case Self.listenToken: acceptConnections()
+                case Self.wakeToken: drainMailbox()
+                default: connections[Int32(truncatingIfNeeded: event.data.u64)]?.handle(events: event.events)
+                }
+            }
+            let now = monotonicSeconds()
+            if now - lastSweep >= 1 {
+                lastSweep = now
+                sweepTimeouts(now: now)
+            }
+            observer?.loopIterationEnded(loop: index)
+        }
+        for connection in Array(connections.values) { connection.close() }
+        if listenFD >= 0 { close(listenFD) }
+        observer?.loopIterationEnded(loop: index)
+    }
+
+    private func drainMailbox() {
+        var value: UInt64 = 0
+        _ = read(wakeFD, &value, 8)
+        let tasks = mailbox.withLock { tasks -> [@Sendable () -> Void] in
+            defer { tasks.removeAll() }
+            return tasks
+        }
+        for task in tasks { task() }
+    }
+
+    private func acceptConnections() {
+        for _ in 0..<64 {
+            let fd = entitle_accept_nonblocking(listenFD)
+            if fd < 0 { return }  // EAGAIN: nothing more; other errors (EMFILE…) are retried on the next event.
+            let open = statistics.openConnections.add(1, ordering: .relaxed).newValue
+            guard open <= configuration.maxConnections else {
+                statistics.openConnections.subtract(1, ordering: .relaxed)
+                statistics.refusedConnections.add(1, ordering: .relaxed)
+                refuse(fd)
+                continue
+            }
+            statistics.acceptedConnections.add(1, ordering: .relaxed)
+            var one: Int32 = 1
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            let connection = Connection(fd: fd, loop: self, now: monotonicSeconds())
+            connections[fd] = connection
+            do {
+                try register(fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, token: UInt64(fd))
+            } catch {
+                connection.close()
+            }
+            if draining { connection.startDraining() }
+        }
+    }
+
+    /// Over the connection limit: a short 503 (best effort, never blocking) and close.
+    private func refuse(_ fd: Int32) {
+        let response = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: 82\r\n"
+            + "Connection: close\r\nRetry-After: 1\r\n\r\n"
+            + #"{"error":{"code":"TOO_MANY_CONNECTIONS","message":"the server is at its limit."}}"#
+        _ = response.utf8.withContiguousStorageIfAvailable { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        close(fd)
+    }
+
+    private func sweepTimeouts(now: Double) {
+        for connection in Array(connections.values) { connection.checkTimeouts(now: now) }
+    }
+
+    // MARK: - Helpers for connections
+
+    func register(_ fd: Int32, events: UInt32, token: UInt64) throws {
+        var event = epoll_event()
+        event.events = events
+        event.data.u64 = token
+        try retryingEINTR("epoll_ctl(ADD)") { epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) }
+    }
+
+    func modify(_ fd: Int32, events: UInt32) {
+        var event = epoll_event()
+        event.events = events
+        event.data.u64 = UInt64(fd)
+        epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, &event)
+    }
+
+    func connectionClosed(_ fd: Int32) {
+        connections[fd] = nil
+        statistics.openConnections.subtract(1, ordering: .relaxed)
+    }
+
+    func nextRequestID() -> String {
+        requestCounter &+= 1
+        return requestIDPrefix + String(requestCounter, radix: 16)
+    }
+
+    var isDraining: Bool { draining }
+}

@@ -1,0 +1,41 @@
+import Synchronization
+
+/// Handles one request: inspect `context.request`, then call `context.respond(_:)` exactly once,
+/// right away (CPU-bound work, on the event loop) or later from any thread (work that waits).
+public typealias HTTPHandler = @Sendable (HTTPRequestContext) -> Void
+
+/// One request in flight: the request, what routing learned, and the way to answer it.
+///
+/// Invariant that makes it `Sendable`: `route` and `pathParameters` are written by the router
+/// before the handler runs and read by the server after `respond`; `respond` itself is safe from
+/// any thread (the first call wins and hops to the connection's event loop).
+public final class HTTPRequestContext: @unchecked Sendable {
+    public let request: HTTPRequest
+    public let requestID: String
+    /// The matched route pattern (for logs and metrics), `unmatched` when none.
+    public var route = "unmatched"
+    public var pathParameters: [String: String] = [:]
+    /// Monotonic start time, seconds.
+    let startedAt: Double
+    private let responded = Atomic<Bool>(false)
+    private let deliver: @Sendable (HTTPRequestContext, HTTPResponse) -> Void
+
+    init(request: HTTPRequest, requestID: String, startedAt: Double,
+         deliver: @escaping @Sendable (HTTPRequestContext, HTTPResponse) -> Void) {
+        self.request = request
+        self.requestID = requestID
+        self.startedAt = startedAt
+        self.deliver = deliver
+    }
+
+    /// Public for tests that drive a router in-process.
+    public convenience init(testing request: HTTPRequest, deliver: @escaping @Sendable (HTTPResponse) -> Void) {
+        self.init(request: request, requestID: "test", startedAt: 0) { _, response in deliver(response) }
+    }
+
+    /// Sends the answer. Later calls are ignored.
+    public func respond(_ response: HTTPResponse) {
+        guard !responded.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        deliver(self, response)
+    }
+}

@@ -1,0 +1,65 @@
+/// An answer to serialize. `Content-Length`, `Date`, `Connection` and the request id are added by
+/// the server; handlers set status, content type, extra headers and the body.
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+
+    public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A JSON answer from bytes that already are JSON.
+    public static func json(_ status: Int, _ body: [UInt8], headers: [(name: String, value: String)] = []) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: body)
+    }
+
+    /// A minimal error body `{"error":{"code","message"}}` for errors the HTTP layer answers itself.
+    public static func error(_ status: Int, code: String, message: String) -> HTTPResponse {
+        var body = Array(#"{"error":{"code":""#.utf8)
+        body += code.utf8
+        body += Array(#"","message":""#.utf8)
+        for byte in message.utf8 where byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") && byte >= 0x20 {
+            body.append(byte)
+        }
+        body += Array(#""}}"#.utf8)
+        return .json(status, body)
+    }
+
+    public func header(_ name: String) -> String? {
+        headers.first(where: { $0.name.lowercased() == name.lowercased() })?.value
+    }
+}
+
+/// Reason phrases for the statuses Entitle uses.
+enum HTTPStatusText {
+    static func reason(_ status: Int) -> String {
+        switch status {
+        case 100: "Continue"
+        case 200: "OK"
+        case 201: "Created"
+        case 202: "Accepted"
+        case 204: "No Content"
+        case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 408: "Request Timeout"
+        case 409: "Conflict"
+        case 411: "Length Required"
+        case 413: "Content Too Large"
+        case 415: "Unsupported Media Type"
+        case 422: "Unprocessable Content"
+        case 429: "Too Many Requests"
+        case 431: "Request Header Fields Too Large"
+        case 500: "Internal Server Error"
+        case 501: "Not Implemented"
+        case 503: "Service Unavailable"
+        case 505: "HTTP Version Not Supported"
+        default: "Status \(status)"
+        }
+    }
+}

@@ -1,0 +1,130 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+
+/// Counters the server keeps for `/metrics`.
+public final class HTTPServerStatistics: Sendable {
+    let openConnections = Atomic<Int>(0)
+    let acceptedConnections = Atomic<Int>(0)
+    let refusedConnections = Atomic<Int>(0)
+    let timedOutConnections = Atomic<Int>(0)
+
+    public var open: Int { openConnections.load(ordering: .relaxed) }
+    public var accepted: Int { acceptedConnections.load(ordering: .relaxed) }
+    /// Connections turned away because `maxConnections` were open.
+    public var refused: Int { refusedConnections.load(ordering: .relaxed) }
+    /// Connections closed because a header, body or idle timeout expired.
+    public var timedOut: Int { timedOutConnections.load(ordering: .relaxed) }
+}
+
+/// An event-driven HTTP/1.1 server: one epoll event loop per thread, each with its own listening
+/// socket on the same port (`SO_REUSEPORT`, so the kernel spreads connections), no thread per
+/// connection. Handlers run on the loop; work that waits must answer from elsewhere.
+public final class HTTPServer: Sendable {
+    public let configuration: HTTPServerConfiguration
+    public let statistics = HTTPServerStatistics()
+    /// The bound port (the chosen one when the configuration said 0).
+    public let port: Int
+    private let loops: [EventLoop]
+    private let stopped = Mutex<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Binds the listening sockets; `start()` begins serving.
+    public init(configuration: HTTPServerConfiguration, handler: @escaping HTTPHandler,
+                observer: (any HTTPServerObserver)? = nil) throws {
+        self.configuration = configuration
+        // A peer that resets a connection must not kill the process.
+        signal(SIGPIPE, SIG_IGN)
+        let count = configuration.eventLoops > 0 ? configuration.eventLoops : max(1, ProcessInfo.processInfo.activeProcessorCount)
+        var loops: [EventLoop] = []
+        var port = configuration.port
+        for index in 0..<count {
+            let listener = try Listener.bind(host: configuration.host, port: port)
+            port = listener.port
+            loops.append(try EventLoop(index: index, listenFD: listener.fd, configuration: configuration,
+                                       handler: handler, observer: observer, statistics: statistics))
+        }
+        self.port = port
+        self.loops = loops
+    }
+
+    /// Starts every event-loop thread and returns.
+    public func start() {
+        let group = DispatchGroup()
+        for loop in loops {
+            group.enter()
+            let thread = Thread {
+                loop.run()
+                group.leave()
+            }
+            thread.name = "entitle-loop-\(loop.index)"
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+        group.notify(queue: .global()) { [finished] in finished.signal() }
+    }
+
+    /// Graceful shutdown: stop accepting, let in-flight requests finish within the grace period,
+    /// close everything. Returns at once; `waitUntilStopped()` blocks until done.
+    public func shutdown() {
+        let first = stopped.withLock { stopped -> Bool in
+            defer { stopped = true }
+            return !stopped
+        }
+        guard first else { return }
+        let deadline = monotonicSeconds() + configuration.shutdownGrace
+        for loop in loops { loop.beginShutdown(deadline: deadline) }
+    }
+
+    public func waitUntilStopped() {
+        finished.wait()
+        finished.signal()
+    }
+}
+
+/// A listening TCP socket.
+struct Listener {
+    let fd: Int32
+    let port: Int
+
+    static func bind(host: String, port: Int) throws -> Listener {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
+        var info: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &info)
+        guard status == 0, let first = info else {
+            throw SystemCallError(call: "getaddrinfo(\(host))", errno: status == EAI_SYSTEM ? errno : EINVAL)
+        }
+        defer { freeaddrinfo(info) }
+        let fd = try retryingEINTR("socket") {
+            socket(first.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size))
+        do {
+            try retryingEINTR("bind(\(host):\(port))") { Glibc.bind(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) }
+            try retryingEINTR("listen") { listen(fd, 1024) }
+        } catch {
+            close(fd)
+            throw error
+        }
+        var address = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        let family = address.ss_family
+        let boundPort: UInt16 = withUnsafePointer(to: &address) { pointer in
+            if family == sa_family_t(AF_INET6) {
+                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin6_port) }
+            }
+            return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
+        }
+        return Listener(fd: fd, port: Int(boundPort))
+    }
+}

@@ -1,0 +1,52 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Serializes responses: status line, the handler's headers, then the ones the server owns.
+struct ResponseSerializer {
+    private var cachedDateSecond = -1
+    private var cachedDate: [UInt8] = []
+
+    /// `Date:` in IMF-fixdate, recomputed at most once a second.
+    mutating func dateHeader() -> [UInt8] {
+        var now = time(nil)
+        if Int(now) != cachedDateSecond {
+            cachedDateSecond = Int(now)
+            var parts = tm()
+            gmtime_r(&now, &parts)
+            var buffer = [CChar](repeating: 0, count: 64)
+            let length = strftime(&buffer, buffer.count, "%a, %d %b %Y %H:%M:%S GMT", &parts)
+            cachedDate = Array("Date: ".utf8) + buffer.prefix(length).map { UInt8(bitPattern: $0) } + [0x0D, 0x0A]
+        }
+        return cachedDate
+    }
+
+    mutating func serialize(_ response: HTTPResponse, requestID: String, version: HTTPVersion, keepAlive: Bool,
+                            omitBody: Bool, into output: inout [UInt8]) {
+        output.append(contentsOf: version == .http1_0 ? "HTTP/1.0 ".utf8 : "HTTP/1.1 ".utf8)
+        output.append(contentsOf: String(response.status).utf8)
+        output.append(0x20)
+        output.append(contentsOf: HTTPStatusText.reason(response.status).utf8)
+        output.append(contentsOf: [0x0D, 0x0A])
+        for (name, value) in response.headers {
+            output.append(contentsOf: name.utf8)
+            output.append(contentsOf: [0x3A, 0x20])
+            output.append(contentsOf: value.utf8)
+            output.append(contentsOf: [0x0D, 0x0A])
+        }
+        output.append(contentsOf: "Content-Length: ".utf8)
+        output.append(contentsOf: String(response.body.count).utf8)
+        output.append(contentsOf: [0x0D, 0x0A])
+        output.append(contentsOf: dateHeader())
+        output.append(contentsOf: "X-Request-Id: ".utf8)
+        output.append(contentsOf: requestID.utf8)
+        output.append(contentsOf: [0x0D, 0x0A])
+        if !keepAlive {
+            output.append(contentsOf: "Connection: close\r\n".utf8)
+        } else if version == .http1_0 {
+            output.append(contentsOf: "Connection: keep-alive\r\n".utf8)
+        }
+        output.append(contentsOf: [0x0D, 0x0A])
+        if !omitBody { output.append(contentsOf: response.body) }
+    }
+}

@@ -1,0 +1,93 @@
+/// Maps method and path to a handler. Patterns are literal segments and `{name}` parameters,
+/// e.g. `/v1/subscribers/{appAccountToken}`. A path that matches with another method answers
+/// 405 with `Allow`; no match at all answers 404. `HEAD` is served by the `GET` route.
+public struct Router: Sendable {
+    private struct Route: Sendable {
+        let method: String
+        let pattern: String
+        let segments: [Segment]
+        let handler: HTTPHandler
+    }
+
+    private enum Segment: Sendable, Equatable {
+        case literal(String)
+        case parameter(String)
+    }
+
+    private var routes: [Route] = []
+
+    public init() {}
+
+    public mutating func add(_ method: String, _ pattern: String, _ handler: @escaping HTTPHandler) {
+        let segments = pattern.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { part -> Segment in
+            part.hasPrefix("{") && part.hasSuffix("}") ? .parameter(String(part.dropFirst().dropLast())) : .literal(String(part))
+        }
+        routes.append(Route(method: method, pattern: pattern, segments: Array(segments), handler: handler))
+    }
+
+    /// Finds the route, records its pattern and parameters on the context, and runs it.
+    public func handle(_ context: HTTPRequestContext) {
+        let pathSegments = context.request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        var allowed: [String] = []
+        for route in routes {
+            guard let parameters = match(route.segments, Array(pathSegments)) else { continue }
+            let method = context.request.method == "HEAD" ? "GET" : context.request.method
+            guard route.method == method else {
+                allowed.append(route.method)
+                continue
+            }
+            context.route = route.pattern
+            context.pathParameters = parameters
+            route.handler(context)
+            return
+        }
+        if allowed.isEmpty {
+            context.respond(.error(404, code: "NOT_FOUND", message: "no such endpoint"))
+        } else {
+            if allowed.contains("GET") { allowed.append("HEAD") }
+            var response = HTTPResponse.error(405, code: "METHOD_NOT_ALLOWED",
+                                              message: "use \(allowed.joined(separator: ", "))")
+            response.headers.append(("Allow", allowed.joined(separator: ", ")))
+            context.respond(response)
+        }
+    }
+
+    private func match(_ segments: [Segment], _ path: [Substring]) -> [String: String]? {
+        guard segments.count == path.count else { return nil }
+        var parameters: [String: String] = [:]
+        for (segment, part) in zip(segments, path) {
+            switch segment {
+            case .literal(let literal):
+                guard part == literal else { return nil }
+            case .parameter(let name):
+                guard !part.isEmpty, let decoded = String(part).removingPercentEncodingStrict() else { return nil }
+                parameters[name] = decoded
+            }
+        }
+        return parameters
+    }
+}
+
+extension String {
+    /// Percent-decodes; nil for a malformed escape or bytes that are not UTF-8.
+    func removingPercentEncodingStrict() -> String? {
+        guard contains("%") else { return self }
+        var bytes: [UInt8] = []
+        var iterator = utf8.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else { bytes.append(byte); continue }
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+}
+
+private func hexValue(_ byte: UInt8) -> UInt8? {
+    switch byte {
+    case 0x30...0x39: byte - 0x30
+    case 0x41...0x46: byte - 0x41 + 10
+    case 0x61...0x66: byte - 0x61 + 10
+    default: nil
+    }
+}

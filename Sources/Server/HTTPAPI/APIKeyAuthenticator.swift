@@ -1,0 +1,46 @@
+import Crypto
+import HTTP
+
+/// Who is calling: the app the API key belongs to and the key's role.
+public struct Caller: Sendable {
+    public let app: AppConfiguration
+    public let role: APIKeyRole
+}
+
+/// Resolves `Authorization: Bearer <key>` to a caller.
+///
+/// Keys are held as SHA-256 digests. The presented key is hashed once and compared with every
+/// configured digest without stopping early, so the time taken does not depend on which key (or
+/// how much of one) matched.
+public struct APIKeyAuthenticator: Sendable {
+    private let entries: [(digest: [UInt8], app: AppConfiguration, role: APIKeyRole)]
+
+    public init(apps: [AppConfiguration]) {
+        entries = apps.flatMap { app in app.apiKeys.map { (digest: $0.sha256, app: app, role: $0.role) } }
+    }
+
+    public func authenticate(_ request: HTTPRequest) throws(ServiceError) -> Caller {
+        guard let header = request.header("authorization") else {
+            throw ServiceError(status: 401, code: "UNAUTHORIZED", message: "an API key is required (Authorization: Bearer <key>)")
+        }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer", !parts[1].isEmpty else {
+            throw ServiceError(status: 401, code: "UNAUTHORIZED", message: "the Authorization header must be Bearer <key>")
+        }
+        let digest = SHA256.hash(Array(parts[1].utf8))
+        var found: Int?
+        for (index, entry) in entries.enumerated() where Self.constantTimeEqual(entry.digest, digest) {
+            if found == nil { found = index }
+        }
+        guard let found else { throw ServiceError(status: 401, code: "UNAUTHORIZED", message: "unknown API key") }
+        return Caller(app: entries[found].app, role: entries[found].role)
+    }
+
+    /// Compares every byte whatever the first difference; lengths are public (always 32 here).
+    static func constantTimeEqual(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        var difference: UInt8 = 0
+        for index in 0..<lhs.count { difference |= lhs[index] ^ rhs[index] }
+        return difference == 0
+    }
+}
