@@ -1,1 +1,83 @@
-print("bench")
+import AppStore
+import Crypto
+import Foundation
+import JSON
+
+/// `swift run -c release entitle-bench [--seconds N] [--filter NAME]`
+/// One JSON object per line (`{"name","value","unit","threads"}`), then a table. Names are stable.
+
+struct Measurement {
+    let name: String
+    let operationsPerSecond: Double
+}
+
+func measure(_ name: String, seconds: Double, _ operation: () throws -> Void) rethrows -> Measurement {
+    // Warm up, then count whole batches until the time is spent.
+    for _ in 0..<200 { try operation() }
+    let start = DispatchTime.now().uptimeNanoseconds
+    var count = 0
+    var elapsed = 0.0
+    repeat {
+        for _ in 0..<100 { try operation() }
+        count += 100
+        elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    } while elapsed < seconds
+    return Measurement(name: name, operationsPerSecond: Double(count) / elapsed)
+}
+
+var seconds = 2.0
+var filter: String?
+var arguments = CommandLine.arguments.dropFirst().makeIterator()
+while let argument = arguments.next() {
+    switch argument {
+    case "--seconds": seconds = Double(arguments.next() ?? "") ?? seconds
+    case "--filter": filter = arguments.next()
+    default:
+        FileHandle.standardError.write(Data("usage: entitle-bench [--seconds N] [--filter NAME]\n".utf8))
+        exit(2)
+    }
+}
+
+let key = try P256.Signing.PrivateKey()
+let publicKey = try key.publicKey
+let v1 = PromotionalOfferSigner(privateKey: key, keyId: "BENCHKEY01", bundleId: "com.example.entitle.bench")
+let creator = JWSSignatureCreator(privateKey: key, keyId: "BENCHKEY01", issuerId: "57246542-96fe-1a63-e053-0824d011072a",
+                                  bundleId: "com.example.entitle.bench")
+let promotional = PromotionalOfferV2SignatureCreator(creator)
+let eligibility = IntroductoryOfferEligibilitySignatureCreator(creator)
+let message = [UInt8](repeating: 0x5A, count: 1024)
+let signature = try key.signature(for: message)
+
+let benchmarks: [(String, () throws -> Void)] = [
+    ("sign.v1", {
+        _ = try v1.signature(productIdentifier: "pro.monthly", subscriptionOfferID: "winback50",
+                             appAccountToken: "7e3fb20b-4cdb-47cc-936d-99d65f608138", nonce: SecureRandom.uuid(),
+                             timestamp: 1_764_422_060_123)
+    }),
+    ("sign.promotional-jws", {
+        _ = try promotional.createSignature(productId: "pro.monthly", offerIdentifier: "winback50",
+                                            transactionId: "2000000123456789")
+    }),
+    ("sign.intro-eligibility-jws", {
+        _ = try eligibility.createSignature(productId: "pro.monthly", allowIntroductoryOffer: true,
+                                            transactionId: "2000000123456789")
+    }),
+    ("ecdsa.verify", {
+        guard publicKey.isValidSignature(signature, for: message) else { fatalError("verify failed") }
+    }),
+    ("sha256.1KiB", { _ = SHA256.hash(message) }),
+]
+
+var results: [Measurement] = []
+for (name, operation) in benchmarks where filter.map({ name.contains($0) }) ?? true {
+    let result = try measure(name, seconds: seconds, operation)
+    results.append(result)
+    let line: JSONValue = .object(["name": .string(name), "value": .double((result.operationsPerSecond * 10).rounded() / 10),
+                                   "unit": "ops/s", "threads": 1])
+    print(line.serializedString)
+}
+print("")
+print("benchmark                         ops/s (1 thread)")
+for result in results {
+    print(result.name.padding(toLength: 32, withPad: " ", startingAt: 0) + String(format: "%12.0f", result.operationsPerSecond))
+}

@@ -39,7 +39,7 @@ public struct AdvancedCommerceInAppSignatureCreator: Sendable {
 
     public init(_ creator: JWSSignatureCreator) { self.creator = creator }
 
-    public func createSignature(request: AdvancedCommerceInAppRequest, nonce: UUID = UUID(),
+    public func createSignature(request: AdvancedCommerceInAppRequest, nonce: UUID = SecureRandom.uuid(),
                                 issuedAt: Date = Date()) throws(CryptoError) -> String {
         let encoded = Base64.encode(JSONValue.object(request.json).serializedBytes)
         return try creator.createSignature(audience: .advancedCommerce, featureClaims: ["request": .string(encoded)],

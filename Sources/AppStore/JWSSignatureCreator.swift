@@ -34,7 +34,7 @@ public struct JWSSignatureCreator: Sendable {
             "iat": .int(Int64(issuedAt.timeIntervalSince1970.rounded(.down))),
             "aud": .string(audience.rawValue),
             "bid": .string(bundleId),
-            "nonce": .string(nonce.uuidString.lowercased()),
+            "nonce": .string(nonce.lowercasedString),
         ]
         for member in featureClaims.members { claims[member.key] = member.value }
         return try JWSSigner.sign(header: header, payload: claims, with: privateKey)
@@ -49,7 +49,7 @@ public struct PromotionalOfferV2SignatureCreator: Sendable {
 
     /// `transactionId` is optional and omitted from the claims when nil (never `null`).
     public func createSignature(productId: String, offerIdentifier: String, transactionId: String?,
-                                nonce: UUID = UUID(), issuedAt: Date = Date()) throws(CryptoError) -> String {
+                                nonce: UUID = SecureRandom.uuid(), issuedAt: Date = Date()) throws(CryptoError) -> String {
         var claims: JSONObject = ["productId": .string(productId), "offerIdentifier": .string(offerIdentifier)]
         if let transactionId { claims["transactionId"] = .string(transactionId) }
         return try creator.createSignature(audience: .promotionalOffer, featureClaims: claims,
@@ -64,7 +64,7 @@ public struct IntroductoryOfferEligibilitySignatureCreator: Sendable {
     public init(_ creator: JWSSignatureCreator) { self.creator = creator }
 
     public func createSignature(productId: String, allowIntroductoryOffer: Bool, transactionId: String,
-                                nonce: UUID = UUID(), issuedAt: Date = Date()) throws(CryptoError) -> String {
+                                nonce: UUID = SecureRandom.uuid(), issuedAt: Date = Date()) throws(CryptoError) -> String {
         let claims: JSONObject = [
             "productId": .string(productId),
             "allowIntroductoryOffer": .bool(allowIntroductoryOffer),

@@ -23,7 +23,7 @@ public struct PromotionalOfferSigner: Sendable {
                                subscriptionOfferID: String, appAccountToken: String,
                                nonce: UUID, timestamp: Int64) -> [UInt8] {
         let fields = [bundleId, keyId, productIdentifier, subscriptionOfferID, appAccountToken.lowercased(),
-                      nonce.uuidString.lowercased(), String(timestamp)]
+                      nonce.lowercasedString, String(timestamp)]
         return Array(fields.joined(separator: separator).utf8)
     }
 
@@ -33,6 +33,6 @@ public struct PromotionalOfferSigner: Sendable {
         let payload = Self.payload(bundleId: bundleId, keyId: keyId, productIdentifier: productIdentifier,
                                    subscriptionOfferID: subscriptionOfferID, appAccountToken: appAccountToken,
                                    nonce: nonce, timestamp: timestamp)
-        return Base64.encode(try privateKey.signature(for: payload).derRepresentation)
+        return Base64.encode(try privateKey.derSignature(for: payload))
     }
 }

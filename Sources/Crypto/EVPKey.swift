@@ -1,5 +1,6 @@
 import COpenSSL
 import CShims
+import Synchronization
 
 /// Owns one `EVP_PKEY`.
 ///
@@ -8,10 +9,32 @@ import CShims
 /// Per-operation state (`EVP_PKEY_CTX`) is created per call and never shared.
 final class EVPKey: @unchecked Sendable {
     let raw: OpaquePointer
+    /// Initialised `EVP_PKEY_CTX`s ready for sign or verify. Creating and initialising one costs
+    /// about as much as half a signature in OpenSSL 3, so they are reused; each is lent to one
+    /// caller at a time (taken out of the pool while in use).
+    private let signingContexts = ContextPool()
+    private let verifyingContexts = ContextPool()
 
     init(taking raw: OpaquePointer) { self.raw = raw }
 
     deinit { EVP_PKEY_free(raw) }
+
+    enum Operation { case sign, verify }
+
+    /// Lends an initialised context for `operation`; returns nil when OpenSSL cannot make one.
+    func withContext<T>(_ operation: Operation, _ body: (OpaquePointer) -> T) -> T? {
+        let pool = operation == .sign ? signingContexts : verifyingContexts
+        var context = pool.take()
+        if context == nil {
+            guard let fresh = EVP_PKEY_CTX_new(raw, nil) else { return nil }
+            let initialised = operation == .sign ? EVP_PKEY_sign_init(fresh) : EVP_PKEY_verify_init(fresh)
+            guard initialised == 1 else { EVP_PKEY_CTX_free(fresh); return nil }
+            context = fresh
+        }
+        let result = body(context!)
+        pool.give(context!)
+        return result
+    }
 
     /// Fails unless this is an EC key on P-256; the error names what it is instead.
     func requireP256() throws(CryptoError) {
@@ -57,5 +80,30 @@ final class EVPKey: @unchecked Sendable {
         }
         guard let key else { throw CryptoError.invalidKey(drainOpenSSLErrors("not a SubjectPublicKeyInfo DER")) }
         return EVPKey(taking: key)
+    }
+}
+
+/// Up to 16 idle `EVP_PKEY_CTX`s of one key and operation; each is used by one caller at a time.
+private final class ContextPool: Sendable {
+    /// A context parked in the pool; only the caller that takes it out uses it.
+    private struct Idle: @unchecked Sendable { let context: OpaquePointer }
+
+    private let idle = Mutex<[Idle]>([])
+    private static let limit = 16
+
+    func take() -> OpaquePointer? { idle.withLock { $0.popLast()?.context } }
+
+    func give(_ context: OpaquePointer) {
+        let parked = Idle(context: context)
+        let kept = idle.withLock { idle -> Bool in
+            guard idle.count < Self.limit else { return false }
+            idle.append(parked)
+            return true
+        }
+        if !kept { EVP_PKEY_CTX_free(context) }
+    }
+
+    deinit {
+        for parked in idle.withLock({ $0 }) { EVP_PKEY_CTX_free(parked.context) }
     }
 }

@@ -53,19 +53,25 @@ extension P256.Signing {
 
         /// Signs a ready-made SHA-256 digest.
         public func signature(forDigest digest: [UInt8]) throws(CryptoError) -> ECDSASignature {
-            guard let context = EVP_PKEY_CTX_new(key.raw, nil) else {
-                throw CryptoError.internalFailure(drainOpenSSLErrors("EVP_PKEY_CTX_new failed"))
-            }
-            defer { EVP_PKEY_CTX_free(context) }
-            guard EVP_PKEY_sign_init(context) == 1 else {
-                throw CryptoError.internalFailure(drainOpenSSLErrors("EVP_PKEY_sign_init failed"))
-            }
+            try ECDSASignature(derRepresentation: derSignature(forDigest: digest))
+        }
+
+        /// Signs SHA-256(`data`) and returns OpenSSL's DER `ECDSA-Sig-Value` as is (the v1 offer
+        /// format), skipping the round trip through the raw form.
+        public func derSignature(for data: some ContiguousBytes) throws(CryptoError) -> [UInt8] {
+            try derSignature(forDigest: SHA256.hash(data))
+        }
+
+        public func derSignature(forDigest digest: [UInt8]) throws(CryptoError) -> [UInt8] {
             var der = [UInt8](repeating: 0, count: 80)
             var length = der.count
-            guard EVP_PKEY_sign(context, &der, &length, digest, digest.count) == 1 else {
+            let signed = key.withContext(.sign) { context in
+                EVP_PKEY_sign(context, &der, &length, digest, digest.count) == 1
+            }
+            guard signed == true else {
                 throw CryptoError.internalFailure(drainOpenSSLErrors("EVP_PKEY_sign failed"))
             }
-            return try ECDSASignature(derRepresentation: der.prefix(length))
+            return Array(der.prefix(length))
         }
     }
 
@@ -118,11 +124,10 @@ extension P256.Signing {
         }
 
         public func isValidSignature(_ signature: ECDSASignature, forDigest digest: [UInt8]) -> Bool {
-            guard let context = EVP_PKEY_CTX_new(key.raw, nil) else { clearOpenSSLErrors(); return false }
-            defer { EVP_PKEY_CTX_free(context) }
-            guard EVP_PKEY_verify_init(context) == 1 else { clearOpenSSLErrors(); return false }
             let der = signature.derRepresentation
-            let result = EVP_PKEY_verify(context, der, der.count, digest, digest.count)
+            let result = key.withContext(.verify) { context in
+                EVP_PKEY_verify(context, der, der.count, digest, digest.count)
+            }
             if result != 1 { clearOpenSSLErrors() }
             return result == 1
         }

@@ -145,9 +145,9 @@ final class EventLoop: @unchecked Sendable {
 
     /// Over the connection limit: a short 503 (best effort, never blocking) and close.
     private func refuse(_ fd: Int32) {
-        let response = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: 82\r\n"
-            + "Connection: close\r\nRetry-After: 1\r\n\r\n"
-            + #"{"error":{"code":"TOO_MANY_CONNECTIONS","message":"the server is at its limit."}}"#
+        let body = #"{"error":{"code":"TOO_MANY_CONNECTIONS","message":"the server is at its connection limit"}}"#
+        let response = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+            + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\nRetry-After: 1\r\n\r\n" + body
         _ = response.utf8.withContiguousStorageIfAvailable { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         close(fd)
     }

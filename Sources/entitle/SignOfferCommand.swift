@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Server
 
@@ -14,7 +15,7 @@ enum SignOfferCommand {
         let configuration = try loadConfiguration(arguments)
         let appId = try arguments.required("app")
         guard let app = configuration.app(id: appId) else { throw UsageError("no app \"\(appId)\" in the configuration") }
-        var nonce = UUID()
+        var nonce = SecureRandom.uuid()
         if let text = arguments["nonce"] {
             guard let parsed = UUID(uuidString: text) else { throw UsageError("--nonce must be a UUID") }
             nonce = parsed

@@ -1,4 +1,5 @@
 import AppStore
+import Crypto
 import Foundation
 import JSON
 
@@ -39,7 +40,7 @@ public struct OfferService: Sendable {
 
     /// Signs a catalogued promotional offer: the v1 signature always, the v2 JWS when the key has
     /// an issuer ID. Never falls back to another offer.
-    public func signPromotionalOffer(_ request: PromotionalOfferRequest, nonce: UUID = UUID(),
+    public func signPromotionalOffer(_ request: PromotionalOfferRequest, nonce: UUID = SecureRandom.uuid(),
                                      timestamp: Date = Date()) throws(ServiceError) -> JSONObject {
         if let token = request.appAccountToken, UUID(uuidString: token) == nil {
             throw .badRequest("appAccountToken must be a UUID")
@@ -62,7 +63,7 @@ public struct OfferService: Sendable {
                 "offerId": .string(request.offerId),
                 "offerIdentifier": .string(offer.offerIdentifier),
                 "keyIdentifier": .string(app.signingKey.keyId),
-                "nonce": .string(nonce.uuidString.lowercased()),
+                "nonce": .string(nonce.lowercasedString),
                 "timestamp": .int(milliseconds),
                 "signature": .string(signature),
             ]
@@ -88,7 +89,7 @@ public struct OfferService: Sendable {
     }
 
     /// Answers introductory-offer eligibility for the product's subscription group.
-    public func introductoryOfferEligibility(_ request: IntroductoryOfferRequest, nonce: UUID = UUID(),
+    public func introductoryOfferEligibility(_ request: IntroductoryOfferRequest, nonce: UUID = SecureRandom.uuid(),
                                              timestamp: Date = Date()) throws(ServiceError) -> JSONObject {
         if let token = request.appAccountToken, UUID(uuidString: token) == nil {
             throw .badRequest("appAccountToken must be a UUID")

@@ -1,0 +1,49 @@
+import COpenSSL
+import Foundation
+
+/// Randomness from OpenSSL's DRBG (seeded by the kernel, no system call per use).
+///
+/// Foundation's `UUID()` on Linux opens `/dev/urandom` for every UUID, which costs more than
+/// formatting a whole offer answer; nonces are made here instead.
+public enum SecureRandom {
+    public static func bytes(_ count: Int) -> [UInt8] {
+        var output = [UInt8](repeating: 0, count: count)
+        guard RAND_bytes(&output, Int32(count)) == 1 else {
+            // The DRBG failing means the process cannot make secrets at all; do not go on.
+            fatalError(drainOpenSSLErrors("RAND_bytes failed"))
+        }
+        return output
+    }
+
+    /// A random (version 4) UUID.
+    public static func uuid() -> UUID {
+        var bytes = Self.bytes(16)
+        bytes[6] = bytes[6] & 0x0F | 0x40
+        bytes[8] = bytes[8] & 0x3F | 0x80
+        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+    }
+}
+
+extension UUID {
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// The canonical 36-character text in lower case, as Apple's signatures expect.
+    public var lowercasedString: String {
+        withUnsafeBytes(of: uuid) { bytes in
+            String(unsafeUninitializedCapacity: 36) { output in
+                var position = 0
+                for (index, byte) in bytes.enumerated() {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        output[position] = UInt8(ascii: "-")
+                        position += 1
+                    }
+                    output[position] = Self.hexDigits[Int(byte >> 4)]
+                    output[position + 1] = Self.hexDigits[Int(byte & 0x0F)]
+                    position += 2
+                }
+                return 36
+            }
+        }
+    }
+}

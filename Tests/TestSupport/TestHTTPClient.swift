@@ -1,0 +1,106 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A blocking HTTP/1.1 client over a real loopback socket, for end-to-end tests. It sends raw
+/// bytes (so tests control framing exactly) and reads answers by their Content-Length.
+public final class TestHTTPClient {
+    public struct Response {
+        public let status: Int
+        public let headers: [String: String]
+        public let body: [UInt8]
+        public var text: String { String(decoding: body, as: UTF8.self) }
+        public func header(_ name: String) -> String? { headers[name.lowercased()] }
+    }
+
+    public struct ClientError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+
+    public init(port: Int, timeout: Double = 10) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(fd)
+            throw ClientError(description: "connect failed: errno \(errno)")
+        }
+        var interval = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - floor(timeout)) * 1_000_000))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(fd) }
+
+    public func send(_ text: String) throws { try send(Array(text.utf8)) }
+
+    public func send(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            guard sent > 0 else { throw ClientError(description: "send failed: errno \(errno)") }
+            offset += sent
+        }
+    }
+
+    /// Half-closes the sending side.
+    public func finishSending() { shutdown(fd, Int32(SHUT_WR)) }
+
+    /// Reads until the peer closes; true if it did (0 bytes), false on timeout.
+    public func waitForClose() -> Bool {
+        var scratch = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = recv(fd, &scratch, scratch.count, 0)
+            if count == 0 { return true }
+            if count < 0 { return errno == ECONNRESET }
+        }
+    }
+
+    /// Reads one full response (the answer to a HEAD has no body: pass `head: true`).
+    public func readResponse(head: Bool = false) throws -> Response {
+        while true {
+            if let response = try parseBuffered(head: head) { return response }
+            var scratch = [UInt8](repeating: 0, count: 65536)
+            let count = recv(fd, &scratch, scratch.count, 0)
+            if count == 0 { throw ClientError(description: "connection closed before a full response") }
+            if count < 0 { throw ClientError(description: "recv failed or timed out: errno \(errno)") }
+            buffer += scratch[0..<count]
+        }
+    }
+
+    private func parseBuffered(head: Bool) throws -> Response? {
+        let marker: [UInt8] = [13, 10, 13, 10]
+        guard buffer.count >= 4, let end = (0...(buffer.count - 4)).first(where: { Array(buffer[$0..<$0 + 4]) == marker })
+        else { return nil }
+        let lines = String(decoding: buffer[0..<end], as: UTF8.self).components(separatedBy: "\r\n")
+        let statusParts = lines[0].split(separator: " ")
+        guard statusParts.count >= 2, let status = Int(statusParts[1]) else {
+            throw ClientError(description: "bad status line \(lines[0])")
+        }
+        var headers: [String: String] = [:]
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        let length = head || status == 100 ? 0 : Int(headers["content-length"] ?? "0") ?? 0
+        guard buffer.count >= end + 4 + length else { return nil }
+        let body = Array(buffer[(end + 4)..<(end + 4 + length)])
+        buffer.removeFirst(end + 4 + length)
+        return Response(status: status, headers: headers, body: body)
+    }
+}
+
+/// One request in raw HTTP/1.1 form.
+public func rawRequest(_ method: String, _ path: String, headers: [String] = [], body: String? = nil) -> String {
+    var lines = ["\(method) \(path) HTTP/1.1", "Host: 127.0.0.1"] + headers
+    if let body { lines.append("Content-Length: \(body.utf8.count)") }
+    return lines.joined(separator: "\r\n") + "\r\n\r\n" + (body ?? "")
+}
