@@ -11,7 +11,8 @@ public final class EntitleServer: Sendable {
     private let router: Router
     private let httpServer: HTTPServer
 
-    public init(configuration: EntitleConfiguration, logOutput: Int32 = 1) throws {
+    /// `logOutput` is the file descriptor for JSON log lines (standard output by default; nil discards).
+    public init(configuration: EntitleConfiguration, logOutput: Int32? = 1) throws {
         self.configuration = configuration
         let loops = configuration.server.eventLoops > 0 ? configuration.server.eventLoops
             : max(1, ProcessInfo.processInfo.activeProcessorCount)

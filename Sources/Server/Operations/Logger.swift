@@ -15,11 +15,12 @@ public final class Logger: HTTPServerObserver, @unchecked Sendable {
     // event loop i (the observer calls carry the loop index); `writeLock` orders whole lines.
     private var buffers: [[UInt8]]
     private var clocks: [WallClock]
-    private let output: Int32
+    /// Where lines go; nil discards them (in-process tests).
+    private let output: Int32?
     private let writeLock = Mutex<Void>(())
     private let metrics: Metrics?
 
-    public init(loops: Int, metrics: Metrics?, output: Int32 = 1) {
+    public init(loops: Int, metrics: Metrics?, output: Int32? = 1) {
         buffers = Array(repeating: [], count: max(loops, 1))
         clocks = Array(repeating: WallClock(), count: max(loops, 1))
         self.output = output
@@ -65,6 +66,7 @@ public final class Logger: HTTPServerObserver, @unchecked Sendable {
     }
 
     private func write(_ bytes: [UInt8]) {
+        guard let output else { return }
         writeLock.withLock { _ in
             bytes.withUnsafeBytes { buffer in
                 var offset = 0

@@ -1,0 +1,62 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// The deployment files are real: nginx accepts the site, the env example names real variables.
+final class DeployTests: XCTestCase {
+    func testNginxSiteIsValid() throws {
+        let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        guard let nginx else { throw XCTSkip("nginx is not installed (apt-get install nginx)") }
+        let prefix = try makeTemporaryDirectory("entitle-nginx")
+        defer { try? FileManager.default.removeItem(at: prefix) }
+        try runProcess("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                                   "-subj", "/CN=entitle.example.com", "-days", "1",
+                                   "-keyout", prefix.appendingPathComponent("privkey.pem").path,
+                                   "-out", prefix.appendingPathComponent("fullchain.pem").path])
+        let site = try String(contentsOf: packageRoot.appendingPathComponent("Deploy/nginx-entitle.conf"), encoding: .utf8)
+            .replacingOccurrences(of: "/etc/letsencrypt/live/entitle.example.com/", with: prefix.path + "/")
+        try writeFile(prefix.appendingPathComponent("site.conf"), site)
+        let mimeTypes = FileManager.default.fileExists(atPath: "/etc/nginx/mime.types") ? "include /etc/nginx/mime.types;" : ""
+        try writeFile(prefix.appendingPathComponent("nginx.conf"), """
+            pid \(prefix.path)/nginx.pid;
+            error_log stderr;
+            events {}
+            http {
+                \(mimeTypes)
+                access_log off;
+                client_body_temp_path \(prefix.path)/body;
+                proxy_temp_path \(prefix.path)/proxy;
+                include \(prefix.path)/site.conf;
+            }
+            """)
+        let result = try runProcess(nginx, ["-t", "-p", prefix.path, "-e", "stderr", "-c", prefix.appendingPathComponent("nginx.conf").path])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stderr.contains("test is successful"), result.stderr)
+    }
+
+    /// `systemd-analyze verify` checks every directive; the binary path points at the built one.
+    func testSystemdUnitVerifies() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze") else {
+            throw XCTSkip("systemd-analyze is not installed")
+        }
+        let folder = try makeTemporaryDirectory("entitle-unit")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let unit = try String(contentsOf: packageRoot.appendingPathComponent("Deploy/entitle.service"), encoding: .utf8)
+        XCTAssertTrue(unit.contains("ExecStart=/usr/local/bin/entitle serve --config /etc/entitle/entitle.json"))
+        let path = folder.appendingPathComponent("entitle.service")
+        try writeFile(path, unit.replacingOccurrences(of: "/usr/local/bin/entitle", with: entitleExecutable.path))
+        let result = try runProcess("/usr/bin/systemd-analyze", ["verify", "--man=no", path.path])
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        XCTAssertEqual(result.stderr.trimmingCharacters(in: .whitespacesAndNewlines), "", "no warnings")
+    }
+
+    func testEnvironmentExampleNamesVariablesTheLoaderReads() throws {
+        let example = try String(contentsOf: packageRoot.appendingPathComponent("Deploy/entitle.env.example"), encoding: .utf8)
+        let loader = try String(contentsOf: packageRoot.appendingPathComponent("Sources/Server/Configuration/ConfigurationLoader.swift"),
+                                encoding: .utf8)
+        for name in ["ENTITLE_HOST", "ENTITLE_PORT", "ENTITLE_EVENT_LOOPS", "ENTITLE_MAX_BODY_BYTES", "ENTITLE_MAX_CONNECTIONS", "ENTITLE_SQLITE"] {
+            XCTAssertTrue(example.contains(name), name)
+            XCTAssertTrue(loader.contains("\"\(name)\""), name)
+        }
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import JSON
+import TestSupport
+import XCTest
+
+/// `entitle serve` as a user runs it: a real process, a real port, logs on stdout, SIGTERM.
+final class ServeCommandTests: XCTestCase {
+    func testServeAnswersLogsAndStopsOnSIGTERM() throws {
+        let folder = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let example = packageRoot.appendingPathComponent("Keys.example")
+        try FileManager.default.copyItem(at: example.appendingPathComponent("SubscriptionKey_EXAMPLEKEY.p8"),
+                                         to: folder.appendingPathComponent("SubscriptionKey_EXAMPLEKEY.p8"))
+        let config = try String(contentsOf: example.appendingPathComponent("entitle.json"), encoding: .utf8)
+            .replacingOccurrences(of: #""port": 8080"#, with: #""port": 0"#)
+        try writeFile(folder.appendingPathComponent("entitle.json"), config)
+
+        let process = Process()
+        process.executableURL = entitleExecutable
+        process.arguments = ["serve", "--config", folder.appendingPathComponent("entitle.json").path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let reader = LineReader(output.fileHandleForReading)
+
+        let listening = try XCTUnwrap(reader.nextLine(), "no start-up line")
+        let startup = try JSONParser.parse(listening)
+        XCTAssertEqual(startup["msg"], "listening")
+        let port = Int(try XCTUnwrap(startup["port"]?.int64Value))
+        XCTAssertGreaterThan(port, 0, "port 0 picks a free port and logs it")
+
+        let client = try TestHTTPClient(port: port)
+        try client.send(rawRequest("POST", "/v1/promotional-offers/sign",
+                                   headers: ["Authorization: Bearer client_example_not_secret_0001", "Content-Type: application/json"],
+                                   body: #"{"productId":"pro.monthly","offerId":"welcome20"}"#))
+        let response = try client.readResponse()
+        XCTAssertEqual(response.status, 200)
+        let requestLine = try JSONParser.parse(try XCTUnwrap(reader.nextLine()))
+        XCTAssertEqual(requestLine["route"], "/v1/promotional-offers/sign")
+        XCTAssertEqual(requestLine["status"], .int(200))
+        XCTAssertEqual(requestLine["requestId"]?.stringValue, response.header("X-Request-Id"))
+        XCTAssertNotNil(requestLine["durationMs"]?.doubleValue)
+        XCTAssertNotNil(requestLine["bytes"]?.int64Value)
+        let signature = try XCTUnwrap(try JSONParser.parse(response.body)["signature"]?.stringValue)
+        XCTAssertFalse(requestLine.serializedString.contains(signature), "no signature in logs")
+        XCTAssertFalse(requestLine.serializedString.contains("client_example"), "no key in logs")
+
+        process.terminate()  // SIGTERM
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0)
+        let rest = reader.remainingLines()
+        XCTAssertTrue(rest.contains { $0.contains("\"shutting down\"") }, "\(rest)")
+        XCTAssertTrue(rest.contains { $0.contains("\"stopped\"") })
+    }
+}
+
+/// Reads lines from a pipe with a timeout.
+final class LineReader: @unchecked Sendable {
+    private let handle: FileHandle
+    private var buffer: [UInt8] = []
+
+    init(_ handle: FileHandle) { self.handle = handle }
+
+    func nextLine(timeout: Double = 10) -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let newline = buffer.firstIndex(of: 0x0A) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeFirst(newline + 1)
+                return line
+            }
+            let data = handle.availableData
+            if data.isEmpty { return nil }
+            buffer += data
+        }
+        return nil
+    }
+
+    func remainingLines() -> [String] {
+        buffer += handle.readDataToEndOfFile()
+        return String(decoding: buffer, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+}
