@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Benchmarks Entitle against the references of ../shared/bench-peer in one run and prints
+# `name: value (ratio to reference)` lines (PERFORMANCE.md). Leave the machine idle meanwhile.
+#
+#   Benchmarks/compare.sh [--quick]        # --quick: 1 round of 5 s instead of 3 × 10 s
+#
+# Needs ../shared/bench-peer (run its setup.sh once). Entitle is configured like the peer:
+# the bench-only key BENCHKEY01, bundle ID com.example.entitle.bench, offer winback50 (rule any).
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+PEER="${ENTITLE_BENCH_PEER:-$ROOT/../shared/bench-peer}"
+[ -f "$PEER/compare.py" ] || { echo "compare.sh: no bench-peer at $PEER" >&2; exit 2; }
+WRK_ARGS=(--rounds 3 -d 10)
+[ "${1:-}" = "--quick" ] && WRK_ARGS=(--rounds 1 -d 5)
+
+WORK="$(mktemp -d)"
+SERVER_PID=""
+cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"; }
+trap cleanup EXIT
+
+swift build -c release --package-path "$ROOT" >&2
+BIN="$ROOT/.build/release"
+
+# config ISSUER → a configuration like the peer's; with an issuer ID the answer also carries the JWS.
+write_config() {
+  local issuer=""
+  [ -n "$1" ] && issuer=", \"issuerId\": \"$1\""
+  cat > "$WORK/entitle.json" <<JSON
+{"server": {"host": "127.0.0.1", "port": 0},
+ "apps": [{"id": "bench", "bundleId": "com.example.entitle.bench", "environments": ["Sandbox"],
+   "signingKey": {"keyId": "BENCHKEY01", "privateKeyFile": "$PEER/keys/SubscriptionKey_BENCHKEY01.p8"$issuer},
+   "apiKeys": [{"key": "client_bench_key_not_secret", "role": "client"}],
+   "products": {"pro.monthly": {"subscriptionGroup": "1", "entitlements": ["pro"]}},
+   "offers": {"winback50": {"productId": "pro.monthly", "offerIdentifier": "winback50", "eligibility": "any"}}}]}
+JSON
+}
+
+start_server() {
+  "$BIN/entitle" serve --config "$WORK/entitle.json" > "$WORK/server.log" &
+  SERVER_PID=$!
+  for _ in $(seq 50); do
+    PORT="$(grep -o '"port":[0-9]*' "$WORK/server.log" 2>/dev/null | head -1 | cut -d: -f2 || true)"
+    [ -n "$PORT" ] && return 0
+    sleep 0.1
+  done
+  echo "compare.sh: the server did not start" >&2; exit 2
+}
+
+stop_server() { kill "$SERVER_PID"; wait "$SERVER_PID" || true; SERVER_PID=""; }
+
+rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$SERVER_PID/status"; }
+
+run_compare() {  # kind path extra-args…
+  local kind="$1" path="$2"; shift 2
+  python3 "$PEER/compare.py" --target "http://127.0.0.1:$PORT$path" --kind "$kind" "${WRK_ARGS[@]}" "$@" \
+    2>"$WORK/compare-$kind.err" | tail -n 1
+}
+
+field() { python3 -c "import json,sys; d=json.loads(sys.argv[1]); print(eval(sys.argv[2], {}, {'d': d}))" "$1" "$2"; }
+
+write_config ""
+start_server
+sleep 0.5
+IDLE_RSS=$(rss_kb)
+python3 - "$PORT" <<'PY' &
+import socket, sys, time
+conns = [socket.create_connection(("127.0.0.1", int(sys.argv[1]))) for _ in range(1000)]
+time.sleep(4)
+PY
+HOLDER=$!
+sleep 3
+OPEN_RSS=$(rss_kb)
+wait $HOLDER || true
+
+HEALTHZ=$(run_compare healthz /healthz)
+SIGN=$(run_compare sign /v1/promotional-offers/sign --header "Authorization: Bearer client_bench_key_not_secret")
+stop_server
+
+write_config "57246542-96fe-1a63-e053-0824d011072a"
+start_server
+SIGN_JWS=$(run_compare sign /v1/promotional-offers/sign --header "Authorization: Bearer client_bench_key_not_secret" --label target-v1+jws)
+stop_server
+
+CEILING=$(bash "$PEER/crypto-ceiling.sh" 3 1 2>/dev/null)
+INPROCESS=$("$BIN/entitle-bench" --seconds 3 | grep '^{')
+
+echo
+echo "== Entitle benchmark ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores) =="
+echo "healthz req/s: $(field "$HEALTHZ" 'd["medians"]["target"]["rps"]') ($(field "$HEALTHZ" 'round(d["ratios"]["target_over_nginx"], 2)') x nginx $(field "$HEALTHZ" 'd["medians"]["nginx"]["rps"]'))"
+echo "sign (v1) req/s: $(field "$SIGN" 'd["medians"]["target"]["rps"]') ($(field "$SIGN" 'round(d["ratios"]["target_over_peer_w2"], 2)') x peer-w2 $(field "$SIGN" 'd["medians"]["peer_w2"]["rps"]'); p99 $(field "$SIGN" 'd["medians"]["target"]["p99_ms"]') ms)"
+echo "sign (v1 + JWS) req/s: $(field "$SIGN_JWS" 'd["medians"]["target"]["rps"]') ($(field "$SIGN_JWS" 'round(d["ratios"]["target_over_peer_w2"], 2)') x peer-w2 $(field "$SIGN_JWS" 'd["medians"]["peer_w2"]["rps"]'); p99 $(field "$SIGN_JWS" 'd["medians"]["target"]["p99_ms"]') ms)"
+SIGN1=$(field "$CEILING" 'd["procs_1"]["sign_per_s"]')
+VERIFY1=$(field "$CEILING" 'd["procs_1"]["verify_per_s"]')
+while read -r line; do
+  name=$(field "$line" 'd["name"]'); value=$(field "$line" 'd["value"]')
+  case "$name" in
+    sign.*) echo "$name: $value ops/s ($(python3 -c "print(round($value/$SIGN1, 2))") x openssl speed sign $SIGN1)";;
+    ecdsa.verify) echo "$name: $value ops/s ($(python3 -c "print(round($value/$VERIFY1, 2))") x openssl speed verify $VERIFY1)";;
+    *) echo "$name: $value ops/s";;
+  esac
+done <<< "$INPROCESS"
+echo "RSS idle: $((IDLE_RSS / 1024)) MB; with 1000 open idle connections: $((OPEN_RSS / 1024)) MB"
