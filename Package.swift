@@ -36,7 +36,7 @@ let package = Package(
         .executableTarget(name: "entitle", dependencies: ["Server", "Crypto", "JSON"], path: "Sources/entitle"),
         .executableTarget(
             name: "entitle-bench",
-            dependencies: ["AppStore", "Crypto", "JSON"],
+            dependencies: ["AppStore", "Crypto", "JSON", "HTTP", "Server"],
             path: "Benchmarks/entitle-bench"
         ),
         // Helpers shared by the test targets: subprocesses, temporary folders, the conformance folder.

@@ -1,7 +1,9 @@
 import AppStore
 import Crypto
 import Foundation
+import HTTP
 import JSON
+import Server
 
 /// `swift run -c release entitle-bench [--seconds N] [--filter NAME]`
 /// One JSON object per line (`{"name","value","unit","threads"}`), then a table. Names are stable.
@@ -27,18 +29,22 @@ func measure(_ name: String, seconds: Double, _ operation: () throws -> Void) re
 
 var seconds = 2.0
 var filter: String?
+var keyPath: String?
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
     case "--seconds": seconds = Double(arguments.next() ?? "") ?? seconds
     case "--filter": filter = arguments.next()
+    case "--key": keyPath = arguments.next()
     default:
-        FileHandle.standardError.write(Data("usage: entitle-bench [--seconds N] [--filter NAME]\n".utf8))
+        FileHandle.standardError.write(Data("usage: entitle-bench [--seconds N] [--filter NAME] [--key PKCS8.p8]\n".utf8))
         exit(2)
     }
 }
 
-let key = try P256.Signing.PrivateKey()
+// A key read from a .p8 (as the server does) unless none is given.
+let key = try keyPath.map { try P256.Signing.PrivateKey(pemRepresentation: String(contentsOfFile: $0, encoding: .utf8)) }
+    ?? P256.Signing.PrivateKey()
 let publicKey = try key.publicKey
 let v1 = PromotionalOfferSigner(privateKey: key, keyId: "BENCHKEY01", bundleId: "com.example.entitle.bench")
 let creator = JWSSignatureCreator(privateKey: key, keyId: "BENCHKEY01", issuerId: "57246542-96fe-1a63-e053-0824d011072a",
@@ -47,6 +53,28 @@ let promotional = PromotionalOfferV2SignatureCreator(creator)
 let eligibility = IntroductoryOfferEligibilitySignatureCreator(creator)
 let message = [UInt8](repeating: 0x5A, count: 1024)
 let signature = try key.signature(for: message)
+
+/// The whole sign endpoint in-process (JSON in, auth, catalog, v1 signature, JSON out), no sockets.
+func makeInProcessServer() throws -> EntitleServer {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("entitle-bench-\(getpid())")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    try Data(try key.pemRepresentation.utf8).write(to: folder.appendingPathComponent("key.p8"))
+    try Data(#"""
+        {"server": {"port": 0, "eventLoops": 1}, "apps": [{"id": "bench", "bundleId": "com.example.entitle.bench",
+          "environments": ["Sandbox"], "signingKey": {"keyId": "BENCHKEY01", "privateKeyFile": "key.p8"},
+          "apiKeys": [{"key": "client_bench_key_not_secret", "role": "client"}],
+          "products": {"pro.monthly": {"subscriptionGroup": "1"}},
+          "offers": {"winback50": {"productId": "pro.monthly", "offerIdentifier": "winback50"}}}]}
+        """#.utf8).write(to: folder.appendingPathComponent("entitle.json"))
+    let configuration = try ConfigurationLoader.load(path: folder.appendingPathComponent("entitle.json").path)
+    return try EntitleServer(configuration: configuration, logOutput: nil)
+}
+let inProcess = try makeInProcessServer()
+let signRequest = HTTPRequest(method: "POST", target: "/v1/promotional-offers/sign",
+                              headers: [("host", "bench"), ("content-type", "application/json"),
+                                        ("authorization", "Bearer client_bench_key_not_secret")],
+                              body: Array(#"{"productId":"pro.monthly","offerId":"winback50","appAccountToken":"7e3fb20b-4cdb-47cc-936d-99d65f608138"}"#.utf8))
 
 let benchmarks: [(String, () throws -> Void)] = [
     ("sign.v1", {
@@ -66,6 +94,9 @@ let benchmarks: [(String, () throws -> Void)] = [
         guard publicKey.isValidSignature(signature, for: message) else { fatalError("verify failed") }
     }),
     ("sha256.1KiB", { _ = SHA256.hash(message) }),
+    ("http.sign.in-process", {
+        guard inProcess.handle(signRequest).status == 200 else { fatalError("sign request failed") }
+    }),
 ]
 
 var results: [Measurement] = []

@@ -47,3 +47,22 @@ extension UUID {
         }
     }
 }
+
+extension UUID {
+    /// True for the canonical 8-4-4-4-12 hex form in either case (what `UUID(uuidString:)`
+    /// accepts), checked without Foundation's `sscanf`-based parser, which is slow on Linux.
+    public static func isCanonicalText(_ text: String) -> Bool {
+        var count = 0
+        for byte in text.utf8 {
+            switch count {
+            case 8, 13, 18, 23:
+                guard byte == UInt8(ascii: "-") else { return false }
+            default:
+                guard (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x66) else { return false }
+            }
+            count += 1
+            if count > 36 { return false }
+        }
+        return count == 36
+    }
+}

@@ -1,3 +1,4 @@
+import Foundation
 import Crypto
 import XCTest
 
@@ -37,5 +38,18 @@ final class Base64Tests: XCTestCase {
         XCTAssertEqual(Hex.decode("00ABff"), [0x00, 0xab, 0xff])
         XCTAssertNil(Hex.decode("abc"))
         XCTAssertNil(Hex.decode("zz"))
+    }
+}
+
+final class UUIDTextTests: XCTestCase {
+    func testCanonicalTextMatchesFoundation() {
+        for text in ["7e3fb20b-4cdb-47cc-936d-99d65f608138", "7E3FB20B-4CDB-47CC-936D-99D65F608138", "7e3fb20b4cdb47cc936d99d65f608138",
+                     "7e3fb20b-4cdb-47cc-936d-99d65f60813", "7e3fb20b-4cdb-47cc-936d-99d65f6081388", "7e3fb20b-4cdb-47cc-936d_99d65f608138",
+                     "g e3fb20b-4cdb-47cc-936d-99d65f60813", "", "7e3fb20b-4cdb-47cc-936d-99d65f60813g"] {
+            XCTAssertEqual(UUID.isCanonicalText(text), UUID(uuidString: text) != nil, text)
+        }
+        let uuid = SecureRandom.uuid()
+        XCTAssertEqual(uuid.lowercasedString, uuid.uuidString.lowercased())
+        XCTAssertEqual(uuid.lowercasedString.dropFirst(14).first, "4", "version 4")
     }
 }

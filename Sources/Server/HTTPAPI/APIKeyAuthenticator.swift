@@ -23,11 +23,13 @@ public struct APIKeyAuthenticator: Sendable {
         guard let header = request.header("authorization") else {
             throw ServiceError(status: 401, code: "UNAUTHORIZED", message: "an API key is required (Authorization: Bearer <key>)")
         }
-        let parts = header.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer", !parts[1].isEmpty else {
+        let bytes = Array(header.utf8)
+        // "Bearer " (scheme case-insensitive, RFC 9110 §11.1), then the key.
+        guard bytes.count > 7, bytes[6] == 0x20,
+              String(decoding: bytes[0..<6], as: UTF8.self).lowercased() == "bearer" else {
             throw ServiceError(status: 401, code: "UNAUTHORIZED", message: "the Authorization header must be Bearer <key>")
         }
-        let digest = SHA256.hash(Array(parts[1].utf8))
+        let digest = SHA256.hash(Array(bytes[7...]))
         var found: Int?
         for (index, entry) in entries.enumerated() where Self.constantTimeEqual(entry.digest, digest) {
             if found == nil { found = index }

@@ -42,7 +42,7 @@ public struct OfferService: Sendable {
     /// an issuer ID. Never falls back to another offer.
     public func signPromotionalOffer(_ request: PromotionalOfferRequest, nonce: UUID = SecureRandom.uuid(),
                                      timestamp: Date = Date()) throws(ServiceError) -> JSONObject {
-        if let token = request.appAccountToken, UUID(uuidString: token) == nil {
+        if let token = request.appAccountToken, !UUID.isCanonicalText(token) {
             throw .badRequest("appAccountToken must be a UUID")
         }
         guard let offer = app.offers[request.offerId] else {
@@ -91,7 +91,7 @@ public struct OfferService: Sendable {
     /// Answers introductory-offer eligibility for the product's subscription group.
     public func introductoryOfferEligibility(_ request: IntroductoryOfferRequest, nonce: UUID = SecureRandom.uuid(),
                                              timestamp: Date = Date()) throws(ServiceError) -> JSONObject {
-        if let token = request.appAccountToken, UUID(uuidString: token) == nil {
+        if let token = request.appAccountToken, !UUID.isCanonicalText(token) {
             throw .badRequest("appAccountToken must be a UUID")
         }
         guard let product = app.products[request.productId] else {
