@@ -28,11 +28,12 @@ final class EventLoop: @unchecked Sendable {
     var serializer = ResponseSerializer()
     /// The context whose handler is running right now on this thread (to spot synchronous answers).
     var runningContext: HTTPRequestContext?
-    private var threadID: pthread_t?
+    /// The loop thread's `pthread_t` (0 until `run` starts); read from any thread.
+    private let threadID = Atomic<UInt>(0)
 
     var isOnLoopThread: Bool {
-        guard let threadID else { return false }
-        return pthread_equal(threadID, pthread_self()) != 0
+        let owner = threadID.load(ordering: .acquiring)
+        return owner != 0 && pthread_equal(owner, pthread_self()) != 0
     }
     /// One read buffer per loop: connections copy out only what arrived.
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
@@ -84,7 +85,7 @@ final class EventLoop: @unchecked Sendable {
     // MARK: - The loop
 
     func run() {
-        threadID = pthread_self()
+        threadID.store(pthread_self(), ordering: .releasing)
         var events = [epoll_event](repeating: epoll_event(), count: 256)
         while !(draining && (connections.isEmpty || monotonicSeconds() >= drainDeadline)) {
             let count = epoll_wait(epollFD, &events, Int32(events.count), 1000)

@@ -10,19 +10,22 @@ import Synchronization
 ///
 /// Request lines are buffered per event loop and written once per loop iteration, so logging
 /// costs one `write` per batch of requests instead of one per request.
-public final class Logger: HTTPServerObserver, @unchecked Sendable {
-    // Invariant for `@unchecked Sendable`: `buffers[i]` and `clocks[i]` are touched only by
-    // event loop i (the observer calls carry the loop index); `writeLock` orders whole lines.
-    private var buffers: [[UInt8]]
-    private var clocks: [WallClock]
+public final class Logger: HTTPServerObserver, Sendable {
+    /// What one event loop has buffered. Invariant for `@unchecked Sendable`: shard i is touched
+    /// only by event loop i (the observer calls carry the loop index).
+    private final class Shard: @unchecked Sendable {
+        var buffer: [UInt8] = []
+        var clock = WallClock()
+    }
+
+    private let shards: [Shard]
     /// Where lines go; nil discards them (in-process tests).
     private let output: Int32?
     private let writeLock = Mutex<Void>(())
     private let metrics: Metrics?
 
     public init(loops: Int, metrics: Metrics?, output: Int32? = 1) {
-        buffers = Array(repeating: [], count: max(loops, 1))
-        clocks = Array(repeating: WallClock(), count: max(loops, 1))
+        shards = (0..<max(loops, 1)).map { _ in Shard() }
         self.output = output
         self.metrics = metrics
     }
@@ -39,9 +42,9 @@ public final class Logger: HTTPServerObserver, @unchecked Sendable {
 
     public func requestCompleted(_ record: HTTPRequestRecord, loop: Int) {
         metrics?.recordRequest(record, loop: loop)
-        let index = loop % buffers.count
+        let shard = shards[loop % shards.count]
         var line = Array(#"{"time":""#.utf8)
-        line += clocks[index].now().utf8
+        line += shard.clock.now().utf8
         line += Array(#"","level":"info","msg":"request","method":"#.utf8)
         JSONValue.writeString(record.method, into: &line)
         line += Array(#","route":"#.utf8)
@@ -55,14 +58,14 @@ public final class Logger: HTTPServerObserver, @unchecked Sendable {
         line += Array(#","requestId":"#.utf8)
         JSONValue.writeString(record.requestID, into: &line)
         line += Array("}\n".utf8)
-        buffers[index] += line
+        shard.buffer += line
     }
 
     public func loopIterationEnded(loop: Int) {
-        let index = loop % buffers.count
-        guard !buffers[index].isEmpty else { return }
-        write(buffers[index])
-        buffers[index].removeAll(keepingCapacity: true)
+        let shard = shards[loop % shards.count]
+        guard !shard.buffer.isEmpty else { return }
+        write(shard.buffer)
+        shard.buffer.removeAll(keepingCapacity: true)
     }
 
     private func write(_ bytes: [UInt8]) {
