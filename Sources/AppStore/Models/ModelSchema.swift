@@ -1,0 +1,133 @@
+import Crypto
+import Foundation
+import JSON
+
+/// The JSON type of one member of an App Store model (APPSTORE.md §4.1).
+public indirect enum FieldType: Sendable {
+    case string
+    case bool
+    case int32
+    case int64
+    /// Epoch milliseconds, integer or fractional, possibly negative.
+    case date
+    /// Canonical 8-4-4-4-12 text.
+    case uuid
+    /// An open enum with string raw values: any string decodes.
+    case stringEnum
+    /// An open enum with integer raw values: any integer decodes.
+    case intEnum
+    case object(ModelSchema)
+    case array(FieldType)
+}
+
+/// Why a payload does not decode into its model: a member of the wrong JSON type, a malformed
+/// UUID, or a missing required member.
+public struct ModelDecodingError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let path: String
+    public let problem: String
+    public var description: String { "\(path): \(problem)" }
+}
+
+/// The members of one model and their types. Decoding validates a JSON object against it:
+/// absent or `null` members are absent, unknown members are ignored, a type mismatch fails.
+public struct ModelSchema: Sendable {
+    public let name: String
+    public let fields: [String: FieldType]
+    public let required: Set<String>
+
+    public init(_ name: String, required: Set<String> = [], _ fields: [String: FieldType]) {
+        self.name = name
+        self.fields = fields
+        self.required = required
+    }
+
+    public func validate(_ object: JSONObject, path: String? = nil) throws(ModelDecodingError) {
+        let base = path ?? name
+        for key in required where object[key] == nil || object[key] == .null {
+            throw ModelDecodingError(path: "\(base).\(key)", problem: "required member is missing")
+        }
+        for (key, value) in object.members {
+            guard let type = fields[key], value != .null else { continue }
+            try Self.check(value, as: type, path: "\(base).\(key)")
+        }
+    }
+
+    /// The known members only, without `null`s (what Entitle writes back out).
+    public func knownMembers(of object: JSONObject) -> JSONObject {
+        var output = JSONObject()
+        for (key, value) in object.members {
+            guard let type = fields[key], value != .null else { continue }
+            output[key] = Self.known(value, as: type)
+        }
+        return output
+    }
+
+    private static func known(_ value: JSONValue, as type: FieldType) -> JSONValue {
+        switch (type, value) {
+        case (.object(let schema), .object(let object)): return .object(schema.knownMembers(of: object))
+        case (.array(let element), .array(let values)): return .array(values.map { known($0, as: element) })
+        default: return value
+        }
+    }
+
+    private static func check(_ value: JSONValue, as type: FieldType, path: String) throws(ModelDecodingError) {
+        func mismatch(_ expected: String) -> ModelDecodingError {
+            ModelDecodingError(path: path, problem: "expected \(expected), found \(value.typeName)")
+        }
+        switch type {
+        case .string, .stringEnum:
+            guard case .string = value else { throw mismatch("a string") }
+        case .bool:
+            guard case .bool = value else { throw mismatch("a boolean") }
+        case .int32:
+            guard case .int(let number) = value else { throw mismatch("an integer") }
+            guard number >= Int64(Int32.min) && number <= Int64(Int32.max) else {
+                throw ModelDecodingError(path: path, problem: "integer out of 32-bit range")
+            }
+        case .int64, .intEnum:
+            guard case .int = value else { throw mismatch("an integer") }
+        case .date:
+            guard value.doubleValue != nil else { throw mismatch("a number of milliseconds") }
+        case .uuid:
+            guard case .string(let text) = value else { throw mismatch("a UUID string") }
+            guard UUID.isCanonicalText(text) else { throw ModelDecodingError(path: path, problem: "not a UUID") }
+        case .object(let schema):
+            guard case .object(let object) = value else { throw mismatch("an object") }
+            try schema.validate(object, path: path)
+        case .array(let element):
+            guard case .array(let values) = value else { throw mismatch("an array") }
+            for (index, item) in values.enumerated() where item != .null {
+                try check(item, as: element, path: "\(path)[\(index)]")
+            }
+        }
+    }
+}
+
+/// A decoded App Store model: the validated JSON plus typed accessors.
+public protocol AppStoreModel: Sendable {
+    static var schema: ModelSchema { get }
+    /// The payload as received (validated against `schema`).
+    var json: JSONObject { get }
+    init(validated json: JSONObject)
+}
+
+extension AppStoreModel {
+    /// Validates `json` against the model's schema.
+    public init(decoding json: JSONObject) throws(ModelDecodingError) {
+        try Self.schema.validate(json)
+        self.init(validated: json)
+    }
+
+    /// The known members, ready to send back out.
+    public var knownJSON: JSONObject { Self.schema.knownMembers(of: json) }
+
+    func string(_ key: String) -> String? { json[key]?.stringValue }
+    func bool(_ key: String) -> Bool? { json[key]?.boolValue }
+    func int64(_ key: String) -> Int64? { json[key]?.int64Value }
+    /// Milliseconds, truncated to a whole millisecond (APPSTORE.md §4.1).
+    func milliseconds(_ key: String) -> Int64? {
+        guard let value = json[key]?.doubleValue else { return nil }
+        return Int64(value.rounded(.towardZero))
+    }
+    func object<Model: AppStoreModel>(_ key: String) -> Model? { json[key]?.objectValue.map(Model.init(validated:)) }
+}

@@ -1,0 +1,251 @@
+import Crypto
+import Foundation
+import JSON
+import Synchronization
+
+/// The kinds of App Store signed data, each with its own verify operation (P-08).
+public enum SignedPayloadKind: String, Sendable, CaseIterable {
+    case transaction
+    case renewalInfo = "renewal-info"
+    case notification
+    case appTransaction = "app-transaction"
+    case realtimeRequest = "realtime-request"
+}
+
+/// Verifies and decodes App Store signed data exactly as APPSTORE.md §3 orders the checks. One
+/// verifier is bound to one app and one environment (P-06).
+public final class SignedDataVerifier: Sendable {
+    public struct Configuration: Sendable {
+        public var rootCertificates: [Certificate]
+        public var bundleId: String
+        /// Required when `environment` is Production.
+        public var appAppleId: Int64?
+        public var environment: AppStoreEnvironment
+        /// Effective date = now and OCSP; otherwise the payload's signing date and no network.
+        public var onlineChecks: Bool
+
+        public init(rootCertificates: [Certificate], bundleId: String, appAppleId: Int64?,
+                    environment: AppStoreEnvironment, onlineChecks: Bool) {
+            self.rootCertificates = rootCertificates
+            self.bundleId = bundleId
+            self.appAppleId = appAppleId
+            self.environment = environment
+            self.onlineChecks = onlineChecks
+        }
+    }
+
+    public enum ConfigurationError: Error, Equatable, CustomStringConvertible {
+        case noRootCertificates
+        case productionNeedsAppAppleId
+        case onlineChecksNeedRevocationChecker
+        case unknownEnvironment(String)
+
+        public var description: String {
+            switch self {
+            case .noRootCertificates: "a verifier needs at least one root certificate"
+            case .productionNeedsAppAppleId: "a Production verifier needs the app's appAppleId"
+            case .onlineChecksNeedRevocationChecker: "online checks need a revocation (OCSP) checker"
+            case .unknownEnvironment(let name): "unknown environment \(name)"
+            }
+        }
+    }
+
+    public let configuration: Configuration
+    private let chainVerifier: CertificateChainVerifier?
+    private let revocationChecker: (any RevocationChecker)?
+    private let clock: @Sendable () -> Date
+    public let chainCache: VerifiedChainCache
+    private let validations = Atomic<Int>(0)
+
+    /// Full chain validations performed (cache misses); tests and metrics read it.
+    public var chainValidationCount: Int { validations.load(ordering: .relaxed) }
+
+    public init(_ configuration: Configuration, revocationChecker: (any RevocationChecker)? = nil,
+                chainCache: VerifiedChainCache = VerifiedChainCache(),
+                clock: @escaping @Sendable () -> Date = { Date() }) throws {
+        guard AppStoreEnvironment.knownValues.contains(configuration.environment.rawValue) else {
+            throw ConfigurationError.unknownEnvironment(configuration.environment.rawValue)
+        }
+        if configuration.environment == .production && configuration.appAppleId == nil {
+            throw ConfigurationError.productionNeedsAppAppleId
+        }
+        if configuration.onlineChecks && revocationChecker == nil { throw ConfigurationError.onlineChecksNeedRevocationChecker }
+        let skipsCryptography = configuration.environment == .xcode || configuration.environment == .localTesting
+        if !skipsCryptography && configuration.rootCertificates.isEmpty { throw ConfigurationError.noRootCertificates }
+        self.configuration = configuration
+        chainVerifier = configuration.rootCertificates.isEmpty ? nil
+            : try CertificateChainVerifier(trustedRoots: configuration.rootCertificates)
+        self.revocationChecker = revocationChecker
+        self.chainCache = chainCache
+        self.clock = clock
+    }
+
+    // MARK: - One operation per kind
+
+    public func verifyTransaction(_ jws: String, effectiveDate: Date? = nil) -> VerificationResult<JWSTransactionDecodedPayload> {
+        verify(jws, effectiveDate: effectiveDate, signedDateKey: "signedDate") { (payload: JWSTransactionDecodedPayload) in
+            (payload.bundleId, nil, payload.string("environment"), checksBundle: true, checksAppAppleId: false)
+        }
+    }
+
+    public func verifyRenewalInfo(_ jws: String, effectiveDate: Date? = nil) -> VerificationResult<JWSRenewalInfoDecodedPayload> {
+        verify(jws, effectiveDate: effectiveDate, signedDateKey: "signedDate") { (payload: JWSRenewalInfoDecodedPayload) in
+            (nil, nil, payload.string("environment"), checksBundle: false, checksAppAppleId: false)
+        }
+    }
+
+    public func verifyNotification(_ jws: String, effectiveDate: Date? = nil) -> VerificationResult<ResponseBodyV2DecodedPayload> {
+        verify(jws, effectiveDate: effectiveDate, signedDateKey: "signedDate") { (payload: ResponseBodyV2DecodedPayload) in
+            let identity = payload.identity
+            return (identity.bundleId, identity.appAppleId, identity.environment, checksBundle: true, checksAppAppleId: true)
+        }
+    }
+
+    public func verifyAppTransaction(_ jws: String, effectiveDate: Date? = nil) -> VerificationResult<AppTransaction> {
+        verify(jws, effectiveDate: effectiveDate, signedDateKey: "receiptCreationDate") { (payload: AppTransaction) in
+            (payload.bundleId, payload.appAppleId, payload.string("receiptType"), checksBundle: true, checksAppAppleId: true)
+        }
+    }
+
+    public func verifyRealtimeRequest(_ jws: String, effectiveDate: Date? = nil) -> VerificationResult<DecodedRealtimeRequestBody> {
+        verify(jws, effectiveDate: effectiveDate, signedDateKey: "signedDate") { (payload: DecodedRealtimeRequestBody) in
+            (nil, payload.appAppleId, payload.string("environment"), checksBundle: false, checksAppAppleId: true)
+        }
+    }
+
+    // MARK: - The checks, in order
+
+    private typealias Identity = (bundleId: String?, appAppleId: Int64?, environment: String?,
+                                  checksBundle: Bool, checksAppAppleId: Bool)
+
+    private func verify<Model: AppStoreModel>(_ input: String, effectiveDate override: Date?, signedDateKey: String,
+                                              identity: (Model) -> Identity) -> VerificationResult<Model> {
+        // Steps 1–3: format and model.
+        let text = input.trimmingCharacters(in: .whitespacesAndNewlines)
+        let jws: CompactJWS
+        do { jws = try CompactJWS(text) } catch { return .invalid(VerificationFailure(.invalidJWTFormat, error.description)) }
+        let payload: Model
+        do { payload = try Model(decoding: jws.payload) } catch {
+            return .invalid(VerificationFailure(.invalidJWTFormat, "payload does not decode as \(Model.schema.name): \(error)"))
+        }
+        // Step 4: Xcode and LocalTesting data is unsigned by design; only identity checks apply.
+        let environment = configuration.environment
+        if environment != .xcode && environment != .localTesting {
+            let effective = override ?? (configuration.onlineChecks ? clock()
+                : payload.json[signedDateKey]?.doubleValue.map { Date(timeIntervalSince1970: ($0 / 1000).rounded(.towardZero)) }
+                ?? clock())
+            if let failure = verifySignature(jws, effectiveDate: effective) { return .invalid(failure) }
+        }
+        // Steps 12–13: identity, then environment.
+        let claimed = identity(payload)
+        if claimed.checksBundle && claimed.bundleId != configuration.bundleId {
+            return .invalid(VerificationFailure(.invalidAppIdentifier,
+                                                "bundle ID \(claimed.bundleId ?? "(absent)") is not \(configuration.bundleId)"))
+        }
+        if claimed.checksAppAppleId && environment == .production && claimed.appAppleId != configuration.appAppleId {
+            return .invalid(VerificationFailure(.invalidAppIdentifier,
+                                                "appAppleId \(claimed.appAppleId.map(String.init) ?? "(absent)") is not \(configuration.appAppleId ?? 0)"))
+        }
+        guard claimed.environment == environment.rawValue else {
+            return .invalid(VerificationFailure(.invalidEnvironment,
+                                                "environment \(claimed.environment ?? "(absent)") is not \(environment.rawValue)"))
+        }
+        return .valid(payload)
+    }
+
+    /// Steps 5–11: header, certificates, chain at the effective date, signature.
+    private func verifySignature(_ jws: CompactJWS, effectiveDate: Date) -> VerificationFailure? {
+        guard jws.header["alg"]?.stringValue == "ES256" else {
+            return VerificationFailure(.invalidJWTFormat, "header alg must be ES256")
+        }
+        guard let chain = jws.header["x5c"]?.arrayValue, chain.allSatisfy({ $0.stringValue != nil }) else {
+            return VerificationFailure(.invalidJWTFormat, "header x5c must be an array of certificates")
+        }
+        guard chain.count == 3 else {
+            return VerificationFailure(.invalidChainLength, "x5c has \(chain.count) certificates, 3 are required")
+        }
+        let leafText = chain[0].stringValue!, intermediateText = chain[1].stringValue!
+        let leafKey: P256.Signing.PublicKey
+        switch validatedLeafKey(leaf: leafText, intermediate: intermediateText, effectiveDate: effectiveDate) {
+        case .success(let key): leafKey = key
+        case .failure(let failure): return failure
+        }
+        guard jws.signature.count == ECDSASignature.rawByteCount else {
+            return VerificationFailure(.verificationFailure, "signature is \(jws.signature.count) bytes, ES256 needs 64")
+        }
+        guard jws.isValidES256Signature(publicKey: leafKey) else {
+            return VerificationFailure(.verificationFailure, "signature does not verify with the leaf certificate's key")
+        }
+        return nil
+    }
+
+    /// The leaf's key once its path to a root is valid at `effectiveDate`, from the cache when the
+    /// same pair was validated recently.
+    private func validatedLeafKey(leaf: String, intermediate: String,
+                                  effectiveDate: Date) -> Result<P256.Signing.PublicKey, VerificationFailure> {
+        let now = clock()
+        if let entry = chainCache.lookup(leaf: leaf, intermediate: intermediate, now: now) {
+            guard effectiveDate >= entry.validFrom && effectiveDate < entry.validUntil else {
+                return .failure(VerificationFailure(.invalidChain, "a certificate of the chain is not valid at \(iso(effectiveDate))"))
+            }
+            return .success(entry.leafKey)
+        }
+        validations.add(1, ordering: .relaxed)
+        let leafCertificate: Certificate, intermediateCertificate: Certificate
+        do {
+            leafCertificate = try Certificate(derEncoded: Base64.decode(leaf))
+            intermediateCertificate = try Certificate(derEncoded: Base64.decode(intermediate))
+        } catch {
+            return .failure(VerificationFailure(.invalidCertificate, "x5c[0] or x5c[1] is not a base64 DER certificate"))
+        }
+        guard let chainVerifier else {
+            return .failure(VerificationFailure(.invalidChain, "no trusted root is configured"))
+        }
+        let path: [Certificate]
+        switch chainVerifier.verify(leaf: leafCertificate, intermediates: [intermediateCertificate], at: effectiveDate) {
+        case .valid(let built): path = built
+        case .invalid(let failure): return .failure(VerificationFailure(.invalidChain, Self.explain(failure, at: effectiveDate)))
+        }
+        guard path.count == 3, path[1] == intermediateCertificate else {
+            return .failure(VerificationFailure(.invalidChain, "the path must be leaf, x5c[1], configured root"))
+        }
+        guard intermediateCertificate.hasExtension(oid: AppleMarkerOID.intermediate) else {
+            return .failure(VerificationFailure(.invalidChain, "intermediate lacks Apple's marker \(AppleMarkerOID.intermediate)"))
+        }
+        guard leafCertificate.hasExtension(oid: AppleMarkerOID.leaf) else {
+            return .failure(VerificationFailure(.invalidChain, "leaf lacks Apple's marker \(AppleMarkerOID.leaf)"))
+        }
+        guard let key = leafCertificate.p256PublicKey else {
+            return .failure(VerificationFailure(.verificationFailure, "the leaf's key is not an EC P-256 key"))
+        }
+        if configuration.onlineChecks, let revocationChecker {
+            for (certificate, issuer) in [(leafCertificate, intermediateCertificate), (intermediateCertificate, path[2])] {
+                switch revocationChecker.status(of: certificate, issuer: issuer, at: now) {
+                case .good: continue
+                case .notGood(let reason): return .failure(VerificationFailure(.invalidChain, "OCSP: \(reason)"))
+                case .unavailable(let reason): return .failure(VerificationFailure(.retryableVerificationFailure, "OCSP: \(reason)"))
+                }
+            }
+        }
+        let validFrom = path.map(\.notBefore).max()!, validUntil = path.map(\.notAfter).min()!
+        chainCache.store(VerifiedChainCache.Entry(leafKey: key, validFrom: validFrom, validUntil: validUntil,
+                                                  expires: now.addingTimeInterval(VerifiedChainCache.timeToLive)),
+                         leaf: leaf, intermediate: intermediate, now: now)
+        return .success(key)
+    }
+
+    private static func explain(_ failure: ChainFailure, at date: Date) -> String {
+        let names = ["leaf", "intermediate", "root"]
+        switch failure {
+        case .expired(let depth):
+            return "\(names[min(depth, 2)]) certificate expired before the effective date \(iso(date))"
+                + (depth == 0 ? "; the device should refresh its transactions" : "")
+        case .notYetValid(let depth): return "\(names[min(depth, 2)]) certificate is not yet valid at \(iso(date))"
+        case .noPathToTrustedRoot: return "no path from x5c[0] and x5c[1] to a configured root"
+        case .badSignature(let depth): return "the \(names[min(depth, 2)]) certificate's signature does not verify"
+        case .other(_, let reason, let depth): return "\(names[min(depth, 2)]) certificate: \(reason)"
+        }
+    }
+}
+
+private func iso(_ date: Date) -> String { ISO8601DateFormatter().string(from: date) }
