@@ -40,13 +40,17 @@ let package = Package(
             path: "Benchmarks/entitle-bench"
         ),
         // Helpers shared by the test targets: subprocesses, temporary folders, the conformance folder.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(
+            name: "TestSupport",
+            dependencies: ["Crypto", "JSON"],
+            path: "Tests/TestSupport",
+            exclude: ["make-chain.sh", "Fixtures-README.md"]
+        ),
         .testTarget(name: "JSONTests", dependencies: ["JSON"], path: "Tests/JSONTests"),
         .testTarget(
             name: "CryptoTests",
             dependencies: ["Crypto", "TestSupport"],
-            path: "Tests/CryptoTests",
-            exclude: ["Fixtures"]
+            path: "Tests/CryptoTests"
         ),
         .testTarget(
             name: "AppStoreTests",

@@ -3,7 +3,7 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// X.509 parsing and chain validation at a chosen time, on a chain minted by `Fixtures/make-chain.sh`
+/// X.509 parsing and chain validation at a chosen time, on a chain minted by `Tests/TestSupport/make-chain.sh`
 /// and on the certificates of Apple's library tests in `../shared/conformance`.
 final class CertificateChainTests: XCTestCase {
     private var folder: URL!
@@ -12,7 +12,7 @@ final class CertificateChainTests: XCTestCase {
     override func setUpWithError() throws {
         folder = try makeTemporaryDirectory()
         mintedAt = Date()
-        let script = packageRoot.appendingPathComponent("Tests/CryptoTests/Fixtures/make-chain.sh").path
+        let script = packageRoot.appendingPathComponent("Tests/TestSupport/make-chain.sh").path
         let result = try runProcess("/bin/sh", [script, folder.path])
         XCTAssertEqual(result.status, 0, result.stderr)
     }

@@ -115,13 +115,25 @@ public final class SignedDataVerifier: Sendable {
 
     // MARK: - The checks, in order
 
+    /// Real headers (three certificates) are about 5 KiB, whole JWS under 10 KiB.
+    static let maximumHeaderBytes = 32 * 1024
+    static let maximumInputBytes = 256 * 1024
+
     private typealias Identity = (bundleId: String?, appAppleId: Int64?, environment: String?,
                                   checksBundle: Bool, checksAppAppleId: Bool)
 
     private func verify<Model: AppStoreModel>(_ input: String, effectiveDate override: Date?, signedDateKey: String,
                                               identity: (Model) -> Identity) -> VerificationResult<Model> {
-        // Steps 1–3: format and model.
+        // Steps 1–3: format and model. Apple's JWS are a few KiB; far larger input is refused
+        // before any decoding work.
         let text = input.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard text.utf8.count <= Self.maximumInputBytes else {
+            return .invalid(VerificationFailure(.invalidJWTFormat, "the JWS exceeds \(Self.maximumInputBytes) bytes"))
+        }
+        if let dot = text.utf8.firstIndex(of: UInt8(ascii: ".")),
+           text.utf8.distance(from: text.utf8.startIndex, to: dot) > Self.maximumHeaderBytes {
+            return .invalid(VerificationFailure(.invalidJWTFormat, "the JWS header exceeds \(Self.maximumHeaderBytes) bytes"))
+        }
         let jws: CompactJWS
         do { jws = try CompactJWS(text) } catch { return .invalid(VerificationFailure(.invalidJWTFormat, error.description)) }
         let payload: Model

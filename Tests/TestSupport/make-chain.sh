@@ -8,6 +8,8 @@
 #   leaf.pem           CA:FALSE, digitalSignature, signed by intermediate, 30 days, OID 1.2.840.113635.100.6.11.1
 #   leaf.key           its key (P-256, PKCS#8)
 #   rogue-leaf.pem     same issuer name as leaf.pem, but signed by another key (rogue.key)
+#   leaf-no-oid.pem    like leaf.pem (same key) without the leaf marker OID
+#   intermediate-no-oid.pem  like intermediate.pem (same key and name) without the intermediate marker OID
 set -eu
 cd "$1"
 cat > ext.cnf <<'CNF'
@@ -22,6 +24,12 @@ keyUsage = critical, keyCertSign, cRLSign
 basicConstraints = critical, CA:FALSE
 keyUsage = critical, digitalSignature
 1.2.840.113635.100.6.11.1 = ASN1:NULL
+[plainleaf]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature
+[plainintermediate]
+basicConstraints = critical, CA:TRUE, pathlen:0
+keyUsage = critical, keyCertSign, cRLSign
 [rogueleaf]
 basicConstraints = critical, CA:FALSE
 keyUsage = critical, digitalSignature
@@ -46,4 +54,8 @@ openssl req -x509 -new -key rogue.key -subj "/CN=Entitle Test Intermediate/O=Ent
     -config ext.cnf -extensions ca -out rogue.pem 2>/dev/null
 openssl x509 -req -in leaf.csr -CA rogue.pem -CAkey rogue.key -set_serial 4 -days 30 \
     -extfile ext.cnf -extensions rogueleaf -out rogue-leaf.pem 2>/dev/null
+openssl x509 -req -in leaf.csr -CA intermediate.pem -CAkey intermediate.key -set_serial 5 -days 30 \
+    -extfile ext.cnf -extensions plainleaf -out leaf-no-oid.pem 2>/dev/null
+openssl x509 -req -in intermediate.csr -CA root.pem -CAkey root.key -set_serial 6 -days 1825 \
+    -extfile ext.cnf -extensions plainintermediate -out intermediate-no-oid.pem 2>/dev/null
 openssl x509 -in leaf.pem -outform DER -out leaf.der

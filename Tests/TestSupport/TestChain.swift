@@ -1,0 +1,44 @@
+import Crypto
+import Foundation
+import JSON
+
+/// A throwaway App Store-like chain minted by `make-chain.sh`, and JWS signed with its leaf key:
+/// the private stand-in for Apple's signing chain in verification tests.
+public final class TestChain: @unchecked Sendable {
+    public let folder: URL
+    public let mintedAt: Date
+    public let root: Certificate
+    public let otherRoot: Certificate
+    public let leafKey: P256.Signing.PrivateKey
+
+    public init() throws {
+        folder = try makeTemporaryDirectory("entitle-chain")
+        mintedAt = Date()
+        let result = try runProcess("/bin/sh", [packageRoot.appendingPathComponent("Tests/TestSupport/make-chain.sh").path, folder.path])
+        guard result.status == 0 else { throw TestHTTPClient.ClientError(description: "make-chain.sh failed: \(result.stderr)") }
+        root = try Certificate.load(contentsOf: folder.appendingPathComponent("root.pem").path)[0]
+        otherRoot = try Certificate.load(contentsOf: folder.appendingPathComponent("other-root.pem").path)[0]
+        leafKey = try P256.Signing.PrivateKey(pemRepresentation: String(contentsOf: folder.appendingPathComponent("leaf.key"),
+                                                                         encoding: .utf8))
+    }
+
+    deinit { try? FileManager.default.removeItem(at: folder) }
+
+    /// Standard base64 of a certificate file's DER, as it appears in `x5c`.
+    public func x5c(_ name: String) throws -> String {
+        Base64.encode(try Certificate.load(contentsOf: folder.appendingPathComponent(name).path)[0].derRepresentation)
+    }
+
+    /// The usual header: ES256 and x5c = [leaf, intermediate, root].
+    public func header() throws -> JSONObject {
+        ["alg": "ES256", "x5c": .array([.string(try x5c("leaf.pem")), .string(try x5c("intermediate.pem")), .string(try x5c("root.pem"))])]
+    }
+
+    /// A compact JWS over `payload`, signed by `key` (the leaf's by default).
+    public func sign(_ payload: JSONObject, header: JSONObject? = nil, key: P256.Signing.PrivateKey? = nil) throws -> String {
+        try JWSSigner.sign(header: header ?? self.header(), payload: payload, with: key ?? leafKey)
+    }
+
+    /// Milliseconds since 1970 for a date.
+    public static func milliseconds(_ date: Date) -> Int64 { Int64(date.timeIntervalSince1970 * 1000) }
+}
