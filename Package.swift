@@ -27,12 +27,20 @@ let package = Package(
             ],
             linkerSettings: [.linkedLibrary("crypto")]
         ),
+        .systemLibrary(
+            name: "CCurl",
+            path: "Sources/CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        .target(name: "CCurlShims", dependencies: ["CCurl"], path: "Sources/CCurlShims", linkerSettings: [.linkedLibrary("curl")]),
+        .target(name: "HTTPClient", dependencies: ["CCurl", "CCurlShims"], path: "Sources/HTTPClient"),
         .target(name: "JSON", path: "Sources/JSON"),
         .target(name: "Crypto", dependencies: ["COpenSSL", "CShims", "JSON"], path: "Sources/Crypto"),
         .target(name: "AppStore", dependencies: ["Crypto", "JSON"], path: "Sources/AppStore"),
         .target(name: "CLinux", path: "Sources/CLinux"),
         .target(name: "HTTP", dependencies: ["CLinux"], path: "Sources/HTTP"),
-        .target(name: "Server", dependencies: ["HTTP", "AppStore", "Crypto", "JSON"], path: "Sources/Server"),
+        .target(name: "Server", dependencies: ["HTTP", "HTTPClient", "AppStore", "Crypto", "JSON"], path: "Sources/Server"),
         .executableTarget(name: "entitle", dependencies: ["Server", "Crypto", "JSON"], path: "Sources/entitle"),
         .executableTarget(
             name: "entitle-bench",

@@ -1,6 +1,7 @@
 #include "CShims.h"
 #include <openssl/ec.h>
 #include <openssl/crypto.h>
+#include <openssl/x509v3.h>
 
 EVP_PKEY *entitle_generate_p256_key(void) { return EVP_EC_gen("P-256"); }
 
@@ -22,4 +23,12 @@ void entitle_x509_stack_free_all(STACK_OF(X509) *stack) { sk_X509_pop_free(stack
 
 int entitle_x509_name_print_rfc2253(BIO *bio, const X509_NAME *name) {
     return X509_NAME_print_ex(bio, name, 0, XN_FLAG_RFC2253);
+}
+
+char *entitle_ocsp_responder_url(X509 *certificate) {
+    STACK_OF(OPENSSL_STRING) *urls = X509_get1_ocsp(certificate);
+    char *first = NULL;
+    if (urls != NULL && sk_OPENSSL_STRING_num(urls) > 0) first = OPENSSL_strdup(sk_OPENSSL_STRING_value(urls, 0));
+    X509_email_free(urls);
+    return first;
 }

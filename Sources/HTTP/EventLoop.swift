@@ -57,6 +57,7 @@ final class EventLoop: @unchecked Sendable {
 
     deinit {
         readBuffer.deallocate()
+        if listenFD >= 0 { close(listenFD) }  // a server that was never started
         close(epollFD)
         close(wakeFD)
     }

@@ -1,3 +1,4 @@
+import AppStore
 import Foundation
 import HTTP
 import JSON
@@ -8,17 +9,26 @@ public final class EntitleServer: Sendable {
     public let configuration: EntitleConfiguration
     public let metrics: Metrics
     public let logger: Logger
+    public let verification: [String: VerificationService]
     private let router: Router
     private let httpServer: HTTPServer
 
     /// `logOutput` is the file descriptor for JSON log lines (standard output by default; nil discards).
-    public init(configuration: EntitleConfiguration, logOutput: Int32? = 1) throws {
+    public init(configuration: EntitleConfiguration, logOutput: Int32? = 1,
+                revocationChecker: (any RevocationChecker)? = nil) throws {
         self.configuration = configuration
         let loops = configuration.server.eventLoops > 0 ? configuration.server.eventLoops
             : max(1, ProcessInfo.processInfo.activeProcessorCount)
         metrics = Metrics(loops: loops)
         logger = Logger(loops: loops, metrics: metrics, output: logOutput)
-        router = Self.makeRouter(configuration: configuration, metrics: metrics)
+        let needsOCSP = configuration.apps.contains { $0.verification.onlineChecks }
+        let checker = revocationChecker ?? (needsOCSP ? OCSPRevocationChecker() : nil)
+        var verification: [String: VerificationService] = [:]
+        for app in configuration.apps {
+            verification[app.id] = try VerificationService(app: app, revocationChecker: checker)
+        }
+        self.verification = verification
+        router = Self.makeRouter(configuration: configuration, verification: verification, metrics: metrics)
 
         var http = HTTPServerConfiguration()
         http.host = configuration.server.host
@@ -57,14 +67,17 @@ public final class EntitleServer: Sendable {
 
     // MARK: - Routes
 
-    static func makeRouter(configuration: EntitleConfiguration, metrics: Metrics) -> Router {
-        let offers = OfferHandlers(authenticator: APIKeyAuthenticator(apps: configuration.apps),
+    static func makeRouter(configuration: EntitleConfiguration, verification: [String: VerificationService],
+                           metrics: Metrics) -> Router {
+        let authenticator = APIKeyAuthenticator(apps: configuration.apps)
+        let verify = VerifyHandler(authenticator: authenticator, services: verification, metrics: metrics)
+        let offers = OfferHandlers(authenticator: authenticator,
                                    services: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.id, OfferService(app: $0)) }),
                                    metrics: metrics)
         var router = Router()
         router.add("GET", "/healthz") { $0.respond(.json(200, Array(#"{"status":"ok"}"#.utf8))) }
         router.add("GET", "/readyz") { context in
-            context.respond(.json(200, readiness(configuration)))
+            context.respond(.json(200, readiness(configuration, verification: verification)))
         }
         router.add("GET", "/metrics") { context in
             context.respond(HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
@@ -73,6 +86,7 @@ public final class EntitleServer: Sendable {
         router.add("POST", "/v1/promotional-offers/sign") { context in
             context.respond(answer { () throws(ServiceError) in try offers.signPromotionalOffer(context.request) })
         }
+        router.add("POST", "/v1/verify") { verify.handle($0) }
         router.add("POST", "/v1/introductory-offers/eligibility") { context in
             context.respond(answer { () throws(ServiceError) in try offers.introductoryOfferEligibility(context.request) })
         }
@@ -84,10 +98,20 @@ public final class EntitleServer: Sendable {
     }
 
     /// Ready when every app's signing key is loaded (the configuration guarantees it at start-up).
-    /// Storage joins these checks when it exists.
-    private static func readiness(_ configuration: EntitleConfiguration) -> JSONValue {
-        .object(["status": "ready",
-                 "checks": .object(["signingKeys": .string("\(configuration.apps.count) loaded")])])
+    /// Missing Apple roots are reported (verification then answers 503) without failing readiness,
+    /// so offer signing keeps being served. Storage joins these checks when it exists.
+    private static func readiness(_ configuration: EntitleConfiguration,
+                                  verification: [String: VerificationService]) -> JSONValue {
+        var roots = JSONObject()
+        for app in configuration.apps {
+            let names = app.verification.rootCertificates.map { AppleRootCertificates.appleRootName(of: $0) ?? "private root" }
+            roots[app.id] = .string(verification[app.id]?.isMissingRoots == true
+                ? "no Apple root configured: verification answers 503 (run entitle fetch-apple-roots)"
+                : names.isEmpty ? "not needed" : names.joined(separator: ", "))
+        }
+        return .object(["status": "ready",
+                        "checks": .object(["signingKeys": .string("\(configuration.apps.count) loaded"),
+                                           "rootCertificates": .object(roots)])])
     }
 }
 

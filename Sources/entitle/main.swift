@@ -6,6 +6,7 @@ let usage = """
     usage:
       \(ServeCommand.usage)
       \(SignOfferCommand.usage)
+      \(VerifyCommand.usage)
       \(CheckConfigCommand.usage)
       \(KeygenCommand.usage)
     exit status: 0 success, 1 the operation failed, 2 usage or configuration error
@@ -20,6 +21,7 @@ do {
     switch command {
     case "serve": status = try ServeCommand.run(rest)
     case "sign-offer": status = try SignOfferCommand.run(rest)
+    case "verify": status = try VerifyCommand.run(rest)
     case "check-config": status = try CheckConfigCommand.run(rest)
     case "keygen": status = try KeygenCommand.run(rest)
     case "help", "--help", "-h":

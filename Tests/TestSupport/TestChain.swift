@@ -11,10 +11,13 @@ public final class TestChain: @unchecked Sendable {
     public let otherRoot: Certificate
     public let leafKey: P256.Signing.PrivateKey
 
-    public init() throws {
+    /// With `ocspURLs` (leaf's responder, intermediate's responder) the certificates name them.
+    public init(ocspURLs: (leaf: String, intermediate: String)? = nil) throws {
         folder = try makeTemporaryDirectory("entitle-chain")
         mintedAt = Date()
-        let result = try runProcess("/bin/sh", [packageRoot.appendingPathComponent("Tests/TestSupport/make-chain.sh").path, folder.path])
+        var arguments = [packageRoot.appendingPathComponent("Tests/TestSupport/make-chain.sh").path, folder.path]
+        if let ocspURLs { arguments += [ocspURLs.leaf, ocspURLs.intermediate] }
+        let result = try runProcess("/bin/sh", arguments)
         guard result.status == 0 else { throw TestHTTPClient.ClientError(description: "make-chain.sh failed: \(result.stderr)") }
         root = try Certificate.load(contentsOf: folder.appendingPathComponent("root.pem").path)[0]
         otherRoot = try Certificate.load(contentsOf: folder.appendingPathComponent("other-root.pem").path)[0]

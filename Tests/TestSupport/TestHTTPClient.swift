@@ -104,3 +104,21 @@ public func rawRequest(_ method: String, _ path: String, headers: [String] = [],
     if let body { lines.append("Content-Length: \(body.utf8.count)") }
     return lines.joined(separator: "\r\n") + "\r\n\r\n" + (body ?? "")
 }
+
+/// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, read back, closed).
+public func freeLoopbackPort() -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = 0
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Int32 in
+            _ = bind(fd, pointer, length)
+            return getsockname(fd, pointer, &length)
+        }
+    }
+    return Int(UInt16(bigEndian: address.sin_port))
+}

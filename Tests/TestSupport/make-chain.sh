@@ -1,6 +1,8 @@
 #!/bin/sh
-# make-chain.sh OUTDIR — mints a throwaway P-256 chain for the X.509 tests, fresh on every run
-# (nothing secret is committed). Each certificate carries Apple's marker OID where Apple puts it.
+# make-chain.sh OUTDIR [LEAF_OCSP_URL INTERMEDIATE_OCSP_URL] — mints a throwaway P-256 chain for
+# the X.509 tests, fresh on every run (nothing secret is committed). Each certificate carries
+# Apple's marker OID where Apple puts it; with the URLs, leaf and intermediate also name an OCSP
+# responder in their Authority Information Access, as Apple's do.
 #
 #   root.pem           self-signed CA, 10 years
 #   other-root.pem     an unrelated self-signed CA (the "wrong root")
@@ -12,7 +14,13 @@
 #   intermediate-no-oid.pem  like intermediate.pem (same key and name) without the intermediate marker OID
 set -eu
 cd "$1"
-cat > ext.cnf <<'CNF'
+LEAF_AIA=""
+INTERMEDIATE_AIA=""
+if [ $# -ge 3 ]; then
+    LEAF_AIA="authorityInfoAccess = OCSP;URI:$2"
+    INTERMEDIATE_AIA="authorityInfoAccess = OCSP;URI:$3"
+fi
+cat > ext.cnf <<CNF
 [ca]
 basicConstraints = critical, CA:TRUE
 keyUsage = critical, keyCertSign, cRLSign
@@ -20,10 +28,12 @@ keyUsage = critical, keyCertSign, cRLSign
 basicConstraints = critical, CA:TRUE, pathlen:0
 keyUsage = critical, keyCertSign, cRLSign
 1.2.840.113635.100.6.2.1 = ASN1:NULL
+$INTERMEDIATE_AIA
 [leaf]
 basicConstraints = critical, CA:FALSE
 keyUsage = critical, digitalSignature
 1.2.840.113635.100.6.11.1 = ASN1:NULL
+$LEAF_AIA
 [plainleaf]
 basicConstraints = critical, CA:FALSE
 keyUsage = critical, digitalSignature

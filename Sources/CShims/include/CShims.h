@@ -30,4 +30,8 @@ void entitle_x509_stack_free_all(STACK_OF(X509) *stack);
 /// Writes `name` to `bio` in RFC 2253 form (`XN_FLAG_RFC2253` is a macro). Returns the length or -1.
 int entitle_x509_name_print_rfc2253(BIO *bio, const X509_NAME *name);
 
+/// The first OCSP responder URL of the certificate's Authority Information Access, or NULL.
+/// Free with `entitle_openssl_free`.
+char *entitle_ocsp_responder_url(X509 *certificate);
+
 #endif

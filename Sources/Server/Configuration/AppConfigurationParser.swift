@@ -40,15 +40,15 @@ enum AppConfigurationParser {
                                      reader: &reader)
         let offers = parseOffers(reader.object(object, "offers", path: path), products: products,
                                  path: "\(path).offers", reader: &reader)
-        checkVerification(reader.object(object, "verification", path: path), path: "\(path).verification",
-                          reader: &reader)
+        let verification = VerificationSettingsParser.parse(reader.object(object, "verification", path: path),
+                                                            path: "\(path).verification", folder: folder, reader: &reader)
         checkServerAPI(reader.object(object, "appStoreServerAPI", path: path), path: "\(path).appStoreServerAPI",
                        reader: &reader)
         let billingRetryGrantsAccess = reader.bool(object, "billingRetryGrantsAccess", path: path) ?? false
         guard let id, let bundleId, let signingKey else { return nil }
         return AppConfiguration(id: id, bundleId: bundleId, appAppleId: appAppleId, environments: environments,
                                 signingKey: signingKey, apiKeys: apiKeys, products: products, offers: offers,
-                                billingRetryGrantsAccess: billingRetryGrantsAccess)
+                                billingRetryGrantsAccess: billingRetryGrantsAccess, verification: verification)
     }
 
     static func isValidBundleId(_ value: String) -> Bool {
@@ -169,15 +169,6 @@ enum AppConfigurationParser {
             offers[offerId] = OfferConfiguration(productId: productId, offerIdentifier: identifier, eligibility: rule)
         }
         return offers
-    }
-
-    /// Checked now so the file format is settled; the verifier uses these settings.
-    private static func checkVerification(_ object: JSONObject?, path: String, reader: inout ConfigurationReader) {
-        guard let object else { return }
-        reader.checkMembers(object, allowed: ["onlineChecks", "rootCertificates", "allowPrivateRoots"], path: path)
-        _ = reader.bool(object, "onlineChecks", path: path)
-        _ = reader.stringArray(object, "rootCertificates", path: path)
-        _ = reader.bool(object, "allowPrivateRoots", path: path)
     }
 
     private static func checkServerAPI(_ object: JSONObject?, path: String, reader: inout ConfigurationReader) {

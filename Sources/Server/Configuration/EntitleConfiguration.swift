@@ -43,6 +43,19 @@ public struct AppConfiguration: Sendable {
     public var products: [String: ProductConfiguration]
     public var offers: [String: OfferConfiguration]
     public var billingRetryGrantsAccess: Bool
+    public var verification: VerificationSettings
+}
+
+/// How the app's signed data is verified (APPSTORE.md §3).
+public struct VerificationSettings: Sendable {
+    /// Effective date = now plus OCSP, instead of each payload's signing date.
+    public var onlineChecks = false
+    /// The trust anchors, loaded and checked at start-up.
+    public var rootCertificates: [Certificate] = []
+    /// Where they came from (for check-config and readyz).
+    public var rootFiles: [String] = []
+    /// Accept roots that are not Apple's (private test chains).
+    public var allowPrivateRoots = false
 }
 
 public struct SigningKeyConfiguration: Sendable {

@@ -51,6 +51,7 @@ extension HTTPResponse {
     static func error(_ error: ServiceError) -> HTTPResponse {
         var headers: [(name: String, value: String)] = []
         if error.status == 401 { headers.append(("WWW-Authenticate", "Bearer")) }
+        if error.status == 503 { headers.append(("Retry-After", "10")) }
         return .json(error.status, error.body, headers: headers)
     }
 }

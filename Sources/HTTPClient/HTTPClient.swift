@@ -1,0 +1,157 @@
+import CCurl
+import CCurlShims
+import Foundation
+import Synchronization
+
+/// A request for `HTTPClient`.
+public struct HTTPClientRequest: Sendable {
+    public var method: String
+    public var url: String
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]?
+
+    public init(method: String = "GET", url: String, headers: [(name: String, value: String)] = [], body: [UInt8]? = nil) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+    }
+}
+
+public struct HTTPClientResponse: Sendable {
+    public let status: Int
+    public let body: [UInt8]
+}
+
+/// Why a request got no HTTP answer: the network-level failures a caller may retry.
+public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
+    public enum Kind: Sendable { case timeout, connection, tls, responseTooLarge, other }
+    public let kind: Kind
+    public let message: String
+    public var description: String { message }
+}
+
+/// HTTP over libcurl, blocking: callers run it off the event loops (or use `send(_:) async`).
+///
+/// Easy handles are pooled so connections (and TLS sessions) are reused; HTTP/2 is used where
+/// the server offers it; TLS verification is always on, with an optional extra CA file for
+/// private test CAs. Every transfer has a connect timeout, a total timeout and a response cap.
+public final class HTTPClient: Sendable {
+    public struct Configuration: Sendable {
+        public var connectTimeout: Double = 10
+        public var totalTimeout: Double = 30
+        public var maxResponseBytes = 1 << 20
+        /// A PEM bundle to trust instead of the system's (local stand-ins in tests).
+        public var caFile: String?
+        public init() {}
+    }
+
+    public let configuration: Configuration
+    private let idle = Mutex<[EasyHandle]>([])
+
+    public init(configuration: Configuration = Configuration()) {
+        HTTPClient.globalInit
+        self.configuration = configuration
+    }
+
+    /// libcurl's process-wide initialisation, done once before the first handle.
+    private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
+
+    public func send(_ request: HTTPClientRequest) throws(HTTPClientError) -> HTTPClientResponse {
+        let handle = idle.withLock { $0.popLast() } ?? EasyHandle()
+        defer { idle.withLock { if $0.count < 8 { $0.append(handle) } } }
+        return try handle.perform(request, configuration: configuration)
+    }
+
+    /// The same, on a thread of Dispatch's pool so Swift's cooperative threads never block.
+    public func send(_ request: HTTPClientRequest) async throws -> HTTPClientResponse {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                do { continuation.resume(returning: try self.send(request)) } catch { continuation.resume(throwing: error) }
+            }
+        }
+    }
+}
+
+/// One `CURL *`, used by one transfer at a time.
+private final class EasyHandle: @unchecked Sendable {
+    let raw: UnsafeMutableRawPointer
+
+    init() { raw = curl_easy_init() }
+
+    deinit { curl_easy_cleanup(raw) }
+
+    func perform(_ request: HTTPClientRequest, configuration: HTTPClient.Configuration) throws(HTTPClientError) -> HTTPClientResponse {
+        curl_easy_reset(raw)
+        let sink = ResponseSink(limit: configuration.maxResponseBytes)
+        var headerList: UnsafeMutablePointer<curl_slist>?
+        defer { curl_slist_free_all(headerList) }
+        for (name, value) in request.headers { headerList = curl_slist_append(headerList, "\(name): \(value)") }
+        // Without this libcurl sends "Expect: 100-continue" for larger bodies and waits.
+        headerList = curl_slist_append(headerList, "Expect:")
+
+        set(CURLOPT_URL, request.url)
+        set(CURLOPT_NOSIGNAL, 1)
+        set(CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout * 1000))
+        set(CURLOPT_TIMEOUT_MS, Int(configuration.totalTimeout * 1000))
+        set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
+        set(CURLOPT_SSL_VERIFYPEER, 1)
+        set(CURLOPT_SSL_VERIFYHOST, 2)
+        set(CURLOPT_PROTOCOLS_STR, "http,https")
+        set(CURLOPT_MAXFILESIZE, configuration.maxResponseBytes)
+        if let caFile = configuration.caFile { set(CURLOPT_CAINFO, caFile) }
+        _ = entitle_curl_set_pointer(raw, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headerList))
+        _ = entitle_curl_set_write_callback(raw) { data, size, count, context in
+            let sink = Unmanaged<ResponseSink>.fromOpaque(context!).takeUnretainedValue()
+            return sink.append(UnsafeRawBufferPointer(start: data, count: size * count)) ? size * count : 0
+        }
+        let unmanaged = Unmanaged.passRetained(sink)
+        defer { unmanaged.release() }
+        _ = entitle_curl_set_pointer(raw, CURLOPT_WRITEDATA, unmanaged.toOpaque())
+
+        let code: CURLcode = (request.body ?? []).withUnsafeBytes { body in
+            if request.method == "POST" || request.body != nil {
+                set(CURLOPT_POST, 1)
+                _ = entitle_curl_set_pointer(raw, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: body.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
+                _ = entitle_curl_set_size(raw, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
+            }
+            if request.method != "GET" && request.method != "POST" { set(CURLOPT_CUSTOMREQUEST, request.method) }
+            return curl_easy_perform(raw)
+        }
+        guard code == CURLE_OK else { throw Self.error(code, sink: sink, url: request.url) }
+        return HTTPClientResponse(status: entitle_curl_response_code(raw), body: sink.bytes)
+    }
+
+    private func set(_ option: CURLoption, _ value: Int) { _ = entitle_curl_set_long(raw, option, value) }
+    private func set(_ option: CURLoption, _ value: String) { _ = entitle_curl_set_string(raw, option, value) }
+
+    private static func error(_ code: CURLcode, sink: ResponseSink, url: String) -> HTTPClientError {
+        let message = String(cString: curl_easy_strerror(code))
+        let host = URL(string: url)?.host ?? url
+        switch code {
+        case CURLE_OPERATION_TIMEDOUT: return HTTPClientError(kind: .timeout, message: "\(host): timed out")
+        case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING:
+            return HTTPClientError(kind: .connection, message: "\(host): \(message)")
+        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE:
+            return HTTPClientError(kind: .tls, message: "\(host): TLS: \(message)")
+        case CURLE_WRITE_ERROR where sink.overflowed, CURLE_FILESIZE_EXCEEDED:
+            return HTTPClientError(kind: .responseTooLarge, message: "\(host): response larger than the limit")
+        default: return HTTPClientError(kind: .other, message: "\(host): \(message)")
+        }
+    }
+}
+
+/// Collects the response body up to a limit.
+private final class ResponseSink: @unchecked Sendable {
+    private(set) var bytes: [UInt8] = []
+    private(set) var overflowed = false
+    let limit: Int
+
+    init(limit: Int) { self.limit = limit }
+
+    func append(_ chunk: UnsafeRawBufferPointer) -> Bool {
+        guard bytes.count + chunk.count <= limit else { overflowed = true; return false }
+        bytes.append(contentsOf: chunk)
+        return true
+    }
+}

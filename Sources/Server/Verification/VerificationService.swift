@@ -1,0 +1,131 @@
+import AppStore
+import Crypto
+import Foundation
+import JSON
+
+/// The outcome of verifying one signed item for an app: the kind, the environment whose
+/// verifier decided, and either the decoded payload or the failure.
+public struct VerificationOutcome: Sendable {
+    public let kind: SignedPayloadKind
+    public let environment: String?
+    public let result: VerificationResult<JSONObject>
+
+    /// `{"kind", "status", "environment", "payload"}` as `entitle verify` prints it.
+    public var summary: JSONObject {
+        var object: JSONObject = ["kind": .string(kind.rawValue), "status": .string(result.statusName)]
+        if let environment { object["environment"] = .string(environment) }
+        if let payload = result.payload { object["payload"] = .object(payload) }
+        if let failure = result.failure { object["reason"] = .string(failure.reason) }
+        return object
+    }
+}
+
+/// One verifier per enabled environment of an app (P-06). The environment a payload claims picks
+/// the verifier, which then checks everything, including that claim.
+public final class VerificationService: Sendable {
+    public let app: AppConfiguration
+    public let verifiers: [String: SignedDataVerifier]
+
+    public enum SetupError: Error, CustomStringConvertible {
+        case verifier(environment: String, SignedDataVerifier.ConfigurationError)
+        public var description: String {
+            switch self {
+            case .verifier(let environment, let error): "\(environment) verifier: \(error)"
+            }
+        }
+    }
+
+    /// Environments that need roots get a verifier only when roots are configured; without them
+    /// verification of that environment answers that no root is configured.
+    public init(app: AppConfiguration, revocationChecker: (any RevocationChecker)? = nil,
+                clock: @escaping @Sendable () -> Date = { Date() }) throws {
+        self.app = app
+        var verifiers: [String: SignedDataVerifier] = [:]
+        let cache = VerifiedChainCache()
+        for name in app.environments {
+            let environment = AppStoreEnvironment(rawValue: name)
+            let unsigned = environment == .xcode || environment == .localTesting
+            guard unsigned || !app.verification.rootCertificates.isEmpty else { continue }
+            let configuration = SignedDataVerifier.Configuration(
+                rootCertificates: unsigned ? [] : app.verification.rootCertificates, bundleId: app.bundleId,
+                appAppleId: app.appAppleId, environment: environment,
+                onlineChecks: !unsigned && app.verification.onlineChecks)
+            do {
+                verifiers[name] = try SignedDataVerifier(configuration, revocationChecker: revocationChecker,
+                                                         chainCache: cache, clock: clock)
+            } catch let error as SignedDataVerifier.ConfigurationError {
+                throw SetupError.verifier(environment: name, error)
+            }
+        }
+        self.verifiers = verifiers
+    }
+
+    /// True when some environment that needs Apple's roots has none.
+    public var isMissingRoots: Bool {
+        app.environments.contains { ($0 == "Production" || $0 == "Sandbox") && verifiers[$0] == nil }
+    }
+
+    /// Verifies `jws` as `kind` with the verifier of `environment`, or of the environment the
+    /// payload claims when nil. `effectiveDate` overrides the app's policy (re-verification, CLI).
+    public func verify(_ jws: String, kind: SignedPayloadKind, environment: String? = nil,
+                       effectiveDate: Date? = nil) -> VerificationOutcome {
+        let chosen = environment ?? Self.claimedEnvironment(jws, kind: kind)
+        guard let name = chosen else {
+            return VerificationOutcome(kind: kind, environment: nil,
+                                       result: .invalid(VerificationFailure(.invalidJWTFormat, "the payload names no environment")))
+        }
+        guard app.environments.contains(name) else {
+            return VerificationOutcome(kind: kind, environment: name, result: .invalid(VerificationFailure(
+                .invalidEnvironment, "environment \(name) is not enabled for app \(app.id)")))
+        }
+        guard let verifier = verifiers[name] else {
+            // A deployment problem, not bad data: retryable, so the App Store redelivers once fixed.
+            return VerificationOutcome(kind: kind, environment: name, result: .invalid(VerificationFailure(
+                .retryableVerificationFailure, "no trusted root certificate is configured (run entitle fetch-apple-roots)")))
+        }
+        return VerificationOutcome(kind: kind, environment: name,
+                                   result: Self.run(verifier, jws, kind: kind, effectiveDate: effectiveDate))
+    }
+
+    private static func run(_ verifier: SignedDataVerifier, _ jws: String, kind: SignedPayloadKind,
+                            effectiveDate: Date?) -> VerificationResult<JSONObject> {
+        func known<Model: AppStoreModel>(_ result: VerificationResult<Model>) -> VerificationResult<JSONObject> {
+            switch result {
+            case .valid(let payload): .valid(payload.knownJSON)
+            case .invalid(let failure): .invalid(failure)
+            }
+        }
+        switch kind {
+        case .transaction: return known(verifier.verifyTransaction(jws, effectiveDate: effectiveDate))
+        case .renewalInfo: return known(verifier.verifyRenewalInfo(jws, effectiveDate: effectiveDate))
+        case .notification: return known(verifier.verifyNotification(jws, effectiveDate: effectiveDate))
+        case .appTransaction: return known(verifier.verifyAppTransaction(jws, effectiveDate: effectiveDate))
+        case .realtimeRequest: return known(verifier.verifyRealtimeRequest(jws, effectiveDate: effectiveDate))
+        }
+    }
+
+    /// The environment the (not yet trusted) payload claims, used only to pick a verifier.
+    static func claimedEnvironment(_ jws: String, kind: SignedPayloadKind) -> String? {
+        guard let payload = try? CompactJWS(jws.trimmingCharacters(in: .whitespacesAndNewlines)).payload else { return nil }
+        switch kind {
+        case .notification:
+            return (try? ResponseBodyV2DecodedPayload(decoding: payload))?.identity.environment
+        case .appTransaction:
+            return payload["receiptType"]?.stringValue
+        case .transaction, .renewalInfo, .realtimeRequest:
+            return payload["environment"]?.stringValue
+        }
+    }
+
+    /// The kind a payload looks like (for the CLI when no `--kind` is given; the HTTP API never guesses).
+    public static func detectKind(_ jws: String) -> SignedPayloadKind? {
+        guard let payload = try? CompactJWS(jws.trimmingCharacters(in: .whitespacesAndNewlines)).payload else { return nil }
+        if payload["notificationType"] != nil { return .notification }
+        if payload["receiptType"] != nil { return .appTransaction }
+        if payload["userLocale"] != nil && payload["requestIdentifier"] != nil { return .realtimeRequest }
+        if payload["transactionId"] == nil && (payload["autoRenewStatus"] != nil || payload["autoRenewProductId"] != nil) {
+            return .renewalInfo
+        }
+        return .transaction
+    }
+}
