@@ -41,7 +41,7 @@ let package = Package(
         .target(name: "CLinux", path: "Sources/CLinux"),
         .target(name: "HTTP", dependencies: ["CLinux"], path: "Sources/HTTP"),
         .target(name: "Server", dependencies: ["HTTP", "HTTPClient", "AppStore", "Crypto", "JSON"], path: "Sources/Server"),
-        .executableTarget(name: "entitle", dependencies: ["Server", "Crypto", "JSON"], path: "Sources/entitle"),
+        .executableTarget(name: "entitle", dependencies: ["Server", "AppStore", "Crypto", "HTTPClient", "JSON"], path: "Sources/entitle"),
         .executableTarget(
             name: "entitle-bench",
             dependencies: ["AppStore", "Crypto", "JSON", "HTTP", "Server"],

@@ -9,6 +9,7 @@ let usage = """
       \(VerifyCommand.usage)
       \(CheckConfigCommand.usage)
       \(KeygenCommand.usage)
+      \(FetchAppleRootsCommand.usage)
     exit status: 0 success, 1 the operation failed, 2 usage or configuration error
     """
 
@@ -24,6 +25,7 @@ do {
     case "verify": status = try VerifyCommand.run(rest)
     case "check-config": status = try CheckConfigCommand.run(rest)
     case "keygen": status = try KeygenCommand.run(rest)
+    case "fetch-apple-roots": status = try FetchAppleRootsCommand.run(rest)
     case "help", "--help", "-h":
         Output.line(usage)
         status = 0
