@@ -1,4 +1,5 @@
 import AppStore
+import Foundation
 import Crypto
 import Foundation
 import HTTP
@@ -99,8 +100,44 @@ let benchmarks: [(String, () throws -> Void)] = [
     }),
 ]
 
+// Verification, on the bench-peer fixture (the same signed transaction the Python peer verifies)
+// and, per payload kind, on real Apple-signed data from the conformance folder, when present.
+let shared = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared")
+var verifyBenchmarks: [(String, () throws -> Void)] = []
+if let body = FileManager.default.contents(atPath: shared.appendingPathComponent("bench-peer/fixtures/verify-body.json").path),
+   let jws = try JSONParser.parse([UInt8](body))["signedTransaction"]?.stringValue {
+    let root = try Certificate.load(contentsOf: shared.appendingPathComponent("bench-peer/fixtures/verify-root.der").path)
+    let configuration = SignedDataVerifier.Configuration(rootCertificates: root, bundleId: "com.example.entitle.bench",
+                                                         appAppleId: nil, environment: .sandbox, onlineChecks: false)
+    let warm = try SignedDataVerifier(configuration)
+    let cold = try SignedDataVerifier(configuration, chainCache: VerifiedChainCache(capacity: 0))
+    verifyBenchmarks.append(("verify.transaction.warm", { guard warm.verifyTransaction(jws).payload != nil else { fatalError("invalid") } }))
+    verifyBenchmarks.append(("verify.transaction.cold", { guard cold.verifyTransaction(jws).payload != nil else { fatalError("invalid") } }))
+    // The parts of a cold verification, to see where its time goes.
+    let x5c = try CompactJWS(jws).header["x5c"]!.arrayValue!.map { try Base64.decode($0.stringValue!) }
+    let chainVerifier = try CertificateChainVerifier(trustedRoots: root)
+    let leaf = try Certificate(derEncoded: x5c[0]), intermediate = try Certificate(derEncoded: x5c[1])
+    verifyBenchmarks.append(("x509.parse", { _ = try Certificate(derEncoded: x5c[0]) }))
+    verifyBenchmarks.append(("x509.chain", {
+        guard case .valid = chainVerifier.verify(leaf: leaf, intermediates: [intermediate], at: Date(timeIntervalSince1970: 1_795_959_125)) else { fatalError("chain") }
+    }))
+}
+let realFolder = shared.appendingPathComponent("conformance/real-appstore")
+if let g3 = try? Certificate.load(contentsOf: shared.appendingPathComponent("conformance/roots/AppleRootCA-G3.cer").path),
+   let notification = try? String(contentsOf: realFolder.appendingPathComponent("session-00-notification-DID_RENEW.jws"), encoding: .utf8),
+   let renewal = try? String(contentsOf: realFolder.appendingPathComponent("session-02-renewalinfo.jws"), encoding: .utf8) {
+    let configuration = SignedDataVerifier.Configuration(rootCertificates: g3, bundleId: "com.loki-project.loki-messenger",
+                                                         appAppleId: nil, environment: .sandbox, onlineChecks: false)
+    let warm = try SignedDataVerifier(configuration)
+    let cold = try SignedDataVerifier(configuration, chainCache: VerifiedChainCache(capacity: 0))
+    verifyBenchmarks.append(("verify.notification.warm", { guard warm.verifyNotification(notification).payload != nil else { fatalError("invalid") } }))
+    verifyBenchmarks.append(("verify.renewal-info.warm", { guard warm.verifyRenewalInfo(renewal).payload != nil else { fatalError("invalid") } }))
+    verifyBenchmarks.append(("verify.notification.cold.apple-chain", { guard cold.verifyNotification(notification).payload != nil else { fatalError("invalid") } }))
+}
+
 var results: [Measurement] = []
-for (name, operation) in benchmarks where filter.map({ name.contains($0) }) ?? true {
+for (name, operation) in benchmarks + verifyBenchmarks where filter.map({ name.contains($0) }) ?? true {
     let result = try measure(name, seconds: seconds, operation)
     results.append(result)
     let line: JSONValue = .object(["name": .string(name), "value": .double((result.operationsPerSecond * 10).rounded() / 10),

@@ -62,8 +62,18 @@ public enum Base64 {
         return table
     }
 
-    private static func decode<C: Collection<UInt8>>(_ characters: C, table: [UInt8]) throws(CryptoError) -> [UInt8]
-    where C.Index == Int {
+    private static func decode(_ characters: [UInt8], table: [UInt8]) throws(CryptoError) -> [UInt8] {
+        try decode(characters[...], table: table)
+    }
+
+    private static func decode(_ characters: ArraySlice<UInt8>, table: [UInt8]) throws(CryptoError) -> [UInt8] {
+        try characters.withUnsafeBufferPointer { buffer throws(CryptoError) in
+            try table.withUnsafeBufferPointer { table throws(CryptoError) in try decode(buffer, table: table) }
+        }
+    }
+
+    private static func decode(_ characters: UnsafeBufferPointer<UInt8>,
+                               table: UnsafeBufferPointer<UInt8>) throws(CryptoError) -> [UInt8] {
         var end = characters.endIndex
         var padding = 0
         while end > characters.startIndex, characters[end - 1] == UInt8(ascii: "=") { end -= 1; padding += 1 }
@@ -73,7 +83,7 @@ public enum Base64 {
         if padding > 0 && (count + padding) % 4 != 0 { throw CryptoError.invalidBase64("wrong padding") }
 
         var output: [UInt8] = []
-        output.reserveCapacity(count * 3 / 4)
+        output.reserveCapacity(count * 3 / 4 + 1)
         var accumulator: UInt32 = 0
         var bits = 0
         var index = characters.startIndex

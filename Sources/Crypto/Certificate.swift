@@ -107,9 +107,13 @@ public final class Certificate: @unchecked Sendable, Equatable, CustomStringConv
         return output
     }
 
-    /// The key as a P-256 verification key, or nil when it is another algorithm or curve.
+    /// The key as a P-256 verification key, or nil when it is another algorithm or curve. It shares
+    /// the key OpenSSL decoded with the certificate (decoding it again costs more than a verify).
     public var p256PublicKey: P256.Signing.PublicKey? {
-        try? P256.Signing.PublicKey(derRepresentation: publicKeyDER)
+        guard let key = X509_get0_pubkey(raw), EVP_PKEY_up_ref(key) == 1 else { return nil }
+        let owned = EVPKey(taking: key)
+        guard (try? owned.requireP256()) != nil else { return nil }
+        return P256.Signing.PublicKey(validated: owned)
     }
 
     public var description: String { "Certificate(subject: \(subject), serial: \(serialNumberHex))" }

@@ -74,21 +74,17 @@ public final class CertificateChainVerifier: @unchecked Sendable {
         let outcome = X509_verify_cert(context)
         clearOpenSSLErrors()
         guard outcome == 1 else { return .invalid(Self.failure(context)) }
-        return .valid(builtChain(context))
+        return .valid(builtChain(context, known: [leaf] + intermediates + roots))
     }
 
-    private func builtChain(_ context: OpaquePointer) -> [Certificate] {
-        guard let chain = X509_STORE_CTX_get1_chain(context) else { return [] }
-        defer { entitle_x509_stack_free_all(chain) }
+    /// The chain OpenSSL built, as our `Certificate` objects: it holds the very `X509` handles we
+    /// gave it, so each is found by identity (re-encoding and re-parsing would cost far more).
+    private func builtChain(_ context: OpaquePointer, known: [Certificate]) -> [Certificate] {
+        guard let chain = X509_STORE_CTX_get0_chain(context) else { return [] }
         var certificates: [Certificate] = []
         for index in 0..<entitle_x509_stack_count(chain) {
-            guard let x509 = entitle_x509_stack_at(chain, index) else { continue }
-            var pointer: UnsafeMutablePointer<UInt8>?
-            let length = i2d_X509(x509, &pointer)
-            defer { entitle_openssl_free(pointer) }
-            guard length > 0, let pointer,
-                  let certificate = try? Certificate(derEncoded: UnsafeBufferPointer(start: pointer, count: Int(length)))
-            else { continue }
+            guard let x509 = entitle_x509_stack_at(chain, index),
+                  let certificate = known.first(where: { $0.raw == x509 }) else { continue }
             certificates.append(certificate)
         }
         return certificates

@@ -1,3 +1,4 @@
+import Foundation
 import JSON
 
 /// Why a compact JWS could not be read. Each case names the segment at fault.
@@ -17,46 +18,51 @@ public enum JWSError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// A compact JWS (RFC 7515 §7.1) taken apart; nothing is trusted until `isValidES256Signature`.
-public struct CompactJWS: Sendable {
-    public let header: JSONObject
-    public let payload: JSONObject
-    /// The decoded payload bytes, exactly as signed.
-    public let payloadBytes: [UInt8]
-    /// The decoded signature bytes (64 for a well-formed ES256 signature).
-    public let signature: [UInt8]
-    /// `base64url(header) "." base64url(payload)`, the bytes the signature covers.
-    public let signingInput: [UInt8]
+/// The three segments of a compact JWS, located but not yet decoded, so a caller can decide
+/// what to decode (a verifier that has seen the exact header before need not decode it again).
+public struct JWSSegments: Sendable {
+    public let bytes: [UInt8]
+    public let header: Range<Int>
+    public let payload: Range<Int>
+    public let signature: Range<Int>
 
-    /// Splits and decodes `compact`. Surrounding whitespace is not removed: callers trim files.
     public init(_ compact: some StringProtocol) throws(JWSError) {
-        let bytes = Array(compact.utf8)
-        var dots: [Int] = []
-        for (index, byte) in bytes.enumerated() where byte == UInt8(ascii: ".") {
-            dots.append(index)
-            if dots.count > 2 { break }
+        let bytes = compact.utf8.withContiguousStorageIfAvailable { Array($0) } ?? Array(compact.utf8)
+        let dots = bytes.withUnsafeBufferPointer { buffer -> [Int] in
+            var found: [Int] = []
+            for index in 0..<buffer.count where buffer[index] == UInt8(ascii: ".") {
+                found.append(index)
+                if found.count > 2 { break }
+            }
+            return found
         }
         guard dots.count == 2 else {
             throw JWSError.segmentCount(bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).count)
         }
-        let headerBytes = try Self.decodeSegment(bytes[0..<dots[0]], name: "header")
-        payloadBytes = try Self.decodeSegment(bytes[(dots[0] + 1)..<dots[1]], name: "payload")
-        signature = try Self.decodeSegment(bytes[(dots[1] + 1)...], name: "signature")
-        header = try Self.parseObject(headerBytes, name: "header")
-        payload = try Self.parseObject(payloadBytes, name: "payload")
-        signingInput = Array(bytes[0..<dots[1]])
+        self.bytes = bytes
+        header = 0..<dots[0]
+        payload = (dots[0] + 1)..<dots[1]
+        signature = (dots[1] + 1)..<bytes.count
     }
 
-    /// The header's `alg`, if it is a string.
-    public var algorithm: String? { header["alg"]?.stringValue }
+    /// `base64url(header) "." base64url(payload)`, the bytes the signature covers.
+    public var signingInput: ArraySlice<UInt8> { bytes[0..<payload.upperBound] }
+    /// The header segment's text, as sent.
+    public var headerText: ArraySlice<UInt8> { bytes[header] }
 
-    /// True when the signature is a 64-byte ES256 signature over the signing input by `key`.
-    public func isValidES256Signature(publicKey: P256.Signing.PublicKey) -> Bool {
-        guard let parsed = try? ECDSASignature(rawRepresentation: signature) else { return false }
-        return publicKey.isValidSignature(parsed, for: signingInput)
+    public func decodeHeader() throws(JWSError) -> JSONObject {
+        try Self.parseObject(try Self.decode(bytes[header], name: "header"), name: "header")
     }
 
-    private static func decodeSegment(_ characters: ArraySlice<UInt8>, name: String) throws(JWSError) -> [UInt8] {
+    /// The payload's bytes and JSON object.
+    public func decodePayload() throws(JWSError) -> ([UInt8], JSONObject) {
+        let decoded = try Self.decode(bytes[payload], name: "payload")
+        return (decoded, try Self.parseObject(decoded, name: "payload"))
+    }
+
+    public func decodeSignature() throws(JWSError) -> [UInt8] { try Self.decode(bytes[signature], name: "signature") }
+
+    private static func decode(_ characters: ArraySlice<UInt8>, name: String) throws(JWSError) -> [UInt8] {
         guard !characters.isEmpty else { throw JWSError.invalidBase64URL(segment: name) }
         // A JWS never carries padding; refuse it rather than accept two spellings of one token.
         guard !characters.contains(UInt8(ascii: "=")) else { throw JWSError.invalidBase64URL(segment: name) }
@@ -70,6 +76,41 @@ public struct CompactJWS: Sendable {
         }
         guard let object = value.objectValue else { throw JWSError.notAnObject(segment: name) }
         return object
+    }
+}
+
+/// A compact JWS (RFC 7515 §7.1) taken apart; nothing is trusted until `isValidES256Signature`.
+public struct CompactJWS: Sendable {
+    public let header: JSONObject
+    public let payload: JSONObject
+    /// The decoded payload bytes, exactly as signed.
+    public let payloadBytes: [UInt8]
+    /// The decoded signature bytes (64 for a well-formed ES256 signature).
+    public let signature: [UInt8]
+    /// `base64url(header) "." base64url(payload)`, the bytes the signature covers.
+    public let signingInput: [UInt8]
+
+    /// Splits and decodes `compact`. Surrounding whitespace is not removed: callers trim files.
+    public init(_ compact: some StringProtocol) throws(JWSError) {
+        let segments = try JWSSegments(compact)
+        header = try segments.decodeHeader()
+        (payloadBytes, payload) = try segments.decodePayload()
+        signature = try segments.decodeSignature()
+        signingInput = Array(segments.signingInput)
+    }
+
+    /// The header's `alg`, if it is a string.
+    public var algorithm: String? { header["alg"]?.stringValue }
+
+    /// True when the signature is a 64-byte ES256 signature over the signing input by `key`.
+    public func isValidES256Signature(publicKey: P256.Signing.PublicKey) -> Bool {
+        Self.isValidES256Signature(signature, over: signingInput, publicKey: publicKey)
+    }
+
+    public static func isValidES256Signature(_ signature: [UInt8], over signingInput: some ContiguousBytes,
+                                             publicKey: P256.Signing.PublicKey) -> Bool {
+        guard let parsed = try? ECDSASignature(rawRepresentation: signature) else { return false }
+        return publicKey.isValidSignature(parsed, for: signingInput)
     }
 }
 

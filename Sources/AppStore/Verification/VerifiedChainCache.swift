@@ -5,12 +5,16 @@ import Synchronization
 /// Remembers (leaf, intermediate) pairs whose path to a configured root has been validated, so a
 /// warm verification costs one ECDSA verification plus parsing (APPSTORE.md §3.7).
 ///
+/// The key is the JWS header's exact text, which holds `alg` and the whole `x5c`: the same
+/// header always names the same pair, and a different intermediate is a different header.
+///
 /// Each entry keeps the window in which every certificate of the path is valid, so a hit still
 /// honours the effective date of the payload at hand (offline mode verifies each payload at its
 /// own `signedDate`). Entries live 15 minutes; at most 32 are kept. Only successes are stored.
 public final class VerifiedChainCache: Sendable {
     public static let timeToLive: TimeInterval = 900
-    public static let capacity = 32
+    /// How many validated pairs are kept; 0 disables the cache (every verification validates).
+    public let capacity: Int
 
     struct Entry: Sendable {
         let leafKey: P256.Signing.PublicKey
@@ -20,25 +24,36 @@ public final class VerifiedChainCache: Sendable {
         let expires: Date
     }
 
-    /// Keyed by the two base64 texts of `x5c[0]` and `x5c[1]`, so a hit needs no decoding.
-    private let entries = Mutex<[String: Entry]>([:])
+    /// Keyed by the header segment's bytes, so a hit needs no decoding at all.
+    private let entries = Mutex<[HeaderKey: Entry]>([:])
 
-    public init() {}
+    /// Equality compares every byte; the hash reads the length and the first 256 bytes in one
+    /// pass, which already hold the leaf certificate's serial number (a collision costs a compare,
+    /// never a wrong answer).
+    struct HeaderKey: Hashable, Sendable {
+        let bytes: ArraySlice<UInt8>
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(bytes.count)
+            bytes.prefix(256).withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
+    }
 
-    func lookup(leaf: String, intermediate: String, now: Date) -> Entry? {
-        let key = leaf + "." + intermediate
-        return entries.withLock { entries in
-            guard let entry = entries[key], entry.expires > now else { return nil }
+    public init(capacity: Int = 32) { self.capacity = capacity }
+
+    func lookup(_ key: ArraySlice<UInt8>, now: Date) -> Entry? {
+        entries.withLock { entries in
+            guard let entry = entries[HeaderKey(bytes: key)], entry.expires > now else { return nil }
             return entry
         }
     }
 
-    func store(_ entry: Entry, leaf: String, intermediate: String, now: Date) {
-        entries.withLock { entries in
-            entries[leaf + "." + intermediate] = entry
-            guard entries.count > Self.capacity else { return }
+    func store(_ entry: Entry, under key: ArraySlice<UInt8>, now: Date) {
+        guard capacity > 0 else { return }
+        entries.withLock { [capacity] entries in
+            entries[HeaderKey(bytes: ArraySlice(Array(key)))] = entry  // a copy: the entry must not keep the whole JWS
+            guard entries.count > capacity else { return }
             entries = entries.filter { $0.value.expires > now }
-            while entries.count > Self.capacity,
+            while entries.count > capacity,
                   let oldest = entries.min(by: { $0.value.expires < $1.value.expires })?.key {
                 entries[oldest] = nil
             }
