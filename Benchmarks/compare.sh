@@ -22,6 +22,7 @@ swift build -c release --package-path "$ROOT" >&2
 BIN="$ROOT/.build/release"
 
 # config ISSUER → a configuration like the peer's; with an issuer ID the answer also carries the JWS.
+# The bench-only verification root is not Apple's, hence allowPrivateRoots.
 write_config() {
   local issuer=""
   [ -n "$1" ] && issuer=", \"issuerId\": \"$1\""
@@ -29,7 +30,8 @@ write_config() {
 {"server": {"host": "127.0.0.1", "port": 0},
  "apps": [{"id": "bench", "bundleId": "com.example.entitle.bench", "environments": ["Sandbox"],
    "signingKey": {"keyId": "BENCHKEY01", "privateKeyFile": "$PEER/keys/SubscriptionKey_BENCHKEY01.p8"$issuer},
-   "apiKeys": [{"key": "client_bench_key_not_secret", "role": "client"}],
+   "verification": {"rootCertificates": ["$PEER/fixtures/verify-root.der"], "allowPrivateRoots": true},
+   "apiKeys": [{"key": "client_bench_key_not_secret", "role": "client"}, {"key": "server_bench_key_not_secret", "role": "server"}],
    "products": {"pro.monthly": {"subscriptionGroup": "1", "entitlements": ["pro"]}},
    "offers": {"winback50": {"productId": "pro.monthly", "offerIdentifier": "winback50", "eligibility": "any"}}}]}
 JSON
@@ -74,6 +76,7 @@ wait $HOLDER || true
 
 HEALTHZ=$(run_compare healthz /healthz)
 SIGN=$(run_compare sign /v1/promotional-offers/sign --header "Authorization: Bearer client_bench_key_not_secret")
+VERIFY=$(run_compare verify /v1/verify --header "Authorization: Bearer server_bench_key_not_secret")
 stop_server
 
 write_config "57246542-96fe-1a63-e053-0824d011072a"
@@ -83,18 +86,25 @@ stop_server
 
 CEILING=$(bash "$PEER/crypto-ceiling.sh" 3 1 2>/dev/null)
 INPROCESS=$("$BIN/entitle-bench" --seconds 3 | grep '^{')
+VENV="${ENTITLE_BENCH_DIR:-${TMPDIR:-/tmp}/entitle-bench-peer}/venv"
+PYTHON=$("$VENV/bin/python" "$ROOT/Benchmarks/python_reference.py" "$PEER" 3)
+PY_SIGN=$(echo "$PYTHON" | grep python.sign.v1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["value"])')
+PY_VERIFY=$(echo "$PYTHON" | grep python.verify.transaction | python3 -c 'import json,sys; print(json.load(sys.stdin)["value"])')
 
 echo
 echo "== Entitle benchmark ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores) =="
 echo "healthz req/s: $(field "$HEALTHZ" 'd["medians"]["target"]["rps"]') ($(field "$HEALTHZ" 'round(d["ratios"]["target_over_nginx"], 2)') x nginx $(field "$HEALTHZ" 'd["medians"]["nginx"]["rps"]'))"
 echo "sign (v1) req/s: $(field "$SIGN" 'd["medians"]["target"]["rps"]') ($(field "$SIGN" 'round(d["ratios"]["target_over_peer_w2"], 2)') x peer-w2 $(field "$SIGN" 'd["medians"]["peer_w2"]["rps"]'); p99 $(field "$SIGN" 'd["medians"]["target"]["p99_ms"]') ms)"
 echo "sign (v1 + JWS) req/s: $(field "$SIGN_JWS" 'd["medians"]["target"]["rps"]') ($(field "$SIGN_JWS" 'round(d["ratios"]["target_over_peer_w2"], 2)') x peer-w2 $(field "$SIGN_JWS" 'd["medians"]["peer_w2"]["rps"]'); p99 $(field "$SIGN_JWS" 'd["medians"]["target"]["p99_ms"]') ms)"
+echo "verify req/s: $(field "$VERIFY" 'd["medians"]["target"]["rps"]') ($(field "$VERIFY" 'round(d["ratios"]["target_over_peer_w2"], 2)') x peer-w2 $(field "$VERIFY" 'd["medians"]["peer_w2"]["rps"]'); p99 $(field "$VERIFY" 'd["medians"]["target"]["p99_ms"]') ms)"
 SIGN1=$(field "$CEILING" 'd["procs_1"]["sign_per_s"]')
 VERIFY1=$(field "$CEILING" 'd["procs_1"]["verify_per_s"]')
 while read -r line; do
   name=$(field "$line" 'd["name"]'); value=$(field "$line" 'd["value"]')
   case "$name" in
+    sign.v1) echo "$name: $value ops/s ($(python3 -c "print(round($value/$SIGN1, 2))") x openssl speed sign $SIGN1; $(python3 -c "print(round($value/$PY_SIGN, 2))") x Apple's Python library $PY_SIGN)";;
     sign.*) echo "$name: $value ops/s ($(python3 -c "print(round($value/$SIGN1, 2))") x openssl speed sign $SIGN1)";;
+    verify.transaction.*) echo "$name: $value ops/s ($(python3 -c "print(round($value/$VERIFY1, 2))") x openssl speed verify $VERIFY1; $(python3 -c "print(round($value/$PY_VERIFY, 1))") x Apple's Python library $PY_VERIFY)";;
     ecdsa.verify) echo "$name: $value ops/s ($(python3 -c "print(round($value/$VERIFY1, 2))") x openssl speed verify $VERIFY1)";;
     *) echo "$name: $value ops/s";;
   esac

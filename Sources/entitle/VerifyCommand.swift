@@ -23,7 +23,7 @@ enum VerifyCommand {
             guard let parsed = SignedPayloadKind(rawValue: name) else { throw UsageError("unknown --kind \(name)") }
             kind = parsed
         } else {
-            guard let detected = VerificationService.detectKind(jws) else {
+            guard let detected = SignedPayloadInspection.likelyKind(jws) else {
                 throw UsageError("cannot tell the kind of this input; pass --kind")
             }
             kind = detected

@@ -127,6 +127,25 @@ final class SignedDataVerifierTests: XCTestCase {
                                                           environment: .production, onlineChecks: false)))
     }
 
+    func testNestedItemsOfANotificationAreVerified() throws {
+        let transaction = try chain.sign(transaction())
+        func notification(_ nested: String) throws -> String {
+            try chain.sign(["notificationType": "DID_RENEW", "notificationUUID": "7a0b1c2d-0000-4000-8000-000000000001",
+                            "signedDate": .int(TestChain.milliseconds(chain.mintedAt.addingTimeInterval(3600))),
+                            "data": .object(["bundleId": "com.example.app", "environment": "Sandbox",
+                                             "signedTransactionInfo": .string(nested)])])
+        }
+        let valid = try verifier().verifyNotificationAndContents(try notification(transaction))
+        XCTAssertEqual(valid.payload?.transaction?.transactionId, "1000")
+        // The outer signature is good, the nested transaction is forged: the whole fails.
+        let forged = try chain.sign(self.transaction(), key: try P256.Signing.PrivateKey())
+        let result = try verifier().verifyNotificationAndContents(try notification(forged))
+        XCTAssertEqual(result.failure?.status, .verificationFailure)
+        XCTAssertTrue(result.failure?.reason.hasPrefix("signedTransactionInfo:") == true, result.failure?.reason ?? "")
+        XCTAssertEqual(try verifier().verifyNotification(try notification(forged)).statusName, "VALID",
+                       "the outer operation alone does not vouch for nested items")
+    }
+
     func testChainCache() throws {
         let clock = TestClock(chain.mintedAt.addingTimeInterval(7200))
         let verifier = try verifier(clock: { clock.now })

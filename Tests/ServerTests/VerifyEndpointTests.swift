@@ -62,6 +62,12 @@ final class VerifyEndpointTests: XCTestCase {
             XCTAssertEqual(json["environment"], "Sandbox")
             XCTAssertEqual(json["kind"]?.stringValue, kind == "renewalInfo" ? "renewal-info" : kind)
             XCTAssertEqual(json["payload"]?["signedDate"]?.int64Value, file["signedDate"]?.int64Value)
+            if json["payload"]?["data"]?["signedTransactionInfo"] != nil {
+                XCTAssertNotNil(json["transactionInfo"]?["transactionId"], "\(name): nested transaction verified and decoded")
+            }
+            if json["payload"]?["data"]?["signedRenewalInfo"] != nil {
+                XCTAssertNotNil(json["renewalInfo"]?["originalTransactionId"], "\(name): nested renewal info")
+            }
 
             // An app that enables only Production refuses Sandbox data.
             let (refused, error, _) = post(production, app: app, [Self.members[kind]!: .string(jws)])

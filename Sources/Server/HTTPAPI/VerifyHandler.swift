@@ -54,6 +54,7 @@ struct VerifyHandler: Sendable {
             var body: JSONObject = ["kind": .string(outcome.kind.rawValue)]
             if let environment = outcome.environment { body["environment"] = .string(environment) }
             body["payload"] = .object(payload)
+            for member in outcome.contents.members { body[member.key] = member.value }
             return .json(200, .object(body))
         case .invalid(let failure):
             return .error(Self.error(for: failure))

@@ -9,12 +9,22 @@ public struct VerificationOutcome: Sendable {
     public let kind: SignedPayloadKind
     public let environment: String?
     public let result: VerificationResult<JSONObject>
+    /// For a notification, its verified nested items: `transactionInfo`, `renewalInfo`, `appTransactionInfo`.
+    public var contents: JSONObject = [:]
+
+    init(kind: SignedPayloadKind, environment: String?, result: VerificationResult<JSONObject>, contents: JSONObject = [:]) {
+        self.kind = kind
+        self.environment = environment
+        self.result = result
+        self.contents = contents
+    }
 
     /// `{"kind", "status", "environment", "payload"}` as `entitle verify` prints it.
     public var summary: JSONObject {
         var object: JSONObject = ["kind": .string(kind.rawValue), "status": .string(result.statusName)]
         if let environment { object["environment"] = .string(environment) }
         if let payload = result.payload { object["payload"] = .object(payload) }
+        for member in contents.members { object[member.key] = member.value }
         if let failure = result.failure { object["reason"] = .string(failure.reason) }
         return object
     }
@@ -69,7 +79,7 @@ public final class VerificationService: Sendable {
     /// payload claims when nil. `effectiveDate` overrides the app's policy (re-verification, CLI).
     public func verify(_ jws: String, kind: SignedPayloadKind, environment: String? = nil,
                        effectiveDate: Date? = nil) -> VerificationOutcome {
-        let chosen = environment ?? Self.claimedEnvironment(jws, kind: kind)
+        let chosen = environment ?? SignedPayloadInspection.claimedEnvironment(jws, kind: kind)
         guard let name = chosen else {
             return VerificationOutcome(kind: kind, environment: nil,
                                        result: .invalid(VerificationFailure(.invalidJWTFormat, "the payload names no environment")))
@@ -83,8 +93,27 @@ public final class VerificationService: Sendable {
             return VerificationOutcome(kind: kind, environment: name, result: .invalid(VerificationFailure(
                 .retryableVerificationFailure, "no trusted root certificate is configured (run entitle fetch-apple-roots)")))
         }
+        if kind == .notification {
+            return Self.verifyNotification(verifier, jws, environment: name, effectiveDate: effectiveDate)
+        }
         return VerificationOutcome(kind: kind, environment: name,
                                    result: Self.run(verifier, jws, kind: kind, effectiveDate: effectiveDate))
+    }
+
+    /// A notification and the signed items inside it, each verified (P-11).
+    private static func verifyNotification(_ verifier: SignedDataVerifier, _ jws: String, environment: String,
+                                           effectiveDate: Date?) -> VerificationOutcome {
+        switch verifier.verifyNotificationAndContents(jws, effectiveDate: effectiveDate) {
+        case .invalid(let failure):
+            return VerificationOutcome(kind: .notification, environment: environment, result: .invalid(failure))
+        case .valid(let verified):
+            var contents = JSONObject()
+            if let transaction = verified.transaction { contents["transactionInfo"] = .object(transaction.knownJSON) }
+            if let renewal = verified.renewalInfo { contents["renewalInfo"] = .object(renewal.knownJSON) }
+            if let app = verified.appTransaction { contents["appTransactionInfo"] = .object(app.knownJSON) }
+            return VerificationOutcome(kind: .notification, environment: environment,
+                                       result: .valid(verified.notification.knownJSON), contents: contents)
+        }
     }
 
     private static func run(_ verifier: SignedDataVerifier, _ jws: String, kind: SignedPayloadKind,
@@ -102,30 +131,5 @@ public final class VerificationService: Sendable {
         case .appTransaction: return known(verifier.verifyAppTransaction(jws, effectiveDate: effectiveDate))
         case .realtimeRequest: return known(verifier.verifyRealtimeRequest(jws, effectiveDate: effectiveDate))
         }
-    }
-
-    /// The environment the (not yet trusted) payload claims, used only to pick a verifier.
-    static func claimedEnvironment(_ jws: String, kind: SignedPayloadKind) -> String? {
-        guard let payload = try? CompactJWS(jws.trimmingCharacters(in: .whitespacesAndNewlines)).payload else { return nil }
-        switch kind {
-        case .notification:
-            return (try? ResponseBodyV2DecodedPayload(decoding: payload))?.identity.environment
-        case .appTransaction:
-            return payload["receiptType"]?.stringValue
-        case .transaction, .renewalInfo, .realtimeRequest:
-            return payload["environment"]?.stringValue
-        }
-    }
-
-    /// The kind a payload looks like (for the CLI when no `--kind` is given; the HTTP API never guesses).
-    public static func detectKind(_ jws: String) -> SignedPayloadKind? {
-        guard let payload = try? CompactJWS(jws.trimmingCharacters(in: .whitespacesAndNewlines)).payload else { return nil }
-        if payload["notificationType"] != nil { return .notification }
-        if payload["receiptType"] != nil { return .appTransaction }
-        if payload["userLocale"] != nil && payload["requestIdentifier"] != nil { return .realtimeRequest }
-        if payload["transactionId"] == nil && (payload["autoRenewStatus"] != nil || payload["autoRenewProductId"] != nil) {
-            return .renewalInfo
-        }
-        return .transaction
     }
 }
