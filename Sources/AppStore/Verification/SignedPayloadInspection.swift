@@ -10,6 +10,16 @@ public enum SignedPayloadInspection {
         return try? segments.decodePayload().1
     }
 
+    /// Why the input is not a readable JWS payload, or nil when it is.
+    public static func formatProblem(_ jws: String) -> String? {
+        do {
+            _ = try JWSSegments(trimmingASCIIWhitespace(jws)).decodePayload()
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+
     /// The environment the payload claims (for notifications, from its identity source; for app
     /// transactions, `receiptType`).
     public static func claimedEnvironment(_ jws: String, kind: SignedPayloadKind) -> String? {

@@ -81,8 +81,8 @@ public final class VerificationService: Sendable {
                        effectiveDate: Date? = nil) -> VerificationOutcome {
         let chosen = environment ?? SignedPayloadInspection.claimedEnvironment(jws, kind: kind)
         guard let name = chosen else {
-            return VerificationOutcome(kind: kind, environment: nil,
-                                       result: .invalid(VerificationFailure(.invalidJWTFormat, "the payload names no environment")))
+            let reason = SignedPayloadInspection.formatProblem(jws) ?? "the payload names no environment"
+            return VerificationOutcome(kind: kind, environment: nil, result: .invalid(VerificationFailure(.invalidJWTFormat, reason)))
         }
         guard app.environments.contains(name) else {
             return VerificationOutcome(kind: kind, environment: name, result: .invalid(VerificationFailure(
