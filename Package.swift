@@ -39,6 +39,7 @@ let package = Package(
         .target(name: "Crypto", dependencies: ["COpenSSL", "CShims", "JSON"], path: "Sources/Crypto"),
         .target(name: "AppStore", dependencies: ["Crypto", "JSON"], path: "Sources/AppStore"),
         .target(name: "CLinux", path: "Sources/CLinux"),
+        .target(name: "Entitlements", dependencies: ["AppStore"], path: "Sources/Entitlements"),
         .target(name: "HTTP", dependencies: ["CLinux"], path: "Sources/HTTP"),
         .target(name: "Server", dependencies: ["HTTP", "HTTPClient", "AppStore", "Crypto", "JSON"], path: "Sources/Server"),
         .executableTarget(name: "entitle", dependencies: ["Server", "AppStore", "Crypto", "HTTPClient", "JSON"], path: "Sources/entitle"),
@@ -66,6 +67,11 @@ let package = Package(
             path: "Tests/AppStoreTests"
         ),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "TestSupport"], path: "Tests/HTTPTests"),
+        .testTarget(
+            name: "EntitlementsTests",
+            dependencies: ["Entitlements", "AppStore", "Crypto", "JSON", "TestSupport"],
+            path: "Tests/EntitlementsTests"
+        ),
         .testTarget(
             name: "ServerTests",
             dependencies: ["Server", "HTTP", "AppStore", "Crypto", "JSON", "TestSupport"],

@@ -1,0 +1,93 @@
+/// One entitlement's answer: the best product granting it (ENTITLEMENTS.md, "Entitlements").
+public struct EntitlementState: Sendable, Equatable {
+    public var name: String
+    public var isActive: Bool
+    public var state: String
+    public var productId: String
+    public var originalTransactionId: String?
+    public var expiresDate: Int64?
+    public var gracePeriodExpiresDate: Int64?
+    public var willRenew: Bool
+    public var periodType: String
+    public var ownershipType: String?
+}
+
+/// A product's answer for entitlement purposes: a subscription, or a non-subscription purchase.
+public struct ProductGrant: Sendable, Equatable {
+    public var productId: String
+    public var isActive: Bool
+    public var state: String
+    public var originalTransactionId: String?
+    /// nil means no expiry (a non-consumable), which beats any date.
+    public var expiresDate: Int64?
+    public var gracePeriodExpiresDate: Int64?
+    public var willRenew: Bool
+    public var periodType: String
+    public var ownershipType: String?
+    /// For ordering inactive grants: the most recent wins.
+    public var lastEventDate: Int64
+
+    public init(_ subscription: SubscriptionState) {
+        productId = subscription.productId
+        isActive = subscription.isActive
+        state = subscription.state.rawValue
+        originalTransactionId = subscription.originalTransactionId
+        expiresDate = subscription.expiresDate
+        gracePeriodExpiresDate = subscription.gracePeriodExpiresDate
+        willRenew = subscription.willRenew
+        periodType = subscription.periodType
+        ownershipType = subscription.ownershipType
+        lastEventDate = subscription.revocationDate ?? subscription.expiresDate ?? subscription.purchaseDate
+    }
+
+    public init(productId: String, isActive: Bool, state: String, originalTransactionId: String?, expiresDate: Int64?,
+                ownershipType: String?, lastEventDate: Int64) {
+        self.productId = productId
+        self.isActive = isActive
+        self.state = state
+        self.originalTransactionId = originalTransactionId
+        self.expiresDate = expiresDate
+        gracePeriodExpiresDate = nil
+        willRenew = false
+        periodType = "NORMAL"
+        self.ownershipType = ownershipType
+        self.lastEventDate = lastEventDate
+    }
+}
+
+/// Maps products to the entitlements they grant and picks, per entitlement, the best grant:
+/// active beats inactive; among active ones the latest expiry (none beats any); among inactive
+/// ones the most recent.
+public enum EntitlementResolver {
+    public static func resolve(_ grants: [ProductGrant], entitlementsOf: (String) -> [String]) -> [String: EntitlementState] {
+        var best: [String: ProductGrant] = [:]
+        for grant in grants {
+            for name in entitlementsOf(grant.productId) {
+                if let existing = best[name], !isBetter(grant, than: existing) { continue }
+                best[name] = grant
+            }
+        }
+        var entitlements: [String: EntitlementState] = [:]
+        for (name, grant) in best {
+            entitlements[name] = EntitlementState(name: name, isActive: grant.isActive, state: grant.state,
+                                                  productId: grant.productId, originalTransactionId: grant.originalTransactionId,
+                                                  expiresDate: grant.expiresDate, gracePeriodExpiresDate: grant.gracePeriodExpiresDate,
+                                                  willRenew: grant.willRenew, periodType: grant.periodType,
+                                                  ownershipType: grant.ownershipType)
+        }
+        return entitlements
+    }
+
+    static func isBetter(_ candidate: ProductGrant, than existing: ProductGrant) -> Bool {
+        if candidate.isActive != existing.isActive { return candidate.isActive }
+        if candidate.isActive {
+            switch (candidate.expiresDate, existing.expiresDate) {
+            case (nil, nil): return false
+            case (nil, _): return true
+            case (_, nil): return false
+            case (let lhs?, let rhs?): return lhs > rhs
+            }
+        }
+        return candidate.lastEventDate > existing.lastEventDate
+    }
+}

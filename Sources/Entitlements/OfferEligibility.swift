@@ -1,0 +1,31 @@
+/// Offer eligibility from stored history, per subscription group (ENTITLEMENTS.md, "Offer eligibility").
+public enum OfferEligibility {
+    public enum IntroductoryReason: String, Sendable {
+        case neverSubscribedToGroup = "NEVER_SUBSCRIBED_TO_GROUP"
+        case alreadySubscribedToGroup = "ALREADY_SUBSCRIBED_TO_GROUP"
+    }
+
+    /// Eligible iff no stored transaction of any product in `group` (Apple's rule is per group).
+    public static func introductory(group: String, transactions: [TransactionRecord],
+                                    groupOf: (String) -> String?) -> IntroductoryReason {
+        let subscribed = transactions.contains { ($0.subscriptionGroupIdentifier ?? groupOf($0.productId)) == group }
+        return subscribed ? .alreadySubscribedToGroup : .neverSubscribedToGroup
+    }
+
+    public enum PromotionalRule: String, Sendable {
+        case any, existing, current, lapsed
+    }
+
+    /// `any`: no check; `existing`: ever subscribed to the group; `current`: a subscription of the
+    /// group is active now; `lapsed`: ever subscribed and none active now.
+    public static func promotional(rule: PromotionalRule, group: String?, subscriptions: [SubscriptionState]) -> Bool {
+        guard rule != .any else { return true }
+        let inGroup = subscriptions.filter { group == nil || $0.subscriptionGroupIdentifier == group }
+        switch rule {
+        case .any: return true
+        case .existing: return !inGroup.isEmpty
+        case .current: return inGroup.contains(where: \.isActive)
+        case .lapsed: return !inGroup.isEmpty && !inGroup.contains(where: \.isActive)
+        }
+    }
+}

@@ -1,0 +1,129 @@
+/// The state names of ENTITLEMENTS.md.
+public enum SubscriptionStateName: String, Sendable {
+    case active = "ACTIVE"
+    case gracePeriod = "GRACE_PERIOD"
+    case billingRetry = "BILLING_RETRY"
+    case expired = "EXPIRED"
+    case revoked = "REVOKED"
+}
+
+/// What one auto-renewable subscription looks like at `now` (ENTITLEMENTS.md, "State of one
+/// subscription"). Dates are epoch milliseconds.
+public struct SubscriptionState: Sendable, Equatable {
+    public var originalTransactionId: String
+    /// The current transaction's id.
+    public var transactionId: String
+    public var productId: String
+    public var subscriptionGroupIdentifier: String?
+    public var state: SubscriptionStateName
+    public var isActive: Bool
+    public var purchaseDate: Int64
+    public var originalPurchaseDate: Int64?
+    public var expiresDate: Int64?
+    public var gracePeriodExpiresDate: Int64?
+    public var willRenew: Bool
+    public var autoRenewProductId: String?
+    public var periodType: String
+    public var offerType: Int64?
+    public var offerIdentifier: String?
+    public var billingIssueDetectedAt: Int64?
+    public var unsubscribeDetectedAt: Int64?
+    public var revocationDate: Int64?
+    public var revocationReason: Int64?
+    public var isUpgraded: Bool
+    public var ownershipType: String?
+    public var environment: String
+    public var eligibleWinBackOfferIds: [String]
+}
+
+/// Derives subscription state from stored facts. Pure: facts and `now` in, state out.
+public enum SubscriptionEngine {
+    /// The current transaction: among those not upgraded, the latest `purchaseDate` (ties: the
+    /// latest `signedDate`). An upgraded transaction never counts, whatever its `expiresDate` (E-02).
+    public static func currentTransaction(of transactions: [TransactionRecord]) -> TransactionRecord? {
+        let candidates = transactions.filter { !$0.isUpgraded }
+        return (candidates.isEmpty ? transactions : candidates).max {
+            ($0.purchaseDate, $0.signedDate) < ($1.purchaseDate, $1.signedDate)
+        }
+    }
+
+    /// The state of one subscription (all `transactions` share an `originalTransactionId`) in one
+    /// environment: facts of another environment are ignored, so Sandbox never touches Production.
+    public static func evaluate(transactions allTransactions: [TransactionRecord], renewal allRenewal: RenewalRecord?,
+                                signals: [SubscriptionSignal] = [], now: Int64, environment: String,
+                                billingRetryGrantsAccess: Bool) -> SubscriptionState? {
+        let transactions = TransactionRecord.merged(allTransactions.filter { $0.environment == environment })
+        let renewal = allRenewal?.environment == environment ? allRenewal : nil
+        guard let current = currentTransaction(of: transactions) else { return nil }
+        let (state, isActive) = stateName(current, renewal: renewal, now: now, billingRetryGrantsAccess: billingRetryGrantsAccess)
+        let willRenew = renewal?.autoRenewStatus == 1 && state != .revoked && state != .expired
+        return SubscriptionState(
+            originalTransactionId: current.originalTransactionId, transactionId: current.transactionId, productId: current.productId,
+            subscriptionGroupIdentifier: current.subscriptionGroupIdentifier, state: state, isActive: isActive,
+            purchaseDate: current.purchaseDate,
+            originalPurchaseDate: current.originalPurchaseDate ?? transactions.map(\.purchaseDate).min(),
+            expiresDate: current.expiresDate,
+            gracePeriodExpiresDate: state == .gracePeriod ? renewal?.gracePeriodExpiresDate : nil,
+            willRenew: willRenew, autoRenewProductId: renewal?.autoRenewProductId,
+            periodType: periodType(current), offerType: current.offerType, offerIdentifier: current.offerIdentifier,
+            billingIssueDetectedAt: billingIssueDetectedAt(signals, renewal: renewal, current: current),
+            unsubscribeDetectedAt: unsubscribeDetectedAt(signals, renewal: renewal),
+            revocationDate: current.revocationDate, revocationReason: current.revocationReason,
+            isUpgraded: current.isUpgraded, ownershipType: current.ownershipType, environment: current.environment,
+            eligibleWinBackOfferIds: renewal?.eligibleWinBackOfferIds ?? [])
+    }
+
+    /// The table of ENTITLEMENTS.md, first matching row wins.
+    static func stateName(_ current: TransactionRecord, renewal: RenewalRecord?, now: Int64,
+                          billingRetryGrantsAccess: Bool) -> (SubscriptionStateName, Bool) {
+        if let revoked = current.revocationDate, revoked <= now { return (.revoked, false) }
+        if let expires = current.expiresDate, expires > now { return (.active, true) }
+        if let grace = renewal?.gracePeriodExpiresDate, grace > now { return (.gracePeriod, true) }
+        if renewal?.isInBillingRetryPeriod == true { return (.billingRetry, billingRetryGrantsAccess) }
+        return (.expired, false)
+    }
+
+    /// `TRIAL`, `INTRO`, `PROMOTIONAL`, `OFFER_CODE`, `WIN_BACK` or `NORMAL`.
+    static func periodType(_ transaction: TransactionRecord) -> String {
+        switch transaction.offerType {
+        case 1: transaction.offerDiscountType == "FREE_TRIAL" ? "TRIAL" : "INTRO"
+        case 2: "PROMOTIONAL"
+        case 3: "OFFER_CODE"
+        case 4: "WIN_BACK"
+        default: "NORMAL"
+        }
+    }
+
+    /// The first billing trouble seen for the current period; a renewal clears it.
+    static func billingIssueDetectedAt(_ signals: [SubscriptionSignal], renewal: RenewalRecord?,
+                                       current: TransactionRecord) -> Int64? {
+        var detected: Int64?
+        var all = signals
+        if renewal?.isInBillingRetryPeriod == true, let renewal { all.append(SubscriptionSignal(.billingIssue, at: renewal.signedDate)) }
+        for signal in all.sorted(by: { $0.at < $1.at }) {
+            switch signal.kind {
+            case .billingIssue where signal.at >= current.purchaseDate: if detected == nil { detected = signal.at }
+            case .renewed: detected = nil
+            default: continue
+            }
+        }
+        return detected
+    }
+
+    /// When auto-renew was seen turning off; cleared when it turns on again.
+    static func unsubscribeDetectedAt(_ signals: [SubscriptionSignal], renewal: RenewalRecord?) -> Int64? {
+        var detected: Int64?
+        var all = signals
+        if let renewal, let status = renewal.autoRenewStatus {
+            all.append(SubscriptionSignal(status == 0 ? .autoRenewDisabled : .autoRenewEnabled, at: renewal.signedDate))
+        }
+        for signal in all.sorted(by: { $0.at < $1.at }) {
+            switch signal.kind {
+            case .autoRenewDisabled: if detected == nil { detected = signal.at }
+            case .autoRenewEnabled: detected = nil
+            default: continue
+            }
+        }
+        return detected
+    }
+}

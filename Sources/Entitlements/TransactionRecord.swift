@@ -1,0 +1,146 @@
+import AppStore
+
+/// The facts of one verified transaction that state derivation needs (ENTITLEMENTS.md).
+/// Dates are epoch milliseconds.
+public struct TransactionRecord: Sendable, Equatable {
+    public var transactionId: String
+    public var originalTransactionId: String
+    public var productId: String
+    public var subscriptionGroupIdentifier: String?
+    public var type: String
+    public var purchaseDate: Int64
+    public var originalPurchaseDate: Int64?
+    public var expiresDate: Int64?
+    public var revocationDate: Int64?
+    public var revocationReason: Int64?
+    public var revocationType: String?
+    public var isUpgraded: Bool
+    public var offerType: Int64?
+    public var offerDiscountType: String?
+    public var offerIdentifier: String?
+    public var ownershipType: String?
+    public var environment: String
+    public var signedDate: Int64
+    public var appAccountToken: String?
+
+    public init(transactionId: String, originalTransactionId: String, productId: String,
+                subscriptionGroupIdentifier: String? = nil, type: String = ProductType.autoRenewable.rawValue,
+                purchaseDate: Int64, originalPurchaseDate: Int64? = nil, expiresDate: Int64? = nil,
+                revocationDate: Int64? = nil, revocationReason: Int64? = nil, revocationType: String? = nil,
+                isUpgraded: Bool = false, offerType: Int64? = nil, offerDiscountType: String? = nil,
+                offerIdentifier: String? = nil, ownershipType: String? = "PURCHASED", environment: String = "Sandbox",
+                signedDate: Int64, appAccountToken: String? = nil) {
+        self.transactionId = transactionId
+        self.originalTransactionId = originalTransactionId
+        self.productId = productId
+        self.subscriptionGroupIdentifier = subscriptionGroupIdentifier
+        self.type = type
+        self.purchaseDate = purchaseDate
+        self.originalPurchaseDate = originalPurchaseDate
+        self.expiresDate = expiresDate
+        self.revocationDate = revocationDate
+        self.revocationReason = revocationReason
+        self.revocationType = revocationType
+        self.isUpgraded = isUpgraded
+        self.offerType = offerType
+        self.offerDiscountType = offerDiscountType
+        self.offerIdentifier = offerIdentifier
+        self.ownershipType = ownershipType
+        self.environment = environment
+        self.signedDate = signedDate
+        self.appAccountToken = appAccountToken
+    }
+
+    /// From a verified payload; nil when an identifying member is missing.
+    public init?(_ payload: JWSTransactionDecodedPayload) {
+        guard let transactionId = payload.transactionId, let productId = payload.productId,
+              let purchaseDate = payload.purchaseDate, let signedDate = payload.signedDate,
+              let environment = payload.environment?.rawValue else { return nil }
+        self.init(transactionId: transactionId, originalTransactionId: payload.originalTransactionId ?? transactionId,
+                  productId: productId, subscriptionGroupIdentifier: payload.subscriptionGroupIdentifier,
+                  type: payload.type?.rawValue ?? "", purchaseDate: purchaseDate,
+                  originalPurchaseDate: payload.originalPurchaseDate, expiresDate: payload.expiresDate,
+                  revocationDate: payload.revocationDate, revocationReason: payload.revocationReason?.rawValue,
+                  revocationType: payload.revocationType?.rawValue, isUpgraded: payload.isUpgraded ?? false,
+                  offerType: payload.offerType?.rawValue, offerDiscountType: payload.offerDiscountType?.rawValue,
+                  offerIdentifier: payload.offerIdentifier, ownershipType: payload.inAppOwnershipType?.rawValue,
+                  environment: environment, signedDate: signedDate, appAccountToken: payload.appAccountToken)
+    }
+
+    /// Merging copies of one transaction: the newer `signedDate` wins (a later refund is never
+    /// overwritten by an older copy, E-01).
+    public func newer(than other: TransactionRecord) -> Bool { signedDate > other.signedDate }
+}
+
+/// The facts of the newest renewal info of a subscription.
+public struct RenewalRecord: Sendable, Equatable {
+    public var originalTransactionId: String
+    public var productId: String?
+    public var autoRenewProductId: String?
+    public var autoRenewStatus: Int64?
+    public var isInBillingRetryPeriod: Bool
+    public var gracePeriodExpiresDate: Int64?
+    public var expirationIntent: Int64?
+    public var eligibleWinBackOfferIds: [String]
+    public var environment: String
+    public var signedDate: Int64
+
+    public init(originalTransactionId: String, productId: String? = nil, autoRenewProductId: String? = nil,
+                autoRenewStatus: Int64? = 1, isInBillingRetryPeriod: Bool = false, gracePeriodExpiresDate: Int64? = nil,
+                expirationIntent: Int64? = nil, eligibleWinBackOfferIds: [String] = [], environment: String = "Sandbox",
+                signedDate: Int64) {
+        self.originalTransactionId = originalTransactionId
+        self.productId = productId
+        self.autoRenewProductId = autoRenewProductId
+        self.autoRenewStatus = autoRenewStatus
+        self.isInBillingRetryPeriod = isInBillingRetryPeriod
+        self.gracePeriodExpiresDate = gracePeriodExpiresDate
+        self.expirationIntent = expirationIntent
+        self.eligibleWinBackOfferIds = eligibleWinBackOfferIds
+        self.environment = environment
+        self.signedDate = signedDate
+    }
+
+    public init?(_ payload: JWSRenewalInfoDecodedPayload) {
+        guard let original = payload.originalTransactionId, let signedDate = payload.signedDate,
+              let environment = payload.environment?.rawValue else { return nil }
+        self.init(originalTransactionId: original, productId: payload.productId, autoRenewProductId: payload.autoRenewProductId,
+                  autoRenewStatus: payload.autoRenewStatus?.rawValue, isInBillingRetryPeriod: payload.isInBillingRetryPeriod ?? false,
+                  gracePeriodExpiresDate: payload.gracePeriodExpiresDate, expirationIntent: payload.expirationIntent?.rawValue,
+                  eligibleWinBackOfferIds: payload.eligibleWinBackOfferIds ?? [], environment: environment, signedDate: signedDate)
+    }
+}
+
+/// Something seen about a subscription at a time, from notifications and renewal infos, for
+/// `billingIssueDetectedAt` and `unsubscribeDetectedAt`.
+public struct SubscriptionSignal: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        case billingIssue, renewed, autoRenewDisabled, autoRenewEnabled
+    }
+
+    public var kind: Kind
+    public var at: Int64
+
+    public init(_ kind: Kind, at: Int64) {
+        self.kind = kind
+        self.at = at
+    }
+}
+
+extension TransactionRecord {
+    /// One record per `transactionId`, the newest `signedDate` winning (E-01, E-08): facts may
+    /// arrive in any order and a late, older copy never regresses state.
+    public static func merged(_ records: [TransactionRecord]) -> [TransactionRecord] {
+        var latest: [String: TransactionRecord] = [:]
+        for record in records {
+            if let existing = latest[record.transactionId], !record.newer(than: existing) { continue }
+            latest[record.transactionId] = record
+        }
+        return latest.values.sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
+    }
+}
+
+extension RenewalRecord {
+    /// The newest renewal info wins.
+    public static func newest(_ records: [RenewalRecord]) -> RenewalRecord? { records.max { $0.signedDate < $1.signedDate } }
+}
