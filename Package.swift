@@ -40,8 +40,19 @@ let package = Package(
         .target(name: "AppStore", dependencies: ["Crypto", "JSON"], path: "Sources/AppStore"),
         .target(name: "CLinux", path: "Sources/CLinux"),
         .target(name: "Entitlements", dependencies: ["AppStore"], path: "Sources/Entitlements"),
+        .systemLibrary(
+            name: "CSQLite",
+            path: "Sources/CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .target(name: "Storage", dependencies: ["CSQLite", "Entitlements"], path: "Sources/Storage"),
         .target(name: "HTTP", dependencies: ["CLinux"], path: "Sources/HTTP"),
-        .target(name: "Server", dependencies: ["HTTP", "HTTPClient", "AppStore", "Crypto", "JSON"], path: "Sources/Server"),
+        .target(
+            name: "Server",
+            dependencies: ["HTTP", "HTTPClient", "Storage", "Entitlements", "AppStore", "Crypto", "JSON"],
+            path: "Sources/Server"
+        ),
         .executableTarget(name: "entitle", dependencies: ["Server", "AppStore", "Crypto", "HTTPClient", "JSON"], path: "Sources/entitle"),
         .executableTarget(
             name: "entitle-bench",
@@ -67,6 +78,7 @@ let package = Package(
             path: "Tests/AppStoreTests"
         ),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "TestSupport"], path: "Tests/HTTPTests"),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "Entitlements", "TestSupport"], path: "Tests/StorageTests"),
         .testTarget(
             name: "EntitlementsTests",
             dependencies: ["Entitlements", "AppStore", "Crypto", "JSON", "TestSupport"],

@@ -1,0 +1,88 @@
+/// One notification as stored (the audit trail of `GET /v1/notifications`).
+public struct StoredNotification: Sendable, Equatable {
+    public var notificationUUID: String
+    public var appId: String
+    public var environment: String
+    public var notificationType: String
+    public var subtype: String?
+    public var signedDate: Int64
+    public var receivedAt: Int64
+    public var originalTransactionId: String?
+    public var jws: String
+    /// Order of arrival, assigned by the store (for paging).
+    public var sequence: Int64 = 0
+
+    public init(notificationUUID: String, appId: String, environment: String, notificationType: String, subtype: String?,
+                signedDate: Int64, receivedAt: Int64, originalTransactionId: String?, jws: String) {
+        self.notificationUUID = notificationUUID
+        self.appId = appId
+        self.environment = environment
+        self.notificationType = notificationType
+        self.subtype = subtype
+        self.signedDate = signedDate
+        self.receivedAt = receivedAt
+        self.originalTransactionId = originalTransactionId
+        self.jws = jws
+    }
+}
+
+/// Everything verified facts add in one atomic step: a notification (stored once per UUID), the
+/// transactions and renewal info it or a client carried, signals, and subscriber links.
+public struct FactBatch: Sendable {
+    public var appId: String
+    public var environment: String
+    public var notification: StoredNotification?
+    public var transactions: [(record: TransactionRecord, jws: String)] = []
+    public var renewal: (record: RenewalRecord, jws: String)?
+    public var signals: [(originalTransactionId: String, signal: SubscriptionSignal)] = []
+    /// A client's request to link an untokened subscription to its account token.
+    public var requestedLink: (originalTransactionId: String, appAccountToken: String)?
+
+    public init(appId: String, environment: String) {
+        self.appId = appId
+        self.environment = environment
+    }
+}
+
+public enum ApplyOutcome: Sendable, Equatable {
+    case applied
+    /// The notification's UUID was already stored: nothing was applied again.
+    case duplicateNotification
+    /// The subscription is linked to another account token: nothing was applied.
+    case linkConflict(existingToken: String)
+}
+
+/// All stored facts of one subscription in one environment.
+public struct SubscriptionFacts: Sendable, Equatable {
+    public var originalTransactionId: String
+    public var environment: String
+    public var appAccountToken: String?
+    public var transactions: [TransactionRecord]
+    public var renewal: RenewalRecord?
+    public var signals: [SubscriptionSignal]
+
+    public init(originalTransactionId: String, environment: String, appAccountToken: String?, transactions: [TransactionRecord],
+                renewal: RenewalRecord?, signals: [SubscriptionSignal]) {
+        self.originalTransactionId = originalTransactionId
+        self.environment = environment
+        self.appAccountToken = appAccountToken
+        self.transactions = transactions
+        self.renewal = renewal
+        self.signals = signals
+    }
+}
+
+/// Durable storage of verified facts. The domain defines it; `Storage` implements it on SQLite
+/// (PostgreSQL later) and `InMemoryFactStore` serves fast tests. Implementations block: call
+/// them off the event loops.
+public protocol FactStore: Sendable {
+    /// Applies the batch atomically; when it returns `.applied`, the facts are durable.
+    func apply(_ batch: FactBatch) throws -> ApplyOutcome
+    /// Every subscription (and non-subscription purchase) linked to `appAccountToken`.
+    func facts(appId: String, environment: String, appAccountToken: String) throws -> [SubscriptionFacts]
+    func facts(appId: String, environment: String, originalTransactionId: String) throws -> SubscriptionFacts?
+    /// Newest first; `before` is a sequence number for paging.
+    func notifications(appId: String, limit: Int, before: Int64?) throws -> [StoredNotification]
+    /// A cheap query proving the store answers (for `/readyz`).
+    func checkHealth() throws
+}

@@ -1,0 +1,38 @@
+/// The schema, as numbered migrations applied in order at start-up inside one transaction each.
+/// Columns use portable types (TEXT, INTEGER) so a PostgreSQL store can follow the same layout.
+enum Migrations {
+    static let all: [String] = [
+        // 1: facts and the notification audit trail.
+        """
+        CREATE TABLE transactions (
+            app_id TEXT NOT NULL, environment TEXT NOT NULL, transaction_id TEXT NOT NULL,
+            original_transaction_id TEXT NOT NULL, product_id TEXT NOT NULL, subscription_group TEXT,
+            type TEXT NOT NULL, purchase_date INTEGER NOT NULL, original_purchase_date INTEGER, expires_date INTEGER,
+            revocation_date INTEGER, revocation_reason INTEGER, revocation_type TEXT, is_upgraded INTEGER NOT NULL,
+            offer_type INTEGER, offer_discount_type TEXT, offer_identifier TEXT, ownership_type TEXT,
+            signed_date INTEGER NOT NULL, app_account_token TEXT, jws TEXT NOT NULL,
+            PRIMARY KEY (app_id, environment, transaction_id));
+        CREATE INDEX transactions_by_subscription ON transactions (app_id, environment, original_transaction_id);
+        CREATE TABLE renewal_infos (
+            app_id TEXT NOT NULL, environment TEXT NOT NULL, original_transaction_id TEXT NOT NULL,
+            product_id TEXT, auto_renew_product_id TEXT, auto_renew_status INTEGER, is_in_billing_retry INTEGER NOT NULL,
+            grace_period_expires_date INTEGER, expiration_intent INTEGER, eligible_win_back_offer_ids TEXT NOT NULL,
+            signed_date INTEGER NOT NULL, jws TEXT NOT NULL,
+            PRIMARY KEY (app_id, environment, original_transaction_id));
+        CREATE TABLE subscriber_links (
+            app_id TEXT NOT NULL, environment TEXT NOT NULL, original_transaction_id TEXT NOT NULL,
+            app_account_token TEXT NOT NULL,
+            PRIMARY KEY (app_id, environment, original_transaction_id));
+        CREATE INDEX subscriber_links_by_token ON subscriber_links (app_id, environment, app_account_token);
+        CREATE TABLE signals (
+            app_id TEXT NOT NULL, environment TEXT NOT NULL, original_transaction_id TEXT NOT NULL,
+            kind TEXT NOT NULL, at INTEGER NOT NULL);
+        CREATE INDEX signals_by_subscription ON signals (app_id, environment, original_transaction_id);
+        CREATE TABLE notifications (
+            sequence INTEGER PRIMARY KEY AUTOINCREMENT, notification_uuid TEXT NOT NULL UNIQUE,
+            app_id TEXT NOT NULL, environment TEXT NOT NULL, notification_type TEXT NOT NULL, subtype TEXT,
+            signed_date INTEGER NOT NULL, received_at INTEGER NOT NULL, original_transaction_id TEXT, jws TEXT NOT NULL);
+        CREATE INDEX notifications_by_app ON notifications (app_id, sequence);
+        """,
+    ]
+}

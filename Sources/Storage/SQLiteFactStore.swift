@@ -1,0 +1,293 @@
+import CSQLite
+import Entitlements
+import Foundation
+import Synchronization
+
+/// `FactStore` on SQLite.
+///
+/// - WAL journal, so readers never block the writer nor each other.
+/// - One writer connection behind a lock: SQLite allows one writer at a time anyway, and a single
+///   connection keeps its prepared statements hot.
+/// - `synchronous = FULL`: every commit syncs the WAL before `apply` returns, so a fact the server
+///   acknowledged survives a crash or power loss (NORMAL would only survive a process crash).
+/// - Reader connections are pooled; each is used by one caller at a time.
+public final class SQLiteFactStore: FactStore {
+    public let path: String
+    private let writer: Mutex<DatabaseBox>
+    private let readers = Mutex<[DatabaseBox]>([])
+
+    /// Lets a connection live in a `Mutex` (see `SQLiteDatabase`'s invariant).
+    struct DatabaseBox: @unchecked Sendable { let database: SQLiteDatabase }
+
+    /// Thrown inside the write transaction to roll it back when a link conflicts.
+    private struct LinkConflict: Error { let existingToken: String }
+
+    public init(path: String) throws {
+        self.path = path
+        let database = try SQLiteDatabase(path: path)
+        try database.execute("PRAGMA journal_mode = WAL")
+        try database.execute("PRAGMA synchronous = FULL")
+        try Self.migrate(database)
+        writer = Mutex(DatabaseBox(database: database))
+    }
+
+    /// Applies the migrations the file has not seen yet (`PRAGMA user_version` counts them).
+    static func migrate(_ database: SQLiteDatabase) throws {
+        let version = try database.statement("PRAGMA user_version")
+        _ = try version.step()
+        let current = Int(version.int64(0) ?? 0)
+        version.reset()
+        for (index, migration) in Migrations.all.enumerated() where index >= current {
+            try database.transaction {
+                try database.execute(migration)
+                try database.execute("PRAGMA user_version = \(index + 1)")
+            }
+        }
+    }
+
+    // MARK: - Writing
+
+    public func apply(_ batch: FactBatch) throws -> ApplyOutcome {
+        try writer.withLock { box in
+            defer { box.database.resetAll() }
+            do {
+                return try box.database.transaction { try write(batch, into: box.database) }
+            } catch let conflict as LinkConflict {
+                return .linkConflict(existingToken: conflict.existingToken)
+            }
+        }
+    }
+
+    private func write(_ batch: FactBatch, into database: SQLiteDatabase) throws -> ApplyOutcome {
+        if let notification = batch.notification {
+            try database.statement("""
+                INSERT INTO notifications (notification_uuid, app_id, environment, notification_type, subtype,
+                    signed_date, received_at, original_transaction_id, jws)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (notification_uuid) DO NOTHING
+                """).bind([.text(notification.notificationUUID), .text(notification.appId), .text(notification.environment),
+                           .text(notification.notificationType), .from(notification.subtype), .integer(notification.signedDate),
+                           .integer(notification.receivedAt), .from(notification.originalTransactionId),
+                           .text(notification.jws)]).run()
+            if database.changes == 0 { return .duplicateNotification }
+        }
+        if let requested = batch.requestedLink,
+           let existing = try token(database, batch.appId, batch.environment, requested.originalTransactionId),
+           existing != requested.appAccountToken {
+            throw LinkConflict(existingToken: existing)
+        }
+        for (record, jws) in batch.transactions { try upsert(database, record, jws: jws, app: batch.appId) }
+        if let (record, jws) = batch.renewal { try upsert(database, record, jws: jws, app: batch.appId) }
+        for (original, signal) in batch.signals {
+            try database.statement("INSERT INTO signals (app_id, environment, original_transaction_id, kind, at) VALUES (?, ?, ?, ?, ?)")
+                .bind([.text(batch.appId), .text(batch.environment), .text(original), .text(signal.kind.storedName),
+                       .integer(signal.at)]).run()
+        }
+        if let requested = batch.requestedLink {
+            try link(database, batch.appId, batch.environment, requested.originalTransactionId, requested.appAccountToken)
+        }
+        return .applied
+    }
+
+    /// Inserts, or replaces only with a newer `signedDate` (E-01): an old copy never wins.
+    private func upsert(_ database: SQLiteDatabase, _ record: TransactionRecord, jws: String, app: String) throws {
+        try database.statement("""
+            INSERT INTO transactions (app_id, environment, transaction_id, original_transaction_id, product_id,
+                subscription_group, type, purchase_date, original_purchase_date, expires_date, revocation_date,
+                revocation_reason, revocation_type, is_upgraded, offer_type, offer_discount_type, offer_identifier,
+                ownership_type, signed_date, app_account_token, jws)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (app_id, environment, transaction_id) DO UPDATE SET
+                original_transaction_id = excluded.original_transaction_id, product_id = excluded.product_id,
+                subscription_group = excluded.subscription_group, type = excluded.type,
+                purchase_date = excluded.purchase_date, original_purchase_date = excluded.original_purchase_date,
+                expires_date = excluded.expires_date, revocation_date = excluded.revocation_date,
+                revocation_reason = excluded.revocation_reason, revocation_type = excluded.revocation_type,
+                is_upgraded = excluded.is_upgraded, offer_type = excluded.offer_type,
+                offer_discount_type = excluded.offer_discount_type, offer_identifier = excluded.offer_identifier,
+                ownership_type = excluded.ownership_type, signed_date = excluded.signed_date,
+                app_account_token = excluded.app_account_token, jws = excluded.jws
+            WHERE excluded.signed_date > transactions.signed_date
+            """).bind([.text(app), .text(record.environment), .text(record.transactionId), .text(record.originalTransactionId),
+                       .text(record.productId), .from(record.subscriptionGroupIdentifier), .text(record.type),
+                       .integer(record.purchaseDate), .from(record.originalPurchaseDate), .from(record.expiresDate),
+                       .from(record.revocationDate), .from(record.revocationReason), .from(record.revocationType),
+                       .from(record.isUpgraded), .from(record.offerType), .from(record.offerDiscountType),
+                       .from(record.offerIdentifier), .from(record.ownershipType), .integer(record.signedDate),
+                       .from(record.appAccountToken), .text(jws)]).run()
+        // The signed token links the subscription to its subscriber (ENTITLEMENTS.md, "Subscribers").
+        if let token = record.appAccountToken {
+            try database.statement("""
+                INSERT INTO subscriber_links (app_id, environment, original_transaction_id, app_account_token)
+                VALUES (?, ?, ?, ?) ON CONFLICT (app_id, environment, original_transaction_id)
+                DO UPDATE SET app_account_token = excluded.app_account_token
+                """).bind([.text(app), .text(record.environment), .text(record.originalTransactionId), .text(token)]).run()
+        }
+    }
+
+    private func upsert(_ database: SQLiteDatabase, _ record: RenewalRecord, jws: String, app: String) throws {
+        try database.statement("""
+            INSERT INTO renewal_infos (app_id, environment, original_transaction_id, product_id, auto_renew_product_id,
+                auto_renew_status, is_in_billing_retry, grace_period_expires_date, expiration_intent,
+                eligible_win_back_offer_ids, signed_date, jws)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (app_id, environment, original_transaction_id) DO UPDATE SET
+                product_id = excluded.product_id, auto_renew_product_id = excluded.auto_renew_product_id,
+                auto_renew_status = excluded.auto_renew_status, is_in_billing_retry = excluded.is_in_billing_retry,
+                grace_period_expires_date = excluded.grace_period_expires_date,
+                expiration_intent = excluded.expiration_intent,
+                eligible_win_back_offer_ids = excluded.eligible_win_back_offer_ids,
+                signed_date = excluded.signed_date, jws = excluded.jws
+            WHERE excluded.signed_date > renewal_infos.signed_date
+            """).bind([.text(app), .text(record.environment), .text(record.originalTransactionId), .from(record.productId),
+                       .from(record.autoRenewProductId), .from(record.autoRenewStatus), .from(record.isInBillingRetryPeriod),
+                       .from(record.gracePeriodExpiresDate), .from(record.expirationIntent),
+                       .text(record.eligibleWinBackOfferIds.joined(separator: "\n")), .integer(record.signedDate), .text(jws)]).run()
+    }
+
+    private func token(_ database: SQLiteDatabase, _ app: String, _ environment: String, _ original: String) throws -> String? {
+        let query = try database.statement("""
+            SELECT app_account_token FROM subscriber_links WHERE app_id = ? AND environment = ? AND original_transaction_id = ?
+            """).bind([.text(app), .text(environment), .text(original)])
+        return try query.step() ? query.text(0) : nil
+    }
+
+    private func link(_ database: SQLiteDatabase, _ app: String, _ environment: String, _ original: String, _ token: String) throws {
+        try database.statement("""
+            INSERT INTO subscriber_links (app_id, environment, original_transaction_id, app_account_token)
+            VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING
+            """).bind([.text(app), .text(environment), .text(original), .text(token)]).run()
+    }
+
+    // MARK: - Reading
+
+    private func read<T>(_ body: (SQLiteDatabase) throws -> T) throws -> T {
+        let box = try readers.withLock { $0.popLast() } ?? DatabaseBox(database: try SQLiteDatabase(path: path))
+        defer {
+            box.database.resetAll()
+            readers.withLock { if $0.count < 16 { $0.append(box) } }
+        }
+        return try body(box.database)
+    }
+
+    public func facts(appId: String, environment: String, appAccountToken: String) throws -> [SubscriptionFacts] {
+        let originals: [String] = try read { database in
+            let query = try database.statement("""
+                SELECT original_transaction_id FROM subscriber_links
+                WHERE app_id = ? AND environment = ? AND app_account_token = ? ORDER BY original_transaction_id
+                """).bind([.text(appId), .text(environment), .text(appAccountToken)])
+            var found: [String] = []
+            while try query.step() { if let original = query.text(0) { found.append(original) } }
+            return found
+        }
+        return try originals.compactMap { try facts(appId: appId, environment: environment, originalTransactionId: $0) }
+    }
+
+    public func facts(appId: String, environment: String, originalTransactionId: String) throws -> SubscriptionFacts? {
+        try read { database in
+            let bindings: [SQLiteValue] = [.text(appId), .text(environment), .text(originalTransactionId)]
+            let transactions = try database.statement("""
+                SELECT transaction_id, product_id, subscription_group, type, purchase_date, original_purchase_date, expires_date,
+                    revocation_date, revocation_reason, revocation_type, is_upgraded, offer_type, offer_discount_type,
+                    offer_identifier, ownership_type, signed_date, app_account_token
+                FROM transactions WHERE app_id = ? AND environment = ? AND original_transaction_id = ? ORDER BY purchase_date
+                """).bind(bindings)
+            var records: [TransactionRecord] = []
+            while try transactions.step() {
+                records.append(TransactionRecord(
+                    transactionId: transactions.text(0) ?? "", originalTransactionId: originalTransactionId,
+                    productId: transactions.text(1) ?? "", subscriptionGroupIdentifier: transactions.text(2),
+                    type: transactions.text(3) ?? "", purchaseDate: transactions.int64(4) ?? 0,
+                    originalPurchaseDate: transactions.int64(5), expiresDate: transactions.int64(6),
+                    revocationDate: transactions.int64(7), revocationReason: transactions.int64(8),
+                    revocationType: transactions.text(9), isUpgraded: transactions.int64(10) == 1,
+                    offerType: transactions.int64(11), offerDiscountType: transactions.text(12),
+                    offerIdentifier: transactions.text(13), ownershipType: transactions.text(14), environment: environment,
+                    signedDate: transactions.int64(15) ?? 0, appAccountToken: transactions.text(16)))
+            }
+            guard !records.isEmpty else { return nil }
+            let renewalQuery = try database.statement("""
+                SELECT product_id, auto_renew_product_id, auto_renew_status, is_in_billing_retry, grace_period_expires_date,
+                    expiration_intent, eligible_win_back_offer_ids, signed_date
+                FROM renewal_infos WHERE app_id = ? AND environment = ? AND original_transaction_id = ?
+                """).bind(bindings)
+            var renewal: RenewalRecord?
+            if try renewalQuery.step() {
+                let offers = renewalQuery.text(6) ?? ""
+                renewal = RenewalRecord(originalTransactionId: originalTransactionId, productId: renewalQuery.text(0),
+                                        autoRenewProductId: renewalQuery.text(1), autoRenewStatus: renewalQuery.int64(2),
+                                        isInBillingRetryPeriod: renewalQuery.int64(3) == 1,
+                                        gracePeriodExpiresDate: renewalQuery.int64(4), expirationIntent: renewalQuery.int64(5),
+                                        eligibleWinBackOfferIds: offers.isEmpty ? [] : offers.components(separatedBy: "\n"),
+                                        environment: environment, signedDate: renewalQuery.int64(7) ?? 0)
+            }
+            let signalQuery = try database.statement("""
+                SELECT kind, at FROM signals WHERE app_id = ? AND environment = ? AND original_transaction_id = ? ORDER BY at
+                """).bind(bindings)
+            var signals: [SubscriptionSignal] = []
+            while try signalQuery.step() {
+                if let kind = signalQuery.text(0).flatMap(SubscriptionSignal.Kind.init(storedName:)) {
+                    signals.append(SubscriptionSignal(kind, at: signalQuery.int64(1) ?? 0))
+                }
+            }
+            let tokenQuery = try database.statement("""
+                SELECT app_account_token FROM subscriber_links WHERE app_id = ? AND environment = ? AND original_transaction_id = ?
+                """).bind(bindings)
+            let token = try tokenQuery.step() ? tokenQuery.text(0) : nil
+            return SubscriptionFacts(originalTransactionId: originalTransactionId, environment: environment,
+                                     appAccountToken: token, transactions: records, renewal: renewal, signals: signals)
+        }
+    }
+
+    public func notifications(appId: String, limit: Int, before: Int64?) throws -> [StoredNotification] {
+        try read { database in
+            let query = try database.statement("""
+                SELECT sequence, notification_uuid, environment, notification_type, subtype, signed_date, received_at,
+                    original_transaction_id, jws
+                FROM notifications WHERE app_id = ? AND sequence < ? ORDER BY sequence DESC LIMIT ?
+                """).bind([.text(appId), .integer(before ?? Int64.max), .integer(Int64(limit))])
+            var found: [StoredNotification] = []
+            while try query.step() {
+                var notification = StoredNotification(
+                    notificationUUID: query.text(1) ?? "", appId: appId, environment: query.text(2) ?? "",
+                    notificationType: query.text(3) ?? "", subtype: query.text(4), signedDate: query.int64(5) ?? 0,
+                    receivedAt: query.int64(6) ?? 0, originalTransactionId: query.text(7), jws: query.text(8) ?? "")
+                notification.sequence = query.int64(0) ?? 0
+                found.append(notification)
+            }
+            return found
+        }
+    }
+
+    public func checkHealth() throws {
+        try read { database in _ = try database.statement("SELECT 1").step() }
+    }
+
+    /// `PRAGMA integrity_check` (the durability test and operators use it).
+    public func integrityCheck() throws -> String {
+        try read { database in
+            let query = try database.statement("PRAGMA integrity_check")
+            return try query.step() ? query.text(0) ?? "" : ""
+        }
+    }
+}
+
+extension SubscriptionSignal.Kind {
+    var storedName: String {
+        switch self {
+        case .billingIssue: "billing_issue"
+        case .renewed: "renewed"
+        case .autoRenewDisabled: "auto_renew_disabled"
+        case .autoRenewEnabled: "auto_renew_enabled"
+        }
+    }
+
+    init?(storedName: String) {
+        switch storedName {
+        case "billing_issue": self = .billingIssue
+        case "renewed": self = .renewed
+        case "auto_renew_disabled": self = .autoRenewDisabled
+        case "auto_renew_enabled": self = .autoRenewEnabled
+        default: return nil
+        }
+    }
+}
