@@ -53,10 +53,10 @@ let package = Package(
             dependencies: ["HTTP", "HTTPClient", "Storage", "Entitlements", "AppStore", "Crypto", "JSON"],
             path: "Sources/Server"
         ),
-        .executableTarget(name: "entitle", dependencies: ["Server", "AppStore", "Crypto", "HTTPClient", "JSON"], path: "Sources/entitle"),
+        .executableTarget(name: "entitle", dependencies: ["Server", "AppStore", "Crypto", "Entitlements", "HTTPClient", "JSON", "Storage"], path: "Sources/entitle"),
         .executableTarget(
             name: "entitle-bench",
-            dependencies: ["AppStore", "Crypto", "JSON", "HTTP", "Server"],
+            dependencies: ["AppStore", "Crypto", "Entitlements", "JSON", "HTTP", "Server"],
             path: "Benchmarks/entitle-bench"
         ),
         // Helpers shared by the test targets: subprocesses, temporary folders, the conformance folder.
@@ -86,7 +86,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ServerTests",
-            dependencies: ["Server", "HTTP", "AppStore", "Crypto", "JSON", "TestSupport"],
+            dependencies: ["Server", "HTTP", "AppStore", "Crypto", "Entitlements", "JSON", "Storage", "TestSupport"],
             path: "Tests/ServerTests"
         ),
     ],

@@ -2,6 +2,7 @@ import AppStore
 import Foundation
 import Crypto
 import Foundation
+import Entitlements
 import HTTP
 import JSON
 import Server
@@ -69,7 +70,7 @@ func makeInProcessServer() throws -> EntitleServer {
           "offers": {"winback50": {"productId": "pro.monthly", "offerIdentifier": "winback50"}}}]}
         """#.utf8).write(to: folder.appendingPathComponent("entitle.json"))
     let configuration = try ConfigurationLoader.load(path: folder.appendingPathComponent("entitle.json").path)
-    return try EntitleServer(configuration: configuration, logOutput: nil)
+    return try EntitleServer(configuration: configuration, logOutput: nil, store: InMemoryFactStore())
 }
 let inProcess = try makeInProcessServer()
 let signRequest = HTTPRequest(method: "POST", target: "/v1/promotional-offers/sign",

@@ -81,6 +81,8 @@ public protocol FactStore: Sendable {
     /// Every subscription (and non-subscription purchase) linked to `appAccountToken`.
     func facts(appId: String, environment: String, appAccountToken: String) throws -> [SubscriptionFacts]
     func facts(appId: String, environment: String, originalTransactionId: String) throws -> SubscriptionFacts?
+    /// The subscription a transaction belongs to, by any of its transaction ids.
+    func originalTransactionId(appId: String, environment: String, transactionId: String) throws -> String?
     /// Newest first; `before` is a sequence number for paging.
     func notifications(appId: String, limit: Int, before: Int64?) throws -> [StoredNotification]
     /// A cheap query proving the store answers (for `/readyz`).

@@ -72,6 +72,10 @@ public final class InMemoryFactStore: FactStore {
         }
     }
 
+    public func originalTransactionId(appId: String, environment: String, transactionId: String) throws -> String? {
+        state.withLock { $0.transactions[Key(app: appId, environment: environment, id: transactionId)]?.originalTransactionId }
+    }
+
     public func notifications(appId: String, limit: Int, before: Int64?) throws -> [StoredNotification] {
         state.withLock { state in
             let matching = state.notifications.filter { notification in

@@ -1,7 +1,9 @@
 import AppStore
+import Entitlements
 import Foundation
 import HTTP
 import JSON
+import Storage
 
 /// The composition: configuration → signers, authentication, routes, logging and metrics → the
 /// HTTP server. `entitle serve` builds one; tests build one on port 0 or call `handle` in-process.
@@ -10,13 +12,17 @@ public final class EntitleServer: Sendable {
     public let metrics: Metrics
     public let logger: Logger
     public let verification: [String: VerificationService]
+    public let store: any FactStore
     private let router: Router
     private let httpServer: HTTPServer
 
     /// `logOutput` is the file descriptor for JSON log lines (standard output by default; nil discards).
+    /// `store` defaults to the SQLite file of the configuration.
     public init(configuration: EntitleConfiguration, logOutput: Int32? = 1,
-                revocationChecker: (any RevocationChecker)? = nil) throws {
+                revocationChecker: (any RevocationChecker)? = nil, store: (any FactStore)? = nil) throws {
         self.configuration = configuration
+        let store = try store ?? SQLiteFactStore(path: configuration.storage.sqlitePath)
+        self.store = store
         let loops = configuration.server.eventLoops > 0 ? configuration.server.eventLoops
             : max(1, ProcessInfo.processInfo.activeProcessorCount)
         metrics = Metrics(loops: loops)
@@ -28,7 +34,12 @@ public final class EntitleServer: Sendable {
             verification[app.id] = try VerificationService(app: app, revocationChecker: checker)
         }
         self.verification = verification
-        router = Self.makeRouter(configuration: configuration, verification: verification, metrics: metrics)
+        var subscribers: [String: SubscriberService] = [:]
+        for app in configuration.apps {
+            subscribers[app.id] = SubscriberService(app: app, store: store, verification: verification[app.id]!)
+        }
+        router = Self.makeRouter(configuration: configuration, verification: verification, subscribers: subscribers,
+                                 store: store, metrics: metrics)
 
         var http = HTTPServerConfiguration()
         http.host = configuration.server.host
@@ -68,40 +79,46 @@ public final class EntitleServer: Sendable {
     // MARK: - Routes
 
     static func makeRouter(configuration: EntitleConfiguration, verification: [String: VerificationService],
-                           metrics: Metrics) -> Router {
+                           subscribers: [String: SubscriberService], store: any FactStore, metrics: Metrics) -> Router {
         let authenticator = APIKeyAuthenticator(apps: configuration.apps)
+        // Work that waits on disk runs here, never on an event loop.
+        let storageQueue = DispatchQueue(label: "entitle.storage", attributes: .concurrent)
         let verify = VerifyHandler(authenticator: authenticator, services: verification, metrics: metrics)
         let offers = OfferHandlers(authenticator: authenticator,
                                    services: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.id, OfferService(app: $0)) }),
-                                   metrics: metrics)
+                                   subscribers: subscribers, metrics: metrics, storageQueue: storageQueue)
+        let facts = SubscriberHandlers(authenticator: authenticator, subscribers: subscribers,
+                                       appsByBundle: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.bundleId, $0.id) }),
+                                       metrics: metrics, storageQueue: storageQueue)
         var router = Router()
         router.add("GET", "/healthz") { $0.respond(.json(200, Array(#"{"status":"ok"}"#.utf8))) }
         router.add("GET", "/readyz") { context in
-            context.respond(.json(200, readiness(configuration, verification: verification)))
+            storageQueue.async {
+                let storageReady = (try? store.checkHealth()) != nil
+                context.respond(.json(storageReady ? 200 : 503,
+                                      readiness(configuration, verification: verification, storageReady: storageReady)))
+            }
         }
         router.add("GET", "/metrics") { context in
             context.respond(HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
                                          body: Array(metrics.render().utf8)))
         }
-        router.add("POST", "/v1/promotional-offers/sign") { context in
-            context.respond(answer { () throws(ServiceError) in try offers.signPromotionalOffer(context.request) })
-        }
+        router.add("POST", "/v1/promotional-offers/sign") { offers.signPromotionalOffer($0) }
         router.add("POST", "/v1/verify") { verify.handle($0) }
-        router.add("POST", "/v1/introductory-offers/eligibility") { context in
-            context.respond(answer { () throws(ServiceError) in try offers.introductoryOfferEligibility(context.request) })
-        }
+        router.add("POST", "/v1/introductory-offers/eligibility") { offers.introductoryOfferEligibility($0) }
+        router.add("POST", "/v1/transactions") { facts.postTransaction($0) }
+        router.add("POST", "/v1/notifications/apple") { facts.postNotification($0) }
+        router.add("GET", "/v1/notifications") { facts.listNotifications($0) }
+        router.add("GET", "/v1/subscribers/by-transaction/{originalTransactionId}") { facts.getSubscriberByTransaction($0) }
+        router.add("GET", "/v1/subscribers/{appAccountToken}") { facts.getSubscriber($0) }
         return router
-    }
-
-    private static func answer(_ body: () throws(ServiceError) -> HTTPResponse) -> HTTPResponse {
-        do { return try body() } catch { return .error(error) }
     }
 
     /// Ready when every app's signing key is loaded (the configuration guarantees it at start-up).
     /// Missing Apple roots are reported (verification then answers 503) without failing readiness,
     /// so offer signing keeps being served. Storage joins these checks when it exists.
-    private static func readiness(_ configuration: EntitleConfiguration,
-                                  verification: [String: VerificationService]) -> JSONValue {
+    private static func readiness(_ configuration: EntitleConfiguration, verification: [String: VerificationService],
+                                  storageReady: Bool) -> JSONValue {
         var roots = JSONObject()
         for app in configuration.apps {
             let names = app.verification.rootCertificates.map { AppleRootCertificates.appleRootName(of: $0) ?? "private root" }
@@ -109,8 +126,9 @@ public final class EntitleServer: Sendable {
                 ? "no Apple root configured: verification answers 503 (run entitle fetch-apple-roots)"
                 : names.isEmpty ? "not needed" : names.joined(separator: ", "))
         }
-        return .object(["status": "ready",
+        return .object(["status": storageReady ? "ready" : "not ready",
                         "checks": .object(["signingKeys": .string("\(configuration.apps.count) loaded"),
+                                           "storage": .string(storageReady ? "ok" : "the database does not answer"),
                                            "rootCertificates": .object(roots)])])
     }
 }

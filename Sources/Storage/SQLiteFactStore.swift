@@ -238,6 +238,15 @@ public final class SQLiteFactStore: FactStore {
         }
     }
 
+    public func originalTransactionId(appId: String, environment: String, transactionId: String) throws -> String? {
+        try read { database in
+            let query = try database.statement(
+                "SELECT original_transaction_id FROM transactions WHERE app_id = ? AND environment = ? AND transaction_id = ?"
+            ).bind([.text(appId), .text(environment), .text(transactionId)])
+            return try query.step() ? query.text(0) : nil
+        }
+    }
+
     public func notifications(appId: String, limit: Int, before: Int64?) throws -> [StoredNotification] {
         try read { database in
             let query = try database.statement("""

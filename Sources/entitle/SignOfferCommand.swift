@@ -1,6 +1,8 @@
 import Crypto
+import Entitlements
 import Foundation
 import Server
+import Storage
 
 /// `entitle sign-offer`: prints exactly what `POST /v1/promotional-offers/sign` answers.
 enum SignOfferCommand {
@@ -31,11 +33,19 @@ enum SignOfferCommand {
                                               offerId: try arguments.required("offer"),
                                               appAccountToken: arguments["app-account-token"],
                                               transactionId: arguments["transaction-id"])
+        let service = OfferService(app: app)
         do {
-            Output.json(.object(try OfferService(app: app).signPromotionalOffer(request, nonce: nonce,
-                                                                                timestamp: timestamp)))
+            // The catalog rule needs stored history: read it from the database when there is one.
+            var history: [SubscriptionState] = []
+            if service.needsHistory(offerId: request.offerId), FileManager.default.fileExists(atPath: configuration.storage.sqlitePath) {
+                let store = try SQLiteFactStore(path: configuration.storage.sqlitePath)
+                let verification = try VerificationService(app: app)
+                history = try SubscriberService(app: app, store: store, verification: verification)
+                    .subscriptions(appAccountToken: request.appAccountToken, transactionId: request.transactionId, now: timestamp)
+            }
+            Output.json(.object(try service.signPromotionalOffer(request, subscriptions: history, nonce: nonce, timestamp: timestamp)))
             return 0
-        } catch {
+        } catch let error as ServiceError {
             Output.json(error.body)
             Output.error("entitle: \(error.message)")
             return 1

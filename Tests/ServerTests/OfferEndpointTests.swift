@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Entitlements
 import HTTP
 import JSON
 import Server
@@ -17,7 +18,7 @@ final class OfferEndpointTests: XCTestCase {
                                                          environment: [:])
         configuration.server.port = 0
         configuration.server.eventLoops = 1
-        entitle = try EntitleServer(configuration: configuration, logOutput: nil)
+        entitle = try EntitleServer(configuration: configuration, logOutput: nil, store: InMemoryFactStore())
     }
 
     private var publicKeyPEM: String {
@@ -105,18 +106,12 @@ final class OfferEndpointTests: XCTestCase {
         XCTAssertEqual(claims?["aud"], "introductory-offer-eligibility")
         XCTAssertEqual(claims?["allowIntroductoryOffer"], .bool(true))
 
-        let (serverStatus, serverAnswer) = post(path, #"{"productId":"pro.monthly","transactionId":"1","eligible":false}"#,
-                                                authorization: Self.server)
-        XCTAssertEqual(serverStatus, 200)
-        XCTAssertEqual(serverAnswer["reason"], "ALREADY_SUBSCRIBED_TO_GROUP")
-        let serverClaims = try CompactJWS(serverAnswer["jws"]!.stringValue!).payload
-        XCTAssertEqual(serverClaims["allowIntroductoryOffer"], .bool(false))
-
         let (_, withoutTransaction) = post(path, #"{"productId":"pro.monthly"}"#)
         XCTAssertNil(withoutTransaction["jws"], "Apple requires a transactionId in the JWS")
 
-        assertError(path, #"{"productId":"pro.monthly","eligible":false}"#, status: 403, code: "FORBIDDEN")
-        assertError(path, #"{"productId":"pro.monthly","eligible":"no"}"#, authorization: Self.server, status: 400, code: "BAD_REQUEST")
+        // Eligibility comes from stored history only; nobody may assert it.
+        assertError(path, #"{"productId":"pro.monthly","eligible":false}"#, status: 400, code: "BAD_REQUEST")
+        assertError(path, #"{"productId":"pro.monthly","eligible":true}"#, authorization: Self.server, status: 400, code: "BAD_REQUEST")
         assertError(path, #"{"productId":"coins.100"}"#, status: 422, code: "NOT_A_SUBSCRIPTION")
         assertError(path, #"{"productId":"nope"}"#, status: 422, code: "UNKNOWN_PRODUCT")
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Entitlements
 import HTTP
 import JSON
 import Server
@@ -34,7 +35,7 @@ final class VerifyEndpointTests: XCTestCase {
     }
 
     private func server(_ path: String) throws -> EntitleServer {
-        try EntitleServer(configuration: ConfigurationLoader.load(path: path, environment: [:]), logOutput: nil)
+        try EntitleServer(configuration: ConfigurationLoader.load(path: path, environment: [:]), logOutput: nil, store: InMemoryFactStore())
     }
 
     private func post(_ server: EntitleServer, app: Int, _ body: JSONObject, role: String = "server") -> (Int, JSONValue, HTTPResponse) {

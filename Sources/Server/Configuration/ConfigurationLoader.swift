@@ -42,10 +42,10 @@ public enum ConfigurationLoader {
         reader.checkMembers(root, allowed: ["server", "storage", "apps"], path: "config")
         var server = parseServer(reader.object(root, "server", path: "config"), reader: &reader)
         applyServerOverrides(&server, environment: environment, reader: &reader)
-        var storage = StorageSettings()
+        var storage = StorageSettings(sqlitePath: resolve("entitle.sqlite3", in: folder))
         if let storageObject = reader.object(root, "storage", path: "config") {
             reader.checkMembers(storageObject, allowed: ["sqlite"], path: "storage")
-            storage.sqlitePath = reader.string(storageObject, "sqlite", path: "storage").map { resolve($0, in: folder) }
+            if let file = reader.string(storageObject, "sqlite", path: "storage") { storage.sqlitePath = resolve(file, in: folder) }
         }
         if let sqlite = environment["ENTITLE_SQLITE"] { storage.sqlitePath = resolve(sqlite, in: folder) }
 

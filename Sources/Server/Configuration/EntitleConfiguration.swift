@@ -28,8 +28,9 @@ public struct ServerSettings: Sendable {
 }
 
 public struct StorageSettings: Sendable {
-    /// The SQLite database file (resolved against the configuration's folder).
-    public var sqlitePath: String?
+    /// The SQLite database file (resolved against the configuration's folder; default
+    /// `entitle.sqlite3` beside the configuration).
+    public var sqlitePath: String
 }
 
 /// One App Store app: its identity, its In-App Purchase key, API keys, products and offers.

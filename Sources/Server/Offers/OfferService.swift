@@ -1,5 +1,6 @@
 import AppStore
 import Crypto
+import Entitlements
 import Foundation
 import JSON
 
@@ -23,8 +24,12 @@ public struct IntroductoryOfferRequest: Sendable {
     public var productId: String
     public var appAccountToken: String?
     public var transactionId: String?
-    /// Eligibility asserted by a server-key caller (until stored history decides it).
-    public var eligible: Bool?
+
+    public init(productId: String, appAccountToken: String? = nil, transactionId: String? = nil) {
+        self.productId = productId
+        self.appAccountToken = appAccountToken
+        self.transactionId = transactionId
+    }
 }
 
 /// Signs offers from the app's catalog: the one place that decides what may be signed.
@@ -40,7 +45,9 @@ public struct OfferService: Sendable {
 
     /// Signs a catalogued promotional offer: the v1 signature always, the v2 JWS when the key has
     /// an issuer ID. Never falls back to another offer.
-    public func signPromotionalOffer(_ request: PromotionalOfferRequest, nonce: UUID = SecureRandom.uuid(),
+    /// `subscriptions` is the customer's stored history (needed when the offer's rule is not `any`).
+    public func signPromotionalOffer(_ request: PromotionalOfferRequest, subscriptions: [SubscriptionState] = [],
+                                     nonce: UUID = SecureRandom.uuid(),
                                      timestamp: Date = Date()) throws(ServiceError) -> JSONObject {
         if let token = request.appAccountToken, !UUID.isCanonicalText(token) {
             throw .badRequest("appAccountToken must be a UUID")
@@ -52,7 +59,7 @@ public struct OfferService: Sendable {
             throw .offerUnavailable("NOT_IN_CATALOG",
                                     "offer \"\(request.offerId)\" belongs to another product than \"\(request.productId)\"")
         }
-        try checkEligibility(offer)
+        try checkEligibility(offer, subscriptions: subscriptions)
         let milliseconds = Int64((timestamp.timeIntervalSince1970 * 1000).rounded(.down))
         do {
             let signature = try signers.promotionalOffer.signature(
@@ -79,17 +86,23 @@ public struct OfferService: Sendable {
         }
     }
 
-    /// Rules other than `any` need the customer's stored history. With no history on record a
-    /// customer has never subscribed, so `existing`, `current` and `lapsed` offers are not theirs.
-    private func checkEligibility(_ offer: OfferConfiguration) throws(ServiceError) {
-        guard offer.eligibility == .any else {
+    /// The catalog rule against the customer's stored subscriptions in the offer's group.
+    private func checkEligibility(_ offer: OfferConfiguration, subscriptions: [SubscriptionState]) throws(ServiceError) {
+        let rule = OfferEligibility.PromotionalRule(rawValue: offer.eligibility.rawValue) ?? .any
+        let group = app.products[offer.productId]?.subscriptionGroup
+        guard OfferEligibility.promotional(rule: rule, group: group, subscriptions: subscriptions) else {
             throw .offerUnavailable("NOT_ELIGIBLE",
-                                    "this offer is for \(offer.eligibility.rawValue) subscribers and no subscription history qualifies the customer")
+                                    "this offer is for \(offer.eligibility.rawValue) subscribers and the customer's stored history does not qualify")
         }
     }
 
+    /// Whether the offer's rule needs the customer's history.
+    public func needsHistory(offerId: String) -> Bool { (app.offers[offerId]?.eligibility ?? .any) != .any }
+
     /// Answers introductory-offer eligibility for the product's subscription group.
-    public func introductoryOfferEligibility(_ request: IntroductoryOfferRequest, nonce: UUID = SecureRandom.uuid(),
+    /// Decided per subscription group from `transactions`, the customer's stored transactions.
+    public func introductoryOfferEligibility(_ request: IntroductoryOfferRequest, transactions: [TransactionRecord],
+                                             nonce: UUID = SecureRandom.uuid(),
                                              timestamp: Date = Date()) throws(ServiceError) -> JSONObject {
         if let token = request.appAccountToken, !UUID.isCanonicalText(token) {
             throw .badRequest("appAccountToken must be a UUID")
@@ -102,13 +115,13 @@ public struct OfferService: Sendable {
             throw ServiceError(status: 422, code: "NOT_A_SUBSCRIPTION",
                                message: "product \"\(request.productId)\" has no subscription group")
         }
-        // No stored history yet: a customer is eligible unless a server-key caller says otherwise.
-        let eligible = request.eligible ?? true
+        let reason = OfferEligibility.introductory(group: group, transactions: transactions) { app.products[$0]?.subscriptionGroup }
+        let eligible = reason == .neverSubscribedToGroup
         var answer: JSONObject = [
             "productId": .string(request.productId),
             "subscriptionGroupIdentifier": .string(group),
             "eligible": .bool(eligible),
-            "reason": .string(eligible ? "NEVER_SUBSCRIBED_TO_GROUP" : "ALREADY_SUBSCRIBED_TO_GROUP"),
+            "reason": .string(reason.rawValue),
         ]
         if let transactionId = request.transactionId, let creator = signers.introductoryOfferEligibility {
             do {

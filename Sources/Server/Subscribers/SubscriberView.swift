@@ -1,0 +1,91 @@
+import AppStore
+import Entitlements
+import JSON
+
+/// Turns stored facts into the subscriber answer of API.md, evaluated at `now`.
+struct SubscriberView {
+    let app: AppConfiguration
+
+    func render(_ facts: [SubscriptionFacts], appAccountToken: String?, environment: String, now: Int64) -> JSONObject {
+        var subscriptions = JSONObject()
+        var nonSubscriptions: [JSONValue] = []
+        var grants: [ProductGrant] = []
+        for subscription in facts {
+            let autoRenewable = subscription.transactions.filter { $0.type == ProductType.autoRenewable.rawValue }
+            if !autoRenewable.isEmpty,
+               let state = SubscriptionEngine.evaluate(transactions: autoRenewable, renewal: subscription.renewal,
+                                                       signals: subscription.signals, now: now, environment: environment,
+                                                       billingRetryGrantsAccess: app.billingRetryGrantsAccess) {
+                subscriptions[state.productId] = .object(Self.json(state))
+                grants.append(ProductGrant(state))
+            }
+            for transaction in TransactionRecord.merged(subscription.transactions) where transaction.type != ProductType.autoRenewable.rawValue {
+                var item: JSONObject = ["productId": .string(transaction.productId), "transactionId": .string(transaction.transactionId),
+                                        "type": .string(transaction.type)]
+                Timestamps.set(&item, "purchaseDate", transaction.purchaseDate)
+                Timestamps.set(&item, "revocationDate", transaction.revocationDate)
+                nonSubscriptions.append(.object(item))
+                if let grant = NonSubscriptionEngine.grant(transaction, now: now, durationMilliseconds: nil) { grants.append(grant) }
+            }
+        }
+        var entitlements = JSONObject()
+        let resolved = EntitlementResolver.resolve(grants) { app.products[$0]?.entitlements ?? [] }
+        for name in resolved.keys.sorted() { entitlements[name] = .object(Self.json(resolved[name]!)) }
+        var subscriber = JSONObject()
+        if let appAccountToken { subscriber["appAccountToken"] = .string(appAccountToken) }
+        subscriber["environment"] = .string(environment)
+        subscriber["entitlements"] = .object(entitlements)
+        subscriber["subscriptions"] = .object(subscriptions)
+        subscriber["nonSubscriptions"] = .array(nonSubscriptions)
+        return subscriber
+    }
+
+    static func json(_ state: SubscriptionState) -> JSONObject {
+        var object: JSONObject = ["state": .string(state.state.rawValue), "isActive": .bool(state.isActive),
+                                  "originalTransactionId": .string(state.originalTransactionId),
+                                  "transactionId": .string(state.transactionId)]
+        Timestamps.set(&object, "purchaseDate", state.purchaseDate)
+        Timestamps.set(&object, "originalPurchaseDate", state.originalPurchaseDate)
+        Timestamps.set(&object, "expiresDate", state.expiresDate)
+        Timestamps.set(&object, "gracePeriodExpiresDate", state.gracePeriodExpiresDate)
+        object["willRenew"] = .bool(state.willRenew)
+        if let next = state.autoRenewProductId { object["autoRenewProductId"] = .string(next) }
+        object["periodType"] = .string(state.periodType)
+        if let offerType = state.offerType { object["offerType"] = .string(offerTypeName(offerType)) }
+        if let offer = state.offerIdentifier { object["offerIdentifier"] = .string(offer) }
+        Timestamps.set(&object, "billingIssueDetectedAt", state.billingIssueDetectedAt)
+        Timestamps.set(&object, "unsubscribeDetectedAt", state.unsubscribeDetectedAt)
+        Timestamps.set(&object, "revocationDate", state.revocationDate)
+        if let reason = state.revocationReason { object["revocationReason"] = .int(reason) }
+        object["isUpgraded"] = .bool(state.isUpgraded)
+        if let ownership = state.ownershipType { object["ownershipType"] = .string(ownership) }
+        object["environment"] = .string(state.environment)
+        if !state.eligibleWinBackOfferIds.isEmpty {
+            object["eligibleWinBackOfferIds"] = .array(state.eligibleWinBackOfferIds.map(JSONValue.string))
+        }
+        return object
+    }
+
+    static func json(_ entitlement: EntitlementState) -> JSONObject {
+        var object: JSONObject = ["isActive": .bool(entitlement.isActive), "state": .string(entitlement.state),
+                                  "productId": .string(entitlement.productId)]
+        if let original = entitlement.originalTransactionId { object["originalTransactionId"] = .string(original) }
+        Timestamps.set(&object, "expiresDate", entitlement.expiresDate)
+        Timestamps.set(&object, "gracePeriodExpiresDate", entitlement.gracePeriodExpiresDate)
+        object["willRenew"] = .bool(entitlement.willRenew)
+        object["periodType"] = .string(entitlement.periodType)
+        if let ownership = entitlement.ownershipType { object["ownershipType"] = .string(ownership) }
+        object["store"] = "app_store"
+        return object
+    }
+
+    static func offerTypeName(_ type: Int64) -> String {
+        switch type {
+        case 1: "INTRODUCTORY"
+        case 2: "PROMOTIONAL"
+        case 3: "OFFER_CODE"
+        case 4: "WIN_BACK"
+        default: String(type)
+        }
+    }
+}
