@@ -1,0 +1,206 @@
+import Crypto
+import Entitlements
+import Foundation
+import HTTP
+import JSON
+import Server
+import Storage
+import TestSupport
+import XCTest
+
+/// Facts in, state out over the HTTP API, with JWS signed by a minted chain and a real SQLite file.
+final class SubscriberEndpointTests: XCTestCase {
+    private var chain: TestChain!
+    private var folder: URL!
+    private var entitle: EntitleServer!
+    private let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+    /// Signing dates must fall inside the minted chain's validity, which starts when it was minted:
+    /// every fact here is signed a few milliseconds after that (and before the assertions run).
+    private var base: Int64 = 0
+    private let day: Int64 = 86_400_000
+
+    override func setUpWithError() throws {
+        chain = try TestChain()
+        base = TestChain.milliseconds(chain.mintedAt)
+        folder = try makeTemporaryDirectory()
+        try runProcess("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
+                                   "-out", folder.appendingPathComponent("key.p8").path])
+        let config = """
+            {"server": {"port": 0}, "storage": {"sqlite": "facts.sqlite3"},
+             "apps": [{"id": "app", "bundleId": "com.example.app", "environments": ["Sandbox"],
+               "signingKey": {"keyId": "KEY1", "issuerId": "57246542-96fe-1a63-e053-0824d011072a", "privateKeyFile": "key.p8"},
+               "apiKeys": [{"key": "client_key_0123456789", "role": "client"}, {"key": "server_key_0123456789", "role": "server"}],
+               "verification": {"rootCertificates": ["\(chain.folder.appendingPathComponent("root.pem").path)"], "allowPrivateRoots": true},
+               "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"]}, "coins": {"entitlements": []}},
+               "offers": {"comeback": {"productId": "pro.monthly", "offerIdentifier": "comeback", "eligibility": "lapsed"},
+                          "loyal": {"productId": "pro.monthly", "offerIdentifier": "loyal", "eligibility": "current"}}}]}
+            """
+        try writeFile(folder.appendingPathComponent("entitle.json"), config)
+        entitle = try EntitleServer(configuration: ConfigurationLoader.load(path: folder.appendingPathComponent("entitle.json").path,
+                                                                            environment: [:]), logOutput: nil)
+    }
+
+    override func tearDownWithError() throws {
+        entitle = nil
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    // MARK: - Helpers
+
+    private func request(_ method: String, _ path: String, key: String? = "client_key_0123456789",
+                         _ body: JSONObject? = nil) -> (Int, JSONValue) {
+        var headers: [(name: String, value: String)] = [("content-type", "application/json")]
+        if let key { headers.append(("authorization", "Bearer \(key)")) }
+        let response = entitle.handle(HTTPRequest(method: method, target: path, headers: headers,
+                                                  body: body.map { JSONValue.object($0).serializedBytes } ?? []))
+        return (response.status, (try? JSONParser.parse(response.body)) ?? .null)
+    }
+
+    private func transaction(_ id: String, original: String = "1000", token: String? = nil, revoked: Int64? = nil,
+                             signed: Int64? = nil) throws -> String {
+        var payload: JSONObject = [
+            "transactionId": .string(id), "originalTransactionId": .string(original), "bundleId": "com.example.app",
+            "productId": "pro.monthly", "subscriptionGroupIdentifier": "G1", "type": "Auto-Renewable Subscription",
+            "purchaseDate": .int(base - day), "originalPurchaseDate": .int(base - day), "expiresDate": .int(base + 29 * day),
+            "inAppOwnershipType": "PURCHASED", "environment": "Sandbox", "signedDate": .int(signed ?? base + 1),
+            "offerType": 1, "offerDiscountType": "FREE_TRIAL",
+        ]
+        if let token { payload["appAccountToken"] = .string(token) }
+        if let revoked { payload["revocationDate"] = .int(revoked); payload["revocationReason"] = 0 }
+        return try chain.sign(payload)
+    }
+
+    private func renewal(autoRenew: Int64, signed: Int64) throws -> String {
+        try chain.sign(["originalTransactionId": "1000", "productId": "pro.monthly", "autoRenewProductId": "pro.monthly",
+                        "autoRenewStatus": .int(autoRenew), "environment": "Sandbox", "signedDate": .int(signed),
+                        "eligibleWinBackOfferIds": .array(["wb1"])])
+    }
+
+    private func notification(_ uuid: String, type: String, subtype: String?, transaction: String, renewal: String?,
+                              signed: Int64, bundle: String = "com.example.app") throws -> String {
+        var data: JSONObject = ["bundleId": .string(bundle), "environment": "Sandbox", "signedTransactionInfo": .string(transaction),
+                                "status": 1]
+        if let renewal { data["signedRenewalInfo"] = .string(renewal) }
+        var payload: JSONObject = ["notificationType": .string(type), "notificationUUID": .string(uuid), "version": "2.0",
+                                   "signedDate": .int(signed), "data": .object(data)]
+        if let subtype { payload["subtype"] = .string(subtype) }
+        return try chain.sign(payload)
+    }
+
+    private func subscriber(_ token: String) -> JSONValue? {
+        let (status, json) = request("GET", "/v1/subscribers/\(token)")
+        return status == 200 ? json["subscriber"] : nil
+    }
+
+    // MARK: - Tests
+
+    func testTransactionsNotificationsAndState() throws {
+        let (status, posted) = request("POST", "/v1/transactions", ["signedTransaction": .string(try transaction("1000", token: token)),
+                                                                   "signedRenewalInfo": .string(try renewal(autoRenew: 1, signed: base + 1))])
+        XCTAssertEqual(status, 200, "\(posted)")
+        XCTAssertEqual(posted["transaction"]?["transactionId"], "1000")
+        let entitlement = try XCTUnwrap(posted["subscriber"]?["entitlements"]?["pro"])
+        XCTAssertEqual(entitlement["isActive"], .bool(true))
+        XCTAssertEqual(entitlement["state"], "ACTIVE")
+        XCTAssertEqual(entitlement["periodType"], "TRIAL")
+        XCTAssertEqual(entitlement["expiresDateMs"], .int(base + 29 * day))
+        XCTAssertNotNil(entitlement["expiresDate"]?.stringValue?.hasSuffix("Z"))
+        XCTAssertEqual(entitlement["store"], "app_store")
+
+        let subscription = try XCTUnwrap(subscriber(token)?["subscriptions"]?["pro.monthly"])
+        XCTAssertEqual(subscription["willRenew"], .bool(true))
+        XCTAssertEqual(subscription["offerType"], "INTRODUCTORY")
+        XCTAssertEqual(subscription["ownershipType"], "PURCHASED")
+        XCTAssertEqual(subscription["eligibleWinBackOfferIds"], .array(["wb1"]))
+        XCTAssertEqual(request("GET", "/v1/subscribers/by-transaction/1000").1["subscriber"]?["appAccountToken"]?.stringValue, token)
+
+        // Auto-renew turned off, by notification.
+        let off = try notification("n-1", type: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED",
+                                   transaction: try transaction("1000", token: token), renewal: try renewal(autoRenew: 0, signed: base + 2),
+                                   signed: base + 2)
+        XCTAssertEqual(request("POST", "/v1/notifications/apple", key: nil, ["signedPayload": .string(off)]).1["status"], "applied")
+        let afterOff = try XCTUnwrap(subscriber(token)?["subscriptions"]?["pro.monthly"])
+        XCTAssertEqual(afterOff["willRenew"], .bool(false))
+        XCTAssertEqual(afterOff["unsubscribeDetectedAtMs"], .int(base + 2))
+        XCTAssertEqual(afterOff["state"], "ACTIVE", "auto-renew describes the future only")
+
+        // The same notification again: 200, nothing applied twice.
+        let (again, againBody) = request("POST", "/v1/notifications/apple", key: nil, ["signedPayload": .string(off)])
+        XCTAssertEqual(again, 200)
+        XCTAssertEqual(againBody["status"], "duplicate")
+
+        // A forged notification (signed by another key) stores nothing.
+        let forged = try JWSSigner.sign(header: try chain.header(), payload: try CompactJWS(off).payload.replacing("notificationUUID", "n-forged"),
+                                        with: try P256.Signing.PrivateKey())
+        let (rejected, rejectedBody) = request("POST", "/v1/notifications/apple", key: nil, ["signedPayload": .string(forged)])
+        XCTAssertEqual(rejected, 422)
+        XCTAssertEqual(rejectedBody["error"]?["status"], "VERIFICATION_FAILURE")
+        let (_, listed) = request("GET", "/v1/notifications?limit=10", key: "server_key_0123456789")
+        XCTAssertEqual(listed["notifications"]?.arrayValue?.map { $0["notificationUUID"]?.stringValue }, ["n-1"])
+
+        // A refund of the current period revokes it.
+        let refund = try notification("n-2", type: "REFUND", subtype: nil,
+                                      transaction: try transaction("1000", token: token, revoked: base, signed: base + 4),
+                                      renewal: nil, signed: base + 4)
+        XCTAssertEqual(request("POST", "/v1/notifications/apple", key: nil, ["signedPayload": .string(refund)]).0, 200)
+        let revoked = try XCTUnwrap(subscriber(token)?["entitlements"]?["pro"])
+        XCTAssertEqual(revoked["state"], "REVOKED")
+        XCTAssertEqual(revoked["isActive"], .bool(false))
+
+        // An older copy arriving late changes nothing.
+        let late = try notification("n-3", type: "DID_RENEW", subtype: nil,
+                                    transaction: try transaction("1000", token: token, signed: base + 3), renewal: nil, signed: base + 3)
+        XCTAssertEqual(request("POST", "/v1/notifications/apple", key: nil, ["signedPayload": .string(late)]).0, 200)
+        XCTAssertEqual(subscriber(token)?["entitlements"]?["pro"]?["state"], "REVOKED")
+
+        // Offers decided from that history.
+        XCTAssertEqual(request("POST", "/v1/introductory-offers/eligibility", ["productId": "pro.monthly", "appAccountToken": .string(token)])
+            .1["reason"], "ALREADY_SUBSCRIBED_TO_GROUP")
+        XCTAssertEqual(request("POST", "/v1/introductory-offers/eligibility",
+                               ["productId": "pro.monthly", "appAccountToken": "11111111-2222-4333-8444-555555555555"]).1["reason"],
+                       "NEVER_SUBSCRIBED_TO_GROUP")
+        XCTAssertEqual(request("POST", "/v1/promotional-offers/sign", ["productId": "pro.monthly", "offerId": "comeback",
+                                                                       "appAccountToken": .string(token)]).0, 200, "lapsed: eligible")
+        let (loyal, loyalBody) = request("POST", "/v1/promotional-offers/sign", ["productId": "pro.monthly", "offerId": "loyal",
+                                                                                 "appAccountToken": .string(token)])
+        XCTAssertEqual(loyal, 422)
+        XCTAssertEqual(loyalBody["error"]?["reason"], "NOT_ELIGIBLE")
+    }
+
+    func testLinkingAndConflicts() throws {
+        let other = "11111111-2222-4333-8444-555555555555"
+        let untokened = try transaction("2000", original: "2000")
+        XCTAssertEqual(request("POST", "/v1/transactions", ["signedTransaction": .string(untokened), "appAccountToken": .string(token)]).0, 200)
+        XCTAssertNotNil(subscriber(token)?["subscriptions"]?["pro.monthly"])
+        let (conflict, body) = request("POST", "/v1/transactions", ["signedTransaction": .string(untokened), "appAccountToken": .string(other)])
+        XCTAssertEqual(conflict, 409)
+        XCTAssertEqual(body["error"]?["code"], "CONFLICT")
+        XCTAssertNil(subscriber(other), "a conflict changes nothing")
+    }
+
+    func testRequestErrors() throws {
+        XCTAssertEqual(request("GET", "/v1/subscribers/\(token)").0, 404)
+        XCTAssertEqual(request("GET", "/v1/subscribers/not-a-uuid").0, 400)
+        XCTAssertEqual(request("GET", "/v1/subscribers/\(token)", key: nil).0, 401)
+        XCTAssertEqual(request("GET", "/v1/subscribers/\(token)?environment=Production").0, 400)
+        XCTAssertEqual(request("GET", "/v1/notifications", key: "client_key_0123456789").0, 403)
+        XCTAssertEqual(request("GET", "/v1/notifications?limit=0", key: "server_key_0123456789").0, 400)
+        XCTAssertEqual(request("POST", "/v1/transactions", ["signedTransaction": "x.y.z"]).0, 422)
+        XCTAssertEqual(request("POST", "/v1/transactions", ["signedTransaction": 5]).0, 400)
+        let stranger = try notification("n-9", type: "TEST", subtype: nil, transaction: try transaction("1"), renewal: nil,
+                                        signed: base + 1, bundle: "com.other.app")
+        let (status, body) = request("POST", "/v1/notifications/apple", key: nil, ["signedPayload": .string(stranger)])
+        XCTAssertEqual(status, 422)
+        XCTAssertEqual(body["error"]?["status"], "INVALID_APP_IDENTIFIER")
+        XCTAssertEqual(request("POST", "/v1/notifications/apple", key: nil, ["signedPayload": "garbage"]).0, 422)
+        XCTAssertEqual(request("GET", "/readyz", key: nil).0, 200)
+    }
+}
+
+private extension JSONObject {
+    func replacing(_ key: String, _ value: JSONValue) -> JSONObject {
+        var copy = self
+        copy[key] = value
+        return copy
+    }
+}
