@@ -1,4 +1,5 @@
 import Entitlements
+import HTTP
 import Foundation
 import JSON
 import Server
@@ -10,6 +11,50 @@ import XCTest
 /// store; after each step the stored subscriber, evaluated at that notification's signing time,
 /// is what the conformance manifest (and Apple's own `data.status`) says.
 final class RealTimelineIngestionTests: XCTestCase {
+    /// Through the HTTP API: `POST /v1/notifications/apple` for each step, `POST /v1/transactions`
+    /// for the embedded transaction (a client posting what StoreKit gave it), then
+    /// `GET /v1/subscribers/by-transaction/…?at=` at the notification's signing time.
+    func testTimelineOverHTTP() throws {
+        guard let conformance = conformanceDirectory() else { return }
+        let folder = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let real = conformance.appendingPathComponent("real-appstore")
+        let manifest = try JSONParser.parse([UInt8](Data(contentsOf: real.appendingPathComponent("manifest.json"))))
+        let timeline = try XCTUnwrap(manifest["entitlementTimeline"])
+        try runProcess("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
+                                   "-out", folder.appendingPathComponent("key.p8").path])
+        let products = timeline["subscriber"]!["products"]!.arrayValue!.map { #""\#($0.stringValue!)": {"subscriptionGroup": "21752814", "entitlements": ["pro"]}"# }
+        try writeFile(folder.appendingPathComponent("entitle.json"), """
+            {"apps": [{"id": "session", "bundleId": "com.loki-project.loki-messenger", "environments": ["Sandbox"],
+              "signingKey": {"keyId": "KEY1", "privateKeyFile": "key.p8"},
+              "apiKeys": [{"key": "server_key_0123456789", "role": "server"}],
+              "verification": {"rootCertificates": ["\(conformance.appendingPathComponent("roots/AppleRootCA-G3.cer").path)"]},
+              "products": {\(products.joined(separator: ","))}}]}
+            """)
+        let entitle = try EntitleServer(configuration: ConfigurationLoader.load(path: folder.appendingPathComponent("entitle.json").path,
+                                                                                environment: [:]), logOutput: nil)
+        func call(_ method: String, _ target: String, _ body: JSONObject?, key: Bool = true) -> (Int, JSONValue) {
+            var headers: [(name: String, value: String)] = [("content-type", "application/json")]
+            if key { headers.append(("authorization", "Bearer server_key_0123456789")) }
+            let response = entitle.handle(HTTPRequest(method: method, target: target, headers: headers,
+                                                      body: body.map { JSONValue.object($0).serializedBytes } ?? []))
+            return (response.status, (try? JSONParser.parse(response.body)) ?? .null)
+        }
+        let original = timeline["subscriber"]!["originalTransactionId"]!.stringValue!
+        for step in timeline["steps"]!.arrayValue! {
+            let name = step["notification"]!.stringValue!
+            let jws = try String(contentsOf: real.appendingPathComponent(name), encoding: .utf8)
+            XCTAssertEqual(call("POST", "/v1/notifications/apple", ["signedPayload": .string(jws)], key: false).0, 200, name)
+            let transaction = try String(contentsOf: real.appendingPathComponent(step["embeddedTransaction"]!.stringValue!), encoding: .utf8)
+            XCTAssertEqual(call("POST", "/v1/transactions", ["signedTransaction": .string(transaction)]).0, 200, name)
+            let (status, json) = call("GET", "/v1/subscribers/by-transaction/\(original)?at=\(step["signedDate"]!.int64Value!)", nil)
+            XCTAssertEqual(status, 200, name)
+            let expected = step["expected"]!
+            XCTAssertEqual(json["subscriber"]?["entitlements"]?["pro"]?["isActive"]?.boolValue, expected["entitled"]?.boolValue, name)
+            XCTAssertEqual(json["subscriber"]?["entitlements"]?["pro"]?["productId"]?.stringValue, expected["currentProductId"]?.stringValue, name)
+        }
+    }
+
     func testTimelineThroughTheStore() throws {
         guard let conformance = conformanceDirectory() else { return }
         let folder = try makeTemporaryDirectory()

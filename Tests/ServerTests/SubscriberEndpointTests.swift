@@ -184,6 +184,8 @@ final class SubscriberEndpointTests: XCTestCase {
         XCTAssertEqual(request("GET", "/v1/subscribers/\(token)", key: nil).0, 401)
         XCTAssertEqual(request("GET", "/v1/subscribers/\(token)?environment=Production").0, 400)
         XCTAssertEqual(request("GET", "/v1/notifications", key: "client_key_0123456789").0, 403)
+        XCTAssertEqual(request("GET", "/v1/subscribers/\(token)?at=0").0, 403, "time travel is for server keys")
+        XCTAssertEqual(request("GET", "/v1/subscribers/\(token)?at=yesterday", key: "server_key_0123456789").0, 400)
         XCTAssertEqual(request("GET", "/v1/notifications?limit=0", key: "server_key_0123456789").0, 400)
         XCTAssertEqual(request("POST", "/v1/transactions", ["signedTransaction": "x.y.z"]).0, 422)
         XCTAssertEqual(request("POST", "/v1/transactions", ["signedTransaction": 5]).0, 400)

@@ -104,7 +104,8 @@ struct SubscriberHandlers: Sendable {
             guard UUID.isCanonicalText(token) else { throw ServiceError.badRequest("appAccountToken must be a UUID") }
             let service = try service(for: caller)
             let environment = try Self.environment(context.request, app: service.app)
-            guard let subscriber = try service.subscriber(appAccountToken: token, environment: environment) else {
+            let at = try Self.asOf(context.request, caller: caller)
+            guard let subscriber = try service.subscriber(appAccountToken: token, environment: environment, now: at) else {
                 throw ServiceError(status: 404, code: "NOT_FOUND", message: "no subscriber with this appAccountToken")
             }
             return .json(200, .object(["subscriber": .object(subscriber)]))
@@ -116,8 +117,9 @@ struct SubscriberHandlers: Sendable {
             let caller = try authenticator.authenticate(context.request)
             let service = try service(for: caller)
             let environment = try Self.environment(context.request, app: service.app)
+            let at = try Self.asOf(context.request, caller: caller)
             guard let subscriber = try service.subscriber(originalTransactionId: context.pathParameters["originalTransactionId"] ?? "",
-                                                          environment: environment) else {
+                                                          environment: environment, now: at) else {
                 throw ServiceError(status: 404, code: "NOT_FOUND", message: "no subscription with this originalTransactionId")
             }
             return .json(200, .object(["subscriber": .object(subscriber)]))
@@ -131,6 +133,18 @@ struct SubscriberHandlers: Sendable {
             throw .badRequest("environment must be one of \(app.environments.joined(separator: ", "))")
         }
         return value
+    }
+
+    /// `?at=` (server keys only): the state as it was or will be at that instant, epoch
+    /// milliseconds or ISO 8601 (support questions such as "what did they have on the 3rd?").
+    static func asOf(_ request: HTTPRequest, caller: Caller) throws(ServiceError) -> Date {
+        guard let value = QueryParameters(request.query)["at"] else { return Date() }
+        guard caller.role == .server else { throw ServiceError(status: 403, code: "FORBIDDEN", message: "at needs a server key") }
+        if let milliseconds = Int64(value) { return Date(timeIntervalSince1970: Double(milliseconds) / 1000) }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let date = formatter.date(from: value) ?? ISO8601DateFormatter().date(from: value) { return date }
+        throw .badRequest("at must be epoch milliseconds or an ISO 8601 time")
     }
 
     // MARK: - GET /v1/notifications
