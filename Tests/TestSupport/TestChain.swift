@@ -14,11 +14,12 @@ public final class TestChain: @unchecked Sendable {
     /// With `ocspURLs` (leaf's responder, intermediate's responder) the certificates name them.
     public init(ocspURLs: (leaf: String, intermediate: String)? = nil) throws {
         folder = try makeTemporaryDirectory("entitle-chain")
-        mintedAt = Date()
         var arguments = [packageRoot.appendingPathComponent("Tests/TestSupport/make-chain.sh").path, folder.path]
         if let ocspURLs { arguments += [ocspURLs.leaf, ocspURLs.intermediate] }
         let result = try runProcess("/bin/sh", arguments)
         guard result.status == 0 else { throw TestHTTPClient.ClientError(description: "make-chain.sh failed: \(result.stderr)") }
+        // After minting: every certificate's notBefore (whole seconds) is at or before this instant.
+        mintedAt = Date()
         root = try Certificate.load(contentsOf: folder.appendingPathComponent("root.pem").path)[0]
         otherRoot = try Certificate.load(contentsOf: folder.appendingPathComponent("other-root.pem").path)[0]
         leafKey = try P256.Signing.PrivateKey(pemRepresentation: String(contentsOf: folder.appendingPathComponent("leaf.key"),
