@@ -56,7 +56,7 @@ let package = Package(
         .executableTarget(name: "entitle", dependencies: ["Server", "AppStore", "Crypto", "Entitlements", "HTTPClient", "JSON", "Storage"], path: "Sources/entitle"),
         .executableTarget(
             name: "entitle-bench",
-            dependencies: ["AppStore", "Crypto", "Entitlements", "JSON", "HTTP", "Server"],
+            dependencies: ["AppStore", "Crypto", "Entitlements", "JSON", "HTTP", "Server", "Storage"],
             path: "Benchmarks/entitle-bench"
         ),
         // Helpers shared by the test targets: subprocesses, temporary folders, the conformance folder.

@@ -10,6 +10,11 @@ import Server
 /// `swift run -c release entitle-bench [--seconds N] [--filter NAME]`
 /// One JSON object per line (`{"name","value","unit","threads"}`), then a table. Names are stable.
 
+// The storage benchmarks have their own modes (see StorageBenchmarks.swift).
+if let mode = CommandLine.arguments.dropFirst().first, mode == "fill-db" || mode == "ingest" {
+    exit(try StorageBenchmarks.run(mode, Array(CommandLine.arguments.dropFirst(2))))
+}
+
 struct Measurement {
     let name: String
     let operationsPerSecond: Double

@@ -78,6 +78,9 @@ public struct SubscriptionFacts: Sendable, Equatable {
 public protocol FactStore: Sendable {
     /// Applies the batch atomically; when it returns `.applied`, the facts are durable.
     func apply(_ batch: FactBatch) throws -> ApplyOutcome
+    /// The same without blocking the caller: `completion` runs (on a store thread) once the batch
+    /// is durable or has failed. Event loops use this.
+    func apply(_ batch: FactBatch, completion: @escaping @Sendable (Result<ApplyOutcome, Error>) -> Void)
     /// Every subscription (and non-subscription purchase) linked to `appAccountToken`.
     func facts(appId: String, environment: String, appAccountToken: String) throws -> [SubscriptionFacts]
     func facts(appId: String, environment: String, originalTransactionId: String) throws -> SubscriptionFacts?
@@ -87,4 +90,11 @@ public protocol FactStore: Sendable {
     func notifications(appId: String, limit: Int, before: Int64?) throws -> [StoredNotification]
     /// A cheap query proving the store answers (for `/readyz`).
     func checkHealth() throws
+}
+
+extension FactStore {
+    /// For stores whose writes are quick and in memory: apply now, then call back.
+    public func apply(_ batch: FactBatch, completion: @escaping @Sendable (Result<ApplyOutcome, Error>) -> Void) {
+        completion(Result { try apply(batch) })
+    }
 }

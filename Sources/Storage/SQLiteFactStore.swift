@@ -1,4 +1,5 @@
 import CSQLite
+import Dispatch
 import Entitlements
 import Foundation
 import Synchronization
@@ -13,14 +14,14 @@ import Synchronization
 /// - Reader connections are pooled; each is used by one caller at a time.
 public final class SQLiteFactStore: FactStore {
     public let path: String
-    private let writer: Mutex<DatabaseBox>
+    private let writerLoop: WriterLoop
     private let readers = Mutex<[DatabaseBox]>([])
 
     /// Lets a connection live in a `Mutex` (see `SQLiteDatabase`'s invariant).
     struct DatabaseBox: @unchecked Sendable { let database: SQLiteDatabase }
 
     /// Thrown inside the write transaction to roll it back when a link conflicts.
-    private struct LinkConflict: Error { let existingToken: String }
+    struct LinkConflict: Error { let existingToken: String }
 
     public init(path: String) throws {
         self.path = path
@@ -28,7 +29,8 @@ public final class SQLiteFactStore: FactStore {
         try database.execute("PRAGMA journal_mode = WAL")
         try database.execute("PRAGMA synchronous = FULL")
         try Self.migrate(database)
-        writer = Mutex(DatabaseBox(database: database))
+        writerLoop = WriterLoop(database: database)
+        writerLoop.start()
     }
 
     /// Applies the migrations the file has not seen yet (`PRAGMA user_version` counts them).
@@ -47,18 +49,52 @@ public final class SQLiteFactStore: FactStore {
 
     // MARK: - Writing
 
+    /// Group commit on the writer thread: every batch queued while the previous commit was syncing
+    /// is written in one SQLite transaction (each inside its own savepoint, so one batch's conflict
+    /// rolls back only that batch) and shares one WAL sync. Completions run after the commit.
+    public func apply(_ batch: FactBatch, completion: @escaping @Sendable (Result<ApplyOutcome, Error>) -> Void) {
+        writerLoop.enqueue(WriterLoop.Pending(batch: batch, completion: completion))
+    }
+
+    /// Blocks until the batch is durable (tests, the CLI, handlers already off the event loops).
     public func apply(_ batch: FactBatch) throws -> ApplyOutcome {
-        try writer.withLock { box in
-            defer { box.database.resetAll() }
+        let done = DispatchSemaphore(value: 0)
+        let box = ResultBox()
+        apply(batch) { result in
+            box.result = result
+            done.signal()
+        }
+        done.wait()
+        return try box.result!.get()
+    }
+
+    /// Carries a result from the writer thread to a waiting caller (the semaphore orders the accesses).
+    private final class ResultBox: @unchecked Sendable { var result: Result<ApplyOutcome, Error>? }
+
+    deinit { writerLoop.stop() }
+
+    static func writeInSavepoint(_ batch: FactBatch, into database: SQLiteDatabase) -> Result<ApplyOutcome, Error> {
+        do {
+            try database.execute("SAVEPOINT batch")
             do {
-                return try box.database.transaction { try write(batch, into: box.database) }
+                let outcome = try write(batch, into: database)
+                try database.execute("RELEASE batch")
+                return .success(outcome)
             } catch let conflict as LinkConflict {
-                return .linkConflict(existingToken: conflict.existingToken)
+                try database.execute("ROLLBACK TO batch")
+                try database.execute("RELEASE batch")
+                return .success(.linkConflict(existingToken: conflict.existingToken))
+            } catch {
+                try? database.execute("ROLLBACK TO batch")
+                try? database.execute("RELEASE batch")
+                return .failure(error)
             }
+        } catch {
+            return .failure(error)
         }
     }
 
-    private func write(_ batch: FactBatch, into database: SQLiteDatabase) throws -> ApplyOutcome {
+    static func write(_ batch: FactBatch, into database: SQLiteDatabase) throws -> ApplyOutcome {
         if let notification = batch.notification {
             try database.statement("""
                 INSERT INTO notifications (notification_uuid, app_id, environment, notification_type, subtype,
@@ -89,7 +125,7 @@ public final class SQLiteFactStore: FactStore {
     }
 
     /// Inserts, or replaces only with a newer `signedDate` (E-01): an old copy never wins.
-    private func upsert(_ database: SQLiteDatabase, _ record: TransactionRecord, jws: String, app: String) throws {
+    static func upsert(_ database: SQLiteDatabase, _ record: TransactionRecord, jws: String, app: String) throws {
         try database.statement("""
             INSERT INTO transactions (app_id, environment, transaction_id, original_transaction_id, product_id,
                 subscription_group, type, purchase_date, original_purchase_date, expires_date, revocation_date,
@@ -124,7 +160,7 @@ public final class SQLiteFactStore: FactStore {
         }
     }
 
-    private func upsert(_ database: SQLiteDatabase, _ record: RenewalRecord, jws: String, app: String) throws {
+    static func upsert(_ database: SQLiteDatabase, _ record: RenewalRecord, jws: String, app: String) throws {
         try database.statement("""
             INSERT INTO renewal_infos (app_id, environment, original_transaction_id, product_id, auto_renew_product_id,
                 auto_renew_status, is_in_billing_retry, grace_period_expires_date, expiration_intent,
@@ -144,14 +180,14 @@ public final class SQLiteFactStore: FactStore {
                        .text(record.eligibleWinBackOfferIds.joined(separator: "\n")), .integer(record.signedDate), .text(jws)]).run()
     }
 
-    private func token(_ database: SQLiteDatabase, _ app: String, _ environment: String, _ original: String) throws -> String? {
+    static func token(_ database: SQLiteDatabase, _ app: String, _ environment: String, _ original: String) throws -> String? {
         let query = try database.statement("""
             SELECT app_account_token FROM subscriber_links WHERE app_id = ? AND environment = ? AND original_transaction_id = ?
             """).bind([.text(app), .text(environment), .text(original)])
         return try query.step() ? query.text(0) : nil
     }
 
-    private func link(_ database: SQLiteDatabase, _ app: String, _ environment: String, _ original: String, _ token: String) throws {
+    static func link(_ database: SQLiteDatabase, _ app: String, _ environment: String, _ original: String, _ token: String) throws {
         try database.statement("""
             INSERT INTO subscriber_links (app_id, environment, original_transaction_id, app_account_token)
             VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING
@@ -298,5 +334,64 @@ extension SubscriptionSignal.Kind {
         case "auto_renew_enabled": self = .autoRenewEnabled
         default: return nil
         }
+    }
+}
+
+/// The single writer: a thread that owns the write connection and commits queued batches in groups.
+/// It keeps itself alive while running; `stop()` (from the store's deinit) ends it.
+final class WriterLoop: @unchecked Sendable {
+    struct Pending: @unchecked Sendable {
+        let batch: FactBatch
+        let completion: @Sendable (Result<ApplyOutcome, Error>) -> Void
+    }
+
+    // Invariant for `@unchecked Sendable`: `database` is used only by the writer thread;
+    // `queue` and `stopped` are guarded by their lock.
+    private let database: SQLiteDatabase
+    private let state = Mutex<(queue: [Pending], stopped: Bool)>(([], false))
+    private let wake = DispatchSemaphore(value: 0)
+
+    init(database: SQLiteDatabase) { self.database = database }
+
+    func start() {
+        let thread = Thread { self.run() }
+        thread.name = "entitle-sqlite-writer"
+        thread.start()
+    }
+
+    func enqueue(_ pending: Pending) {
+        state.withLock { $0.queue.append(pending) }
+        wake.signal()
+    }
+
+    func stop() {
+        state.withLock { $0.stopped = true }
+        wake.signal()
+    }
+
+    private func run() {
+        while true {
+            wake.wait()
+            let (pending, stopped) = state.withLock { state -> ([Pending], Bool) in
+                defer { state.queue.removeAll() }
+                return (state.queue, state.stopped)
+            }
+            if !pending.isEmpty { commit(pending) }
+            if stopped { return }
+        }
+    }
+
+    private func commit(_ pending: [Pending]) {
+        defer { database.resetAll() }
+        var outcomes: [Result<ApplyOutcome, Error>]
+        do {
+            try database.execute("BEGIN IMMEDIATE")
+            outcomes = pending.map { SQLiteFactStore.writeInSavepoint($0.batch, into: database) }
+            try database.execute("COMMIT")
+        } catch {
+            try? database.execute("ROLLBACK")
+            outcomes = pending.map { _ in .failure(error) }
+        }
+        for (item, outcome) in zip(pending, outcomes) { item.completion(outcome) }
     }
 }

@@ -65,34 +65,58 @@ struct SubscriberHandlers: Sendable {
 
     /// No API key: the signature is the authentication. 200 only once stored; 422 when the payload
     /// is invalid (Apple stops retrying); 503 when verification or storage may succeed later.
+    ///
+    /// Verification is CPU work and runs on the event loop (on the storage queue when online checks
+    /// make it wait on OCSP); the write goes to the store's writer thread, which answers after the
+    /// commit. No thread sits blocked per notification.
     func postNotification(_ context: HTTPRequestContext) {
-        offload(context) {
-            let body = try RequestBody(context.request)
-            let signedPayload = try body.requiredString("signedPayload")
-            let claimed = SignedPayloadInspection.unverifiedPayload(signedPayload)
-                .flatMap { try? ResponseBodyV2DecodedPayload(decoding: $0) }
-            guard let claimed else {
-                metrics.count("entitle_notifications_total", label: "result", "INVALID_JWT_FORMAT")
-                throw VerifyHandler.error(for: VerificationFailure(.invalidJWTFormat,
-                                                                   SignedPayloadInspection.formatProblem(signedPayload) ?? "not a notification"))
-            }
-            guard let bundleId = claimed.identity.bundleId, let appId = appsByBundle[bundleId], let service = subscribers[appId] else {
-                metrics.count("entitle_notifications_total", label: "result", "INVALID_APP_IDENTIFIER")
-                throw VerifyHandler.error(for: VerificationFailure(.invalidAppIdentifier,
-                                                                   "no configured app has bundle ID \(claimed.identity.bundleId ?? "(absent)")"))
-            }
+        let service: SubscriberService, signedPayload: String
+        do { (service, signedPayload) = try notificationTarget(context.request) } catch {
+            context.respond(.error(error))
+            return
+        }
+        let metrics = self.metrics
+        let store: @Sendable () -> Void = {
             do {
-                let (applied, type) = try service.ingestNotification(signedPayload)
-                metrics.count("entitle_notifications_total", label: "type", type)
-                metrics.count("entitle_notifications_total", label: "result", applied ? "applied" : "duplicate")
-                return .json(200, .object(["status": .string(applied ? "applied" : "duplicate")]))
+                let (batch, type) = try service.prepareNotification(signedPayload)
+                service.store.apply(batch) { result in
+                    switch result {
+                    case .success(let outcome):
+                        metrics.count("entitle_notifications_total", label: "type", type)
+                        metrics.count("entitle_notifications_total", label: "result", outcome == .applied ? "applied" : "duplicate")
+                        context.respond(.json(200, .object(["status": .string(outcome == .applied ? "applied" : "duplicate")])))
+                    case .failure:
+                        context.respond(.error(ServiceError(status: 503, code: "STORAGE_UNAVAILABLE", message: "storage failed; try again")))
+                    }
+                }
             } catch let error as SubscriberService.IngestError {
                 if case .verification(let failure) = error {
                     metrics.count("entitle_notifications_total", label: "result", failure.status.rawValue)
                 }
-                throw error
+                context.respond(.error(Self.serviceError(error)))
+            } catch {
+                context.respond(.error(ServiceError(status: 503, code: "STORAGE_UNAVAILABLE", message: "try again")))
             }
         }
+        if service.app.verification.onlineChecks { storageQueue.async(execute: store) } else { store() }
+    }
+
+    /// The app a notification is for, chosen by the bundle ID its payload claims (then verified).
+    private func notificationTarget(_ request: HTTPRequest) throws(ServiceError) -> (SubscriberService, String) {
+        let body = try RequestBody(request)
+        let signedPayload = try body.requiredString("signedPayload")
+        let claimed = SignedPayloadInspection.unverifiedPayload(signedPayload).flatMap { try? ResponseBodyV2DecodedPayload(decoding: $0) }
+        guard let claimed else {
+            metrics.count("entitle_notifications_total", label: "result", "INVALID_JWT_FORMAT")
+            throw VerifyHandler.error(for: VerificationFailure(.invalidJWTFormat,
+                                                               SignedPayloadInspection.formatProblem(signedPayload) ?? "not a notification"))
+        }
+        guard let bundleId = claimed.identity.bundleId, let appId = appsByBundle[bundleId], let service = subscribers[appId] else {
+            metrics.count("entitle_notifications_total", label: "result", "INVALID_APP_IDENTIFIER")
+            throw VerifyHandler.error(for: VerificationFailure(.invalidAppIdentifier,
+                                                               "no configured app has bundle ID \(claimed.identity.bundleId ?? "(absent)")"))
+        }
+        return (service, signedPayload)
     }
 
     // MARK: - GET /v1/subscribers/…

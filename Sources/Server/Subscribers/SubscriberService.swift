@@ -116,6 +116,13 @@ public struct SubscriberService: Sendable {
     /// `POST /v1/notifications/apple`, after the app is known: verify the notification and what it
     /// carries, then store everything in one transaction. Returns false for a duplicate.
     public func ingestNotification(_ signedPayload: String, now: Date = Date()) throws -> (applied: Bool, type: String) {
+        let (batch, type) = try prepareNotification(signedPayload, now: now)
+        return (try store.apply(batch) == .applied, type)
+    }
+
+    /// Verifies a notification and what it carries and turns it into the batch to store (CPU only:
+    /// no storage, no network unless the app uses online checks).
+    public func prepareNotification(_ signedPayload: String, now: Date = Date()) throws -> (batch: FactBatch, type: String) {
         let (environment, result) = verification.verifiedNotification(signedPayload)
         guard case .valid(let verified) = result, let environment else {
             throw IngestError.verification(result.failure ?? VerificationFailure(.invalidJWTFormat, "unverified"))
@@ -139,7 +146,7 @@ public struct SubscriberService: Sendable {
            let signal = Self.signal(type: type, subtype: notification.subtype?.rawValue, at: signedDate) {
             batch.signals = [(original, signal)]
         }
-        return (try store.apply(batch) == .applied, type)
+        return (batch, type)
     }
 
     /// What a notification says about billing and auto-renewal (ENTITLEMENTS.md).

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Storage benchmarks of the subscribers milestone, as `name: value` lines:
+#   - POST /v1/notifications/apple: distinct signed notifications over 32 keep-alive connections,
+#     each answered 200 only after its commit (synchronous = FULL);
+#   - GET /v1/subscribers/{token}: wrk -t2 -c64 p99 with 10,000 and with 1,000,000 stored transactions.
+# Usage: Benchmarks/storage.sh [--quick]   (--quick: 100,000 instead of 1,000,000, fewer notifications)
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+LARGE=1000000; NOTIFICATIONS=20000
+[ "${1:-}" = "--quick" ] && { LARGE=100000; NOTIFICATIONS=5000; }
+WORK="$(mktemp -d)"
+SERVER_PID=""
+cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"; }
+trap cleanup EXIT
+
+swift build -c release --package-path "$ROOT" >&2
+BIN="$ROOT/.build/release"
+mkdir -p "$WORK/chain"
+sh "$ROOT/Tests/TestSupport/make-chain.sh" "$WORK/chain"
+openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$WORK/key.p8" 2>/dev/null
+
+start_server() {  # DB
+  cat > "$WORK/entitle.json" <<JSON
+{"server": {"host": "127.0.0.1", "port": 0}, "storage": {"sqlite": "$1"},
+ "apps": [{"id": "bench", "bundleId": "com.example.app", "environments": ["Sandbox"],
+   "signingKey": {"keyId": "BENCHKEY01", "privateKeyFile": "$WORK/key.p8"},
+   "apiKeys": [{"key": "client_bench_key_not_secret", "role": "client"}],
+   "verification": {"rootCertificates": ["$WORK/chain/root.pem"], "allowPrivateRoots": true},
+   "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"]}}}]}
+JSON
+  "$BIN/entitle" serve --config "$WORK/entitle.json" > "$WORK/server.log" &
+  SERVER_PID=$!
+  for _ in $(seq 100); do
+    PORT="$(grep -o '"port":[0-9]*' "$WORK/server.log" 2>/dev/null | head -1 | cut -d: -f2 || true)"
+    [ -n "$PORT" ] && return 0
+    sleep 0.1
+  done
+  echo "storage.sh: the server did not start" >&2; exit 2
+}
+stop_server() { kill "$SERVER_PID"; wait "$SERVER_PID" || true; SERVER_PID=""; }
+field() { python3 -c "import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$1" "$2"; }
+
+# Ingest.
+start_server "$WORK/ingest.sqlite3"
+INGEST=$("$BIN/entitle-bench" ingest --url "http://127.0.0.1:$PORT" --chain "$WORK/chain" --count "$NOTIFICATIONS" --connections 32 | tail -1)
+STORED=$(sqlite3 "$WORK/ingest.sqlite3" "SELECT count(*) FROM notifications" 2>/dev/null || echo "?")
+stop_server
+
+# Reads with few and with many stored transactions.
+read_p99() {  # TRANSACTIONS SUBSCRIBERS
+  local db="$WORK/read-$1.sqlite3"
+  local fill; fill=$("$BIN/entitle-bench" fill-db --db "$db" --transactions "$1" --subscribers "$2" | tail -1)
+  local token; token=$(field "$fill" sampleToken)
+  start_server "$db"
+  wrk -t2 -c64 -d10s --latency -H "Authorization: Bearer client_bench_key_not_secret" \
+    "http://127.0.0.1:$PORT/v1/subscribers/$token" > "$WORK/wrk-$1.txt"
+  stop_server
+  local rps p99
+  rps=$(awk '/Requests\/sec/ {print $2}' "$WORK/wrk-$1.txt")
+  p99=$(awk '$1 == "99%" {print $2}' "$WORK/wrk-$1.txt")
+  echo "GET /v1/subscribers with $1 stored transactions: $rps req/s, p99 $p99 (fill $(field "$fill" value) transactions/s)"
+}
+
+echo
+echo "== Entitle storage benchmark ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores) =="
+echo "POST /v1/notifications/apple: $(field "$INGEST" value) notifications/s durable, p99 $(field "$INGEST" p99_ms) ms, non-200 $(field "$INGEST" non200), stored $STORED of $NOTIFICATIONS"
+read_p99 10000 1000
+read_p99 "$LARGE" 100000
