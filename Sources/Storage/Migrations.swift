@@ -34,5 +34,11 @@ enum Migrations {
             signed_date INTEGER NOT NULL, received_at INTEGER NOT NULL, original_transaction_id TEXT, jws TEXT NOT NULL);
         CREATE INDEX notifications_by_app ON notifications (app_id, sequence);
         """,
+        // 2: the token index also orders by subscription, so "subscriptions of a token" is one index
+        // range (without it the planner walked every link of the app to satisfy the ORDER BY).
+        """
+        DROP INDEX subscriber_links_by_token;
+        CREATE INDEX subscriber_links_by_token ON subscriber_links (app_id, environment, app_account_token, original_transaction_id);
+        """,
     ]
 }

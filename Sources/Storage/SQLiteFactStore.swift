@@ -196,11 +196,17 @@ public final class SQLiteFactStore: FactStore {
 
     // MARK: - Reading
 
+    /// At most this many reader connections exist; more concurrent readers wait for one.
+    private static let readerLimit = 16
+    private let readerSlots = DispatchSemaphore(value: SQLiteFactStore.readerLimit)
+
     private func read<T>(_ body: (SQLiteDatabase) throws -> T) throws -> T {
+        readerSlots.wait()
+        defer { readerSlots.signal() }
         let box = try readers.withLock { $0.popLast() } ?? DatabaseBox(database: try SQLiteDatabase(path: path))
         defer {
             box.database.resetAll()
-            readers.withLock { if $0.count < 16 { $0.append(box) } }
+            readers.withLock { $0.append(box) }
         }
         return try body(box.database)
     }

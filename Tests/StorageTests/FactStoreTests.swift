@@ -119,6 +119,6 @@ final class SQLiteFactStoreTests: FactStoreContract {
         XCTAssertNotNil(try reopened.facts(appId: "app", environment: "Sandbox", originalTransactionId: "1"))
         XCTAssertEqual(try reopened.integrityCheck(), "ok")
         let mode = try runProcess("sqlite3", [path, "PRAGMA journal_mode; PRAGMA user_version;"])
-        if mode.status == 0 { XCTAssertEqual(mode.stdout, "wal\n1\n") }
+        if mode.status == 0 { XCTAssertEqual(mode.stdout, "wal\n2\n") }
     }
 }
