@@ -4,8 +4,9 @@ import AppStore
 /// types"). Dates are epoch milliseconds.
 public enum NonSubscriptionEngine {
     /// The grant of one non-subscription purchase at `now`, or nil for a consumable (never an
-    /// entitlement). `durationMilliseconds` is the configured length of a non-renewing subscription.
-    public static func grant(_ transaction: TransactionRecord, now: Int64, durationMilliseconds: Int64?) -> ProductGrant? {
+    /// entitlement). `duration` is the configured length of a non-renewing subscription; without
+    /// one it grants nothing (its end is unknown).
+    public static func grant(_ transaction: TransactionRecord, now: Int64, duration: ISO8601Duration?) -> ProductGrant? {
         let revoked = transaction.revocationDate.map { $0 <= now } ?? false
         switch ProductType(rawValue: transaction.type) {
         case .nonConsumable:
@@ -14,7 +15,7 @@ public enum NonSubscriptionEngine {
                                 ownershipType: transaction.ownershipType,
                                 lastEventDate: transaction.revocationDate ?? transaction.purchaseDate)
         case .nonRenewing:
-            let expires = durationMilliseconds.map { transaction.purchaseDate + $0 }
+            let expires = duration.map { $0.end(from: transaction.purchaseDate) }
             let active = !revoked && transaction.purchaseDate <= now && (expires.map { now < $0 } ?? false)
             return ProductGrant(productId: transaction.productId, isActive: active,
                                 state: revoked ? "REVOKED" : active ? "ACTIVE" : "EXPIRED",

@@ -211,17 +211,29 @@ final class EntitlementResolverTests: XCTestCase {
     func testNonSubscriptions() {
         let lifetime = TransactionRecord(transactionId: "5", originalTransactionId: "5", productId: "lifetime", type: "Non-Consumable",
                                          purchaseDate: t0, signedDate: t0)
-        XCTAssertEqual(NonSubscriptionEngine.grant(lifetime, now: t0 + 1000 * day, durationMilliseconds: nil)?.isActive, true)
+        XCTAssertEqual(NonSubscriptionEngine.grant(lifetime, now: t0 + 1000 * day, duration: nil)?.isActive, true)
         var refunded = lifetime
         refunded.revocationDate = t0 + day
-        XCTAssertEqual(NonSubscriptionEngine.grant(refunded, now: t0 + 2 * day, durationMilliseconds: nil)?.state, "REVOKED")
+        XCTAssertEqual(NonSubscriptionEngine.grant(refunded, now: t0 + 2 * day, duration: nil)?.state, "REVOKED")
         let season = TransactionRecord(transactionId: "6", originalTransactionId: "6", productId: "season", type: "Non-Renewing Subscription",
                                        purchaseDate: t0, signedDate: t0)
-        XCTAssertEqual(NonSubscriptionEngine.grant(season, now: t0 + 10 * day, durationMilliseconds: 30 * day)?.isActive, true)
-        XCTAssertEqual(NonSubscriptionEngine.grant(season, now: t0 + 31 * day, durationMilliseconds: 30 * day)?.state, "EXPIRED")
+        XCTAssertEqual(NonSubscriptionEngine.grant(season, now: t0 + 10 * day, duration: ISO8601Duration("P30D"))?.isActive, true)
+        XCTAssertEqual(NonSubscriptionEngine.grant(season, now: t0 + 31 * day, duration: ISO8601Duration("P30D"))?.state, "EXPIRED")
         let coins = TransactionRecord(transactionId: "7", originalTransactionId: "7", productId: "coins", type: "Consumable",
                                       purchaseDate: t0, signedDate: t0)
-        XCTAssertNil(NonSubscriptionEngine.grant(coins, now: t0, durationMilliseconds: nil), "never an entitlement")
+        XCTAssertNil(NonSubscriptionEngine.grant(coins, now: t0, duration: nil), "never an entitlement")
+    }
+
+    func testISO8601Durations() {
+        XCTAssertEqual(ISO8601Duration("P1M")?.months, 1)
+        XCTAssertEqual(ISO8601Duration("P1Y6M")?.years, 1)
+        XCTAssertNil(ISO8601Duration("1M"))
+        XCTAssertNil(ISO8601Duration("P1H"))
+        XCTAssertNil(ISO8601Duration("P"))
+        // 2026-01-31 plus one calendar month is 2026-02-28 (UTC).
+        let january31: Int64 = 1_769_817_600_000
+        XCTAssertEqual(ISO8601Duration("P1M")?.end(from: january31), 1_772_236_800_000)
+        XCTAssertEqual(ISO8601Duration("P2W")?.end(from: january31), january31 + 14 * day)
     }
 
     func testOfferEligibility() {

@@ -1,4 +1,5 @@
 import Crypto
+import Entitlements
 import Foundation
 import JSON
 
@@ -129,10 +130,15 @@ enum AppConfigurationParser {
                 reader.problem(productPath, "expected an object, found \(value.typeName)")
                 continue
             }
-            reader.checkMembers(product, allowed: ["subscriptionGroup", "entitlements"], path: productPath)
+            reader.checkMembers(product, allowed: ["subscriptionGroup", "entitlements", "duration"], path: productPath)
             let group = reader.string(product, "subscriptionGroup", path: productPath)
             let entitlements = reader.stringArray(product, "entitlements", path: productPath) ?? []
-            products[productId] = ProductConfiguration(subscriptionGroup: group, entitlements: entitlements)
+            var duration: ISO8601Duration?
+            if let text = reader.string(product, "duration", path: productPath) {
+                duration = ISO8601Duration(text)
+                if duration == nil { reader.problem("\(productPath).duration", "\"\(text)\" is not an ISO 8601 duration such as P1M") }
+            }
+            products[productId] = ProductConfiguration(subscriptionGroup: group, entitlements: entitlements, duration: duration)
         }
         return products
     }

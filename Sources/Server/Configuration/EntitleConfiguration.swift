@@ -1,4 +1,5 @@
 import Crypto
+import Entitlements
 import Foundation
 
 /// The whole configuration, validated once at start-up (see `ConfigurationLoader`).
@@ -84,6 +85,8 @@ public struct APIKeyConfiguration: Sendable {
 public struct ProductConfiguration: Sendable {
     public var subscriptionGroup: String?
     public var entitlements: [String]
+    /// The length of a non-renewing subscription (ISO 8601, e.g. `P1M`).
+    public var duration: ISO8601Duration?
 }
 
 /// Who may receive a promotional offer (checked against stored history).

@@ -25,7 +25,9 @@ struct SubscriberView {
                 Timestamps.set(&item, "purchaseDate", transaction.purchaseDate)
                 Timestamps.set(&item, "revocationDate", transaction.revocationDate)
                 nonSubscriptions.append(.object(item))
-                if let grant = NonSubscriptionEngine.grant(transaction, now: now, durationMilliseconds: nil) { grants.append(grant) }
+                if let grant = NonSubscriptionEngine.grant(transaction, now: now, duration: app.products[transaction.productId]?.duration) {
+                    grants.append(grant)
+                }
             }
         }
         var entitlements = JSONObject()

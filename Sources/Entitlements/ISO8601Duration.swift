@@ -1,0 +1,36 @@
+import Foundation
+
+/// An ISO 8601 duration of whole years, months, weeks and days (`P1M`, `P1Y`, `P2W`, `P3D`,
+/// `P1Y6M`), the length of a non-renewing subscription. Months and years are calendar months and
+/// years (UTC), as the App Store counts them.
+public struct ISO8601Duration: Sendable, Equatable {
+    public var years = 0, months = 0, weeks = 0, days = 0
+
+    public init?(_ text: String) {
+        guard text.hasPrefix("P"), text.count > 1 else { return nil }
+        var number = ""
+        for character in text.dropFirst() {
+            if character.isASCII && character.isNumber { number.append(character); continue }
+            guard let value = Int(number) else { return nil }
+            number = ""
+            switch character {
+            case "Y": years = value
+            case "M": months = value
+            case "W": weeks = value
+            case "D": days = value
+            default: return nil
+            }
+        }
+        guard number.isEmpty else { return nil }
+    }
+
+    /// `start` plus this duration, both epoch milliseconds.
+    public func end(from start: Int64) -> Int64 {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let date = Date(timeIntervalSince1970: Double(start) / 1000)
+        let components = DateComponents(year: years, month: months, day: weeks * 7 + days)
+        guard let end = calendar.date(byAdding: components, to: date) else { return start }
+        return Int64((end.timeIntervalSince1970 * 1000).rounded())
+    }
+}
