@@ -21,18 +21,8 @@ final class RealTimelineIngestionTests: XCTestCase {
         let real = conformance.appendingPathComponent("real-appstore")
         let manifest = try JSONParser.parse([UInt8](Data(contentsOf: real.appendingPathComponent("manifest.json"))))
         let timeline = try XCTUnwrap(manifest["entitlementTimeline"])
-        try runProcess("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
-                                   "-out", folder.appendingPathComponent("key.p8").path])
-        let products = timeline["subscriber"]!["products"]!.arrayValue!.map { #""\#($0.stringValue!)": {"subscriptionGroup": "21752814", "entitlements": ["pro"]}"# }
-        try writeFile(folder.appendingPathComponent("entitle.json"), """
-            {"apps": [{"id": "session", "bundleId": "com.loki-project.loki-messenger", "environments": ["Sandbox"],
-              "signingKey": {"keyId": "KEY1", "privateKeyFile": "key.p8"},
-              "apiKeys": [{"key": "server_key_0123456789", "role": "server"}],
-              "verification": {"rootCertificates": ["\(conformance.appendingPathComponent("roots/AppleRootCA-G3.cer").path)"]},
-              "products": {\(products.joined(separator: ","))}}]}
-            """)
-        let entitle = try EntitleServer(configuration: ConfigurationLoader.load(path: folder.appendingPathComponent("entitle.json").path,
-                                                                                environment: [:]), logOutput: nil)
+        let entitle = try EntitleServer(configuration: timelineConfiguration(conformance, folder: folder, timeline: timeline),
+                                        logOutput: nil)
         func call(_ method: String, _ target: String, _ body: JSONObject?, key: Bool = true) -> (Int, JSONValue) {
             var headers: [(name: String, value: String)] = [("content-type", "application/json")]
             if key { headers.append(("authorization", "Bearer server_key_0123456789")) }
@@ -55,6 +45,21 @@ final class RealTimelineIngestionTests: XCTestCase {
         }
     }
 
+    /// A configuration for the timeline's app (Sandbox, Apple's G3 root) in a fresh folder.
+    private func timelineConfiguration(_ conformance: URL, folder: URL, timeline: JSONValue) throws -> EntitleConfiguration {
+        try runProcess("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
+                                   "-out", folder.appendingPathComponent("key.p8").path])
+        let products = timeline["subscriber"]!["products"]!.arrayValue!.map { #""\#($0.stringValue!)": {"subscriptionGroup": "21752814", "entitlements": ["pro"]}"# }
+        try writeFile(folder.appendingPathComponent("entitle.json"), """
+            {"apps": [{"id": "session", "bundleId": "com.loki-project.loki-messenger", "environments": ["Sandbox"],
+              "signingKey": {"keyId": "KEY1", "privateKeyFile": "key.p8"},
+              "apiKeys": [{"key": "server_key_0123456789", "role": "server"}],
+              "verification": {"rootCertificates": ["\(conformance.appendingPathComponent("roots/AppleRootCA-G3.cer").path)"]},
+              "products": {\(products.joined(separator: ","))}}]}
+            """)
+        return try ConfigurationLoader.load(path: folder.appendingPathComponent("entitle.json").path, environment: [:])
+    }
+
     func testTimelineThroughTheStore() throws {
         guard let conformance = conformanceDirectory() else { return }
         let folder = try makeTemporaryDirectory()
@@ -62,16 +67,7 @@ final class RealTimelineIngestionTests: XCTestCase {
         let real = conformance.appendingPathComponent("real-appstore")
         let manifest = try JSONParser.parse([UInt8](Data(contentsOf: real.appendingPathComponent("manifest.json"))))
         let timeline = try XCTUnwrap(manifest["entitlementTimeline"])
-        try runProcess("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
-                                   "-out", folder.appendingPathComponent("key.p8").path])
-        let products = timeline["subscriber"]!["products"]!.arrayValue!.map { #""\#($0.stringValue!)": {"subscriptionGroup": "21752814", "entitlements": ["pro"]}"# }
-        try writeFile(folder.appendingPathComponent("entitle.json"), """
-            {"apps": [{"id": "session", "bundleId": "com.loki-project.loki-messenger", "environments": ["Sandbox"],
-              "signingKey": {"keyId": "KEY1", "privateKeyFile": "key.p8"},
-              "verification": {"rootCertificates": ["\(conformance.appendingPathComponent("roots/AppleRootCA-G3.cer").path)"]},
-              "products": {\(products.joined(separator: ","))}}]}
-            """)
-        let configuration = try ConfigurationLoader.load(path: folder.appendingPathComponent("entitle.json").path, environment: [:])
+        let configuration = try timelineConfiguration(conformance, folder: folder, timeline: timeline)
         let app = configuration.apps[0]
         let service = SubscriberService(app: app, store: try SQLiteFactStore(path: configuration.storage.sqlitePath),
                                         verification: try VerificationService(app: app))
