@@ -26,8 +26,9 @@ public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
 
     public var keys: [String] { members.map(\.key) }
 
-    /// Appends a member known to be new (the parser has checked), skipping the lookup.
-    mutating func append(key: String, value: JSONValue) { members.append((key: key, value: value)) }
+    /// Appends a member whose name is known to be new, skipping the lookup (builders of answers;
+    /// the parser has checked its own). Appending an existing name would duplicate it.
+    public mutating func append(key: String, value: JSONValue) { members.append((key: key, value: value)) }
 
     /// Keeps a repeated member name, for callers that report duplicates themselves.
     mutating func appendDuplicate(key: String, value: JSONValue) { members.append((key: key, value: value)) }

@@ -211,21 +211,29 @@ public final class SQLiteFactStore: FactStore {
         return try body(box.database)
     }
 
+    /// One reader connection for the whole answer: the links, then each subscription's facts.
     public func facts(appId: String, environment: String, appAccountToken: String) throws -> [SubscriptionFacts] {
-        let originals: [String] = try read { database in
+        try read { database in
             let query = try database.statement("""
                 SELECT original_transaction_id FROM subscriber_links
                 WHERE app_id = ? AND environment = ? AND app_account_token = ? ORDER BY original_transaction_id
                 """).bind([.text(appId), .text(environment), .text(appAccountToken)])
-            var found: [String] = []
-            while try query.step() { if let original = query.text(0) { found.append(original) } }
-            return found
+            var originals: [String] = []
+            while try query.step() { if let original = query.text(0) { originals.append(original) } }
+            return try originals.compactMap {
+                try Self.facts(database, appId: appId, environment: environment, originalTransactionId: $0, token: appAccountToken)
+            }
         }
-        return try originals.compactMap { try facts(appId: appId, environment: environment, originalTransactionId: $0) }
     }
 
     public func facts(appId: String, environment: String, originalTransactionId: String) throws -> SubscriptionFacts? {
-        try read { database in
+        try read { database in try Self.facts(database, appId: appId, environment: environment, originalTransactionId: originalTransactionId) }
+    }
+
+    /// `token`, when the caller already knows it, saves the link lookup.
+    private static func facts(_ database: SQLiteDatabase, appId: String, environment: String, originalTransactionId: String,
+                              token knownToken: String? = nil) throws -> SubscriptionFacts? {
+        do {
             let bindings: [SQLiteValue] = [.text(appId), .text(environment), .text(originalTransactionId)]
             let transactions = try database.statement("""
                 SELECT transaction_id, product_id, subscription_group, type, purchase_date, original_purchase_date, expires_date,
@@ -271,10 +279,13 @@ public final class SQLiteFactStore: FactStore {
                     signals.append(SubscriptionSignal(kind, at: signalQuery.int64(1) ?? 0))
                 }
             }
-            let tokenQuery = try database.statement("""
-                SELECT app_account_token FROM subscriber_links WHERE app_id = ? AND environment = ? AND original_transaction_id = ?
-                """).bind(bindings)
-            let token = try tokenQuery.step() ? tokenQuery.text(0) : nil
+            var token = knownToken
+            if token == nil {
+                let tokenQuery = try database.statement("""
+                    SELECT app_account_token FROM subscriber_links WHERE app_id = ? AND environment = ? AND original_transaction_id = ?
+                    """).bind(bindings)
+                token = try tokenQuery.step() ? tokenQuery.text(0) : nil
+            }
             return SubscriptionFacts(originalTransactionId: originalTransactionId, environment: environment,
                                      appAccountToken: token, transactions: records, renewal: renewal, signals: signals)
         }

@@ -6,7 +6,9 @@ import HTTP
 import JSON
 
 /// Transactions, App Store Server Notifications, subscribers and the notification audit trail.
-/// All of them touch storage, so all run on the storage queue, never on an event loop.
+/// Writes wait for a disk sync, so they never run on an event loop (the storage queue, or the
+/// store's writer thread). Subscriber reads are a few indexed lookups answered from SQLite's and
+/// the system's page cache: they run on the event loop, sparing two thread hops per request.
 struct SubscriberHandlers: Sendable {
     let authenticator: APIKeyAuthenticator
     let subscribers: [String: SubscriberService]
@@ -26,6 +28,17 @@ struct SubscriberHandlers: Sendable {
                 // A storage failure: nothing was acknowledged, the sender may retry.
                 context.respond(.error(ServiceError(status: 503, code: "STORAGE_UNAVAILABLE", message: "storage failed; try again")))
             }
+        }
+    }
+
+    /// Runs `work` here (on the event loop) and answers.
+    private func answerNow(_ context: HTTPRequestContext, _ work: () throws -> HTTPResponse) {
+        do {
+            context.respond(try work())
+        } catch let error as ServiceError {
+            context.respond(.error(error))
+        } catch {
+            context.respond(.error(ServiceError(status: 503, code: "STORAGE_UNAVAILABLE", message: "storage failed; try again")))
         }
     }
 
@@ -122,7 +135,7 @@ struct SubscriberHandlers: Sendable {
     // MARK: - GET /v1/subscribers/…
 
     func getSubscriber(_ context: HTTPRequestContext) {
-        offload(context) {
+        answerNow(context) {
             let caller = try authenticator.authenticate(context.request)
             let token = context.pathParameters["appAccountToken"] ?? ""
             guard UUID.isCanonicalText(token) else { throw ServiceError.badRequest("appAccountToken must be a UUID") }
@@ -137,7 +150,7 @@ struct SubscriberHandlers: Sendable {
     }
 
     func getSubscriberByTransaction(_ context: HTTPRequestContext) {
-        offload(context) {
+        answerNow(context) {
             let caller = try authenticator.authenticate(context.request)
             let service = try service(for: caller)
             let environment = try Self.environment(context.request, app: service.app)

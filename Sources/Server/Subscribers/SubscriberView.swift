@@ -19,6 +19,7 @@ struct SubscriberView {
                 subscriptions[state.productId] = .object(Self.json(state))
                 grants.append(ProductGrant(state))
             }
+            guard autoRenewable.count < subscription.transactions.count else { continue }
             for transaction in TransactionRecord.merged(subscription.transactions) where transaction.type != ProductType.autoRenewable.rawValue {
                 var item: JSONObject = ["productId": .string(transaction.productId), "transactionId": .string(transaction.transactionId),
                                         "type": .string(transaction.type)]

@@ -17,11 +17,11 @@ enum Timestamps {
         return prefix + "." + String(repeating: "0", count: 3 - String(remainder).count) + String(remainder) + "Z"
     }
 
-    /// Sets `key` and `keyMs` when `milliseconds` is present.
+    /// Adds `key` and `keyMs` when `milliseconds` is present (the names must be new in `object`).
     static func set(_ object: inout JSONObject, _ key: String, _ milliseconds: Int64?) {
         guard let milliseconds else { return }
-        object[key] = .string(iso(milliseconds))
-        object[key + "Ms"] = .int(milliseconds)
+        object.append(key: key, value: .string(iso(milliseconds)))
+        object.append(key: key + "Ms", value: .int(milliseconds))
     }
 }
 
