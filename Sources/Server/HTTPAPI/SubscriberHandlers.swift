@@ -83,15 +83,15 @@ struct SubscriberHandlers: Sendable {
     /// make it wait on OCSP); the write goes to the store's writer thread, which answers after the
     /// commit. No thread sits blocked per notification.
     func postNotification(_ context: HTTPRequestContext) {
-        let service: SubscriberService, signedPayload: String
-        do { (service, signedPayload) = try notificationTarget(context.request) } catch {
+        let service: SubscriberService, signedPayload: String, claimedEnvironment: String?
+        do { (service, signedPayload, claimedEnvironment) = try notificationTarget(context.request) } catch {
             context.respond(.error(error))
             return
         }
         let metrics = self.metrics
         let store: @Sendable () -> Void = {
             do {
-                let (batch, type) = try service.prepareNotification(signedPayload)
+                let (batch, type) = try service.prepareNotification(signedPayload, claimedEnvironment: claimedEnvironment)
                 service.store.apply(batch) { result in
                     switch result {
                     case .success(let outcome):
@@ -115,7 +115,7 @@ struct SubscriberHandlers: Sendable {
     }
 
     /// The app a notification is for, chosen by the bundle ID its payload claims (then verified).
-    private func notificationTarget(_ request: HTTPRequest) throws(ServiceError) -> (SubscriberService, String) {
+    private func notificationTarget(_ request: HTTPRequest) throws(ServiceError) -> (SubscriberService, String, String?) {
         let body = try RequestBody(request)
         let signedPayload = try body.requiredString("signedPayload")
         let claimed = SignedPayloadInspection.unverifiedPayload(signedPayload).flatMap { try? ResponseBodyV2DecodedPayload(decoding: $0) }
@@ -129,7 +129,7 @@ struct SubscriberHandlers: Sendable {
             throw VerifyHandler.error(for: VerificationFailure(.invalidAppIdentifier,
                                                                "no configured app has bundle ID \(claimed.identity.bundleId ?? "(absent)")"))
         }
-        return (service, signedPayload)
+        return (service, signedPayload, claimed.identity.environment)
     }
 
     // MARK: - GET /v1/subscribers/…

@@ -122,8 +122,10 @@ public struct SubscriberService: Sendable {
 
     /// Verifies a notification and what it carries and turns it into the batch to store (CPU only:
     /// no storage, no network unless the app uses online checks).
-    public func prepareNotification(_ signedPayload: String, now: Date = Date()) throws -> (batch: FactBatch, type: String) {
-        let (environment, result) = verification.verifiedNotification(signedPayload)
+    /// `claimedEnvironment` is the environment the unverified payload names, when already read.
+    public func prepareNotification(_ signedPayload: String, claimedEnvironment: String? = nil,
+                                    now: Date = Date()) throws -> (batch: FactBatch, type: String) {
+        let (environment, result) = verification.verifiedNotification(signedPayload, environment: claimedEnvironment)
         guard case .valid(let verified) = result, let environment else {
             throw IngestError.verification(result.failure ?? VerificationFailure(.invalidJWTFormat, "unverified"))
         }

@@ -20,8 +20,10 @@ extension VerificationService {
     }
 
     /// A verified notification and its verified nested items, with the environment that decided.
-    public func verifiedNotification(_ jws: String) -> (environment: String?, result: VerificationResult<VerifiedNotification>) {
-        switch verifier(for: jws, kind: .notification) {
+    /// `environment`, when the caller already read the claim, saves decoding the payload again.
+    public func verifiedNotification(_ jws: String,
+                                     environment: String? = nil) -> (environment: String?, result: VerificationResult<VerifiedNotification>) {
+        switch verifier(for: jws, kind: .notification, environment: environment) {
         case .failure(let failure): return (nil, .invalid(failure))
         case .success(let (name, verifier)): return (name, verifier.verifyNotificationAndContents(jws))
         }
