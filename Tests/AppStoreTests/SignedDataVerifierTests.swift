@@ -11,6 +11,11 @@ final class SignedDataVerifierTests: XCTestCase {
     private static let sharedChain = Result { try TestChain() }
     private var chain: TestChain { try! Self.sharedChain.get() }
 
+    /// The shared chain lives as long as the process; its folder goes when the class is done.
+    override class func tearDown() {
+        if let folder = try? sharedChain.get().folder { try? FileManager.default.removeItem(at: folder) }
+    }
+
     private func verifier(roots: [Certificate]? = nil, bundleId: String = "com.example.app",
                           clock: @escaping @Sendable () -> Date = { Date() }) throws -> SignedDataVerifier {
         try SignedDataVerifier(.init(rootCertificates: roots ?? [chain.root], bundleId: bundleId, appAppleId: nil,

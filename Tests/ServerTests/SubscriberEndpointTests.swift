@@ -42,6 +42,7 @@ final class SubscriberEndpointTests: XCTestCase {
 
     override func tearDownWithError() throws {
         entitle = nil
+        chain = nil  // XCTest keeps test cases alive until the run ends: free the minted chain now
         try? FileManager.default.removeItem(at: folder)
     }
 
