@@ -35,6 +35,7 @@ let package = Package(
         ),
         .target(name: "CCurlShims", dependencies: ["CCurl"], path: "Sources/CCurlShims", linkerSettings: [.linkedLibrary("curl")]),
         .target(name: "HTTPClient", dependencies: ["CCurl", "CCurlShims"], path: "Sources/HTTPClient"),
+        .target(name: "AppStoreAPI", dependencies: ["HTTPClient", "AppStore", "Crypto", "JSON"], path: "Sources/AppStoreAPI"),
         .target(name: "JSON", path: "Sources/JSON"),
         .target(name: "Crypto", dependencies: ["COpenSSL", "CShims", "JSON"], path: "Sources/Crypto"),
         .target(name: "AppStore", dependencies: ["Crypto", "JSON"], path: "Sources/AppStore"),
@@ -78,6 +79,11 @@ let package = Package(
             path: "Tests/AppStoreTests"
         ),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "TestSupport"], path: "Tests/HTTPTests"),
+        .testTarget(
+            name: "AppStoreAPITests",
+            dependencies: ["AppStoreAPI", "AppStore", "Crypto", "HTTP", "JSON", "TestSupport"],
+            path: "Tests/AppStoreAPITests"
+        ),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Entitlements", "TestSupport"], path: "Tests/StorageTests"),
         .testTarget(
             name: "EntitlementsTests",

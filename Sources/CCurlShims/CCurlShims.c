@@ -7,6 +7,9 @@ CURLcode entitle_curl_set_size(CURL *handle, CURLoption option, curl_off_t value
 CURLcode entitle_curl_set_write_callback(CURL *handle, entitle_curl_write_callback callback) {
     return curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, callback);
 }
+CURLcode entitle_curl_set_header_callback(CURL *handle, entitle_curl_write_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, callback);
+}
 long entitle_curl_response_code(CURL *handle) {
     long code = 0;
     curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &code);

@@ -20,7 +20,13 @@ public struct HTTPClientRequest: Sendable {
 
 public struct HTTPClientResponse: Sendable {
     public let status: Int
+    /// Header fields of the final response, names as sent.
+    public let headers: [(name: String, value: String)]
     public let body: [UInt8]
+
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
 }
 
 /// Why a request got no HTTP answer: the network-level failures a caller may retry.
@@ -105,9 +111,15 @@ private final class EasyHandle: @unchecked Sendable {
             let sink = Unmanaged<ResponseSink>.fromOpaque(context!).takeUnretainedValue()
             return sink.append(UnsafeRawBufferPointer(start: data, count: size * count)) ? size * count : 0
         }
+        _ = entitle_curl_set_header_callback(raw) { data, size, count, context in
+            let sink = Unmanaged<ResponseSink>.fromOpaque(context!).takeUnretainedValue()
+            sink.header(UnsafeRawBufferPointer(start: data, count: size * count))
+            return size * count
+        }
         let unmanaged = Unmanaged.passRetained(sink)
         defer { unmanaged.release() }
         _ = entitle_curl_set_pointer(raw, CURLOPT_WRITEDATA, unmanaged.toOpaque())
+        _ = entitle_curl_set_pointer(raw, CURLOPT_HEADERDATA, unmanaged.toOpaque())
 
         let code: CURLcode = (request.body ?? []).withUnsafeBytes { body in
             if request.method == "POST" || request.body != nil {
@@ -119,7 +131,7 @@ private final class EasyHandle: @unchecked Sendable {
             return curl_easy_perform(raw)
         }
         guard code == CURLE_OK else { throw Self.error(code, sink: sink, url: request.url) }
-        return HTTPClientResponse(status: entitle_curl_response_code(raw), body: sink.bytes)
+        return HTTPClientResponse(status: entitle_curl_response_code(raw), headers: sink.headers, body: sink.bytes)
     }
 
     private func set(_ option: CURLoption, _ value: Int) { _ = entitle_curl_set_long(raw, option, value) }
@@ -144,7 +156,16 @@ private final class EasyHandle: @unchecked Sendable {
 /// Collects the response body up to a limit.
 private final class ResponseSink: @unchecked Sendable {
     private(set) var bytes: [UInt8] = []
+    private(set) var headers: [(name: String, value: String)] = []
     private(set) var overflowed = false
+
+    /// One header line; a status line starts a new response (after a 100 Continue, say).
+    func header(_ line: UnsafeRawBufferPointer) {
+        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        if text.hasPrefix("HTTP/") { headers.removeAll(); return }
+        guard let colon = text.firstIndex(of: ":") else { return }
+        headers.append((String(text[..<colon]), text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+    }
     let limit: Int
 
     init(limit: Int) { self.limit = limit }

@@ -121,11 +121,11 @@ extension AppStoreModel {
     /// The known members, ready to send back out.
     public var knownJSON: JSONObject { Self.schema.knownMembers(of: json) }
 
-    func string(_ key: String) -> String? { json[key]?.stringValue }
-    func bool(_ key: String) -> Bool? { json[key]?.boolValue }
-    func int64(_ key: String) -> Int64? { json[key]?.int64Value }
+    public func string(_ key: String) -> String? { json[key]?.stringValue }
+    public func bool(_ key: String) -> Bool? { json[key]?.boolValue }
+    public func int64(_ key: String) -> Int64? { json[key]?.int64Value }
     /// Milliseconds, truncated to a whole millisecond (APPSTORE.md §4.1).
-    func milliseconds(_ key: String) -> Int64? {
+    public func milliseconds(_ key: String) -> Int64? {
         guard let value = json[key]?.doubleValue else { return nil }
         return Int64(value.rounded(.towardZero))
     }

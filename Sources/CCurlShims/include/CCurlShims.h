@@ -14,5 +14,8 @@ CURLcode entitle_curl_set_size(CURL *handle, CURLoption option, curl_off_t value
 typedef size_t (*entitle_curl_write_callback)(char *data, size_t size, size_t count, void *context);
 CURLcode entitle_curl_set_write_callback(CURL *handle, entitle_curl_write_callback callback);
 
+/// The header callback: gets each response header line (`CURLOPT_HEADERFUNCTION`).
+CURLcode entitle_curl_set_header_callback(CURL *handle, entitle_curl_write_callback callback);
+
 long entitle_curl_response_code(CURL *handle);
 #endif

@@ -1,0 +1,179 @@
+import AppStore
+import Foundation
+import HTTPClient
+import JSON
+
+/// The App Store Server API for one app and one environment (APPSTORE.md §5). Calls block:
+/// run them off the event loops. A fresh bearer token is minted for each request.
+public final class AppStoreServerAPIClient: Sendable {
+    public static let productionURL = "https://api.storekit.apple.com"
+    public static let sandboxURL = "https://api.storekit-sandbox.apple.com"
+
+    public let environment: String
+    public let baseURL: String
+    private let tokens: BearerTokenFactory
+    private let http: HTTPClient
+
+    public enum SetupError: Error, CustomStringConvertible {
+        case unsupportedEnvironment(String)
+        public var description: String { "the App Store Server API has no \"\(unsupportedEnvironmentName)\" environment" }
+        private var unsupportedEnvironmentName: String { if case .unsupportedEnvironment(let name) = self { name } else { "" } }
+    }
+
+    /// `baseURL` overrides Apple's (local stand-ins in tests); `caFile` trusts a private CA.
+    public init(environment: String, tokens: BearerTokenFactory, baseURL: String? = nil, caFile: String? = nil,
+                timeout: Double = 30) throws {
+        switch environment {
+        case "Production": self.baseURL = baseURL ?? Self.productionURL
+        case "Sandbox": self.baseURL = baseURL ?? Self.sandboxURL
+        case "LocalTesting" where baseURL != nil: self.baseURL = baseURL!
+        default: throw SetupError.unsupportedEnvironment(environment)
+        }
+        self.environment = environment
+        self.tokens = tokens
+        var configuration = HTTPClient.Configuration()
+        configuration.totalTimeout = timeout
+        configuration.connectTimeout = min(timeout, 10)
+        configuration.maxResponseBytes = 1 << 20
+        configuration.caFile = caFile
+        http = HTTPClient(configuration: configuration)
+    }
+
+    // MARK: - Transactions and subscriptions
+
+    public func getTransactionInfo(_ transactionId: String) throws(AppStoreAPIError) -> TransactionInfoResponse {
+        try decode(try send("GET", ["inApps", "v1", "transactions", transactionId]))
+    }
+
+    /// One page of Get Transaction History v2; pass the previous page's `revision` for the next.
+    public func getTransactionHistory(_ transactionId: String, revision: String? = nil,
+                                      query: [(String, String)] = []) throws(AppStoreAPIError) -> HistoryResponse {
+        try decode(try send("GET", ["inApps", "v2", "history", transactionId],
+                            query: query + (revision.map { [("revision", $0)] } ?? [])))
+    }
+
+    /// Every page from `revision` on (the same query on each page, P-21): the signed transactions
+    /// and the last `revision`, which a later call uses to fetch only what changed.
+    public func getAllTransactionHistory(_ transactionId: String, since revision: String? = nil,
+                                         query: [(String, String)] = []) throws(AppStoreAPIError) -> (signedTransactions: [String], revision: String?) {
+        var all: [String] = []
+        var current = revision
+        while true {
+            let page = try getTransactionHistory(transactionId, revision: current, query: query)
+            all += page.signedTransactions
+            current = page.revision ?? current
+            if !page.hasMore { return (all, current) }
+        }
+    }
+
+    public func getAllSubscriptionStatuses(_ transactionId: String, status: [Int64] = []) throws(AppStoreAPIError) -> StatusResponse {
+        try decode(try send("GET", ["inApps", "v1", "subscriptions", transactionId], query: status.map { ("status", String($0)) }))
+    }
+
+    public func getRefundHistory(_ transactionId: String, revision: String? = nil) throws(AppStoreAPIError) -> RefundHistoryResponse {
+        try decode(try send("GET", ["inApps", "v2", "refund", "lookup", transactionId], query: revision.map { [("revision", $0)] } ?? []))
+    }
+
+    public func lookUpOrderId(_ orderId: String) throws(AppStoreAPIError) -> OrderLookupResponse {
+        try decode(try send("GET", ["inApps", "v1", "lookup", orderId]))
+    }
+
+    public func getAppTransactionInfo(_ transactionId: String) throws(AppStoreAPIError) -> AppTransactionInfoResponse {
+        try decode(try send("GET", ["inApps", "v1", "transactions", "appTransactions", transactionId]))
+    }
+
+    /// Needs an original transaction id (4000187) and a UUID (4000183); not for Family Sharing (4000185).
+    public func setAppAccountToken(_ originalTransactionId: String, appAccountToken: String) throws(AppStoreAPIError) {
+        _ = try send("PUT", ["inApps", "v1", "transactions", originalTransactionId, "appAccountToken"],
+                     body: ["appAccountToken": .string(appAccountToken.lowercased())])
+    }
+
+    public func sendConsumptionInformation(_ transactionId: String, _ request: JSONObject) throws(AppStoreAPIError) {
+        _ = try send("PUT", ["inApps", "v2", "transactions", "consumption", transactionId], body: request)
+    }
+
+    public func extendSubscriptionRenewalDate(_ originalTransactionId: String, extendByDays: Int, reasonCode: Int64,
+                                              requestIdentifier: String) throws(AppStoreAPIError) -> ExtendRenewalDateResponse {
+        try decode(try send("PUT", ["inApps", "v1", "subscriptions", "extend", originalTransactionId],
+                            body: ["extendByDays": .int(Int64(extendByDays)), "extendReasonCode": .int(reasonCode),
+                                   "requestIdentifier": .string(requestIdentifier)]))
+    }
+
+    public func extendRenewalDateForAllActiveSubscribers(_ request: JSONObject) throws(AppStoreAPIError) -> MassExtendRenewalDateResponse {
+        try decode(try send("POST", ["inApps", "v1", "subscriptions", "extend", "mass"], body: request))
+    }
+
+    public func getStatusOfSubscriptionRenewalDateExtensions(productId: String,
+                                                            requestIdentifier: String) throws(AppStoreAPIError) -> MassExtendRenewalDateStatusResponse {
+        try decode(try send("GET", ["inApps", "v1", "subscriptions", "extend", "mass", productId, requestIdentifier]))
+    }
+
+    // MARK: - Notifications
+
+    /// One page of Get Notification History for `[startDate, endDate)` (epoch ms).
+    public func getNotificationHistory(startDate: Int64, endDate: Int64, paginationToken: String? = nil,
+                                       onlyFailures: Bool = false) throws(AppStoreAPIError) -> NotificationHistoryResponse {
+        var body: JSONObject = ["startDate": .int(startDate), "endDate": .int(endDate)]
+        if onlyFailures { body["onlyFailures"] = true }
+        return try decode(try send("POST", ["inApps", "v1", "notifications", "history"],
+                                   query: paginationToken.map { [("paginationToken", $0)] } ?? [], body: body))
+    }
+
+    public func requestTestNotification() throws(AppStoreAPIError) -> SendTestNotificationResponse {
+        try decode(try send("POST", ["inApps", "v1", "notifications", "test"]))
+    }
+
+    public func getTestNotificationStatus(_ token: String) throws(AppStoreAPIError) -> CheckTestNotificationResponse {
+        try decode(try send("GET", ["inApps", "v1", "notifications", "test", token]))
+    }
+
+    // MARK: - Transport
+
+    /// Sends one request; any 2xx is success (its JSON object, or nil for an empty body).
+    func send(_ method: String, _ path: [String], query: [(String, String)] = [],
+              body: JSONObject? = nil) throws(AppStoreAPIError) -> JSONObject? {
+        let token: String
+        do { token = try tokens.token() } catch {
+            throw .decoding("cannot sign the bearer token: \(error)", environment: environment)
+        }
+        var headers: [(name: String, value: String)] = [("Authorization", "Bearer \(token)"), ("Accept", "application/json"),
+                                                        ("User-Agent", "Entitle/0.3")]
+        if body != nil { headers.append(("Content-Type", "application/json")) }
+        let url = baseURL + "/" + path.map(Self.escape).joined(separator: "/")
+            + (query.isEmpty ? "" : "?" + query.map { Self.escape($0.0) + "=" + Self.escape($0.1) }.joined(separator: "&"))
+        let response: HTTPClientResponse
+        do {
+            response = try http.send(HTTPClientRequest(method: method, url: url, headers: headers,
+                                                       body: body.map { JSONValue.object($0).serializedBytes }))
+        } catch {
+            throw .transport(error, environment: environment)
+        }
+        guard (200..<300).contains(response.status) else { throw apiError(response) }
+        guard !response.body.isEmpty else { return nil }
+        guard let object = (try? JSONParser.parse(response.body))?.objectValue else {
+            throw .decoding("not a JSON object", environment: environment)
+        }
+        return object
+    }
+
+    private func apiError(_ response: HTTPClientResponse) -> AppStoreAPIError {
+        let json = (try? JSONParser.parse(response.body))?.objectValue
+        let retryAfter = response.header("Retry-After").flatMap { Int64($0) }
+        return .api(status: response.status, code: json?["errorCode"]?.int64Value.map(APIErrorCode.init),
+                    message: json?["errorMessage"]?.stringValue, retryAfter: retryAfter, environment: environment)
+    }
+
+    private func decode<Model: AppStoreModel>(_ object: JSONObject?) throws(AppStoreAPIError) -> Model {
+        do { return try Model(decoding: object ?? [:]) } catch {
+            throw .decoding(error.description, environment: environment)
+        }
+    }
+
+    /// Path segments and query parts are percent-encoded (Apple's libraries do not; ids with
+    /// other characters would otherwise change the path).
+    static func escape(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+}

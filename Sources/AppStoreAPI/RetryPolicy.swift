@@ -1,0 +1,64 @@
+import Foundation
+
+/// Retries what may succeed later (APPSTORE.md §5.6) — 429 after its `Retry-After`, the
+/// `…Retryable` codes, 5xx and transport failures — with capped exponential backoff and jitter,
+/// bounded in attempts and in total time. Everything else fails at once. Outside the client, so
+/// each call site chooses whether to retry.
+public struct RetryPolicy: Sendable {
+    public var maxAttempts = 4
+    public var baseDelay: TimeInterval = 0.5
+    public var maxDelay: TimeInterval = 8
+    /// No retry starts after this much time has gone by since the first attempt.
+    public var maxTotal: TimeInterval = 30
+    /// Injected in tests; sleeps the calling thread otherwise.
+    public var sleep: @Sendable (TimeInterval) -> Void = { Thread.sleep(forTimeInterval: $0) }
+    public var now: @Sendable () -> Date = { Date() }
+
+    public init() {}
+
+    public func run<T>(_ operation: () throws(AppStoreAPIError) -> T) throws(AppStoreAPIError) -> T {
+        let start = now()
+        var attempt = 1
+        while true {
+            do {
+                return try operation()
+            } catch {
+                guard error.isRetryable, attempt < maxAttempts else { throw error }
+                let delay = self.delay(after: error, attempt: attempt)
+                guard now().timeIntervalSince(start) + delay <= maxTotal else { throw error }
+                sleep(delay)
+                attempt += 1
+            }
+        }
+    }
+
+    /// `Retry-After` (epoch milliseconds, as Apple documents it) when given, else backoff with jitter.
+    func delay(after error: AppStoreAPIError, attempt: Int) -> TimeInterval {
+        if case .api(_, _, _, let retryAfter?, _) = error {
+            let wait = Double(retryAfter) / 1000 - now().timeIntervalSince1970
+            return min(max(wait, 0), maxDelay)
+        }
+        let exponential = min(baseDelay * pow(2, Double(attempt - 1)), maxDelay)
+        return exponential / 2 + Double.random(in: 0...(exponential / 2))
+    }
+}
+
+/// Production first; on `TransactionIdNotFound` the same call against Sandbox (§5.8), for apps
+/// that enable both and do not know a transaction's environment.
+public struct EnvironmentFallback: Sendable {
+    public let production: AppStoreServerAPIClient
+    public let sandbox: AppStoreServerAPIClient
+
+    public init(production: AppStoreServerAPIClient, sandbox: AppStoreServerAPIClient) {
+        self.production = production
+        self.sandbox = sandbox
+    }
+
+    public func run<T>(_ call: (AppStoreServerAPIClient) throws(AppStoreAPIError) -> T) throws(AppStoreAPIError) -> (T, environment: String) {
+        do {
+            return (try call(production), production.environment)
+        } catch where error.apiCode == .transactionIdNotFound {
+            return (try call(sandbox), sandbox.environment)
+        }
+    }
+}

@@ -1,0 +1,208 @@
+import AppStore
+import AppStoreAPI
+import Crypto
+import Foundation
+import HTTP
+import JSON
+import TestSupport
+import XCTest
+
+/// The client against the local stand-in: real HTTP on loopback, real bearer JWT checks.
+final class AppStoreServerAPIClientTests: XCTestCase {
+    private static let chainResult = Result { try TestChain() }
+    private var chain: TestChain { try! Self.chainResult.get() }
+    private var key: P256.Signing.PrivateKey!
+    private var standIn: AppStoreStandIn!
+
+    override class func tearDown() {
+        if let folder = try? chainResult.get().folder { try? FileManager.default.removeItem(at: folder) }
+    }
+
+    override func setUpWithError() throws {
+        key = try P256.Signing.PrivateKey()
+        standIn = try AppStoreStandIn(publicKey: key.publicKey, keyId: "KEY1", bundleId: "com.example.app", chain: chain)
+    }
+
+    override func tearDown() { standIn = nil }
+
+    private func client(key: P256.Signing.PrivateKey? = nil, environment: String = "Sandbox",
+                        baseURL: String? = nil) throws -> AppStoreServerAPIClient {
+        try AppStoreServerAPIClient(environment: environment,
+                                    tokens: BearerTokenFactory(privateKey: key ?? self.key, keyId: "KEY1",
+                                                               issuerId: "57246542-96fe-1a63-e053-0824d011072a", bundleId: "com.example.app"),
+                                    baseURL: baseURL ?? standIn.baseURL, timeout: 5)
+    }
+
+    func testBearerTokenClaims() throws {
+        let token = try CompactJWS(BearerTokenFactory(privateKey: key, keyId: "KEY1", issuerId: "iss", bundleId: "com.example.app")
+            .token(now: Date(timeIntervalSince1970: 1_000_000)))
+        XCTAssertTrue(token.isValidES256Signature(publicKey: try key.publicKey))
+        XCTAssertEqual(token.header, ["alg": "ES256", "kid": "KEY1", "typ": "JWT"])
+        XCTAssertEqual(token.payload["aud"], "appstoreconnect-v1")
+        XCTAssertEqual(token.payload["bid"], "com.example.app")
+        XCTAssertEqual(token.payload["iat"], .int(1_000_000 - 60), "backdated for clock skew")
+        let lifetime = try XCTUnwrap(token.payload["exp"]?.int64Value) - 1_000_000
+        XCTAssertGreaterThan(lifetime, 0)
+        XCTAssertLessThanOrEqual(lifetime, 600)
+        XCTAssertThrowsError(try AppStoreServerAPIClient(environment: "Xcode",
+                                                         tokens: BearerTokenFactory(privateKey: key, keyId: "K", issuerId: "I", bundleId: "b")))
+    }
+
+    func testTransactionInfoVerifies() throws {
+        let info = try client().getTransactionInfo("2000000123456789")
+        let verifier = try SignedDataVerifier(.init(rootCertificates: [chain.root], bundleId: "com.example.app", appAppleId: nil,
+                                                    environment: .sandbox, onlineChecks: false))
+        XCTAssertEqual(verifier.verifyTransaction(try XCTUnwrap(info.signedTransactionInfo)).payload?.transactionId, "2000000123456789")
+        XCTAssertEqual(standIn.requests.last?.path, "/inApps/v1/transactions/2000000123456789")
+    }
+
+    func testHistoryToTheEndAndIncrementally() throws {
+        let (all, revision) = try client().getAllTransactionHistory("1000", query: [("productType", "AUTO_RENEWABLE")])
+        XCTAssertEqual(all.count, 6)
+        XCTAssertEqual(revision, "r3")
+        let queries = standIn.requests.map { String($0.query ?? "") }
+        XCTAssertEqual(queries, ["productType=AUTO_RENEWABLE", "productType=AUTO_RENEWABLE&revision=r1",
+                                 "productType=AUTO_RENEWABLE&revision=r2"], "the same filters on every page")
+        let (changed, same) = try client().getAllTransactionHistory("1000", since: "r3")
+        XCTAssertEqual(changed, [], "a later call from the stored revision asks only for changes")
+        XCTAssertEqual(same, "r3")
+    }
+
+    func testOtherEndpoints() throws {
+        let statuses = try client().getAllSubscriptionStatuses("1000", status: [1, 4])
+        XCTAssertEqual(statuses.lastTransactions.first?.group, "G1")
+        XCTAssertEqual(standIn.requests.last?.query, "status=1&status=4", "array parameters repeat the name")
+        let first = try client().getNotificationHistory(startDate: 1, endDate: 2)
+        XCTAssertEqual(first.signedPayloads, ["n1"])
+        XCTAssertTrue(first.hasMore)
+        let second = try client().getNotificationHistory(startDate: 1, endDate: 2, paginationToken: first.paginationToken)
+        XCTAssertEqual(second.signedPayloads, ["n2"])
+        XCTAssertFalse(second.hasMore)
+        let test = try client().requestTestNotification()
+        XCTAssertEqual(try client().getTestNotificationStatus(try XCTUnwrap(test.testNotificationToken)).sendAttemptResults, ["SUCCESS"])
+        XCTAssertNoThrow(try client().setAppAccountToken("1000", appAccountToken: "7E3FB20B-4CDB-47CC-936D-99D65F608138"))
+        XCTAssertEqual(try JSONParser.parse(try XCTUnwrap(standIn.requests.last?.body))["appAccountToken"],
+                       "7e3fb20b-4cdb-47cc-936d-99d65f608138", "UUIDs sent lower case")
+        _ = try? client().getTransactionInfo("a/b c")
+        XCTAssertEqual(standIn.requests.last?.target, "/inApps/v1/transactions/a%2Fb%20c", "path segments are escaped")
+    }
+
+    func testErrorsAreTyped() throws {
+        standIn.script(AppStoreStandIn.error(404, 4040010, "Transaction id not found."),
+                       AppStoreStandIn.error(400, 9990000, "Testing error."),
+                       AppStoreStandIn.error(429, 4290000, "Rate limit exceeded.", headers: [("Retry-After", "1700000000000")]),
+                       HTTPResponse(status: 502, body: Array("<html>bad gateway</html>".utf8)))
+        func failure(_ call: () throws -> Void) -> AppStoreAPIError? {
+            do { try call(); return nil } catch { return error as? AppStoreAPIError }
+        }
+        let notFound = failure { _ = try client().getTransactionInfo("1") }
+        XCTAssertEqual(notFound?.apiCode, .transactionIdNotFound)
+        XCTAssertEqual(notFound?.apiCode?.name, "transactionIdNotFound")
+        XCTAssertEqual(notFound?.isRetryable, false)
+        XCTAssertTrue(notFound?.description.contains("(Sandbox)") == true, "errors name the environment called")
+        let unknown = failure { _ = try client().getTransactionInfo("1") }
+        XCTAssertEqual(unknown?.apiCode, APIErrorCode(9990000))
+        XCTAssertNil(unknown?.apiCode?.name)
+        guard case .api(429, _, "Rate limit exceeded.", 1_700_000_000_000, _)? = failure({ _ = try client().getTransactionInfo("1") }) else {
+            return XCTFail("429 with Retry-After")
+        }
+        guard case .api(502, nil, nil, nil, _)? = failure({ _ = try client().getTransactionInfo("1") }) else {
+            return XCTFail("a non-JSON error body still yields the status")
+        }
+        guard case .api(401, _, _, _, _)? = failure({ _ = try client(key: try P256.Signing.PrivateKey()).getTransactionInfo("1") }) else {
+            return XCTFail("a token signed with the wrong key is refused with 401")
+        }
+        standIn.script(HTTPResponse.json(200, Array(#"{"signedTransactions":"not an array"}"#.utf8)))
+        guard case .decoding? = failure({ _ = try client().getTransactionHistory("1") }) else {
+            return XCTFail("an answer that does not decode is a decoding failure, not an API error")
+        }
+        guard case .transport? = failure({ _ = try client(baseURL: "http://127.0.0.1:\(freeLoopbackPort())").getTransactionInfo("1") }) else {
+            return XCTFail("nobody listening is a transport failure")
+        }
+    }
+
+    func testRetriesStopAtTheirBounds() throws {
+        let sleeps = Sleeps()
+        var policy = RetryPolicy()
+        policy.sleep = { sleeps.add($0) }
+        standIn.script(AppStoreStandIn.error(500, 5000001, "retry me"), AppStoreStandIn.error(404, 4040002, "retry me too"))
+        let api = try client()
+        XCTAssertNotNil(try policy.run { () throws(AppStoreAPIError) in try api.getTransactionInfo("1") }.signedTransactionInfo)
+        XCTAssertEqual(sleeps.count, 2, "two retryable failures, then success")
+
+        standIn.script(AppStoreStandIn.error(400, 4000006, "Invalid transaction id."))
+        let before = standIn.requests.count
+        XCTAssertThrowsError(try policy.run { () throws(AppStoreAPIError) in try api.getTransactionInfo("1") })
+        XCTAssertEqual(standIn.requests.count - before, 1, "a final 4xx is not retried")
+
+        standIn.script(AppStoreStandIn.error(500, 5000000, "x"), AppStoreStandIn.error(500, 5000000, "x"),
+                       AppStoreStandIn.error(500, 5000000, "x"), AppStoreStandIn.error(500, 5000000, "x"))
+        let start = standIn.requests.count
+        XCTAssertThrowsError(try policy.run { () throws(AppStoreAPIError) in try api.getTransactionInfo("1") })
+        XCTAssertEqual(standIn.requests.count - start, policy.maxAttempts, "bounded in attempts")
+
+        // Retry-After (epoch ms) decides the wait, capped by the policy.
+        let soon = Int64((Date().timeIntervalSince1970 + 2) * 1000)
+        standIn.script(AppStoreStandIn.error(429, 4290000, "slow down", headers: [("Retry-After", String(soon))]))
+        let waits = Sleeps()
+        policy.sleep = { waits.add($0) }
+        _ = try policy.run { () throws(AppStoreAPIError) in try api.getTransactionInfo("1") }
+        XCTAssertEqual(waits.all.first ?? 0, 2, accuracy: 0.5)
+    }
+
+    func testFallbackToSandbox() throws {
+        let sandbox = try AppStoreStandIn(publicKey: key.publicKey, keyId: "KEY1", bundleId: "com.example.app", chain: chain)
+        standIn.script(AppStoreStandIn.error(404, 4040010, "Transaction id not found."))
+        let fallback = EnvironmentFallback(production: try client(environment: "Production"),
+                                           sandbox: try client(environment: "Sandbox", baseURL: sandbox.baseURL))
+        let (info, environment) = try fallback.run { client throws(AppStoreAPIError) in try client.getTransactionInfo("42") }
+        XCTAssertEqual(environment, "Sandbox")
+        XCTAssertNotNil(info.signedTransactionInfo)
+        standIn.script(AppStoreStandIn.error(400, 4000006, "Invalid transaction id."))
+        XCTAssertThrowsError(try fallback.run { client throws(AppStoreAPIError) in try client.getTransactionInfo("42") },
+                             "only TransactionIdNotFound falls back")
+    }
+
+    /// Apple's own response fixtures decode as its libraries expect (conformance README).
+    func testAppleResponseFixtures() throws {
+        guard let conformance = conformanceDirectory() else { return }
+        let models = conformance.appendingPathComponent("apple-library-fixtures/models")
+        func serve(_ name: String, status: Int = 200) throws {
+            standIn.script(HTTPResponse.json(status, [UInt8](try Data(contentsOf: models.appendingPathComponent(name)))))
+        }
+        try serve("getAllSubscriptionStatusesResponse.json")
+        XCTAssertEqual(try client().getAllSubscriptionStatuses("1").lastTransactions.map(\.status), [1, 5, 2])
+        try serve("transactionHistoryResponse.json")
+        let history = try client().getTransactionHistory("1")
+        XCTAssertEqual(history.revision, "revision_output")
+        XCTAssertTrue(history.hasMore)
+        try serve("transactionHistoryResponseWithMalformedEnvironment.json")
+        XCTAssertEqual(try client().getTransactionHistory("1").environment, "LocalTestingxxx", "unknown values kept raw")
+        try serve("transactionHistoryResponseWithMalformedAppAppleId.json")
+        XCTAssertThrowsError(try client().getTransactionHistory("1")) { error in
+            guard case AppStoreAPIError.decoding = error else { return XCTFail("\(error)") }
+        }
+        try serve("getNotificationHistoryResponse.json")
+        XCTAssertEqual(try client().getNotificationHistory(startDate: 1, endDate: 2).paginationToken, "57715481-805a-4283-8499-1c19b5d6b20a")
+        try serve("apiTooManyRequestsException.json", status: 429)
+        XCTAssertThrowsError(try client().getTransactionInfo("1")) { error in
+            XCTAssertEqual((error as? AppStoreAPIError)?.apiCode, .rateLimitExceeded)
+            XCTAssertEqual((error as? AppStoreAPIError)?.isRetryable, true)
+        }
+        for (file, status, code) in [("invalidAppAccountTokenUUIDError.json", 400, 4000183), ("familyTransactionNotSupportedError.json", 400, 4000185),
+                                     ("transactionIdNotOriginalTransactionId.json", 400, 4000187), ("apiException.json", 500, 5000000)] {
+            try serve(file, status: status)
+            XCTAssertThrowsError(try client().getTransactionInfo("1")) { error in
+                XCTAssertEqual((error as? AppStoreAPIError)?.apiCode, APIErrorCode(Int64(code)), file)
+            }
+        }
+    }
+}
+
+private final class Sleeps: @unchecked Sendable {
+    private let lock = NSLock()
+    private var values: [TimeInterval] = []
+    func add(_ value: TimeInterval) { lock.lock(); values.append(value); lock.unlock() }
+    var count: Int { lock.lock(); defer { lock.unlock() }; return values.count }
+    var all: [TimeInterval] { lock.lock(); defer { lock.unlock() }; return values }
+}

@@ -1,0 +1,140 @@
+import Crypto
+import Foundation
+import HTTP
+import JSON
+import Synchronization
+import TestSupport
+
+/// A local App Store Server API on loopback: real HTTP, bearer JWT checked like Apple does
+/// (ES256 with the configured key, `aud`, `bid`, `exp`), signed items signed by a test chain,
+/// pagination, and scripted failures (answers queued ahead of the normal ones).
+final class AppStoreStandIn: @unchecked Sendable {
+    let server: HTTPServer
+    let chain: TestChain
+    private let state = State()
+
+    /// Scripted answers and the requests seen, shared with the server's handler.
+    private final class State: Sendable {
+        let lock = Mutex<(scripted: [HTTPResponse], requests: [HTTPRequest])>(([], []))
+    }
+
+    var baseURL: String { "http://127.0.0.1:\(server.port)" }
+    var requests: [HTTPRequest] { state.lock.withLock { $0.requests } }
+
+    /// Queues answers returned (in order) before the normal routes answer again.
+    func script(_ responses: HTTPResponse...) { state.lock.withLock { $0.scripted += responses } }
+
+    init(publicKey: P256.Signing.PublicKey, keyId: String, bundleId: String, chain: TestChain) throws {
+        self.chain = chain
+        var router = Router()
+        Self.addRoutes(&router, chain: chain, bundleId: bundleId)
+        let routes = router
+        let state = self.state
+        var configuration = HTTPServerConfiguration()
+        configuration.port = 0
+        configuration.eventLoops = 1
+        server = try HTTPServer(configuration: configuration, handler: { context in
+            let scripted = state.lock.withLock { state -> HTTPResponse? in
+                state.requests.append(context.request)
+                return state.scripted.isEmpty ? nil : state.scripted.removeFirst()
+            }
+            guard Self.authorized(context.request, publicKey: publicKey, keyId: keyId, bundleId: bundleId) else {
+                context.respond(HTTPResponse(status: 401))
+                return
+            }
+            if let scripted { context.respond(scripted); return }
+            routes.handle(context)
+        })
+        server.start()
+    }
+
+    deinit {
+        server.shutdown()
+        server.waitUntilStopped()
+    }
+
+    static func error(_ status: Int, _ code: Int64, _ message: String, headers: [(name: String, value: String)] = []) -> HTTPResponse {
+        .json(status, JSONValue.object(["errorCode": .int(code), "errorMessage": .string(message)]).serializedBytes, headers: headers)
+    }
+
+    static func json(_ object: JSONObject) -> HTTPResponse { .json(200, JSONValue.object(object).serializedBytes) }
+
+    /// Apple's checks of the bearer token.
+    static func authorized(_ request: HTTPRequest, publicKey: P256.Signing.PublicKey, keyId: String, bundleId: String) -> Bool {
+        guard let header = request.header("authorization"), header.hasPrefix("Bearer "),
+              let token = try? CompactJWS(header.dropFirst(7)), token.isValidES256Signature(publicKey: publicKey),
+              token.header["alg"] == "ES256", token.header["kid"]?.stringValue == keyId,
+              token.payload["aud"] == "appstoreconnect-v1", token.payload["bid"]?.stringValue == bundleId,
+              let issuedAt = token.payload["iat"]?.int64Value, let expires = token.payload["exp"]?.int64Value
+        else { return false }
+        let now = Int64(Date().timeIntervalSince1970)
+        return expires > now && expires - issuedAt <= 3600 && issuedAt <= now + 60
+    }
+
+    private static func signedTransaction(_ chain: TestChain, id: String, bundleId: String) -> String {
+        let now = TestChain.milliseconds(chain.mintedAt)
+        return (try? chain.sign(["transactionId": .string(id), "originalTransactionId": "1000", "bundleId": .string(bundleId),
+                                 "productId": "pro.monthly", "environment": "Sandbox", "type": "Auto-Renewable Subscription",
+                                 "purchaseDate": .int(now), "expiresDate": .int(now + 86_400_000), "signedDate": .int(now)])) ?? ""
+    }
+
+    private static func addRoutes(_ router: inout Router, chain: TestChain, bundleId: String) {
+        router.add("GET", "/inApps/v1/transactions/{id}") { context in
+            let id = context.pathParameters["id"] ?? ""
+            context.respond(json(["signedTransactionInfo": .string(signedTransaction(chain, id: id, bundleId: bundleId))]))
+        }
+        // Three pages of two transactions; a revision names the position, "r3" is the end.
+        router.add("GET", "/inApps/v2/history/{id}") { context in
+            let revision = QueryItems(context.request.query)["revision"]
+            let page = ["r1": 2, "r2": 3, "r3": 4][revision ?? ""] ?? 1
+            guard page <= 3 else {
+                context.respond(json(["revision": "r3", "hasMore": false, "bundleId": .string(bundleId), "environment": "Sandbox",
+                                      "signedTransactions": .array([])]))
+                return
+            }
+            let items = (0..<2).map { JSONValue.string(signedTransaction(chain, id: "h\(page)-\($0)", bundleId: bundleId)) }
+            context.respond(json(["revision": .string("r\(page)"), "hasMore": .bool(page < 3), "bundleId": .string(bundleId),
+                                  "appAppleId": 1234, "environment": "Sandbox", "signedTransactions": .array(items)]))
+        }
+        router.add("GET", "/inApps/v1/subscriptions/{id}") { context in
+            let item: JSONObject = ["status": 1, "originalTransactionId": "1000",
+                                    "signedTransactionInfo": .string(signedTransaction(chain, id: "s1", bundleId: bundleId))]
+            context.respond(json(["environment": "Sandbox", "bundleId": .string(bundleId), "appAppleId": 1234,
+                                  "data": .array([.object(["subscriptionGroupIdentifier": "G1", "lastTransactions": .array([.object(item)])])])]))
+        }
+        router.add("POST", "/inApps/v1/notifications/history") { context in
+            let token = QueryItems(context.request.query)["paginationToken"]
+            let items: [JSONValue] = [.object(["signedPayload": .string(token == nil ? "n1" : "n2"),
+                                               "sendAttempts": .array([.object(["attemptDate": 1, "sendAttemptResult": "SUCCESS"])])])]
+            var body: JSONObject = ["hasMore": .bool(token == nil), "notificationHistory": .array(items)]
+            if token == nil { body["paginationToken"] = "page-2" }
+            context.respond(json(body))
+        }
+        router.add("POST", "/inApps/v1/notifications/test") { context in
+            context.respond(json(["testNotificationToken": "ce3af791-365e-4c60-841b-1674b43c1609"]))
+        }
+        router.add("GET", "/inApps/v1/notifications/test/{token}") { context in
+            context.respond(json(["signedPayload": "p", "sendAttempts": .array([.object(["attemptDate": 1, "sendAttemptResult": "SUCCESS"])])]))
+        }
+        router.add("PUT", "/inApps/v1/transactions/{id}/appAccountToken") { context in
+            let token = (try? JSONParser.parse(context.request.body))?["appAccountToken"]?.stringValue ?? ""
+            context.respond(UUID(uuidString: token) == nil
+                            ? error(400, 4000183, "Invalid request. The app account token field must be a valid UUID.")
+                            : HTTPResponse(status: 200))
+        }
+    }
+}
+
+/// `a=1&b=2`, for the stand-in's routes.
+struct QueryItems {
+    let values: [String: String]
+    init(_ query: Substring?) {
+        var values: [String: String] = [:]
+        for pair in (query ?? "").split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).removingPercentEncoding ?? String($0) }
+            values[parts[0]] = parts.count > 1 ? parts[1] : ""
+        }
+        self.values = values
+    }
+    subscript(key: String) -> String? { values[key] }
+}
