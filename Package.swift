@@ -51,7 +51,7 @@ let package = Package(
         .target(name: "HTTP", dependencies: ["CLinux"], path: "Sources/HTTP"),
         .target(
             name: "Server",
-            dependencies: ["HTTP", "HTTPClient", "Storage", "Entitlements", "AppStore", "Crypto", "JSON"],
+            dependencies: ["HTTP", "HTTPClient", "Storage", "Entitlements", "AppStore", "AppStoreAPI", "Crypto", "JSON"],
             path: "Sources/Server"
         ),
         .executableTarget(name: "entitle", dependencies: ["Server", "AppStore", "Crypto", "Entitlements", "HTTPClient", "JSON", "Storage"], path: "Sources/entitle"),
@@ -63,7 +63,7 @@ let package = Package(
         // Helpers shared by the test targets: subprocesses, temporary folders, the conformance folder.
         .target(
             name: "TestSupport",
-            dependencies: ["Crypto", "JSON"],
+            dependencies: ["Crypto", "HTTP", "JSON"],
             path: "Tests/TestSupport",
             exclude: ["make-chain.sh", "Fixtures-README.md"]
         ),

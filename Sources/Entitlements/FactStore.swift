@@ -37,6 +37,8 @@ public struct FactBatch: Sendable {
     public var signals: [(originalTransactionId: String, signal: SubscriptionSignal)] = []
     /// A client's request to link an untokened subscription to its account token.
     public var requestedLink: (originalTransactionId: String, appAccountToken: String)?
+    /// The transaction-history `revision` reached by a sync, stored with the facts it brought.
+    public var syncRevision: (originalTransactionId: String, revision: String)?
 
     public init(appId: String, environment: String) {
         self.appId = appId
@@ -84,6 +86,8 @@ public protocol FactStore: Sendable {
     /// Every subscription (and non-subscription purchase) linked to `appAccountToken`.
     func facts(appId: String, environment: String, appAccountToken: String) throws -> [SubscriptionFacts]
     func facts(appId: String, environment: String, originalTransactionId: String) throws -> SubscriptionFacts?
+    /// The last transaction-history `revision` synced for a subscription.
+    func syncRevision(appId: String, environment: String, originalTransactionId: String) throws -> String?
     /// The subscription a transaction belongs to, by any of its transaction ids.
     func originalTransactionId(appId: String, environment: String, transactionId: String) throws -> String?
     /// Newest first; `before` is a sequence number for paging.

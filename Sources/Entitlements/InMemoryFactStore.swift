@@ -11,6 +11,7 @@ public final class InMemoryFactStore: FactStore {
         var links: [Key: String] = [:]
         var signals: [Key: [SubscriptionSignal]] = [:]
         var notifications: [StoredNotification] = []
+        var revisions: [Key: String] = [:]
         var sequence: Int64 = 0
     }
 
@@ -43,6 +44,7 @@ public final class InMemoryFactStore: FactStore {
             if let link = batch.requestedLink, state.links[key(link.originalTransactionId)] == nil {
                 state.links[key(link.originalTransactionId)] = link.appAccountToken
             }
+            if let sync = batch.syncRevision { state.revisions[key(sync.originalTransactionId)] = sync.revision }
             if var notification = batch.notification {
                 state.sequence += 1
                 notification.sequence = state.sequence
@@ -70,6 +72,10 @@ public final class InMemoryFactStore: FactStore {
                                      appAccountToken: state.links[key], transactions: transactions.sorted { $0.purchaseDate < $1.purchaseDate },
                                      renewal: state.renewals[key], signals: state.signals[key] ?? [])
         }
+    }
+
+    public func syncRevision(appId: String, environment: String, originalTransactionId: String) throws -> String? {
+        state.withLock { $0.revisions[Key(app: appId, environment: environment, id: originalTransactionId)] }
     }
 
     public func originalTransactionId(appId: String, environment: String, transactionId: String) throws -> String? {

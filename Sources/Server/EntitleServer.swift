@@ -87,6 +87,10 @@ public final class EntitleServer: Sendable {
         let offers = OfferHandlers(authenticator: authenticator,
                                    services: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.id, OfferService(app: $0)) }),
                                    subscribers: subscribers, metrics: metrics, storageQueue: storageQueue)
+        var syncs: [String: SyncService] = [:]
+        for (id, service) in subscribers { syncs[id] = try? SyncService(subscribers: service) }
+        let sync = SyncHandlers(authenticator: authenticator, syncs: syncs, subscribers: subscribers,
+                                queue: DispatchQueue(label: "entitle.sync", attributes: .concurrent))
         let facts = SubscriberHandlers(authenticator: authenticator, subscribers: subscribers,
                                        appsByBundle: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.bundleId, $0.id) }),
                                        metrics: metrics, storageQueue: storageQueue)
@@ -111,6 +115,9 @@ public final class EntitleServer: Sendable {
         router.add("GET", "/v1/notifications") { facts.listNotifications($0) }
         router.add("GET", "/v1/subscribers/by-transaction/{originalTransactionId}") { facts.getSubscriberByTransaction($0) }
         router.add("GET", "/v1/subscribers/{appAccountToken}") { facts.getSubscriber($0) }
+        router.add("POST", "/v1/subscribers/{appAccountToken}/sync") { sync.syncSubscriber($0) }
+        router.add("POST", "/v1/transactions/{transactionId}/sync") { sync.syncTransaction($0) }
+        router.add("POST", "/v1/notifications/apple/backfill") { sync.backfill($0) }
         return router
     }
 

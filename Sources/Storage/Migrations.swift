@@ -40,5 +40,11 @@ enum Migrations {
         DROP INDEX subscriber_links_by_token;
         CREATE INDEX subscriber_links_by_token ON subscriber_links (app_id, environment, app_account_token, original_transaction_id);
         """,
+        // 3: the transaction-history revision each sync reached, so the next one asks only for changes.
+        """
+        CREATE TABLE sync_revisions (
+            app_id TEXT NOT NULL, environment TEXT NOT NULL, original_transaction_id TEXT NOT NULL, revision TEXT NOT NULL,
+            PRIMARY KEY (app_id, environment, original_transaction_id));
+        """,
     ]
 }

@@ -121,6 +121,12 @@ public final class SQLiteFactStore: FactStore {
         if let requested = batch.requestedLink {
             try link(database, batch.appId, batch.environment, requested.originalTransactionId, requested.appAccountToken)
         }
+        if let sync = batch.syncRevision {
+            try database.statement("""
+                INSERT INTO sync_revisions (app_id, environment, original_transaction_id, revision) VALUES (?, ?, ?, ?)
+                ON CONFLICT (app_id, environment, original_transaction_id) DO UPDATE SET revision = excluded.revision
+                """).bind([.text(batch.appId), .text(batch.environment), .text(sync.originalTransactionId), .text(sync.revision)]).run()
+        }
         return .applied
     }
 
@@ -288,6 +294,15 @@ public final class SQLiteFactStore: FactStore {
             }
             return SubscriptionFacts(originalTransactionId: originalTransactionId, environment: environment,
                                      appAccountToken: token, transactions: records, renewal: renewal, signals: signals)
+        }
+    }
+
+    public func syncRevision(appId: String, environment: String, originalTransactionId: String) throws -> String? {
+        try read { database in
+            let query = try database.statement(
+                "SELECT revision FROM sync_revisions WHERE app_id = ? AND environment = ? AND original_transaction_id = ?"
+            ).bind([.text(appId), .text(environment), .text(originalTransactionId)])
+            return try query.step() ? query.text(0) : nil
         }
     }
 

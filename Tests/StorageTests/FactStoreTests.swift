@@ -64,6 +64,15 @@ class FactStoreContract: XCTestCase {
         XCTAssertEqual(try store.facts(appId: "app", environment: "Sandbox", appAccountToken: other).map(\.originalTransactionId), ["9000"])
     }
 
+    func testSyncRevisionIsStoredWithItsFacts() throws {
+        let store = try makeStore()
+        var sync = batch([transaction("1", signed: 10)])
+        sync.syncRevision = ("1000", "rev-1")
+        XCTAssertEqual(try store.apply(sync), .applied)
+        XCTAssertEqual(try store.syncRevision(appId: "app", environment: "Sandbox", originalTransactionId: "1000"), "rev-1")
+        XCTAssertNil(try store.syncRevision(appId: "app", environment: "Production", originalTransactionId: "1000"))
+    }
+
     func testEnvironmentsAreSeparate() throws {
         let store = try makeStore()
         XCTAssertEqual(try store.apply(batch([transaction("1", signed: 10, environment: "Sandbox")])), .applied)
@@ -119,6 +128,6 @@ final class SQLiteFactStoreTests: FactStoreContract {
         XCTAssertNotNil(try reopened.facts(appId: "app", environment: "Sandbox", originalTransactionId: "1"))
         XCTAssertEqual(try reopened.integrityCheck(), "ok")
         let mode = try runProcess("sqlite3", [path, "PRAGMA journal_mode; PRAGMA user_version;"])
-        if mode.status == 0 { XCTAssertEqual(mode.stdout, "wal\n2\n") }
+        if mode.status == 0 { XCTAssertEqual(mode.stdout, "wal\n3\n") }
     }
 }

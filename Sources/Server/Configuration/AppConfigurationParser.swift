@@ -43,13 +43,14 @@ enum AppConfigurationParser {
                                  path: "\(path).offers", reader: &reader)
         let verification = VerificationSettingsParser.parse(reader.object(object, "verification", path: path),
                                                             path: "\(path).verification", folder: folder, reader: &reader)
-        checkServerAPI(reader.object(object, "appStoreServerAPI", path: path), path: "\(path).appStoreServerAPI",
-                       reader: &reader)
+        let serverAPI = parseServerAPI(reader.object(object, "appStoreServerAPI", path: path), path: "\(path).appStoreServerAPI",
+                                       folder: folder, reader: &reader)
         let billingRetryGrantsAccess = reader.bool(object, "billingRetryGrantsAccess", path: path) ?? false
         guard let id, let bundleId, let signingKey else { return nil }
         return AppConfiguration(id: id, bundleId: bundleId, appAppleId: appAppleId, environments: environments,
                                 signingKey: signingKey, apiKeys: apiKeys, products: products, offers: offers,
-                                billingRetryGrantsAccess: billingRetryGrantsAccess, verification: verification)
+                                billingRetryGrantsAccess: billingRetryGrantsAccess, verification: verification,
+                                serverAPI: serverAPI)
     }
 
     static func isValidBundleId(_ value: String) -> Bool {
@@ -177,14 +178,17 @@ enum AppConfigurationParser {
         return offers
     }
 
-    private static func checkServerAPI(_ object: JSONObject?, path: String, reader: inout ConfigurationReader) {
-        guard let object else { return }
+    private static func parseServerAPI(_ object: JSONObject?, path: String, folder: String,
+                                       reader: inout ConfigurationReader) -> ServerAPISettings {
+        var settings = ServerAPISettings()
+        guard let object else { return settings }
         reader.checkMembers(object, allowed: ["productionURL", "sandboxURL", "caFile"], path: path)
-        for key in ["productionURL", "sandboxURL"] {
-            if let url = reader.string(object, key, path: path), URL(string: url)?.scheme == nil {
-                reader.problem("\(path).\(key)", "\"\(url)\" is not a URL")
-            }
+        for (key, keyPath) in [("productionURL", \ServerAPISettings.productionURL), ("sandboxURL", \.sandboxURL)] {
+            guard let url = reader.string(object, key, path: path) else { continue }
+            if URL(string: url)?.scheme == nil { reader.problem("\(path).\(key)", "\"\(url)\" is not a URL") }
+            settings[keyPath: keyPath] = url
         }
-        _ = reader.string(object, "caFile", path: path)
+        settings.caFile = reader.string(object, "caFile", path: path).map { ConfigurationLoader.resolve($0, in: folder) }
+        return settings
     }
 }

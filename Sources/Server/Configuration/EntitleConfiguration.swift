@@ -46,6 +46,15 @@ public struct AppConfiguration: Sendable {
     public var offers: [String: OfferConfiguration]
     public var billingRetryGrantsAccess: Bool
     public var verification: VerificationSettings
+    public var serverAPI: ServerAPISettings
+}
+
+/// Where the App Store Server API is (Apple's hosts unless overridden, e.g. by a local stand-in).
+public struct ServerAPISettings: Sendable {
+    public var productionURL: String?
+    public var sandboxURL: String?
+    /// A private CA to trust (local stand-ins); Apple's hosts use the system's.
+    public var caFile: String?
 }
 
 /// How the app's signed data is verified (APPSTORE.md §3).

@@ -8,26 +8,31 @@ import TestSupport
 /// A local App Store Server API on loopback: real HTTP, bearer JWT checked like Apple does
 /// (ES256 with the configured key, `aud`, `bid`, `exp`), signed items signed by a test chain,
 /// pagination, and scripted failures (answers queued ahead of the normal ones).
-final class AppStoreStandIn: @unchecked Sendable {
-    let server: HTTPServer
-    let chain: TestChain
+public final class AppStoreStandIn: @unchecked Sendable {
+    public let server: HTTPServer
+    public let chain: TestChain
     private let state = State()
 
     /// Scripted answers and the requests seen, shared with the server's handler.
     private final class State: Sendable {
         let lock = Mutex<(scripted: [HTTPResponse], requests: [HTTPRequest])>(([], []))
+        /// The signed payloads of Get Notification History, one array per page.
+        let notificationPages = Mutex<[[String]]>([["n1"], ["n2"]])
     }
 
-    var baseURL: String { "http://127.0.0.1:\(server.port)" }
-    var requests: [HTTPRequest] { state.lock.withLock { $0.requests } }
+    /// Replaces what Get Notification History returns (one array of signed payloads per page).
+    public func setNotificationPages(_ pages: [[String]]) { state.notificationPages.withLock { $0 = pages } }
+
+    public var baseURL: String { "http://127.0.0.1:\(server.port)" }
+    public var requests: [HTTPRequest] { state.lock.withLock { $0.requests } }
 
     /// Queues answers returned (in order) before the normal routes answer again.
-    func script(_ responses: HTTPResponse...) { state.lock.withLock { $0.scripted += responses } }
+    public func script(_ responses: HTTPResponse...) { state.lock.withLock { $0.scripted += responses } }
 
-    init(publicKey: P256.Signing.PublicKey, keyId: String, bundleId: String, chain: TestChain) throws {
+    public init(publicKey: P256.Signing.PublicKey, keyId: String, bundleId: String, chain: TestChain) throws {
         self.chain = chain
         var router = Router()
-        Self.addRoutes(&router, chain: chain, bundleId: bundleId)
+        Self.addRoutes(&router, chain: chain, bundleId: bundleId, state: state)
         let routes = router
         let state = self.state
         var configuration = HTTPServerConfiguration()
@@ -53,11 +58,11 @@ final class AppStoreStandIn: @unchecked Sendable {
         server.waitUntilStopped()
     }
 
-    static func error(_ status: Int, _ code: Int64, _ message: String, headers: [(name: String, value: String)] = []) -> HTTPResponse {
+    public static func error(_ status: Int, _ code: Int64, _ message: String, headers: [(name: String, value: String)] = []) -> HTTPResponse {
         .json(status, JSONValue.object(["errorCode": .int(code), "errorMessage": .string(message)]).serializedBytes, headers: headers)
     }
 
-    static func json(_ object: JSONObject) -> HTTPResponse { .json(200, JSONValue.object(object).serializedBytes) }
+    public static func json(_ object: JSONObject) -> HTTPResponse { .json(200, JSONValue.object(object).serializedBytes) }
 
     /// Apple's checks of the bearer token.
     static func authorized(_ request: HTTPRequest, publicKey: P256.Signing.PublicKey, keyId: String, bundleId: String) -> Bool {
@@ -71,14 +76,14 @@ final class AppStoreStandIn: @unchecked Sendable {
         return expires > now && expires - issuedAt <= 3600 && issuedAt <= now + 60
     }
 
-    private static func signedTransaction(_ chain: TestChain, id: String, bundleId: String) -> String {
+    public static func signedTransaction(_ chain: TestChain, id: String, bundleId: String) -> String {
         let now = TestChain.milliseconds(chain.mintedAt)
         return (try? chain.sign(["transactionId": .string(id), "originalTransactionId": "1000", "bundleId": .string(bundleId),
                                  "productId": "pro.monthly", "environment": "Sandbox", "type": "Auto-Renewable Subscription",
                                  "purchaseDate": .int(now), "expiresDate": .int(now + 86_400_000), "signedDate": .int(now)])) ?? ""
     }
 
-    private static func addRoutes(_ router: inout Router, chain: TestChain, bundleId: String) {
+    private static func addRoutes(_ router: inout Router, chain: TestChain, bundleId: String, state: State) {
         router.add("GET", "/inApps/v1/transactions/{id}") { context in
             let id = context.pathParameters["id"] ?? ""
             context.respond(json(["signedTransactionInfo": .string(signedTransaction(chain, id: id, bundleId: bundleId))]))
@@ -97,17 +102,25 @@ final class AppStoreStandIn: @unchecked Sendable {
                                   "appAppleId": 1234, "environment": "Sandbox", "signedTransactions": .array(items)]))
         }
         router.add("GET", "/inApps/v1/subscriptions/{id}") { context in
+            let now = TestChain.milliseconds(chain.mintedAt)
+            let renewal = (try? chain.sign(["originalTransactionId": "1000", "productId": "pro.monthly", "autoRenewProductId": "pro.monthly",
+                                            "autoRenewStatus": 1, "environment": "Sandbox", "signedDate": .int(now)])) ?? ""
             let item: JSONObject = ["status": 1, "originalTransactionId": "1000",
-                                    "signedTransactionInfo": .string(signedTransaction(chain, id: "s1", bundleId: bundleId))]
+                                    "signedTransactionInfo": .string(signedTransaction(chain, id: "s1", bundleId: bundleId)),
+                                    "signedRenewalInfo": .string(renewal)]
             context.respond(json(["environment": "Sandbox", "bundleId": .string(bundleId), "appAppleId": 1234,
                                   "data": .array([.object(["subscriptionGroupIdentifier": "G1", "lastTransactions": .array([.object(item)])])])]))
         }
+        // Pages of notifications; the pagination token is the next page's index.
         router.add("POST", "/inApps/v1/notifications/history") { context in
-            let token = QueryItems(context.request.query)["paginationToken"]
-            let items: [JSONValue] = [.object(["signedPayload": .string(token == nil ? "n1" : "n2"),
-                                               "sendAttempts": .array([.object(["attemptDate": 1, "sendAttemptResult": "SUCCESS"])])])]
-            var body: JSONObject = ["hasMore": .bool(token == nil), "notificationHistory": .array(items)]
-            if token == nil { body["paginationToken"] = "page-2" }
+            let pages = state.notificationPages.withLock { $0 }
+            let index = QueryItems(context.request.query)["paginationToken"].flatMap { Int($0.dropFirst(5)) } ?? 0
+            let payloads = index < pages.count ? pages[index] : []
+            let items: [JSONValue] = payloads.map {
+                .object(["signedPayload": .string($0), "sendAttempts": .array([.object(["attemptDate": 1, "sendAttemptResult": "SUCCESS"])])])
+            }
+            var body: JSONObject = ["hasMore": .bool(index + 1 < pages.count), "notificationHistory": .array(items)]
+            if index + 1 < pages.count { body["paginationToken"] = .string("page-\(index + 1)") }
             context.respond(json(body))
         }
         router.add("POST", "/inApps/v1/notifications/test") { context in
@@ -126,9 +139,9 @@ final class AppStoreStandIn: @unchecked Sendable {
 }
 
 /// `a=1&b=2`, for the stand-in's routes.
-struct QueryItems {
+public struct QueryItems {
     let values: [String: String]
-    init(_ query: Substring?) {
+    public init(_ query: Substring?) {
         var values: [String: String] = [:]
         for pair in (query ?? "").split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).removingPercentEncoding ?? String($0) }
@@ -136,5 +149,5 @@ struct QueryItems {
         }
         self.values = values
     }
-    subscript(key: String) -> String? { values[key] }
+    public subscript(key: String) -> String? { values[key] }
 }

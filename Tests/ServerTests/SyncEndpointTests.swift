@@ -1,0 +1,106 @@
+import AppStoreAPI
+import Crypto
+import Entitlements
+import Foundation
+import HTTP
+import JSON
+import Server
+import TestSupport
+import XCTest
+
+/// Sync and back-fill against the local App Store stand-in, end to end through the HTTP API.
+final class SyncEndpointTests: XCTestCase {
+    private var chain: TestChain!
+    private var folder: URL!
+    private var standIn: AppStoreStandIn!
+    private var entitle: EntitleServer!
+
+    override func setUpWithError() throws {
+        chain = try TestChain()
+        folder = try makeTemporaryDirectory()
+        let keyPath = folder.appendingPathComponent("key.p8")
+        try runProcess("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", keyPath.path])
+        let key = try P256.Signing.PrivateKey(pemRepresentation: String(contentsOf: keyPath, encoding: .utf8))
+        standIn = try AppStoreStandIn(publicKey: key.publicKey, keyId: "KEY1", bundleId: "com.example.app", chain: chain)
+        entitle = try server(issuer: true)
+    }
+
+    override func tearDownWithError() throws {
+        entitle = nil
+        standIn = nil
+        chain = nil
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    private func server(issuer: Bool) throws -> EntitleServer {
+        let issuerMember = issuer ? #", "issuerId": "57246542-96fe-1a63-e053-0824d011072a""# : ""
+        try writeFile(folder.appendingPathComponent("entitle.json"), """
+            {"apps": [{"id": "app", "bundleId": "com.example.app", "environments": ["Sandbox"],
+              "signingKey": {"keyId": "KEY1", "privateKeyFile": "key.p8"\(issuerMember)},
+              "apiKeys": [{"key": "client_key_0123456789", "role": "client"}, {"key": "server_key_0123456789", "role": "server"}],
+              "verification": {"rootCertificates": ["\(chain.folder.appendingPathComponent("root.pem").path)"], "allowPrivateRoots": true},
+              "appStoreServerAPI": {"sandboxURL": "\(standIn.baseURL)"},
+              "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"]}}}]}
+            """)
+        return try EntitleServer(configuration: ConfigurationLoader.load(path: folder.appendingPathComponent("entitle.json").path,
+                                                                         environment: [:]), logOutput: nil, store: InMemoryFactStore())
+    }
+
+    private func post(_ path: String, _ body: JSONObject? = nil, key: String = "server_key_0123456789",
+                      on server: EntitleServer? = nil) -> (Int, JSONValue) {
+        let response = (server ?? entitle).handle(HTTPRequest(method: "POST", target: path,
+                                                              headers: [("authorization", "Bearer \(key)"), ("content-type", "application/json")],
+                                                              body: body.map { JSONValue.object($0).serializedBytes } ?? []))
+        return (response.status, (try? JSONParser.parse(response.body)) ?? .null)
+    }
+
+    func testSyncStoresTheHistoryAndThenOnlyChanges() throws {
+        let (status, answer) = post("/v1/transactions/1000/sync")
+        XCTAssertEqual(status, 200, "\(answer)")
+        XCTAssertEqual(answer["sync"]?["stored"], .int(7), "six history transactions and the status's latest")
+        XCTAssertEqual(answer["sync"]?["revision"], "r3")
+        XCTAssertEqual(answer["sync"]?["failures"], .array([]))
+        XCTAssertEqual(answer["subscriber"]?["entitlements"]?["pro"]?["isActive"], .bool(true))
+        let stored = try XCTUnwrap(try entitle.store.facts(appId: "app", environment: "Sandbox", originalTransactionId: "1000"))
+        XCTAssertEqual(Set(stored.transactions.map(\.transactionId)), ["h1-0", "h1-1", "h2-0", "h2-1", "h3-0", "h3-1", "s1"])
+        XCTAssertEqual(stored.renewal?.autoRenewStatus, 1)
+
+        let before = standIn.requests.count
+        XCTAssertEqual(post("/v1/transactions/1000/sync").0, 200)
+        let history = standIn.requests.dropFirst(before).filter { $0.path.hasPrefix("/inApps/v2/history") }
+        XCTAssertEqual(history.map { String($0.query ?? "") }, ["revision=r3"], "the second sync asks only for changes")
+    }
+
+    func testBackfillAppliesOnlyWhatIsMissing() throws {
+        let base = TestChain.milliseconds(chain.mintedAt)
+        let notifications = try (1...3).map { index in
+            try chain.sign(["notificationType": "DID_RENEW", "notificationUUID": .string("b-\(index)"), "signedDate": .int(base + Int64(index)),
+                            "data": .object(["bundleId": "com.example.app", "environment": "Sandbox",
+                                             "signedTransactionInfo": .string(AppStoreStandIn.signedTransaction(chain, id: "t\(index)",
+                                                                                                                bundleId: "com.example.app"))])])
+        }
+        XCTAssertEqual(entitle.handle(HTTPRequest(method: "POST", target: "/v1/notifications/apple",
+                                                  headers: [("content-type", "application/json")],
+                                                  body: JSONValue.object(["signedPayload": .string(notifications[0])]).serializedBytes)).status, 200)
+        standIn.setNotificationPages([[notifications[0], notifications[1]], [notifications[2], "garbage"]])
+        let (status, answer) = post("/v1/notifications/apple/backfill", ["startDate": "2026-01-01T00:00:00Z"])
+        XCTAssertEqual(status, 200, "\(answer)")
+        XCTAssertEqual(answer["backfill"]?["stored"], .int(2))
+        XCTAssertEqual(answer["backfill"]?["duplicates"], .int(1))
+        XCTAssertEqual(answer["backfill"]?["failures"]?.arrayValue?.count, 1, "a bad item is reported, not dropped silently")
+        XCTAssertEqual(Set(try entitle.store.notifications(appId: "app", limit: 10, before: nil).map(\.notificationUUID)), ["b-1", "b-2", "b-3"])
+    }
+
+    func testErrorsAndAccess() throws {
+        standIn.script(AppStoreStandIn.error(400, 4000006, "Invalid transaction id."))
+        let (status, answer) = post("/v1/transactions/1000/sync")
+        XCTAssertEqual(status, 502)
+        XCTAssertEqual(answer["error"]?["code"], "APP_STORE_API_ERROR")
+        XCTAssertEqual(answer["error"]?["appStoreErrorCode"], .int(4000006))
+        XCTAssertEqual(post("/v1/transactions/1000/sync", key: "client_key_0123456789").0, 403)
+        XCTAssertEqual(post("/v1/notifications/apple/backfill", ["startDate": "yesterday"]).0, 400)
+        let (unconfigured, body) = post("/v1/transactions/1000/sync", on: try server(issuer: false))
+        XCTAssertEqual(unconfigured, 422)
+        XCTAssertEqual(body["error"]?["code"], "SYNC_NOT_CONFIGURED")
+    }
+}
