@@ -54,7 +54,7 @@ let package = Package(
             dependencies: ["HTTP", "HTTPClient", "Storage", "Entitlements", "AppStore", "AppStoreAPI", "Crypto", "JSON"],
             path: "Sources/Server"
         ),
-        .executableTarget(name: "entitle", dependencies: ["Server", "AppStore", "Crypto", "Entitlements", "HTTPClient", "JSON", "Storage"], path: "Sources/entitle"),
+        .executableTarget(name: "entitle", dependencies: ["Server", "AppStore", "AppStoreAPI", "Crypto", "Entitlements", "HTTPClient", "JSON", "Storage"], path: "Sources/entitle"),
         .executableTarget(
             name: "entitle-bench",
             dependencies: ["AppStore", "Crypto", "Entitlements", "JSON", "HTTP", "Server", "Storage"],
@@ -92,7 +92,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ServerTests",
-            dependencies: ["Server", "HTTP", "AppStore", "Crypto", "Entitlements", "JSON", "Storage", "TestSupport"],
+            dependencies: ["Server", "HTTP", "AppStore", "AppStoreAPI", "Crypto", "Entitlements", "JSON", "Storage", "TestSupport"],
             path: "Tests/ServerTests"
         ),
     ],

@@ -10,6 +10,9 @@ let usage = """
       \(CheckConfigCommand.usage)
       \(KeygenCommand.usage)
       \(FetchAppleRootsCommand.usage)
+      \(SyncCommands.syncUsage)
+      \(SyncCommands.backfillUsage)
+      \(SyncCommands.testUsage)
     exit status: 0 success, 1 the operation failed, 2 usage or configuration error
     """
 
@@ -26,6 +29,9 @@ do {
     case "check-config": status = try CheckConfigCommand.run(rest)
     case "keygen": status = try KeygenCommand.run(rest)
     case "fetch-apple-roots": status = try FetchAppleRootsCommand.run(rest)
+    case "sync": status = try SyncCommands.sync(rest)
+    case "backfill": status = try SyncCommands.backfill(rest)
+    case "test-notification": status = try SyncCommands.testNotification(rest)
     case "help", "--help", "-h":
         Output.line(usage)
         status = 0

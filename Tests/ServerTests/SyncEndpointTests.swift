@@ -91,6 +91,25 @@ final class SyncEndpointTests: XCTestCase {
         XCTAssertEqual(Set(try entitle.store.notifications(appId: "app", limit: 10, before: nil).map(\.notificationUUID)), ["b-1", "b-2", "b-3"])
     }
 
+    func testCommandLine() throws {
+        let config = folder.appendingPathComponent("entitle.json").path
+        let sync = try runProcess(entitleExecutable.path, ["sync", "--config", config, "--app", "app", "--transaction-id", "1000"])
+        XCTAssertEqual(sync.status, 0, sync.stderr)
+        XCTAssertEqual(try JSONParser.parse(sync.stdout)["sync"]?["stored"], .int(7))
+        let backfill = try runProcess(entitleExecutable.path, ["backfill", "--config", config, "--app", "app", "--since", "2026-01-01T00:00:00Z"])
+        XCTAssertEqual(backfill.status, 0, backfill.stderr)
+        XCTAssertNotNil(try JSONParser.parse(backfill.stdout)["backfill"]?["failures"], "the stand-in's placeholder payloads are reported")
+        let test = try runProcess(entitleExecutable.path, ["test-notification", "--config", config, "--app", "app", "--environment", "Sandbox"])
+        let result = try JSONParser.parse(test.stdout)
+        XCTAssertEqual(result["sendAttempts"], .array(["SUCCESS"]))
+        XCTAssertEqual(result["arrived"], .bool(false), "Apple delivered it, but not to this database")
+        XCTAssertEqual(test.status, 1)
+        standIn.script(AppStoreStandIn.error(400, 4000006, "Invalid transaction id."))
+        let failed = try runProcess(entitleExecutable.path, ["sync", "--config", config, "--app", "app", "--transaction-id", "x"])
+        XCTAssertEqual(failed.status, 1)
+        XCTAssertTrue(failed.stdout.contains("invalidTransactionId"), failed.stdout)
+    }
+
     func testErrorsAndAccess() throws {
         standIn.script(AppStoreStandIn.error(400, 4000006, "Invalid transaction id."))
         let (status, answer) = post("/v1/transactions/1000/sync")

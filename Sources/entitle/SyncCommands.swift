@@ -1,0 +1,103 @@
+import AppStore
+import AppStoreAPI
+import Foundation
+import JSON
+import Server
+import Storage
+
+/// `entitle sync`, `entitle backfill` and `entitle test-notification`: the App Store Server API
+/// from the command line, storing into the configuration's database like the server does.
+enum SyncCommands {
+    static let syncUsage = "entitle sync --config PATH --app ID (--app-account-token U | --transaction-id T)"
+    static let backfillUsage = "entitle backfill --config PATH --app ID --since ISO8601 [--until ISO8601]"
+    static let testUsage = "entitle test-notification --config PATH --app ID --environment Production|Sandbox"
+
+    private static func services(_ arguments: Arguments) throws -> SyncService {
+        let configuration = try loadConfiguration(arguments)
+        let appId = try arguments.required("app")
+        guard let app = configuration.app(id: appId) else { throw UsageError("no app \"\(appId)\" in the configuration") }
+        let store = try SQLiteFactStore(path: configuration.storage.sqlitePath)
+        let subscribers = SubscriberService(app: app, store: store,
+                                            verification: try VerificationService(app: app, revocationChecker: makeRevocationChecker(for: app)))
+        return try SyncService(subscribers: subscribers)
+    }
+
+    /// Runs `work`, printing its JSON, or Apple's error as JSON with exit status 1.
+    private static func report(_ work: () throws -> JSONObject) throws -> Int32 {
+        do {
+            Output.json(.object(try work()))
+            return 0
+        } catch let error as AppStoreAPIError {
+            Output.json(.object(["error": .string(error.description), "retryable": .bool(error.isRetryable)]))
+            return 1
+        }
+    }
+
+    static func sync(_ raw: [String]) throws -> Int32 {
+        let arguments = try Arguments(raw, valueOptions: ["config", "app", "app-account-token", "transaction-id"])
+        let service = try services(arguments)
+        return try report {
+            if let token = arguments["app-account-token"] {
+                guard UUID.isCanonicalText(token) else { throw UsageError("--app-account-token must be a UUID") }
+                let sync = try service.syncSubscriber(appAccountToken: token)
+                var answer: JSONObject = ["sync": .object(sync.json)]
+                if let subscriber = try service.subscribers.subscriber(appAccountToken: token, environment: sync.environment) {
+                    answer["subscriber"] = .object(subscriber)
+                }
+                return answer
+            }
+            let transactionId = try arguments.required("transaction-id")
+            let sync = try service.syncTransaction(transactionId)
+            var answer: JSONObject = ["sync": .object(sync.json)]
+            if let environment = sync.environment, let original = try service.subscription(of: transactionId, environment: environment),
+               let subscriber = try service.subscribers.subscriber(originalTransactionId: original, environment: environment) {
+                answer["subscriber"] = .object(subscriber)
+            }
+            return answer
+        }
+    }
+
+    static func backfill(_ raw: [String]) throws -> Int32 {
+        let arguments = try Arguments(raw, valueOptions: ["config", "app", "since", "until"])
+        let service = try services(arguments)
+        let start = try instant(try arguments.required("since"), "--since")
+        let end = try arguments["until"].map { try instant($0, "--until") } ?? Int64(Date().timeIntervalSince1970 * 1000)
+        guard start < end else { throw UsageError("--since must be before --until") }
+        return try report { ["backfill": .object(try service.backfill(start: start, end: end).json)] }
+    }
+
+    /// Asks Apple for a test notification, then checks Apple's delivery report and whether it was
+    /// stored here (the server must be running and reachable through the configured URL).
+    static func testNotification(_ raw: [String]) throws -> Int32 {
+        let arguments = try Arguments(raw, valueOptions: ["config", "app", "environment"])
+        let service = try services(arguments)
+        let environment = try arguments.required("environment")
+        guard let client = service.clients[environment] else { throw UsageError("\(environment) is not enabled for this app") }
+        var exit: Int32 = 1
+        let status = try report {
+            guard let token = try client.requestTestNotification().testNotificationToken else {
+                return ["arrived": false, "reason": "Apple returned no test notification token"]
+            }
+            var attempts: [String] = []
+            var uuid: String?
+            for _ in 0..<10 {
+                Thread.sleep(forTimeInterval: 2)
+                guard let check = try? client.getTestNotificationStatus(token) else { continue }
+                attempts = check.sendAttemptResults
+                uuid = check.signedPayload.flatMap { SignedPayloadInspection.unverifiedPayload($0)?["notificationUUID"]?.stringValue }
+                if attempts.contains("SUCCESS") { break }
+            }
+            let stored = try service.subscribers.store.notifications(appId: service.subscribers.app.id, limit: 50, before: nil)
+            let arrived = uuid.map { id in stored.contains { $0.notificationUUID == id } } ?? false
+            exit = arrived ? 0 : 1
+            return ["testNotificationToken": .string(token), "sendAttempts": .array(attempts.map(JSONValue.string)),
+                    "arrived": .bool(arrived)]
+        }
+        return status == 0 ? exit : status
+    }
+
+    private static func instant(_ text: String, _ name: String) throws -> Int64 {
+        guard let date = ISO8601DateFormatter().date(from: text) else { throw UsageError("\(name) must be an ISO 8601 time") }
+        return Int64(date.timeIntervalSince1970 * 1000)
+    }
+}
