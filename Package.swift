@@ -81,7 +81,7 @@ let package = Package(
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "TestSupport"], path: "Tests/HTTPTests"),
         .testTarget(
             name: "AppStoreAPITests",
-            dependencies: ["AppStoreAPI", "AppStore", "Crypto", "HTTP", "JSON", "TestSupport"],
+            dependencies: ["AppStoreAPI", "AppStore", "Crypto", "HTTP", "HTTPClient", "JSON", "TestSupport"],
             path: "Tests/AppStoreAPITests"
         ),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Entitlements", "TestSupport"], path: "Tests/StorageTests"),

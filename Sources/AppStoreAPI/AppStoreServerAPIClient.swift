@@ -88,6 +88,16 @@ public final class AppStoreServerAPIClient: Sendable {
                      body: ["appAccountToken": .string(appAccountToken.lowercased())])
     }
 
+    /// Marks a consumable or non-renewing purchase as delivered (Finish Transaction).
+    public func finishTransaction(_ transactionId: String) throws(AppStoreAPIError) {
+        _ = try send("POST", ["inApps", "v1", "transactions", transactionId, "finish"])
+    }
+
+    /// Send Consumption Data (v1, deprecated by Apple in favour of v2); integer enums, `appAccountToken` "" when unknown.
+    public func sendConsumptionData(_ transactionId: String, _ request: JSONObject) throws(AppStoreAPIError) {
+        _ = try send("PUT", ["inApps", "v1", "transactions", "consumption", transactionId], body: request)
+    }
+
     public func sendConsumptionInformation(_ transactionId: String, _ request: JSONObject) throws(AppStoreAPIError) {
         _ = try send("PUT", ["inApps", "v2", "transactions", "consumption", transactionId], body: request)
     }

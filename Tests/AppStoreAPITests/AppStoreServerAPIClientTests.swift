@@ -3,6 +3,7 @@ import AppStoreAPI
 import Crypto
 import Foundation
 import HTTP
+import HTTPClient
 import JSON
 import TestSupport
 import XCTest
@@ -85,6 +86,46 @@ final class AppStoreServerAPIClientTests: XCTestCase {
                        "7e3fb20b-4cdb-47cc-936d-99d65f608138", "UUIDs sent lower case")
         _ = try? client().getTransactionInfo("a/b c")
         XCTAssertEqual(standIn.requests.last?.target, "/inApps/v1/transactions/a%2Fb%20c", "path segments are escaped")
+    }
+
+    func testEveryOtherEndpoint() throws {
+        let api = try client()
+        XCTAssertEqual(try api.getRefundHistory("1000").signedTransactions.count, 1)
+        XCTAssertEqual(standIn.requests.last?.path, "/inApps/v2/refund/lookup/1000")
+        XCTAssertEqual(try api.lookUpOrderId("MK5TTTVWJH").status, 0)
+        XCTAssertEqual(try api.getAppTransactionInfo("1000").signedAppTransactionInfo, "app-transaction-jws")
+        XCTAssertNoThrow(try api.finishTransaction("1000"))
+        XCTAssertEqual(standIn.requests.last?.method, "POST")
+        XCTAssertNoThrow(try api.sendConsumptionInformation("1000", ["customerConsented": true, "deliveryStatus": "DELIVERED",
+                                                                     "sampleContentProvided": false]))
+        XCTAssertEqual(try JSONParser.parse(try XCTUnwrap(standIn.requests.last?.body))["deliveryStatus"], "DELIVERED")
+        XCTAssertNoThrow(try api.sendConsumptionData("1000", ["customerConsented": true, "consumptionStatus": 1, "appAccountToken": ""]))
+        let extended = try api.extendSubscriptionRenewalDate("2312412", extendByDays: 7, reasonCode: 1, requestIdentifier: "r-1")
+        XCTAssertTrue(extended.success)
+        XCTAssertEqual(extended.effectiveDate, 1_698_148_900_000)
+        XCTAssertEqual(try JSONParser.parse(try XCTUnwrap(standIn.requests.last?.body))["extendByDays"], .int(7))
+        XCTAssertEqual(try api.extendRenewalDateForAllActiveSubscribers(["extendByDays": 3, "extendReasonCode": 3,
+                                                                         "requestIdentifier": "m-1", "productId": "pro.monthly"])
+            .requestIdentifier, "758883e8-151b-47b7-abd0-60c4d804c2f5")
+        XCTAssertTrue(try api.getStatusOfSubscriptionRenewalDateExtensions(productId: "pro.monthly", requestIdentifier: "m-1").complete)
+    }
+
+    /// The async face of the HTTP client (Dispatch does the waiting, not Swift's cooperative pool).
+    func testAsyncHTTPClient() async throws {
+        let response = try await HTTPClient().send(HTTPClientRequest(url: standIn.baseURL + "/inApps/v1/transactions/1"))
+        XCTAssertEqual(response.status, 401, "no bearer token")
+    }
+
+    func testSlowAnswersTimeOut() throws {
+        let impatient = try AppStoreServerAPIClient(environment: "Sandbox",
+                                                    tokens: BearerTokenFactory(privateKey: key, keyId: "KEY1", issuerId: "i", bundleId: "com.example.app"),
+                                                    baseURL: standIn.baseURL, timeout: 1)
+        let started = Date()
+        XCTAssertThrowsError(try impatient.getTransactionInfo("slow")) { error in
+            guard case AppStoreAPIError.transport(let failure, _) = error, failure.kind == .timeout else { return XCTFail("\(error)") }
+            XCTAssertTrue((error as? AppStoreAPIError)?.isRetryable == true)
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 2.5)
     }
 
     func testErrorsAreTyped() throws {

@@ -1,4 +1,5 @@
 import Crypto
+import Dispatch
 import Foundation
 import HTTP
 import JSON
@@ -86,7 +87,33 @@ public final class AppStoreStandIn: @unchecked Sendable {
     private static func addRoutes(_ router: inout Router, chain: TestChain, bundleId: String, state: State) {
         router.add("GET", "/inApps/v1/transactions/{id}") { context in
             let id = context.pathParameters["id"] ?? ""
-            context.respond(json(["signedTransactionInfo": .string(signedTransaction(chain, id: id, bundleId: bundleId))]))
+            let answer = json(["signedTransactionInfo": .string(signedTransaction(chain, id: id, bundleId: bundleId))])
+            // "slow" answers after 3 s, for timeouts.
+            if id == "slow" { DispatchQueue.global().asyncAfter(deadline: .now() + 3) { context.respond(answer) } } else { context.respond(answer) }
+        }
+        router.add("GET", "/inApps/v2/refund/lookup/{id}") { context in
+            context.respond(json(["signedTransactions": .array([.string(signedTransaction(chain, id: "refunded", bundleId: bundleId))]),
+                                  "revision": "rr1", "hasMore": false]))
+        }
+        router.add("GET", "/inApps/v1/lookup/{orderId}") { context in
+            context.respond(json(["status": 0, "signedTransactions": .array([.string(signedTransaction(chain, id: "o1", bundleId: bundleId))])]))
+        }
+        router.add("GET", "/inApps/v1/transactions/appTransactions/{id}") { context in
+            context.respond(json(["signedAppTransactionInfo": "app-transaction-jws"]))
+        }
+        router.add("POST", "/inApps/v1/transactions/{id}/finish") { $0.respond(HTTPResponse(status: 200)) }
+        router.add("PUT", "/inApps/v2/transactions/consumption/{id}") { $0.respond(HTTPResponse(status: 202)) }
+        router.add("PUT", "/inApps/v1/transactions/consumption/{id}") { $0.respond(HTTPResponse(status: 202)) }
+        router.add("PUT", "/inApps/v1/subscriptions/extend/{id}") { context in
+            context.respond(json(["originalTransactionId": .string(context.pathParameters["id"] ?? ""), "webOrderLineItemId": "9993",
+                                  "success": true, "effectiveDate": 1_698_148_900_000]))
+        }
+        router.add("POST", "/inApps/v1/subscriptions/extend/mass") { context in
+            context.respond(json(["requestIdentifier": "758883e8-151b-47b7-abd0-60c4d804c2f5"]))
+        }
+        router.add("GET", "/inApps/v1/subscriptions/extend/mass/{productId}/{requestIdentifier}") { context in
+            context.respond(json(["requestIdentifier": .string(context.pathParameters["requestIdentifier"] ?? ""), "complete": true,
+                                  "completeDate": 1_698_148_900_000, "succeededCount": 30, "failedCount": 2]))
         }
         // Three pages of two transactions; a revision names the position, "r3" is the end.
         router.add("GET", "/inApps/v2/history/{id}") { context in
