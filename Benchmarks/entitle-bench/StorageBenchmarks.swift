@@ -64,6 +64,7 @@ enum StorageBenchmarks {
         }
         let count = Int(options["count"] ?? "") ?? 20_000
         let connections = Int(options["connections"] ?? "") ?? 32
+        let bodiesFile = options["write-bodies"]
         let folder = URL(fileURLWithPath: chainFolder)
         let key = try P256.Signing.PrivateKey(pemRepresentation: String(contentsOf: folder.appendingPathComponent("leaf.key"), encoding: .utf8))
         let x5c = try ["leaf.pem", "intermediate.pem", "root.pem"].map {
@@ -74,6 +75,7 @@ enum StorageBenchmarks {
         let base = Int64(Date().timeIntervalSince1970 * 1000)
         let run = UInt32.random(in: 0...UInt32.max)
         FileHandle.standardError.write(Data("signing \(count) notifications…\n".utf8))
+        var bodies: [[UInt8]] = []
         let requests: [[UInt8]] = try (0..<count).map { index in
             let transaction = try JWSSigner.sign(header: header, payload: [
                 "transactionId": .string("i\(run)-\(index)"), "originalTransactionId": .string("io\(run)-\(index % 5000)"),
@@ -87,7 +89,16 @@ enum StorageBenchmarks {
                 "data": .object(["bundleId": "com.example.app", "environment": "Sandbox", "signedTransactionInfo": .string(transaction)]),
             ], with: key)
             let body = JSONValue.object(["signedPayload": .string(notification)]).serializedBytes
+            if bodiesFile != nil { bodies.append(body) }
             return Array("POST /v1/notifications/apple HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body
+        }
+        // With --write-bodies FILE the signed bodies go to FILE (one per line) for wrk
+        // (Benchmarks/wrk/ingest.lua), an epoll load generator lighter than these threads.
+        if let bodiesFile {
+            var output: [UInt8] = []
+            for body in bodies { output += body; output.append(0x0A) }
+            try Data(output).write(to: URL(fileURLWithPath: bodiesFile))
+            return 0
         }
         let latencies = LatencyLog()
         let start = Date()

@@ -1,0 +1,28 @@
+-- wrk script: POST distinct notification bodies, one per request, from BODIES_FILE (one JSON
+-- body per line, made by `entitle-bench ingest --write-bodies FILE`). Each wrk thread takes
+-- every n-th line so no body is sent twice while the file lasts.
+local bodies = {}
+local next_index = 1
+local stride = 1
+
+function setup(thread)
+  thread:set("thread_id", #threads_list + 1)
+  table.insert(threads_list, thread)
+end
+threads_list = {}
+
+function init(args)
+  for line in io.lines(os.getenv("BODIES_FILE")) do bodies[#bodies + 1] = line end
+  stride = tonumber(os.getenv("WRK_THREADS") or "2")
+  next_index = tonumber(thread_id or 1)
+end
+
+function request()
+  local body = bodies[next_index]
+  if body == nil then
+    next_index = tonumber(thread_id or 1)
+    body = bodies[next_index]
+  end
+  next_index = next_index + stride
+  return wrk.format("POST", "/v1/notifications/apple", {["Content-Type"] = "application/json"}, body)
+end
