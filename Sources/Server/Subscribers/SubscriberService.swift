@@ -41,27 +41,9 @@ public struct SubscriberService: Sendable {
         return SubscriberView(app: app).render([facts], appAccountToken: nil, environment: environment, now: Self.milliseconds(now))
     }
 
-    /// Every stored subscription of the customer a request names (by token, or by any transaction id).
-    public func subscriptions(appAccountToken: String?, transactionId: String?, now: Date) throws -> [SubscriptionState] {
-        let environment = defaultEnvironment
-        var facts: [SubscriptionFacts] = []
-        if let token = appAccountToken {
-            facts = try store.facts(appId: app.id, environment: environment, appAccountToken: token.lowercased())
-        }
-        if facts.isEmpty, let transactionId,
-           let original = try store.originalTransactionId(appId: app.id, environment: environment, transactionId: transactionId),
-           let found = try store.facts(appId: app.id, environment: environment, originalTransactionId: original) {
-            facts = [found]
-        }
-        return facts.compactMap {
-            SubscriptionEngine.evaluate(transactions: $0.transactions, renewal: $0.renewal, signals: $0.signals,
-                                        now: Self.milliseconds(now), environment: environment,
-                                        billingRetryGrantsAccess: app.billingRetryGrantsAccess)
-        }
-    }
-
-    /// Every stored transaction of the customer (for introductory-offer eligibility).
-    func transactions(appAccountToken: String?, transactionId: String?) throws -> [TransactionRecord] {
+    /// The stored subscriptions of the customer a request names: those linked to its token, plus
+    /// the subscription its transaction id belongs to.
+    private func customerFacts(appAccountToken: String?, transactionId: String?) throws -> [SubscriptionFacts] {
         let environment = defaultEnvironment
         var facts: [SubscriptionFacts] = []
         if let token = appAccountToken {
@@ -69,11 +51,25 @@ public struct SubscriberService: Sendable {
         }
         if let transactionId,
            let original = try store.originalTransactionId(appId: app.id, environment: environment, transactionId: transactionId),
-           let found = try store.facts(appId: app.id, environment: environment, originalTransactionId: original),
-           !facts.contains(where: { $0.originalTransactionId == original }) {
+           !facts.contains(where: { $0.originalTransactionId == original }),
+           let found = try store.facts(appId: app.id, environment: environment, originalTransactionId: original) {
             facts.append(found)
         }
-        return facts.flatMap(\.transactions)
+        return facts
+    }
+
+    /// Every stored subscription of the customer, evaluated at `now` (promotional-offer rules).
+    public func subscriptions(appAccountToken: String?, transactionId: String?, now: Date) throws -> [SubscriptionState] {
+        try customerFacts(appAccountToken: appAccountToken, transactionId: transactionId).compactMap {
+            SubscriptionEngine.evaluate(transactions: $0.transactions, renewal: $0.renewal, signals: $0.signals,
+                                        now: Self.milliseconds(now), environment: defaultEnvironment,
+                                        billingRetryGrantsAccess: app.billingRetryGrantsAccess)
+        }
+    }
+
+    /// Every stored transaction of the customer (introductory-offer eligibility).
+    func transactions(appAccountToken: String?, transactionId: String?) throws -> [TransactionRecord] {
+        try customerFacts(appAccountToken: appAccountToken, transactionId: transactionId).flatMap(\.transactions)
     }
 
     // MARK: - Writing

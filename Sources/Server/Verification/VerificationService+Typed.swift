@@ -13,6 +13,7 @@ extension VerificationService {
             return .failure(VerificationFailure(.invalidEnvironment, "environment \(name) is not enabled for app \(app.id)"))
         }
         guard let verifier = verifiers[name] else {
+            // A deployment problem, not bad data: retryable, so the App Store redelivers once fixed.
             return .failure(VerificationFailure(.retryableVerificationFailure,
                                                 "no trusted root certificate is configured (run entitle fetch-apple-roots)"))
         }

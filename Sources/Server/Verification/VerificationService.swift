@@ -79,19 +79,12 @@ public final class VerificationService: Sendable {
     /// payload claims when nil. `effectiveDate` overrides the app's policy (re-verification, CLI).
     public func verify(_ jws: String, kind: SignedPayloadKind, environment: String? = nil,
                        effectiveDate: Date? = nil) -> VerificationOutcome {
-        let chosen = environment ?? SignedPayloadInspection.claimedEnvironment(jws, kind: kind)
-        guard let name = chosen else {
-            let reason = SignedPayloadInspection.formatProblem(jws) ?? "the payload names no environment"
-            return VerificationOutcome(kind: kind, environment: nil, result: .invalid(VerificationFailure(.invalidJWTFormat, reason)))
-        }
-        guard app.environments.contains(name) else {
-            return VerificationOutcome(kind: kind, environment: name, result: .invalid(VerificationFailure(
-                .invalidEnvironment, "environment \(name) is not enabled for app \(app.id)")))
-        }
-        guard let verifier = verifiers[name] else {
-            // A deployment problem, not bad data: retryable, so the App Store redelivers once fixed.
-            return VerificationOutcome(kind: kind, environment: name, result: .invalid(VerificationFailure(
-                .retryableVerificationFailure, "no trusted root certificate is configured (run entitle fetch-apple-roots)")))
+        let (name, verifier): (String, SignedDataVerifier)
+        switch self.verifier(for: jws, kind: kind, environment: environment) {
+        case .success(let chosen): (name, verifier) = chosen
+        case .failure(let failure):
+            let claimed = environment ?? SignedPayloadInspection.claimedEnvironment(jws, kind: kind)
+            return VerificationOutcome(kind: kind, environment: claimed, result: .invalid(failure))
         }
         if kind == .notification {
             return Self.verifyNotification(verifier, jws, environment: name, effectiveDate: effectiveDate)
