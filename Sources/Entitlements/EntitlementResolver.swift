@@ -1,18 +1,5 @@
-/// One entitlement's answer: the best product granting it (ENTITLEMENTS.md, "Entitlements").
-public struct EntitlementState: Sendable, Equatable {
-    public var name: String
-    public var isActive: Bool
-    public var state: String
-    public var productId: String
-    public var originalTransactionId: String?
-    public var expiresDate: Int64?
-    public var gracePeriodExpiresDate: Int64?
-    public var willRenew: Bool
-    public var periodType: String
-    public var ownershipType: String?
-}
-
-/// A product's answer for entitlement purposes: a subscription, or a non-subscription purchase.
+/// A product's answer for entitlement purposes (a subscription, or a non-subscription purchase);
+/// an entitlement answers with the best grant of the products that confer it.
 public struct ProductGrant: Sendable, Equatable {
     public var productId: String
     public var isActive: Bool
@@ -59,23 +46,15 @@ public struct ProductGrant: Sendable, Equatable {
 /// active beats inactive; among active ones the latest expiry (none beats any); among inactive
 /// ones the most recent.
 public enum EntitlementResolver {
-    public static func resolve(_ grants: [ProductGrant], entitlementsOf: (String) -> [String]) -> [String: EntitlementState] {
+    /// The best grant per entitlement name.
+    public static func resolve(_ grants: [ProductGrant], entitlementsOf: (String) -> [String]) -> [String: ProductGrant] {
         var best: [String: ProductGrant] = [:]
         for grant in grants {
-            for name in entitlementsOf(grant.productId) {
-                if let existing = best[name], !isBetter(grant, than: existing) { continue }
+            for name in entitlementsOf(grant.productId) where best[name].map({ isBetter(grant, than: $0) }) ?? true {
                 best[name] = grant
             }
         }
-        var entitlements: [String: EntitlementState] = [:]
-        for (name, grant) in best {
-            entitlements[name] = EntitlementState(name: name, isActive: grant.isActive, state: grant.state,
-                                                  productId: grant.productId, originalTransactionId: grant.originalTransactionId,
-                                                  expiresDate: grant.expiresDate, gracePeriodExpiresDate: grant.gracePeriodExpiresDate,
-                                                  willRenew: grant.willRenew, periodType: grant.periodType,
-                                                  ownershipType: grant.ownershipType)
-        }
-        return entitlements
+        return best
     }
 
     static func isBetter(_ candidate: ProductGrant, than existing: ProductGrant) -> Bool {

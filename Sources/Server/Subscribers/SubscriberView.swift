@@ -69,7 +69,7 @@ struct SubscriberView {
         return object
     }
 
-    static func json(_ entitlement: EntitlementState) -> JSONObject {
+    static func json(_ entitlement: ProductGrant) -> JSONObject {
         var object: JSONObject = ["isActive": .bool(entitlement.isActive), "state": .string(entitlement.state),
                                   "productId": .string(entitlement.productId)]
         if let original = entitlement.originalTransactionId { object["originalTransactionId"] = .string(original) }
