@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Storage benchmarks of the subscribers milestone, as `name: value` lines:
 #   - POST /v1/notifications/apple: distinct signed notifications from wrk (-t2 -c32, 10 s; the
-#     bodies are signed beforehand by entitle-bench), each answered 200 only after its commit
+#     bodies are signed beforehand by entitle-bench sign-notifications), each answered 200 only after its commit
 #     (synchronous = FULL); the stored count is checked against the acknowledged one;
 #   - GET /v1/subscribers/{token}: wrk -t2 -c64 p99 with 10,000 and with 1,000,000 stored transactions.
 # Usage: Benchmarks/storage.sh [--quick]   (--quick: 100,000 instead of 1,000,000, fewer notifications)
@@ -42,8 +42,7 @@ stop_server() { kill "$SERVER_PID"; wait "$SERVER_PID" || true; SERVER_PID=""; }
 field() { python3 -c "import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$1" "$2"; }
 
 # Ingest: distinct signed notifications, sent by wrk.
-"$BIN/entitle-bench" ingest --url "http://127.0.0.1:1" --chain "$WORK/chain" --count "$NOTIFICATIONS" \
-  --write-bodies "$WORK/bodies.txt" 2>/dev/null
+"$BIN/entitle-bench" sign-notifications --chain "$WORK/chain" --count "$NOTIFICATIONS" --out "$WORK/bodies.txt"
 start_server "$WORK/ingest.sqlite3"
 BODIES_FILE="$WORK/bodies.txt" WRK_THREADS=2 wrk -t2 -c32 -d10s --latency -s "$ROOT/Benchmarks/wrk/ingest.lua" \
   "http://127.0.0.1:$PORT/v1/notifications/apple" > "$WORK/wrk-ingest.txt"

@@ -1,5 +1,5 @@
 -- wrk script: POST distinct notification bodies, one per request, from BODIES_FILE (one JSON
--- body per line, made by `entitle-bench ingest --write-bodies FILE`). Each wrk thread takes
+-- body per line, made by `entitle-bench sign-notifications --out FILE`). Each wrk thread takes
 -- every n-th line so no body is sent twice while the file lasts.
 local bodies = {}
 local next_index = 1
