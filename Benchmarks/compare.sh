@@ -13,13 +13,7 @@ PEER="${ENTITLE_BENCH_PEER:-$ROOT/../shared/bench-peer}"
 WRK_ARGS=(--rounds 3 -d 10)
 [ "${1:-}" = "--quick" ] && WRK_ARGS=(--rounds 1 -d 5)
 
-WORK="$(mktemp -d)"
-SERVER_PID=""
-cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"; }
-trap cleanup EXIT
-
-swift build -c release --package-path "$ROOT" >&2
-BIN="$ROOT/.build/release"
+. "$ROOT/Benchmarks/lib.sh"
 
 # config ISSUER → a configuration like the peer's; with an issuer ID the answer also carries the JWS.
 # The bench-only verification root is not Apple's, hence allowPrivateRoots.
@@ -37,18 +31,6 @@ write_config() {
 JSON
 }
 
-start_server() {
-  "$BIN/entitle" serve --config "$WORK/entitle.json" > "$WORK/server.log" &
-  SERVER_PID=$!
-  for _ in $(seq 50); do
-    PORT="$(grep -o '"port":[0-9]*' "$WORK/server.log" 2>/dev/null | head -1 | cut -d: -f2 || true)"
-    [ -n "$PORT" ] && return 0
-    sleep 0.1
-  done
-  echo "compare.sh: the server did not start" >&2; exit 2
-}
-
-stop_server() { kill "$SERVER_PID"; wait "$SERVER_PID" || true; SERVER_PID=""; }
 
 rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$SERVER_PID/status"; }
 

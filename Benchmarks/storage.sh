@@ -9,18 +9,12 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 LARGE=1000000; NOTIFICATIONS=40000
 [ "${1:-}" = "--quick" ] && { LARGE=100000; NOTIFICATIONS=10000; }
-WORK="$(mktemp -d)"
-SERVER_PID=""
-cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"; }
-trap cleanup EXIT
-
-swift build -c release --package-path "$ROOT" >&2
-BIN="$ROOT/.build/release"
+. "$ROOT/Benchmarks/lib.sh"
 mkdir -p "$WORK/chain"
 sh "$ROOT/Tests/TestSupport/make-chain.sh" "$WORK/chain"
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$WORK/key.p8" 2>/dev/null
 
-start_server() {  # DB
+start_server_on() {  # DB
   cat > "$WORK/entitle.json" <<JSON
 {"server": {"host": "127.0.0.1", "port": 0}, "storage": {"sqlite": "$1"},
  "apps": [{"id": "bench", "bundleId": "com.example.app", "environments": ["Sandbox"],
@@ -29,21 +23,13 @@ start_server() {  # DB
    "verification": {"rootCertificates": ["$WORK/chain/root.pem"], "allowPrivateRoots": true},
    "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"]}}}]}
 JSON
-  "$BIN/entitle" serve --config "$WORK/entitle.json" > "$WORK/server.log" &
-  SERVER_PID=$!
-  for _ in $(seq 100); do
-    PORT="$(grep -o '"port":[0-9]*' "$WORK/server.log" 2>/dev/null | head -1 | cut -d: -f2 || true)"
-    [ -n "$PORT" ] && return 0
-    sleep 0.1
-  done
-  echo "storage.sh: the server did not start" >&2; exit 2
+  start_server
 }
-stop_server() { kill "$SERVER_PID"; wait "$SERVER_PID" || true; SERVER_PID=""; }
 field() { python3 -c "import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$1" "$2"; }
 
 # Ingest: distinct signed notifications, sent by wrk.
 "$BIN/entitle-bench" sign-notifications --chain "$WORK/chain" --count "$NOTIFICATIONS" --out "$WORK/bodies.txt"
-start_server "$WORK/ingest.sqlite3"
+start_server_on "$WORK/ingest.sqlite3"
 BODIES_FILE="$WORK/bodies.txt" WRK_THREADS=2 wrk -t2 -c32 -d10s --latency -s "$ROOT/Benchmarks/wrk/ingest.lua" \
   "http://127.0.0.1:$PORT/v1/notifications/apple" > "$WORK/wrk-ingest.txt"
 stop_server
@@ -58,7 +44,7 @@ read_p99() {  # TRANSACTIONS SUBSCRIBERS
   local db="$WORK/read-$1.sqlite3"
   local fill; fill=$("$BIN/entitle-bench" fill-db --db "$db" --transactions "$1" --subscribers "$2" | tail -1)
   local token; token=$(field "$fill" sampleToken)
-  start_server "$db"
+  start_server_on "$db"
   wrk -t2 -c64 -d10s --latency -H "Authorization: Bearer client_bench_key_not_secret" \
     "http://127.0.0.1:$PORT/v1/subscribers/$token" > "$WORK/wrk-$1.txt"
   stop_server

@@ -1,0 +1,24 @@
+# Shared by compare.sh and storage.sh (sourced after ROOT is set): a scratch directory removed on
+# exit, the release build, and one `entitle serve` at a time on "$WORK/entitle.json".
+# Defines WORK, BIN, SERVER_PID and, once started, PORT.
+WORK="$(mktemp -d)"
+SERVER_PID=""
+cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"; }
+trap cleanup EXIT
+
+swift build -c release --package-path "$ROOT" >&2
+BIN="$ROOT/.build/release"
+
+# The configuration asks for port 0; the port the kernel chose is read from the startup log line.
+start_server() {
+  "$BIN/entitle" serve --config "$WORK/entitle.json" > "$WORK/server.log" &
+  SERVER_PID=$!
+  for _ in $(seq 100); do
+    PORT="$(grep -o '"port":[0-9]*' "$WORK/server.log" 2>/dev/null | head -1 | cut -d: -f2 || true)"
+    [ -n "$PORT" ] && return 0
+    sleep 0.1
+  done
+  echo "$(basename "$0"): the server did not start" >&2; exit 2
+}
+
+stop_server() { kill "$SERVER_PID"; wait "$SERVER_PID" || true; SERVER_PID=""; }
