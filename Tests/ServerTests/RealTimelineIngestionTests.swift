@@ -18,9 +18,7 @@ final class RealTimelineIngestionTests: XCTestCase {
         guard let conformance = conformanceDirectory() else { return }
         let folder = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let real = conformance.appendingPathComponent("real-appstore")
-        let manifest = try JSONParser.parse([UInt8](Data(contentsOf: real.appendingPathComponent("manifest.json"))))
-        let timeline = try XCTUnwrap(manifest["entitlementTimeline"])
+        let (real, timeline) = try realTimeline(conformance)
         let entitle = try EntitleServer(configuration: timelineConfiguration(conformance, folder: folder, timeline: timeline),
                                         logOutput: nil)
         func call(_ method: String, _ target: String, _ body: JSONObject?, key: Bool = true) -> (Int, JSONValue) {
@@ -45,6 +43,13 @@ final class RealTimelineIngestionTests: XCTestCase {
         }
     }
 
+    /// The real Apple-signed files' folder and the manifest's `entitlementTimeline`.
+    private func realTimeline(_ conformance: URL) throws -> (folder: URL, timeline: JSONValue) {
+        let real = conformance.appendingPathComponent("real-appstore")
+        let manifest = try JSONParser.parse([UInt8](Data(contentsOf: real.appendingPathComponent("manifest.json"))))
+        return (real, try XCTUnwrap(manifest["entitlementTimeline"]))
+    }
+
     /// A configuration for the timeline's app (Sandbox, Apple's G3 root) in a fresh folder.
     private func timelineConfiguration(_ conformance: URL, folder: URL, timeline: JSONValue) throws -> EntitleConfiguration {
         try runProcess("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
@@ -64,9 +69,7 @@ final class RealTimelineIngestionTests: XCTestCase {
         guard let conformance = conformanceDirectory() else { return }
         let folder = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let real = conformance.appendingPathComponent("real-appstore")
-        let manifest = try JSONParser.parse([UInt8](Data(contentsOf: real.appendingPathComponent("manifest.json"))))
-        let timeline = try XCTUnwrap(manifest["entitlementTimeline"])
+        let (real, timeline) = try realTimeline(conformance)
         let configuration = try timelineConfiguration(conformance, folder: folder, timeline: timeline)
         let app = configuration.apps[0]
         let service = SubscriberService(app: app, store: try SQLiteFactStore(path: configuration.storage.sqlitePath),
