@@ -18,6 +18,12 @@ final class EventLoop: @unchecked Sendable {
     private let epollFD: Int32
     private let wakeFD: Int32
     private var listenFD: Int32
+    /// A descriptor held in reserve: when `accept` fails for want of descriptors (EMFILE), it is
+    /// closed to accept one client, answer it 503 and close it, then taken again. Without that the
+    /// pending connection stays in the backlog and the level-triggered listener spins.
+    private var reserveFD: Int32 = -1
+    /// Set while the listener is out of the epoll set (no descriptor to spare even in reserve).
+    private var listenerPausedUntil: Double?
     private var connections: [Int32: Connection] = [:]
     private let mailbox = Mutex<[@Sendable () -> Void]>([])
     private var draining = false
@@ -53,11 +59,15 @@ final class EventLoop: @unchecked Sendable {
         requestIDPrefix = String(UInt32.random(in: 0...UInt32.max), radix: 16) + "-\(index)-"
         try register(listenFD, events: EPOLLIN.rawValue, token: Self.listenToken)
         try register(wakeFD, events: EPOLLIN.rawValue, token: Self.wakeToken)
+        reserveFD = Self.openReserve()
     }
+
+    private static func openReserve() -> Int32 { open("/dev/null", O_RDONLY | O_CLOEXEC) }
 
     deinit {
         readBuffer.deallocate()
         if listenFD >= 0 { close(listenFD) }  // a server that was never started
+        if reserveFD >= 0 { close(reserveFD) }
         close(epollFD)
         close(wakeFD)
     }
@@ -99,6 +109,7 @@ final class EventLoop: @unchecked Sendable {
                 }
             }
             let now = monotonicSeconds()
+            if let until = listenerPausedUntil, now >= until { resumeListener() }
             if now - lastSweep >= 1 {
                 lastSweep = now
                 sweepTimeouts(now: now)
@@ -123,9 +134,15 @@ final class EventLoop: @unchecked Sendable {
     private func acceptConnections() {
         for _ in 0..<64 {
             let fd = entitle_accept_nonblocking(listenFD)
-            if fd < 0 { return }  // EAGAIN: nothing more; other errors (EMFILE…) are retried on the next event.
+            if fd < 0 {
+                switch errno {
+                case EINTR, ECONNABORTED: continue
+                case EMFILE, ENFILE: if refuseWithReserveDescriptor() { continue } else { pauseListener(); return }
+                default: return  // EAGAIN: nothing more
+                }
+            }
             let open = statistics.openConnections.add(1, ordering: .relaxed).newValue
-            guard open <= configuration.maxConnections else {
+            if open > configuration.maxConnections && !evictSlowestIncompleteRequest() {
                 statistics.openConnections.subtract(1, ordering: .relaxed)
                 statistics.refusedConnections.add(1, ordering: .relaxed)
                 refuse(fd)
@@ -143,6 +160,49 @@ final class EventLoop: @unchecked Sendable {
             }
             if draining { connection.startDraining() }
         }
+    }
+
+    /// Out of descriptors: frees the reserve to take the waiting client off the backlog with a 503.
+    private func refuseWithReserveDescriptor() -> Bool {
+        guard reserveFD >= 0 else { return false }
+        close(reserveFD)
+        let fd = entitle_accept_nonblocking(listenFD)
+        if fd >= 0 {
+            statistics.refusedConnections.add(1, ordering: .relaxed)
+            refuse(fd)
+        }
+        reserveFD = Self.openReserve()
+        return fd >= 0 && reserveFD >= 0
+    }
+
+    private func pauseListener() {
+        guard listenerPausedUntil == nil else { return }
+        modify(listenFD, events: 0, token: Self.listenToken)
+        listenerPausedUntil = monotonicSeconds() + 0.1
+    }
+
+    private func resumeListener() {
+        listenerPausedUntil = nil
+        if reserveFD < 0 { reserveFD = Self.openReserve() }
+        if listenFD >= 0 { modify(listenFD, events: EPOLLIN.rawValue, token: Self.listenToken) }
+    }
+
+    /// At the connection cap, a client that finishes its request is worth more than one that has
+    /// been trickling a request for seconds: the slowest such connection (over a second into an
+    /// incomplete request) makes room with a 408. Keeps slow-body floods from locking everyone out.
+    private func evictSlowestIncompleteRequest() -> Bool {
+        let cutoff = monotonicSeconds() - 1
+        var victim: Connection?
+        var oldest = cutoff
+        for connection in connections.values {
+            if let started = connection.incompleteRequestStartedAt, started < oldest {
+                oldest = started
+                victim = connection
+            }
+        }
+        guard let victim else { return false }
+        victim.answerTimeout()
+        return true
     }
 
     /// Over the connection limit: a short 503 (best effort, never blocking) and close.
@@ -167,10 +227,10 @@ final class EventLoop: @unchecked Sendable {
         try retryingEINTR("epoll_ctl(ADD)") { epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) }
     }
 
-    func modify(_ fd: Int32, events: UInt32) {
+    func modify(_ fd: Int32, events: UInt32, token: UInt64? = nil) {
         var event = epoll_event()
         event.events = events
-        event.data.u64 = UInt64(fd)
+        event.data.u64 = token ?? UInt64(fd)
         epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, &event)
     }
 

@@ -11,9 +11,9 @@ enum HTTPHeadParser {
             }
             request.headers.append(try parseField(line))
         }
-        if request.version == .http1_1 && request.header("host") == nil {
-            throw .badRequest("HTTP/1.1 requests need a Host header")
-        }
+        let hosts = request.headers.count { $0.name == "host" }
+        if request.version == .http1_1 && hosts == 0 { throw .badRequest("HTTP/1.1 requests need a Host header") }
+        if hosts > 1 { throw .badRequest("more than one Host header") }  // RFC 9112 §3.2
         return request
     }
 
@@ -40,7 +40,7 @@ enum HTTPHeadParser {
                            target: String(decoding: target, as: UTF8.self), version: version)
     }
 
-    private static func parseField(_ line: ArraySlice<UInt8>) throws(HTTPParseError) -> (name: String, value: String) {
+    static func parseField(_ line: ArraySlice<UInt8>) throws(HTTPParseError) -> (name: String, value: String) {
         guard let first = line.first, first != 0x20, first != 0x09 else {
             throw .badRequest("folded header lines are not allowed")
         }
@@ -78,7 +78,7 @@ enum HTTPHeadParser {
 }
 
 /// CRLF-separated lines; a bare CR or LF inside a line is an error (request smuggling vector).
-private struct LineIterator {
+struct LineIterator {
     private let bytes: ArraySlice<UInt8>
     private var position: Int
 

@@ -148,7 +148,9 @@ public struct HTTPParser: Sendable {
         }
         scanIndex = max(scanIndex, readIndex)
         guard let end = findHeadEnd() else {
-            if bufferedByteCount > limits.maxHeaderBytes { throw headTooLarge() }
+            // The limit is on the head itself, not on what happens to be buffered: a head of
+            // exactly the limit may still be waiting for its final CRLFCRLF (4 bytes).
+            if bufferedByteCount >= limits.maxHeaderBytes + 4 { throw headTooLarge() }
             scanIndex = max(readIndex, buffer.count - 3)
             return nil
         }

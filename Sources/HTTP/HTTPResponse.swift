@@ -4,11 +4,15 @@ public struct HTTPResponse: Sendable {
     public var status: Int
     public var headers: [(name: String, value: String)]
     public var body: [UInt8]
+    /// Fields for the access-log line only, never sent: the error code, reason, app…
+    public var logAnnotations: [(key: String, value: String)]
 
-    public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+    public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = [],
+                logAnnotations: [(key: String, value: String)] = []) {
         self.status = status
         self.headers = headers
         self.body = body
+        self.logAnnotations = logAnnotations
     }
 
     /// A JSON answer from bytes that already are JSON.
@@ -25,7 +29,9 @@ public struct HTTPResponse: Sendable {
             body.append(byte)
         }
         body += Array(#""}}"#.utf8)
-        return .json(status, body)
+        var response = HTTPResponse.json(status, body)
+        response.logAnnotations = [("code", code)]
+        return response
     }
 
     public func header(_ name: String) -> String? {

@@ -27,6 +27,9 @@ public final class HTTPServer: Sendable {
     public let statistics = HTTPServerStatistics()
     /// The bound port (the chosen one when the configuration said 0).
     public let port: Int
+    /// What start-up adjusted and the operator should know (e.g. `maxConnections` clamped to the
+    /// descriptor limit); the composition layer logs them.
+    public let warnings: [String]
     private let loops: [EventLoop]
     private let stopped = Mutex<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
@@ -34,12 +37,24 @@ public final class HTTPServer: Sendable {
     /// Binds the listening sockets; `start()` begins serving.
     public init(configuration: HTTPServerConfiguration, handler: @escaping HTTPHandler,
                 observer: (any HTTPServerObserver)? = nil) throws {
-        self.configuration = configuration
         // A peer that resets a connection must not kill the process.
         signal(SIGPIPE, SIG_IGN)
+        var configuration = configuration
+        var warnings: [String] = []
+        let descriptors = DescriptorLimit.raisedToHardLimit()
+        if configuration.maxConnections > descriptors.forConnections {
+            warnings.append("maxConnections \(configuration.maxConnections) exceeds what the descriptor limit "
+                + "(RLIMIT_NOFILE \(descriptors.limit)) leaves; using \(descriptors.forConnections)")
+            configuration.maxConnections = max(1, descriptors.forConnections)
+        }
+        self.configuration = configuration
+        self.warnings = warnings
         let count = configuration.eventLoops > 0 ? configuration.eventLoops : max(1, ProcessInfo.processInfo.activeProcessorCount)
         var loops: [EventLoop] = []
-        var port = configuration.port
+        // The loops share the port through SO_REUSEPORT, which would also let a second process
+        // (another `entitle serve`, a stale copy) join it silently. Binding once without the
+        // option first fails with "address in use" when anyone already serves the port.
+        var port = try Listener.claim(host: configuration.host, port: configuration.port)
         for index in 0..<count {
             let listener = try Listener.bind(host: configuration.host, port: port)
             port = listener.port
@@ -84,12 +99,40 @@ public final class HTTPServer: Sendable {
     }
 }
 
+/// How many descriptors the process may open, and how many of those connections may use.
+struct DescriptorLimit {
+    let limit: Int
+    /// The limit less what the rest of the process needs: listeners, epoll and wake descriptors,
+    /// the database and its WAL, logs, outbound HTTP, files read at start-up.
+    var forConnections: Int { limit - 64 }
+
+    /// Raises the soft limit to the hard one (as Go and nginx do), then reports it.
+    static func raisedToHardLimit() -> DescriptorLimit {
+        var limits = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limits) == 0 else { return DescriptorLimit(limit: 1024) }
+        if limits.rlim_cur < limits.rlim_max {
+            var raised = limits
+            raised.rlim_cur = limits.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limits = raised }
+        }
+        return DescriptorLimit(limit: Int(min(limits.rlim_cur, rlim_t(Int32.max))))
+    }
+}
+
 /// A listening TCP socket.
 struct Listener {
     let fd: Int32
     let port: Int
 
-    static func bind(host: String, port: Int) throws -> Listener {
+    /// Binds without `SO_REUSEPORT` to learn whether the port is free (and which port
+    /// 0 picks), then releases it for the loops' shared sockets.
+    static func claim(host: String, port: Int) throws -> Int {
+        let probe = try bind(host: host, port: port, reusePort: false, listening: false)
+        close(probe.fd)
+        return probe.port
+    }
+
+    static func bind(host: String, port: Int, reusePort: Bool = true, listening: Bool = true) throws -> Listener {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -105,10 +148,10 @@ struct Listener {
         }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size))
+        if reusePort { setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size)) }
         do {
             try retryingEINTR("bind(\(host):\(port))") { Glibc.bind(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) }
-            try retryingEINTR("listen") { listen(fd, 1024) }
+            if listening { try retryingEINTR("listen") { listen(fd, 1024) } }
         } catch {
             close(fd)
             throw error

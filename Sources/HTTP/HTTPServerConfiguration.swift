@@ -6,15 +6,32 @@ public struct HTTPServerConfiguration: Sendable {
     /// Event-loop threads; 0 means one per core.
     public var eventLoops = 0
     public var limits = HTTPParserLimits()
+    /// Clamped at start-up to what `RLIMIT_NOFILE` leaves (see `HTTPServer.warnings`).
     public var maxConnections = 10_000
-    /// From the first byte of a request until its head is complete (and between body reads).
+    /// The whole request (head and body) must arrive within this many seconds plus one second per
+    /// `minimumReceiveRate` bytes received: a slow-trickle client cannot hold a connection forever.
     public var headerTimeout = 10.0
-    /// Between requests on a keep-alive connection, and for a stalled write.
+    public var minimumReceiveRate = 8 * 1024.0
+    /// Between requests on a keep-alive connection.
     public var idleTimeout = 60.0
+    /// Queued answers must drain within this many seconds plus one second per `minimumSendRate`
+    /// bytes queued since the queue was last empty (a one-byte-a-second reader is cut off).
+    public var writeTimeout = 10.0
+    public var minimumSendRate = 8 * 1024.0
+    /// After an answer that closes the connection while the client may still be sending (413, 431…),
+    /// what arrives is read and discarded for up to `lingerTimeout` seconds (or until the client
+    /// is silent for a second), so the client reads the answer instead of a reset (nginx's
+    /// lingering close).
+    public var lingerTimeout = 5.0
     /// How long graceful shutdown lets in-flight requests finish.
     public var shutdownGrace = 10.0
 
     public init() {}
+
+    /// Answers queued beyond this stop the parsing of further pipelined requests and reading.
+    var maxQueuedOutputBytes: Int { 256 * 1024 }
+    /// Input buffered beyond one whole request (head, body, one read) stops reading.
+    var maxBufferedInputBytes: Int { limits.maxHeaderBytes + limits.maxBodyBytes + 64 * 1024 }
 }
 
 /// One finished request, for access logs and metrics (never the body).
@@ -25,6 +42,10 @@ public struct HTTPRequestRecord: Sendable {
     public let durationSeconds: Double
     public let bytesSent: Int
     public let requestID: String
+    /// What the handler attached for the log line: error code, reason, app… (empty for most 2xx).
+    public let annotations: [(key: String, value: String)]
+    /// The request path, for answers that matched no route (404 lines say what was asked for).
+    public let path: String?
 }
 
 /// Receives what the server does. Calls come on event-loop threads; `loop` identifies which, so an

@@ -21,8 +21,18 @@ public final class TestHTTPClient {
     private let fd: Int32
     private var buffer: [UInt8] = []
 
-    public init(port: Int, timeout: Double = 10) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    /// `receiveBufferSize` shrinks the socket's receive buffer (a client that reads slowly).
+    public convenience init(port: Int, timeout: Double = 10, receiveBufferSize: Int32? = nil) throws {
+        try self.init(socket: socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0), port: port, timeout: timeout,
+                      receiveBufferSize: receiveBufferSize)
+    }
+
+    /// Connects a socket made earlier (tests that run out of descriptors make theirs first).
+    public init(socket: Int32, port: Int, timeout: Double = 10, receiveBufferSize: Int32? = nil) throws {
+        fd = socket
+        if var size = receiveBufferSize {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -41,6 +51,33 @@ public final class TestHTTPClient {
     deinit { close(fd) }
 
     public func send(_ text: String) throws { try send(Array(text.utf8)) }
+
+    /// Sends until done or the socket's send timeout; returns how many bytes the kernel took.
+    public func sendAsMuchAsPossible(_ bytes: [UInt8], timeout: Double) -> Int {
+        var interval = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - floor(timeout)) * 1_000_000))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            if sent <= 0 { break }
+            offset += sent
+        }
+        return offset
+    }
+
+    /// Whether an answer (or the end of the stream) can be read within `timeout` seconds.
+    public func waitReadable(timeout: Double) -> Bool {
+        if !buffer.isEmpty { return true }
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&entry, 1, Int32(timeout * 1000)) > 0
+    }
+
+    /// Reads up to `count` bytes (one `recv`); nil at the end of the stream or on an error.
+    public func readSome(_ count: Int) -> [UInt8]? {
+        var scratch = [UInt8](repeating: 0, count: count)
+        let received = recv(fd, &scratch, count, 0)
+        return received > 0 ? Array(scratch[0..<received]) : nil
+    }
 
     public func send(_ bytes: [UInt8]) throws {
         var offset = 0
