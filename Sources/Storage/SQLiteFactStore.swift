@@ -23,14 +23,40 @@ public final class SQLiteFactStore: FactStore {
     /// Thrown inside the write transaction to roll it back when a link conflicts.
     struct LinkConflict: Error { let existingToken: String }
 
+    /// What the writer connection runs with, read back from SQLite after setting it (the README
+    /// promises WAL and FULL; a test pins them).
+    public let journalMode: String
+    public let synchronousLevel: Int
+
     public init(path: String) throws {
         self.path = path
+        try Self.createPrivately(path)
         let database = try SQLiteDatabase(path: path)
         try database.execute("PRAGMA journal_mode = WAL")
         try database.execute("PRAGMA synchronous = FULL")
+        journalMode = try Self.pragma("journal_mode", database)
+        synchronousLevel = Int(try Self.pragma("synchronous", database)) ?? -1
         try Self.migrate(database)
         writerLoop = WriterLoop(database: database)
         writerLoop.start()
+    }
+
+    /// A new database file is created readable by its owner only (the facts are customers'
+    /// purchases); SQLite gives its `-wal` and `-shm` files the same mode. An existing file keeps
+    /// the mode its operator chose.
+    private static func createPrivately(_ path: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if fd >= 0 {
+            close(fd)
+        } else if errno != EEXIST {
+            throw StorageError(code: SQLITE_CANTOPEN, message: "cannot create \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    private static func pragma(_ name: String, _ database: SQLiteDatabase) throws -> String {
+        let query = try database.statement("PRAGMA \(name)")
+        defer { query.reset() }
+        return try query.step() ? query.text(0) ?? "" : ""
     }
 
     /// Applies the migrations the file has not seen yet (`PRAGMA user_version` counts them).
@@ -156,8 +182,9 @@ public final class SQLiteFactStore: FactStore {
                        .from(record.isUpgraded), .from(record.offerType), .from(record.offerDiscountType),
                        .from(record.offerIdentifier), .from(record.ownershipType), .integer(record.signedDate),
                        .from(record.appAccountToken), .text(jws)]).run()
-        // The signed token links the subscription to its subscriber (ENTITLEMENTS.md, "Subscribers").
-        if let token = record.appAccountToken {
+        // The signed token links the subscription to its subscriber (ENTITLEMENTS.md, "Subscribers"),
+        // only when this copy was stored: an older copy carrying another token never moves the link.
+        if let token = record.appAccountToken, database.changes > 0 {
             try database.statement("""
                 INSERT INTO subscriber_links (app_id, environment, original_transaction_id, app_account_token)
                 VALUES (?, ?, ?, ?) ON CONFLICT (app_id, environment, original_transaction_id)

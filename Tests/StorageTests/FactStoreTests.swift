@@ -64,6 +64,18 @@ class FactStoreContract: XCTestCase {
         XCTAssertEqual(try store.facts(appId: "app", environment: "Sandbox", appAccountToken: other).map(\.originalTransactionId), ["9000"])
     }
 
+    func testAnOlderCopyWithAnotherTokenDoesNotMoveTheLink() throws {
+        let store = try makeStore()
+        let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138", other = "11111111-2222-4333-8444-555555555555"
+        XCTAssertEqual(try store.apply(batch([transaction("1", signed: 20, token: token)])), .applied)
+        XCTAssertEqual(try store.apply(batch([transaction("1", signed: 10, token: other)])), .applied)
+        XCTAssertEqual(try store.facts(appId: "app", environment: "Sandbox", originalTransactionId: "1000")?.appAccountToken, token)
+        XCTAssertEqual(try store.facts(appId: "app", environment: "Sandbox", appAccountToken: other), [])
+        // A newer copy with another token is the subscription's newest signed word: it moves the link.
+        XCTAssertEqual(try store.apply(batch([transaction("1", signed: 30, token: other)])), .applied)
+        XCTAssertEqual(try store.facts(appId: "app", environment: "Sandbox", originalTransactionId: "1000")?.appAccountToken, other)
+    }
+
     func testSyncRevisionIsStoredWithItsFacts() throws {
         let store = try makeStore()
         var sync = batch([transaction("1", signed: 10)])
@@ -128,6 +140,27 @@ final class SQLiteFactStoreTests: FactStoreContract {
         XCTAssertNotNil(try reopened.facts(appId: "app", environment: "Sandbox", originalTransactionId: "1"))
         XCTAssertEqual(try reopened.integrityCheck(), "ok")
         let mode = try runProcess("sqlite3", [path, "PRAGMA journal_mode; PRAGMA user_version;"])
-        if mode.status == 0 { XCTAssertEqual(mode.stdout, "wal\n3\n") }
+        XCTAssertEqual(mode.status, 0, "the sqlite3 command line (Debian's sqlite3) is needed: \(mode.stderr)")
+        XCTAssertEqual(mode.stdout, "wal\n3\n")
+    }
+
+    /// The README promises WAL and `synchronous = FULL`: an acknowledged fact survives power loss.
+    func testWriterRunsInWALWithFullSynchronous() throws {
+        let store = try SQLiteFactStore(path: folder.appendingPathComponent("entitle.sqlite3").path)
+        XCTAssertEqual(store.journalMode, "wal")
+        XCTAssertEqual(store.synchronousLevel, 2, "PRAGMA synchronous = FULL is 2")
+    }
+
+    func testDatabaseFilesAreReadableByTheOwnerOnly() throws {
+        let path = folder.appendingPathComponent("entitle.sqlite3").path
+        let store = try SQLiteFactStore(path: path)
+        var batch = FactBatch(appId: "app", environment: "Sandbox")
+        batch.transactions = [(TransactionRecord(transactionId: "1", originalTransactionId: "1", productId: "p", purchaseDate: 1,
+                                                 signedDate: 1), "jws")]
+        XCTAssertEqual(try store.apply(batch), .applied)
+        for file in [path, path + "-wal", path + "-shm"] {
+            let mode = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int, file)
+            XCTAssertEqual(mode & 0o777, 0o600, "\(file) is \(String(mode, radix: 8))")
+        }
     }
 }
