@@ -1,5 +1,5 @@
-import COpenSSL
-import CShims
+internal import COpenSSL
+internal import CShims
 import Foundation
 
 /// An X.509 certificate.

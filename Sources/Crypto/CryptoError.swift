@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// Every failure of the Crypto module. Messages name what was wrong, never key material.
 public enum CryptoError: Error, Sendable, Equatable, CustomStringConvertible {

@@ -1,5 +1,5 @@
-import COpenSSL
-import CShims
+internal import COpenSSL
+internal import CShims
 
 /// Owns an OpenSSL memory BIO: a read-only view of bytes, or a growable write buffer.
 final class MemoryBIO {

@@ -1,5 +1,5 @@
-import COpenSSL
-import CShims
+internal import COpenSSL
+internal import CShims
 import Foundation
 
 /// What an OCSP response says about one certificate, after every check of APPSTORE.md §3.6.

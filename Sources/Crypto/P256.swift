@@ -1,5 +1,5 @@
-import COpenSSL
-import CShims
+internal import COpenSSL
+internal import CShims
 import Foundation
 
 /// ECDSA on NIST P-256 with SHA-256, named after swift-crypto's `P256.Signing`.

@@ -1,6 +1,6 @@
 import Foundation
 
-import COpenSSL
+internal import COpenSSL
 
 /// SHA-256 (FIPS 180-4).
 public enum SHA256 {

@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 import Foundation
 
 /// Randomness from OpenSSL's DRBG (seeded by the kernel, no system call per use).

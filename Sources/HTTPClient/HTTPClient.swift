@@ -1,5 +1,5 @@
-import CCurl
-import CCurlShims
+internal import CCurl
+internal import CCurlShims
 import Foundation
 import Synchronization
 

@@ -1,4 +1,4 @@
-import CSQLite
+internal import CSQLite
 
 /// A failed SQLite call, with SQLite's own message.
 public struct StorageError: Error, Sendable, CustomStringConvertible {

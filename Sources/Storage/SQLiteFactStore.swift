@@ -1,4 +1,4 @@
-import CSQLite
+internal import CSQLite
 import Dispatch
 import Entitlements
 import Foundation
