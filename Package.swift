@@ -2,7 +2,9 @@
 import PackageDescription
 
 // Module shape (see README "Layout"): dependencies point down only.
-//   entitle (CLI) → Server → HTTP, AppStore → Crypto → COpenSSL + CShims ; JSON at the bottom.
+//   entitle (CLI) → Server (HTTP adapters, composition) → HTTP, Application
+//   Application (use cases) → Storage, AppStoreAPI → HTTPClient, Entitlements → AppStore → Crypto → COpenSSL + CShims
+//   JSON at the bottom. Each C module is imported (with `internal import`) by exactly one module.
 let package = Package(
     name: "Entitle",
     platforms: [.macOS(.v14)],
@@ -50,14 +52,23 @@ let package = Package(
         .target(name: "Storage", dependencies: ["CSQLite", "Entitlements"], path: "Sources/Storage"),
         .target(name: "HTTP", dependencies: ["CLinux"], path: "Sources/HTTP"),
         .target(
+            name: "Application",
+            dependencies: ["AppStore", "AppStoreAPI", "Crypto", "Entitlements", "HTTPClient", "JSON", "Storage"],
+            path: "Sources/Application"
+        ),
+        .target(
             name: "Server",
-            dependencies: ["HTTP", "HTTPClient", "Storage", "Entitlements", "AppStore", "AppStoreAPI", "Crypto", "JSON"],
+            dependencies: ["Application", "HTTP", "Storage", "Entitlements", "AppStore", "AppStoreAPI", "Crypto", "JSON"],
             path: "Sources/Server"
         ),
-        .executableTarget(name: "entitle", dependencies: ["Server", "AppStore", "AppStoreAPI", "Crypto", "Entitlements", "HTTPClient", "JSON", "Storage"], path: "Sources/entitle"),
+        .executableTarget(
+            name: "entitle",
+            dependencies: ["Application", "Server", "AppStore", "AppStoreAPI", "Crypto", "Entitlements", "HTTPClient", "JSON", "Storage"],
+            path: "Sources/entitle"
+        ),
         .executableTarget(
             name: "entitle-bench",
-            dependencies: ["AppStore", "Crypto", "Entitlements", "JSON", "HTTP", "Server", "Storage"],
+            dependencies: ["Application", "AppStore", "Crypto", "Entitlements", "JSON", "HTTP", "Server", "Storage"],
             path: "Benchmarks/entitle-bench"
         ),
         // Helpers shared by the test targets: subprocesses, temporary folders, the conformance folder.
@@ -92,7 +103,8 @@ let package = Package(
         ),
         .testTarget(
             name: "ServerTests",
-            dependencies: ["Server", "HTTP", "AppStore", "AppStoreAPI", "Crypto", "Entitlements", "JSON", "Storage", "TestSupport"],
+            dependencies: ["Application", "Server", "HTTP", "AppStore", "AppStoreAPI", "Crypto", "Entitlements", "JSON", "Storage",
+                           "TestSupport"],
             path: "Tests/ServerTests"
         ),
     ],

@@ -5,6 +5,7 @@ import Foundation
 import Entitlements
 import HTTP
 import JSON
+import Application
 import Server
 
 /// `swift run -c release entitle-bench [--seconds N] [--filter NAME]`

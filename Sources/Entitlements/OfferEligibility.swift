@@ -12,8 +12,16 @@ public enum OfferEligibility {
         return subscribed ? .alreadySubscribedToGroup : .neverSubscribedToGroup
     }
 
-    public enum PromotionalRule: String, Sendable {
-        case any, existing, current, lapsed
+    /// Who may receive a promotional offer (the catalog's `eligibility`, checked against stored history).
+    public enum PromotionalRule: String, Sendable, CaseIterable {
+        /// Anyone the App Store accepts it for.
+        case any
+        /// Customers who have or had a subscription in the offer's group.
+        case existing
+        /// Customers whose subscription in the group is active now.
+        case current
+        /// Customers whose subscription in the group has ended.
+        case lapsed
     }
 
     /// `any`: no check; `existing`: ever subscribed to the group; `current`: a subscription of the

@@ -60,7 +60,7 @@ public struct Router: Sendable {
             case .literal(let literal):
                 guard part == literal else { return nil }
             case .parameter(let name):
-                guard !part.isEmpty, let decoded = String(part).removingPercentEncodingStrict() else { return nil }
+                guard !part.isEmpty, let decoded = String(part).percentDecoded() else { return nil }
                 parameters[name] = decoded
             }
         }
@@ -70,7 +70,7 @@ public struct Router: Sendable {
 
 extension String {
     /// Percent-decodes; nil for a malformed escape or bytes that are not UTF-8.
-    func removingPercentEncodingStrict() -> String? {
+    public func percentDecoded() -> String? {
         guard contains("%") else { return self }
         var bytes: [UInt8] = []
         var iterator = utf8.makeIterator()

@@ -1,18 +1,19 @@
 import AppStore
+import Application
 import Entitlements
 import Foundation
 import HTTP
 import JSON
 import Storage
 
-/// The composition: configuration → signers, authentication, routes, logging and metrics → the
-/// HTTP server. `entitle serve` builds one; tests build one on port 0 or call `handle` in-process.
+/// The composition: configuration → store, blocking pool, application, routes, logging and
+/// metrics → the HTTP server. `entitle serve` builds one; tests build one on port 0 or call
+/// `handle` in-process.
 public final class EntitleServer: Sendable {
     public let configuration: EntitleConfiguration
     public let metrics: Metrics
     public let logger: Logger
-    public let verification: [String: VerificationService]
-    public let store: any FactStore
+    public let application: EntitleApplication
     private let router: Router
     private let httpServer: HTTPServer
 
@@ -21,25 +22,14 @@ public final class EntitleServer: Sendable {
     public init(configuration: EntitleConfiguration, logOutput: Int32? = 1,
                 revocationChecker: (any RevocationChecker)? = nil, store: (any FactStore)? = nil) throws {
         self.configuration = configuration
-        let store = try store ?? SQLiteFactStore(path: configuration.storage.sqlitePath)
-        self.store = store
         let loops = configuration.server.eventLoops > 0 ? configuration.server.eventLoops
             : max(1, ProcessInfo.processInfo.activeProcessorCount)
         metrics = Metrics(loops: loops)
         logger = Logger(loops: loops, metrics: metrics, output: logOutput)
-        let needsOCSP = configuration.apps.contains { $0.verification.onlineChecks }
-        let checker = revocationChecker ?? (needsOCSP ? OCSPRevocationChecker() : nil)
-        var verification: [String: VerificationService] = [:]
-        for app in configuration.apps {
-            verification[app.id] = try VerificationService(app: app, revocationChecker: checker)
-        }
-        self.verification = verification
-        var subscribers: [String: SubscriberService] = [:]
-        for app in configuration.apps {
-            subscribers[app.id] = SubscriberService(app: app, store: store, verification: verification[app.id]!)
-        }
-        router = Self.makeRouter(configuration: configuration, verification: verification, subscribers: subscribers,
-                                 store: store, metrics: metrics)
+        application = try EntitleApplication(configuration: configuration,
+                                             store: try store ?? SQLiteFactStore(path: configuration.storage.sqlitePath),
+                                             revocationChecker: revocationChecker, instrumentation: metrics)
+        router = Routes.make(application, metrics: metrics)
 
         var http = HTTPServerConfiguration()
         http.host = configuration.server.host
@@ -52,7 +42,7 @@ public final class EntitleServer: Sendable {
         http.shutdownGrace = configuration.server.shutdownGraceSeconds
         let router = self.router
         httpServer = try HTTPServer(configuration: http, handler: { router.handle($0) }, observer: logger)
-        metrics.attach(httpServer.statistics)
+        metrics.attach(httpServer.statistics, pool: application.pool)
     }
 
     /// The bound port (useful with port 0).
@@ -62,81 +52,39 @@ public final class EntitleServer: Sendable {
         httpServer.start()
         logger.log("info", "listening", ["host": .string(configuration.server.host), "port": .int(Int64(port)),
                                          "eventLoops": .int(Int64(httpServer.configuration.eventLoops)),
+                                         "blockingThreads": .int(Int64(application.pool.threadCount)),
+                                         "version": .string(EntitleVersion.current),
                                          "apps": .array(configuration.apps.map { .string($0.id) })])
+        for warning in httpServer.warnings + application.warnings { logger.log("warn", warning) }
+        for (id, services) in application.apps.sorted(by: { $0.key < $1.key }) {
+            let missing = services.verification.environmentsMissingRoots
+            if !missing.isEmpty {
+                logger.log("warn", "app \(id): no trusted root for \(missing.map(\.rawValue).joined(separator: ", ")); its signed "
+                    + "data answers 503 until roots are added to apple-roots/ and the server gets SIGHUP (or restarts)")
+            }
+        }
+    }
+
+    /// SIGHUP: trust the roots the configuration names now.
+    public func reloadRoots() {
+        let (replaced, problems) = application.reloadRoots()
+        for problem in problems { logger.log("error", "roots not reloaded", ["problem": .string(problem)]) }
+        if !replaced.isEmpty { logger.log("info", "roots reloaded", ["apps": .array(replaced.map(JSONValue.string))]) }
     }
 
     public func shutdown() { httpServer.shutdown() }
 
-    public func waitUntilStopped() { httpServer.waitUntilStopped() }
+    /// Blocks until the HTTP server has stopped, then lets queued blocking work finish.
+    public func waitUntilStopped() {
+        httpServer.waitUntilStopped()
+        application.pool.stop()
+    }
 
-    /// Serves one request without a socket (in-process tests).
+    /// Serves one request without a socket (in-process tests; blocks the calling thread).
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
         let box = ResponseBox()
         router.handle(HTTPRequestContext(testing: request) { box.set($0) })
         return box.get()
-    }
-
-    // MARK: - Routes
-
-    static func makeRouter(configuration: EntitleConfiguration, verification: [String: VerificationService],
-                           subscribers: [String: SubscriberService], store: any FactStore, metrics: Metrics) -> Router {
-        let authenticator = APIKeyAuthenticator(apps: configuration.apps)
-        // Work that waits on disk runs here, never on an event loop.
-        let storageQueue = DispatchQueue(label: "entitle.storage", attributes: .concurrent)
-        let verify = VerifyHandler(authenticator: authenticator, services: verification, metrics: metrics)
-        let offers = OfferHandlers(authenticator: authenticator,
-                                   services: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.id, OfferService(app: $0)) }),
-                                   subscribers: subscribers, metrics: metrics, storageQueue: storageQueue)
-        var syncs: [String: SyncService] = [:]
-        for (id, service) in subscribers { syncs[id] = try? SyncService(subscribers: service) }
-        let sync = SyncHandlers(authenticator: authenticator, syncs: syncs, subscribers: subscribers,
-                                queue: DispatchQueue(label: "entitle.sync", attributes: .concurrent))
-        let facts = SubscriberHandlers(authenticator: authenticator, subscribers: subscribers,
-                                       appsByBundle: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.bundleId, $0.id) }),
-                                       metrics: metrics, storageQueue: storageQueue)
-        var router = Router()
-        router.add("GET", "/healthz") { $0.respond(.json(200, Array(#"{"status":"ok"}"#.utf8))) }
-        router.add("GET", "/readyz") { context in
-            storageQueue.async {
-                let storageReady = (try? store.checkHealth()) != nil
-                context.respond(.json(storageReady ? 200 : 503,
-                                      readiness(configuration, verification: verification, storageReady: storageReady)))
-            }
-        }
-        router.add("GET", "/metrics") { context in
-            context.respond(HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
-                                         body: Array(metrics.render().utf8)))
-        }
-        router.add("POST", "/v1/promotional-offers/sign") { offers.signPromotionalOffer($0) }
-        router.add("POST", "/v1/verify") { verify.handle($0) }
-        router.add("POST", "/v1/introductory-offers/eligibility") { offers.introductoryOfferEligibility($0) }
-        router.add("POST", "/v1/transactions") { facts.postTransaction($0) }
-        router.add("POST", "/v1/notifications/apple") { facts.postNotification($0) }
-        router.add("GET", "/v1/notifications") { facts.listNotifications($0) }
-        router.add("GET", "/v1/subscribers/by-transaction/{originalTransactionId}") { facts.getSubscriberByTransaction($0) }
-        router.add("GET", "/v1/subscribers/{appAccountToken}") { facts.getSubscriber($0) }
-        router.add("POST", "/v1/subscribers/{appAccountToken}/sync") { sync.syncSubscriber($0) }
-        router.add("POST", "/v1/transactions/{transactionId}/sync") { sync.syncTransaction($0) }
-        router.add("POST", "/v1/notifications/apple/backfill") { sync.backfill($0) }
-        return router
-    }
-
-    /// Ready when every app's signing key is loaded (the configuration guarantees it at start-up).
-    /// Missing Apple roots are reported (verification then answers 503) without failing readiness,
-    /// so offer signing keeps being served. Storage joins these checks when it exists.
-    private static func readiness(_ configuration: EntitleConfiguration, verification: [String: VerificationService],
-                                  storageReady: Bool) -> JSONValue {
-        var roots = JSONObject()
-        for app in configuration.apps {
-            let names = app.verification.rootCertificates.map { AppleRootCertificates.appleRootName(of: $0) ?? "private root" }
-            roots[app.id] = .string(verification[app.id]?.isMissingRoots == true
-                ? "no Apple root configured: verification answers 503 (run entitle fetch-apple-roots)"
-                : names.isEmpty ? "not needed" : names.joined(separator: ", "))
-        }
-        return .object(["status": storageReady ? "ready" : "not ready",
-                        "checks": .object(["signingKeys": .string("\(configuration.apps.count) loaded"),
-                                           "storage": .string(storageReady ? "ok" : "the database does not answer"),
-                                           "rootCertificates": .object(roots)])])
     }
 }
 

@@ -1,5 +1,5 @@
 import AppStore
-import Server
+import Application
 
 /// `entitle check-config`: validates the file and prints what it configures.
 enum CheckConfigCommand {
@@ -12,13 +12,13 @@ enum CheckConfigCommand {
         Output.line("storage: SQLite \(configuration.storage.sqlitePath)")
         for app in configuration.apps {
             let key = app.signingKey
-            Output.line("app \(app.id): bundle \(app.bundleId), environments \(app.environments.joined(separator: ", "))")
+            Output.line("app \(app.id): bundle \(app.bundleId), environments \(app.environments.map(\.rawValue).joined(separator: ", "))")
             Output.line("  signing key \(key.keyId) (\(key.issuerId == nil ? "v1 signatures only, no issuerId" : "v1 and JWS"))")
             let clients = app.apiKeys.filter { $0.role == .client }.count
             Output.line("  API keys: \(clients) client, \(app.apiKeys.count - clients) server")
             Output.line("  products: \(app.products.keys.sorted().joined(separator: ", "))")
             let roots = app.verification.rootCertificates.map { AppleRootCertificates.appleRootName(of: $0) ?? "private root \($0.subject)" }
-            if roots.isEmpty && app.environments.contains(where: { $0 == "Production" || $0 == "Sandbox" }) {
+            if roots.isEmpty && app.environments.contains(where: \.isSigned) {
                 Output.line("  verification: NO Apple root certificate configured: verification answers 503 "
                             + "(run entitle fetch-apple-roots, or set verification.rootCertificates)")
             } else {

@@ -3,6 +3,7 @@ import Foundation
 import Server
 
 /// `entitle serve`: runs until SIGTERM or SIGINT, then shuts down gracefully and exits 0.
+/// SIGHUP reloads the trusted roots (e.g. after `entitle fetch-apple-roots`).
 enum ServeCommand {
     static let usage = "entitle serve [--config PATH]"
 
@@ -10,10 +11,14 @@ enum ServeCommand {
         let configuration = try loadConfiguration(try Arguments(raw, valueOptions: ["config"]))
         let server = try EntitleServer(configuration: configuration)
         var sources: [DispatchSourceSignal] = []
-        for signalNumber in [SIGTERM, SIGINT] {
+        for signalNumber in [SIGTERM, SIGINT, SIGHUP] {
             signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
             source.setEventHandler {
+                if signalNumber == SIGHUP {
+                    server.reloadRoots()
+                    return
+                }
                 server.logger.log("info", "shutting down", ["signal": .int(Int64(signalNumber))])
                 server.shutdown()
             }
@@ -23,6 +28,7 @@ enum ServeCommand {
         server.start()
         server.waitUntilStopped()
         server.logger.log("info", "stopped")
+        server.logger.close()
         withExtendedLifetime(sources) {}
         return 0
     }

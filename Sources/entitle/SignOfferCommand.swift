@@ -1,7 +1,6 @@
+import Application
 import Crypto
-import Entitlements
 import Foundation
-import Server
 import Storage
 
 /// `entitle sign-offer`: prints exactly what `POST /v1/promotional-offers/sign` answers.
@@ -33,17 +32,19 @@ enum SignOfferCommand {
                                               offerId: try arguments.required("offer"),
                                               appAccountToken: arguments["app-account-token"],
                                               transactionId: arguments["transaction-id"])
-        let service = OfferService(app: app)
+        // The catalog rule may need stored history: the same use case as the endpoint, over the
+        // database when there is one.
+        let offers: OfferService
+        if FileManager.default.fileExists(atPath: configuration.storage.sqlitePath) {
+            let application = try EntitleApplication(configuration: configuration,
+                                                     store: try SQLiteFactStore(path: configuration.storage.sqlitePath),
+                                                     pool: BlockingPool(threads: 1))
+            offers = try application.services(appId: appId).offers
+        } else {
+            offers = OfferService(app: app)
+        }
         do {
-            // The catalog rule needs stored history: read it from the database when there is one.
-            var history: [SubscriptionState] = []
-            if service.needsHistory(offerId: request.offerId), FileManager.default.fileExists(atPath: configuration.storage.sqlitePath) {
-                let store = try SQLiteFactStore(path: configuration.storage.sqlitePath)
-                let verification = try VerificationService(app: app)
-                history = try SubscriberService(app: app, store: store, verification: verification)
-                    .subscriptions(appAccountToken: request.appAccountToken, transactionId: request.transactionId, now: timestamp)
-            }
-            Output.json(.object(try service.signPromotionalOffer(request, subscriptions: history, nonce: nonce, timestamp: timestamp)))
+            Output.json(.object(try awaitResult { offers.signPromotionalOffer(request, now: timestamp, nonce: nonce, completion: $0) }))
             return 0
         } catch let error as ServiceError {
             Output.json(error.body)

@@ -1,9 +1,8 @@
 import AppStore
 import AppStoreAPI
+import Application
 import Foundation
 import JSON
-import Server
-import Storage
 
 /// `entitle sync`, `entitle backfill` and `entitle test-notification`: the App Store Server API
 /// from the command line, storing into the configuration's database like the server does.
@@ -12,14 +11,10 @@ enum SyncCommands {
     static let backfillUsage = "entitle backfill --config PATH --app ID --since ISO8601 [--until ISO8601]"
     static let testUsage = "entitle test-notification --config PATH --app ID --environment Production|Sandbox"
 
-    private static func services(_ arguments: Arguments) throws -> SyncService {
-        let configuration = try loadConfiguration(arguments)
-        let appId = try arguments.required("app")
-        guard let app = configuration.app(id: appId) else { throw UsageError("no app \"\(appId)\" in the configuration") }
-        let store = try SQLiteFactStore(path: configuration.storage.sqlitePath)
-        let subscribers = SubscriberService(app: app, store: store,
-                                            verification: try VerificationService(app: app, revocationChecker: makeRevocationChecker(for: app)))
-        return try SyncService(subscribers: subscribers)
+    /// The app's use cases and its sync use case.
+    private static func services(_ arguments: Arguments) throws -> (AppServices, SyncService) {
+        let (_, services) = try loadServices(arguments)
+        return (services, try services.requireSync())
     }
 
     /// Runs `work`, printing its JSON, or Apple's error as JSON with exit status 1.
@@ -35,44 +30,46 @@ enum SyncCommands {
 
     static func sync(_ raw: [String]) throws -> Int32 {
         let arguments = try Arguments(raw, valueOptions: ["config", "app", "app-account-token", "transaction-id"])
-        let service = try services(arguments)
+        let (services, sync) = try services(arguments)
         return try report {
             if let token = arguments["app-account-token"] {
                 guard UUID.isCanonicalText(token) else { throw UsageError("--app-account-token must be a UUID") }
-                let sync = try service.syncSubscriber(appAccountToken: token)
-                var answer: JSONObject = ["sync": .object(sync.json)]
-                if let subscriber = try service.subscribers.subscriber(appAccountToken: token, environment: sync.environment) {
+                let report = try sync.syncSubscriber(appAccountToken: token)
+                var answer: JSONObject = ["sync": .object(report.json)]
+                if let subscriber = try services.subscribers.subscriber(appAccountToken: token, environment: report.environment,
+                                                                        at: Date()) {
                     answer["subscriber"] = .object(subscriber)
                 }
                 return answer
             }
             let transactionId = try arguments.required("transaction-id")
-            let sync = try service.syncTransaction(transactionId)
-            var answer: JSONObject = ["sync": .object(sync.json)]
-            if let environment = sync.environment, let original = try service.subscription(of: transactionId, environment: environment),
-               let subscriber = try service.subscribers.subscriber(originalTransactionId: original, environment: environment) {
-                answer["subscriber"] = .object(subscriber)
-            }
+            let report = try sync.syncTransaction(transactionId)
+            var answer: JSONObject = ["sync": .object(report.json)]
+            let subscriber = try awaitResult { services.subscribers.subscriber(transactionId: transactionId,
+                                                                               syncedIn: report.environment, completion: $0) }
+            if let subscriber { answer["subscriber"] = .object(subscriber) }
             return answer
         }
     }
 
     static func backfill(_ raw: [String]) throws -> Int32 {
         let arguments = try Arguments(raw, valueOptions: ["config", "app", "since", "until"])
-        let service = try services(arguments)
+        let (_, sync) = try services(arguments)
         let start = try instant(try arguments.required("since"), "--since")
         let end = try arguments["until"].map { try instant($0, "--until") } ?? Int64(Date().timeIntervalSince1970 * 1000)
         guard start < end else { throw UsageError("--since must be before --until") }
-        return try report { ["backfill": .object(try service.backfill(start: start, end: end).json)] }
+        return try report { ["backfill": .object(try sync.backfill(start: start, end: end).json)] }
     }
 
     /// Asks Apple for a test notification, then checks Apple's delivery report and whether it was
     /// stored here (the server must be running and reachable through the configured URL).
     static func testNotification(_ raw: [String]) throws -> Int32 {
         let arguments = try Arguments(raw, valueOptions: ["config", "app", "environment"])
-        let service = try services(arguments)
-        let environment = try arguments.required("environment")
-        guard let client = service.clients[environment] else { throw UsageError("\(environment) is not enabled for this app") }
+        let (services, sync) = try services(arguments)
+        let environment = AppStoreEnvironment(rawValue: try arguments.required("environment"))
+        guard let client = sync.clients[environment] else {
+            throw UsageError("\(environment.rawValue) is not enabled for this app")
+        }
         var exit: Int32 = 1
         let status = try report {
             guard let token = try client.requestTestNotification().testNotificationToken else {
@@ -87,7 +84,7 @@ enum SyncCommands {
                 uuid = check.signedPayload.flatMap { SignedPayloadInspection.unverifiedPayload($0)?["notificationUUID"]?.stringValue }
                 if attempts.contains("SUCCESS") { break }
             }
-            let stored = try service.subscribers.store.notifications(appId: service.subscribers.app.id, limit: 50, before: nil)
+            let stored = try awaitResult { services.subscribers.notifications(limit: 50, before: nil, completion: $0) }
             let arrived = uuid.map { id in stored.contains { $0.notificationUUID == id } } ?? false
             exit = arrived ? 0 : 1
             return ["testNotificationToken": .string(token), "sendAttempts": .array(attempts.map(JSONValue.string)),

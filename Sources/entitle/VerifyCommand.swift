@@ -1,7 +1,7 @@
 import AppStore
+import Application
 import Foundation
 import JSON
-import Server
 
 /// `entitle verify`: prints `{"kind","status","environment","payload"|"reason"}`; exit 0 valid,
 /// 1 invalid, 2 usage or configuration error.
@@ -39,8 +39,9 @@ enum VerifyCommand {
                 effectiveDate = date
             }
         }
-        let service = try VerificationService(app: app, revocationChecker: try makeRevocationChecker(for: app))
-        let outcome = service.verify(jws, kind: kind, environment: arguments["environment"], effectiveDate: effectiveDate)
+        let service = try VerificationService(app: app, revocationChecker: app.verification.onlineChecks ? OCSPRevocationChecker() : nil)
+        let outcome = service.verify(jws, kind: kind, environment: arguments["environment"].map(AppStoreEnvironment.init(rawValue:)),
+                                     effectiveDate: effectiveDate)
         Output.json(.object(outcome.summary))
         return outcome.result.payload == nil ? 1 : 0
     }

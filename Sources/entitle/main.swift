@@ -1,52 +1,79 @@
+import Application
 import Foundation
-import Server
 
-/// `entitle <command> …` — see `entitle help` and the README.
+/// `entitle <command> …` — see `entitle --help` and the README.
+struct Command {
+    let name: String
+    let usage: String
+    let summary: String
+    let run: ([String]) throws -> Int32
+}
+
+let commands: [Command] = [
+    Command(name: "serve", usage: ServeCommand.usage, summary: "run the HTTP server until SIGTERM (SIGHUP reloads roots)",
+            run: ServeCommand.run),
+    Command(name: "sign-offer", usage: SignOfferCommand.usage, summary: "sign a catalogued promotional offer",
+            run: SignOfferCommand.run),
+    Command(name: "verify", usage: VerifyCommand.usage, summary: "verify and decode App Store signed data", run: VerifyCommand.run),
+    Command(name: "check-config", usage: CheckConfigCommand.usage, summary: "validate a configuration and show what it sets up",
+            run: CheckConfigCommand.run),
+    Command(name: "keygen", usage: KeygenCommand.usage, summary: "make a P-256 key for local testing", run: KeygenCommand.run),
+    Command(name: "fetch-apple-roots", usage: FetchAppleRootsCommand.usage, summary: "download Apple's root certificates",
+            run: FetchAppleRootsCommand.run),
+    Command(name: "sync", usage: SyncCommands.syncUsage, summary: "pull a customer's history from the App Store Server API",
+            run: SyncCommands.sync),
+    Command(name: "backfill", usage: SyncCommands.backfillUsage, summary: "apply missed notifications from Apple's history",
+            run: SyncCommands.backfill),
+    Command(name: "test-notification", usage: SyncCommands.testUsage, summary: "ask Apple for a test notification",
+            run: SyncCommands.testNotification),
+]
+
 let usage = """
-    usage:
-      \(ServeCommand.usage)
-      \(SignOfferCommand.usage)
-      \(VerifyCommand.usage)
-      \(CheckConfigCommand.usage)
-      \(KeygenCommand.usage)
-      \(FetchAppleRootsCommand.usage)
-      \(SyncCommands.syncUsage)
-      \(SyncCommands.backfillUsage)
-      \(SyncCommands.testUsage)
+    entitle \(EntitleVersion.current): a self-hosted backend for apps that sell subscriptions
+
+    usage: entitle <command> [options]    (entitle <command> --help for one command)
+    \(commands.map { "  \($0.name.padding(toLength: 18, withPad: " ", startingAt: 0))\($0.summary)" }.joined(separator: "\n"))
+      --version         print the version
+
     exit status: 0 success, 1 the operation failed, 2 usage or configuration error
     """
 
-let arguments = Array(CommandLine.arguments.dropFirst())
-let command = arguments.first ?? "help"
-let rest = Array(arguments.dropFirst())
-
-let status: Int32
-do {
-    switch command {
-    case "serve": status = try ServeCommand.run(rest)
-    case "sign-offer": status = try SignOfferCommand.run(rest)
-    case "verify": status = try VerifyCommand.run(rest)
-    case "check-config": status = try CheckConfigCommand.run(rest)
-    case "keygen": status = try KeygenCommand.run(rest)
-    case "fetch-apple-roots": status = try FetchAppleRootsCommand.run(rest)
-    case "sync": status = try SyncCommands.sync(rest)
-    case "backfill": status = try SyncCommands.backfill(rest)
-    case "test-notification": status = try SyncCommands.testNotification(rest)
-    case "help", "--help", "-h":
-        Output.line(usage)
-        status = 0
-    default:
-        Output.error("entitle: unknown command \"\(command)\"\n\(usage)")
-        status = 2
+@MainActor
+func run(_ arguments: [String]) -> Int32 {
+    let rest = Array(arguments.dropFirst())
+    guard let name = arguments.first else {
+        Output.error(usage)
+        return 2
     }
-} catch let error as UsageError {
-    Output.error("entitle: \(error.description)\n\(usage)")
-    status = 2
-} catch let error as ConfigurationError {
-    for problem in error.problems { Output.error(problem) }
-    status = 2
-} catch {
-    Output.error("entitle: \(error)")
-    status = 1
+    switch name {
+    case "--help", "-h", "help":
+        Output.line(usage)
+        return 0
+    case "--version", "version":
+        Output.line("entitle \(EntitleVersion.current)")
+        return 0
+    default: break
+    }
+    guard let command = commands.first(where: { $0.name == name }) else {
+        Output.error("entitle: unknown command \"\(name)\"\n\n\(usage)")
+        return 2
+    }
+    if rest.contains("--help") || rest.contains("-h") {
+        Output.line("usage: \(command.usage)\n\n\(command.summary)")
+        return 0
+    }
+    do {
+        return try command.run(rest)
+    } catch let error as UsageError {
+        Output.error("entitle \(command.name): \(error.description)\nusage: \(command.usage)")
+        return 2
+    } catch let error as ConfigurationError {
+        for problem in error.problems { Output.error(problem) }
+        return 2
+    } catch {
+        Output.error("entitle \(command.name): \(error)")
+        return 1
+    }
 }
-exit(status)
+
+exit(run(Array(CommandLine.arguments.dropFirst())))

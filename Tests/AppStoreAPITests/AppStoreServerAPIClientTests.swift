@@ -206,7 +206,7 @@ final class AppStoreServerAPIClientTests: XCTestCase {
 
     /// Apple's own response fixtures decode as its libraries expect (conformance README).
     func testAppleResponseFixtures() throws {
-        guard let conformance = conformanceDirectory() else { return }
+        let conformance = try conformanceDirectory()
         let models = conformance.appendingPathComponent("apple-library-fixtures/models")
         func serve(_ name: String, status: Int = 200) throws {
             standIn.script(HTTPResponse.json(status, [UInt8](try Data(contentsOf: models.appendingPathComponent(name)))))

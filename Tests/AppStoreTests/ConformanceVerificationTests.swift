@@ -29,7 +29,7 @@ final class ConformanceVerificationTests: XCTestCase {
     }
 
     func testRealAppStoreManifest() throws {
-        guard let conformance = conformanceDirectory() else { return }
+        let conformance = try conformanceDirectory()
         let folder = conformance.appendingPathComponent("real-appstore")
         let manifest = try JSONParser.parse([UInt8](Data(contentsOf: folder.appendingPathComponent("manifest.json"))))
         let g3 = try Certificate.load(contentsOf: conformance.appendingPathComponent("roots/AppleRootCA-G3.cer").path)
@@ -70,7 +70,7 @@ final class ConformanceVerificationTests: XCTestCase {
     }
 
     func testRealTransactionFieldsDecode() throws {
-        guard let conformance = conformanceDirectory() else { return }
+        let conformance = try conformanceDirectory()
         let folder = conformance.appendingPathComponent("real-appstore")
         let manifest = try JSONParser.parse([UInt8](Data(contentsOf: folder.appendingPathComponent("manifest.json"))))
         let g3 = try Certificate.load(contentsOf: conformance.appendingPathComponent("roots/AppleRootCA-G3.cer").path)
@@ -94,7 +94,7 @@ final class ConformanceVerificationTests: XCTestCase {
     }
 
     func testAppleLibraryMockSignedData() throws {
-        guard let conformance = conformanceDirectory() else { return }
+        let conformance = try conformanceDirectory()
         let fixtures = conformance.appendingPathComponent("apple-library-fixtures")
         let testCA = try Certificate.load(contentsOf: fixtures.appendingPathComponent("certs/testCA.der").path)
         func mock(_ name: String) throws -> String { try text(fixtures.appendingPathComponent("mock_signed_data/\(name)")) }
@@ -119,7 +119,7 @@ final class ConformanceVerificationTests: XCTestCase {
     }
 
     func testAppleLibraryXcodeData() throws {
-        guard let conformance = conformanceDirectory() else { return }
+        let conformance = try conformanceDirectory()
         let folder = conformance.appendingPathComponent("apple-library-fixtures/xcode")
         let xcode = try verifier(roots: [], bundleId: "com.example.naturelab.backyardbirds.example", environment: .xcode)
         let app = try XCTUnwrap(xcode.verifyAppTransaction(try text(folder.appendingPathComponent("xcode-signed-app-transaction"))).payload)
@@ -139,7 +139,7 @@ final class ConformanceVerificationTests: XCTestCase {
     /// Apple's signed-model fixtures, wrapped in a JWS signed by a random key and verified with a
     /// LocalTesting verifier (no cryptography), then compared field by field.
     func testAppleLibraryModelsDecode() throws {
-        guard let conformance = conformanceDirectory() else { return }
+        let conformance = try conformanceDirectory()
         let folder = conformance.appendingPathComponent("apple-library-fixtures/models")
         let key = try P256.Signing.PrivateKey()
         let local = try verifier(roots: [], bundleId: "com.example", environment: .localTesting)

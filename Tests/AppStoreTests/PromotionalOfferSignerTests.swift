@@ -29,7 +29,7 @@ final class PromotionalOfferSignerTests: XCTestCase {
 
     /// Apple's vector signed with Apple's test key, checked by `openssl dgst -verify`.
     func testAppleVectorVerifiesWithOpenSSL() throws {
-        guard let conformance = conformanceDirectory() else { return }
+        let conformance = try conformanceDirectory()
         let pem = try String(contentsOf: conformance.appendingPathComponent("apple-library-fixtures/certs/testSigningKey.p8"),
                              encoding: .utf8)
         let key = try P256.Signing.PrivateKey(pemRepresentation: pem)

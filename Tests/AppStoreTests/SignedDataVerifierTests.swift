@@ -142,11 +142,18 @@ final class SignedDataVerifierTests: XCTestCase {
         }
         let valid = try verifier().verifyNotificationAndContents(try notification(transaction))
         XCTAssertEqual(valid.payload?.transaction?.transactionId, "1000")
-        // The outer signature is good, the nested transaction is forged: the whole fails.
+        // The outer signature is good, the nested transaction is forged: as in Apple's library the
+        // notification is VALID, and the nested verdict says the item is not.
         let forged = try chain.sign(self.transaction(), key: try P256.Signing.PrivateKey())
         let result = try verifier().verifyNotificationAndContents(try notification(forged))
-        XCTAssertEqual(result.failure?.status, .verificationFailure)
-        XCTAssertTrue(result.failure?.reason.hasPrefix("signedTransactionInfo:") == true, result.failure?.reason ?? "")
+        XCTAssertEqual(result.statusName, "VALID")
+        XCTAssertEqual(result.payload?.transactionResult?.failure?.status, .verificationFailure)
+        XCTAssertNil(result.payload?.transaction)
+        XCTAssertTrue(result.payload?.firstNestedFailure?.reason.hasPrefix("signedTransactionInfo:") == true,
+                      result.payload?.firstNestedFailure?.reason ?? "")
+        let garbage = try verifier().verifyNotificationAndContents(try notification("not.a-jws"))
+        XCTAssertEqual(garbage.statusName, "VALID")
+        XCTAssertEqual(garbage.payload?.transactionResult?.failure?.status, .invalidJWTFormat)
         XCTAssertEqual(try verifier().verifyNotification(try notification(forged)).statusName, "VALID",
                        "the outer operation alone does not vouch for nested items")
     }

@@ -86,7 +86,7 @@ final class CertificateChainTests: XCTestCase {
 
     /// The chain tests of Apple's libraries (conformance README, "Chain tests").
     func testAppleLibraryChainVectors() throws {
-        guard let conformance = conformanceDirectory() else { return }
+        let conformance = try conformanceDirectory()
         let certs = conformance.appendingPathComponent("apple-library-fixtures/certs")
         func load(_ path: String) throws -> Certificate {
             try Certificate.load(contentsOf: certs.appendingPathComponent(path).path)[0]

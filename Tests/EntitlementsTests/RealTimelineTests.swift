@@ -11,7 +11,7 @@ import XCTest
 /// the state is what Apple's own `data.status` and the manifest say, traps included.
 final class RealTimelineTests: XCTestCase {
     func testTimeline() throws {
-        guard let conformance = conformanceDirectory() else { return }
+        let conformance = try conformanceDirectory()
         let folder = conformance.appendingPathComponent("real-appstore")
         let manifest = try JSONParser.parse([UInt8](Data(contentsOf: folder.appendingPathComponent("manifest.json"))))
         let timeline = try XCTUnwrap(manifest["entitlementTimeline"])

@@ -70,6 +70,7 @@ final class HTTPServerFaultTests: XCTestCase {
             configuration.writeTimeout = 1
             configuration.minimumSendRate = 4 * 1024 * 1024
             configuration.idleTimeout = 120
+            configuration.headerTimeout = 120
         }
         let client = try TestHTTPClient(port: server.port, timeout: 5, receiveBufferSize: 4096)
         _ = client.sendAsMuchAsPossible(Array(String(repeating: rawRequest("GET", "/big"), count: 16).utf8), timeout: 1)
@@ -121,12 +122,13 @@ final class HTTPServerFaultTests: XCTestCase {
         XCTAssertEqual(try slow[0].readResponse().status, 408, "the slowest was evicted with a 408")
     }
 
-    /// An early answer (413 before a 2 MiB body is read) must reach a client that sends its whole
+    /// An early answer (413 before a 32 MiB body is read) must reach a client that sends its whole
     /// body before reading, as Python's urllib does: lingering close, not a reset.
     func testAnEarlyErrorReachesAClientThatSendsItsWholeBodyFirst() throws {
         try startServer()
         let client = try TestHTTPClient(port: server.port, timeout: 10)
-        let body = [UInt8](repeating: 0x78, count: 2 << 20)
+        // Larger than the socket buffers, so the client is still sending when the answer comes.
+        let body = [UInt8](repeating: 0x78, count: 32 << 20)
         let request = Array("POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body
         XCTAssertEqual(client.sendAsMuchAsPossible(request, timeout: 10), request.count, "the whole body was taken")
         let response = try client.readResponse()

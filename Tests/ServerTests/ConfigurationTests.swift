@@ -1,4 +1,5 @@
 import Foundation
+import Application
 import Server
 import TestSupport
 import XCTest

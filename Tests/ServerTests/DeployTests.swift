@@ -52,7 +52,7 @@ final class DeployTests: XCTestCase {
 
     func testEnvironmentExampleNamesVariablesTheLoaderReads() throws {
         let example = try String(contentsOf: packageRoot.appendingPathComponent("Deploy/entitle.env.example"), encoding: .utf8)
-        let loader = try String(contentsOf: packageRoot.appendingPathComponent("Sources/Server/Configuration/ConfigurationLoader.swift"),
+        let loader = try String(contentsOf: packageRoot.appendingPathComponent("Sources/Application/Configuration/ConfigurationLoader.swift"),
                                 encoding: .utf8)
         for name in ["ENTITLE_HOST", "ENTITLE_PORT", "ENTITLE_EVENT_LOOPS", "ENTITLE_MAX_BODY_BYTES", "ENTITLE_MAX_CONNECTIONS", "ENTITLE_SQLITE"] {
             XCTAssertTrue(example.contains(name), name)

@@ -7,7 +7,7 @@ import XCTest
 /// files with Apple's fingerprints are kept, and TLS is verified.
 final class FetchAppleRootsTests: XCTestCase {
     func testKeepsOnlyApplesRootsOverVerifiedTLS() throws {
-        guard let conformance = conformanceDirectory() else { return }
+        let conformance = try conformanceDirectory()
         let site = try makeTemporaryDirectory("entitle-site")
         let out = try makeTemporaryDirectory("entitle-roots")
         defer {

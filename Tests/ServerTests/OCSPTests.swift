@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import HTTP
 import JSON
+import Application
 import Server
 import TestSupport
 import XCTest

@@ -3,6 +3,7 @@ import Foundation
 import Entitlements
 import HTTP
 import JSON
+import Application
 import Server
 import TestSupport
 import XCTest
@@ -62,7 +63,7 @@ final class OfferEndpointTests: XCTestCase {
         XCTAssertEqual(claims?["offerIdentifier"], "pro_monthly_welcome_20")
         XCTAssertEqual(claims?["transactionId"], "2000000123456789")
         XCTAssertEqual(claims?["nonce"], .string(nonce))
-        XCTAssertEqual(entitle.metrics.value("entitle_offers_signed_total", label: "kind", "v1"), 1)
+        XCTAssertEqual(entitle.metrics.total("entitle_offers_signed_total", matching: ["kind": "v1"]), 1)
     }
 
     func testSignErrors() {
@@ -119,11 +120,20 @@ final class OfferEndpointTests: XCTestCase {
     func testOperations() throws {
         let health = entitle.handle(HTTPRequest(method: "GET", target: "/healthz"))
         XCTAssertEqual(String(decoding: health.body, as: UTF8.self), #"{"status":"ok"}"#)
-        XCTAssertEqual(entitle.handle(HTTPRequest(method: "GET", target: "/readyz")).status, 200)
+        // The example configuration has no Apple roots: readiness says so (its signed data would answer 503).
+        let ready = entitle.handle(HTTPRequest(method: "GET", target: "/readyz"))
+        XCTAssertEqual(ready.status, 503)
+        let checks = try JSONParser.parse(ready.body)["checks"]
+        XCTAssertEqual(checks?["storage"], "ok")
+        XCTAssertTrue(checks?["rootCertificates"]?["example"]?.stringValue?.contains("no Apple root") == true, "\(String(describing: checks))")
         _ = post("/v1/promotional-offers/sign", #"{"productId":"pro.monthly","offerId":"welcome20"}"#)
         let metrics = String(decoding: entitle.handle(HTTPRequest(method: "GET", target: "/metrics")).body, as: UTF8.self)
-        XCTAssertTrue(metrics.contains("entitle_offers_signed_total{kind=\"v1\"} 1"), metrics)
-        XCTAssertTrue(metrics.contains("entitle_offers_signed_total{kind=\"promotional-jws\"} 1"))
+        XCTAssertTrue(metrics.contains("entitle_offers_signed_total{app=\"example\",kind=\"v1\"} 1"), metrics)
+        XCTAssertTrue(metrics.contains("entitle_offers_signed_total{app=\"example\",kind=\"promotional-jws\"} 1"))
+        XCTAssertTrue(metrics.contains("entitle_build_info{version=\"\(EntitleVersion.current)\"} 1"))
+        for family in ["process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds", "entitle_blocking_pool_threads"] {
+            XCTAssertTrue(metrics.contains("\n\(family) "), family)
+        }
         XCTAssertTrue(metrics.contains("entitle_http_open_connections 0"))
     }
 }

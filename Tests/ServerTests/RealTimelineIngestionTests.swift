@@ -2,6 +2,7 @@ import Entitlements
 import HTTP
 import Foundation
 import JSON
+import Application
 import Server
 import Storage
 import TestSupport
@@ -15,7 +16,7 @@ final class RealTimelineIngestionTests: XCTestCase {
     /// for the embedded transaction (a client posting what StoreKit gave it), then
     /// `GET /v1/subscribers/by-transaction/…?at=` at the notification's signing time.
     func testTimelineOverHTTP() throws {
-        guard let conformance = conformanceDirectory() else { return }
+        let conformance = try conformanceDirectory()
         let folder = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
         let (real, timeline) = try realTimeline(conformance)
@@ -56,7 +57,7 @@ final class RealTimelineIngestionTests: XCTestCase {
                                    "-out", folder.appendingPathComponent("key.p8").path])
         let products = timeline["subscriber"]!["products"]!.arrayValue!.map { #""\#($0.stringValue!)": {"subscriptionGroup": "21752814", "entitlements": ["pro"]}"# }
         try writeFile(folder.appendingPathComponent("entitle.json"), """
-            {"apps": [{"id": "session", "bundleId": "com.loki-project.loki-messenger", "environments": ["Sandbox"],
+            {"server": {"port": 0}, "apps": [{"id": "session", "bundleId": "com.loki-project.loki-messenger", "environments": ["Sandbox"],
               "signingKey": {"keyId": "KEY1", "privateKeyFile": "key.p8"},
               "apiKeys": [{"key": "server_key_0123456789", "role": "server"}],
               "verification": {"rootCertificates": ["\(conformance.appendingPathComponent("roots/AppleRootCA-G3.cer").path)"]},
@@ -66,22 +67,24 @@ final class RealTimelineIngestionTests: XCTestCase {
     }
 
     func testTimelineThroughTheStore() throws {
-        guard let conformance = conformanceDirectory() else { return }
+        let conformance = try conformanceDirectory()
         let folder = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
         let (real, timeline) = try realTimeline(conformance)
         let configuration = try timelineConfiguration(conformance, folder: folder, timeline: timeline)
-        let app = configuration.apps[0]
-        let service = SubscriberService(app: app, store: try SQLiteFactStore(path: configuration.storage.sqlitePath),
-                                        verification: try VerificationService(app: app))
+        let application = try EntitleApplication(configuration: configuration,
+                                                 store: try SQLiteFactStore(path: configuration.storage.sqlitePath))
+        let subscribers = try application.services(appId: "session").subscribers
+        func ingest(_ jws: String) throws -> NotificationIngestion.Outcome {
+            try waitForCompletion { application.ingestNotification(signedPayload: jws, receivedAt: Date(), completion: $0) }
+        }
         let original = timeline["subscriber"]!["originalTransactionId"]!.stringValue!
         for step in timeline["steps"]!.arrayValue! {
             let name = step["notification"]!.stringValue!
             let jws = try String(contentsOf: real.appendingPathComponent(name), encoding: .utf8)
-            let (applied, _) = try service.ingestNotification(jws)
-            XCTAssertTrue(applied, name)
+            XCTAssertEqual(try ingest(jws), .applied, name)
             let at = Date(timeIntervalSince1970: Double(step["signedDate"]!.int64Value!) / 1000)
-            let subscriber = try XCTUnwrap(try service.subscriber(originalTransactionId: original, environment: "Sandbox", now: at), name)
+            let subscriber = try XCTUnwrap(try subscribers.subscriber(originalTransactionId: original, environment: .sandbox, at: at), name)
             let expected = step["expected"]!
             let pro = subscriber["entitlements"]?["pro"]
             XCTAssertEqual(pro?["isActive"]?.boolValue, expected["entitled"]?.boolValue, name)
@@ -93,6 +96,6 @@ final class RealTimelineIngestionTests: XCTestCase {
         // Replaying the same notifications changes nothing: each is a duplicate.
         let first = try String(contentsOf: real.appendingPathComponent(timeline["steps"]!.arrayValue![0]["notification"]!.stringValue!),
                                encoding: .utf8)
-        XCTAssertFalse(try service.ingestNotification(first).applied)
+        XCTAssertEqual(try ingest(first), .duplicate)
     }
 }

@@ -3,6 +3,7 @@ import Entitlements
 import Foundation
 import HTTP
 import JSON
+import Application
 import Server
 import Storage
 import TestSupport

@@ -4,6 +4,7 @@ import Entitlements
 import Foundation
 import HTTP
 import JSON
+import Application
 import Server
 import TestSupport
 import XCTest
@@ -35,7 +36,7 @@ final class SyncEndpointTests: XCTestCase {
     private func server(issuer: Bool) throws -> EntitleServer {
         let issuerMember = issuer ? #", "issuerId": "57246542-96fe-1a63-e053-0824d011072a""# : ""
         try writeFile(folder.appendingPathComponent("entitle.json"), """
-            {"apps": [{"id": "app", "bundleId": "com.example.app", "environments": ["Sandbox"],
+            {"server": {"port": 0}, "apps": [{"id": "app", "bundleId": "com.example.app", "environments": ["Sandbox"],
               "signingKey": {"keyId": "KEY1", "privateKeyFile": "key.p8"\(issuerMember)},
               "apiKeys": [{"key": "client_key_0123456789", "role": "client"}, {"key": "server_key_0123456789", "role": "server"}],
               "verification": {"rootCertificates": ["\(chain.folder.appendingPathComponent("root.pem").path)"], "allowPrivateRoots": true},
@@ -61,7 +62,7 @@ final class SyncEndpointTests: XCTestCase {
         XCTAssertEqual(answer["sync"]?["revision"], "r3")
         XCTAssertEqual(answer["sync"]?["failures"], .array([]))
         XCTAssertEqual(answer["subscriber"]?["entitlements"]?["pro"]?["isActive"], .bool(true))
-        let stored = try XCTUnwrap(try entitle.store.facts(appId: "app", environment: "Sandbox", originalTransactionId: "1000"))
+        let stored = try XCTUnwrap(try entitle.application.store.facts(appId: "app", environment: "Sandbox", originalTransactionId: "1000"))
         XCTAssertEqual(Set(stored.transactions.map(\.transactionId)), ["h1-0", "h1-1", "h2-0", "h2-1", "h3-0", "h3-1", "s1"])
         XCTAssertEqual(stored.renewal?.autoRenewStatus, 1)
 
@@ -88,7 +89,7 @@ final class SyncEndpointTests: XCTestCase {
         XCTAssertEqual(answer["backfill"]?["stored"], .int(2))
         XCTAssertEqual(answer["backfill"]?["duplicates"], .int(1))
         XCTAssertEqual(answer["backfill"]?["failures"]?.arrayValue?.count, 1, "a bad item is reported, not dropped silently")
-        XCTAssertEqual(Set(try entitle.store.notifications(appId: "app", limit: 10, before: nil).map(\.notificationUUID)), ["b-1", "b-2", "b-3"])
+        XCTAssertEqual(Set(try entitle.application.store.notifications(appId: "app", limit: 10, before: nil).map(\.notificationUUID)), ["b-1", "b-2", "b-3"])
     }
 
     func testCommandLine() throws {

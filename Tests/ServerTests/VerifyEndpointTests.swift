@@ -2,6 +2,7 @@ import Foundation
 import Entitlements
 import HTTP
 import JSON
+import Application
 import Server
 import TestSupport
 import XCTest
@@ -49,11 +50,12 @@ final class VerifyEndpointTests: XCTestCase {
                                   "notification": "signedPayload"]
 
     func testEveryRealFileOverHTTP() throws {
-        guard let conformance = conformanceDirectory() else { return }
+        let conformance = try conformanceDirectory()
         let g3 = conformance.appendingPathComponent("roots/AppleRootCA-G3.cer").path
         let entitle = try server(try writeConfig(roots: [g3]))
         let production = try server(try writeConfig(roots: [g3], environments: #"["Production"]"#))
         let manifest = try JSONParser.parse([UInt8](Data(contentsOf: conformance.appendingPathComponent("real-appstore/manifest.json"))))
+        var nestedItems = 0
         for file in manifest["files"]!.arrayValue! {
             let name = file["file"]!.stringValue!, kind = file["kind"]!.stringValue!
             let jws = try String(contentsOf: conformance.appendingPathComponent("real-appstore/\(name)"), encoding: .utf8)
@@ -65,9 +67,12 @@ final class VerifyEndpointTests: XCTestCase {
             XCTAssertEqual(json["payload"]?["signedDate"]?.int64Value, file["signedDate"]?.int64Value)
             if json["payload"]?["data"]?["signedTransactionInfo"] != nil {
                 XCTAssertNotNil(json["transactionInfo"]?["transactionId"], "\(name): nested transaction verified and decoded")
+                XCTAssertEqual(json["nestedVerdicts"]?["signedTransactionInfo"]?["status"], "VALID")
+                nestedItems += 1
             }
             if json["payload"]?["data"]?["signedRenewalInfo"] != nil {
                 XCTAssertNotNil(json["renewalInfo"]?["originalTransactionId"], "\(name): nested renewal info")
+                nestedItems += 1
             }
 
             // An app that enables only Production refuses Sandbox data.
@@ -76,11 +81,13 @@ final class VerifyEndpointTests: XCTestCase {
             XCTAssertEqual(error["error"]?["code"], "VERIFICATION_FAILED")
             XCTAssertEqual(error["error"]?["status"], "INVALID_ENVIRONMENT")
         }
-        XCTAssertEqual(entitle.metrics.value("entitle_verifications_total", label: "result", "VALID"), 46)
+        // Every file, and every signed item nested in a notification, is one counted verification.
+        XCTAssertEqual(entitle.metrics.total("entitle_verifications_total", matching: ["source": "verify", "result": "VALID"]),
+                       46 + nestedItems)
     }
 
     func testRequestErrors() throws {
-        guard let conformance = conformanceDirectory() else { return }
+        let conformance = try conformanceDirectory()
         let g3 = conformance.appendingPathComponent("roots/AppleRootCA-G3.cer").path
         let entitle = try server(try writeConfig(roots: [g3]))
         let jws = try String(contentsOf: conformance.appendingPathComponent("real-appstore/session-01-transaction.jws"), encoding: .utf8)
@@ -123,7 +130,7 @@ final class VerifyEndpointTests: XCTestCase {
     }
 
     func testEntitleVerifyCommand() throws {
-        guard let conformance = conformanceDirectory() else { return }
+        let conformance = try conformanceDirectory()
         let config = try writeConfig(roots: [conformance.appendingPathComponent("roots/AppleRootCA-G3.cer").path])
         let manifest = try JSONParser.parse([UInt8](Data(contentsOf: conformance.appendingPathComponent("real-appstore/manifest.json"))))
         for file in manifest["files"]!.arrayValue! {

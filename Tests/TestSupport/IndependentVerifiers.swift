@@ -3,8 +3,29 @@ import Foundation
 /// Independent checks of what Entitle signs: OpenSSL's command line for DER signatures and
 /// Python's `cryptography` (Debian's python3-cryptography) for compact ES256 JWS.
 public enum IndependentVerifier {
+    /// A reference tool that is not installed: says so and names the package, instead of looking
+    /// like a signature our code got wrong.
+    public struct MissingTool: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    private static func requireOpenSSL() throws {
+        guard (try? runProcess("openssl", ["version"]))?.status == 0 else {
+            throw MissingTool(description: "the openssl command line is not installed: apt-get install openssl "
+                + "(or run Scripts/install-dependencies.sh --tests)")
+        }
+    }
+
+    private static func requirePythonCryptography() throws {
+        guard (try? runProcess(systemPython, ["-c", "import cryptography"]))?.status == 0 else {
+            throw MissingTool(description: "Python's cryptography is not installed for \(systemPython): apt-get install "
+                + "python3-cryptography (or run Scripts/install-dependencies.sh --tests)")
+        }
+    }
+
     /// `openssl dgst -sha256 -verify PUB -signature SIG MESSAGE`; true on "Verified OK".
     public static func openSSLVerifies(publicKeyPEM: String, derSignature: [UInt8], message: [UInt8]) throws -> Bool {
+        try requireOpenSSL()
         let folder = try makeTemporaryDirectory("entitle-openssl")
         defer { try? FileManager.default.removeItem(at: folder) }
         let pub = folder.appendingPathComponent("pub.pem"), sig = folder.appendingPathComponent("sig.der")
@@ -19,6 +40,7 @@ public enum IndependentVerifier {
     /// Verifies a compact JWS with Python's `cryptography` and returns its header and payload as
     /// Python decoded them (JSON text of `{"header":…, "payload":…}`), or nil when it does not verify.
     public static func pythonVerifiedJWS(_ token: String, publicKeyPEM: String) throws -> String? {
+        try requirePythonCryptography()
         let folder = try makeTemporaryDirectory("entitle-python")
         defer { try? FileManager.default.removeItem(at: folder) }
         let pub = folder.appendingPathComponent("pub.pem")

@@ -1,4 +1,5 @@
 import Foundation
+import XCTest
 
 /// The package root (the folder holding Package.swift), found from this file's path.
 public let packageRoot: URL = {
@@ -10,15 +11,14 @@ public let packageRoot: URL = {
     fatalError("Package.swift not found above \(#filePath)")
 }()
 
-/// `../shared/conformance` (or `$ENTITLE_CONFORMANCE_DIR`), or nil with a printed notice when absent,
-/// so the suite still passes on a user's clone without the shared data.
-public func conformanceDirectory(for test: String = #function) -> URL? {
+/// `../shared/conformance` (or `$ENTITLE_CONFORMANCE_DIR`). When absent (a user's clone) the
+/// test is skipped with `XCTSkip`, so it is reported as skipped, never as passed.
+public func conformanceDirectory() throws -> URL {
     let environment = ProcessInfo.processInfo.environment["ENTITLE_CONFORMANCE_DIR"]
     let url = environment.map { URL(fileURLWithPath: $0) }
         ?? packageRoot.deletingLastPathComponent().appendingPathComponent("shared/conformance")
     guard FileManager.default.fileExists(atPath: url.appendingPathComponent("README.md").path) else {
-        print("notice: \(test) skipped: conformance folder not found at \(url.path)")
-        return nil
+        throw XCTSkip("the conformance folder (Apple's real signed data) is not at \(url.path)")
     }
     return url
 }

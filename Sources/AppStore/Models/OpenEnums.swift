@@ -17,6 +17,14 @@ public struct AppStoreEnvironment: OpenEnum {
     public static let xcode = Self(rawValue: "Xcode")
     public static let localTesting = Self(rawValue: "LocalTesting")
     public static let knownValues = ["Sandbox", "Production", "Xcode", "LocalTesting"]
+
+    /// Production and Sandbox data is signed by Apple; Xcode and LocalTesting data is unsigned by
+    /// design (StoreKit testing), so only its identity can be checked.
+    public var isSigned: Bool { self == .production || self == .sandbox }
+    /// Whether the App Store Server API serves this environment.
+    public var hasServerAPI: Bool { isSigned }
+    /// All four, in the order answers list them (Production first).
+    public static let all: [AppStoreEnvironment] = [.production, .sandbox, .xcode, .localTesting]
 }
 
 public struct NotificationTypeV2: OpenEnum {

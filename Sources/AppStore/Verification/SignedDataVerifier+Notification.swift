@@ -1,41 +1,59 @@
 import Foundation
 import JSON
 
-/// A notification whose nested signed items were verified too (P-11): the outer signature does
-/// not vouch for them, so each is checked with its own operation, by the same rules.
+/// A verified notification with the verdict on each signed item inside it (P-11): the outer
+/// signature does not vouch for them, so each is checked with its own operation, by the same rules.
+///
+/// As in Apple's library, the notification's own verdict does not depend on its nested items: a
+/// notification whose `signedTransactionInfo` is not a valid JWS is itself VALID, and the nested
+/// verdict says what is wrong with the item. Whoever stores facts refuses such a notification
+/// (`firstNestedFailure`).
 public struct VerifiedNotification: Sendable {
     public let notification: ResponseBodyV2DecodedPayload
-    public let transaction: JWSTransactionDecodedPayload?
-    public let renewalInfo: JWSRenewalInfoDecodedPayload?
-    public let appTransaction: AppTransaction?
+    /// Each nested item's verdict, nil when the notification carries no such item.
+    public let transactionResult: VerificationResult<JWSTransactionDecodedPayload>?
+    public let renewalInfoResult: VerificationResult<JWSRenewalInfoDecodedPayload>?
+    public let appTransactionResult: VerificationResult<AppTransaction>?
+
+    public var transaction: JWSTransactionDecodedPayload? { transactionResult?.payload }
+    public var renewalInfo: JWSRenewalInfoDecodedPayload? { renewalInfoResult?.payload }
+    public var appTransaction: AppTransaction? { appTransactionResult?.payload }
+
+    /// The first nested item that failed, its reason naming the item.
+    public var firstNestedFailure: VerificationFailure? {
+        for (name, failure) in nestedFailures { return VerificationFailure(failure.status, "\(name): \(failure.reason)") }
+        return nil
+    }
+
+    /// Nested items that failed, by their member name (`signedTransactionInfo`, …).
+    public var nestedFailures: [(name: String, failure: VerificationFailure)] {
+        [("signedTransactionInfo", transactionResult?.failure), ("signedRenewalInfo", renewalInfoResult?.failure),
+         ("signedAppTransactionInfo", appTransactionResult?.failure)].compactMap { item in item.1.map { (item.0, $0) } }
+    }
 }
 
 extension SignedDataVerifier {
-    /// Verifies the notification, then its `data.signedTransactionInfo`, `data.signedRenewalInfo`
-    /// and `appData.signedAppTransactionInfo`. The first failure decides, its reason naming the item.
+    /// Verifies the notification, then each of `data.signedTransactionInfo`, `data.signedRenewalInfo`
+    /// and `appData.signedAppTransactionInfo` on its own.
     public func verifyNotificationAndContents(_ jws: String, effectiveDate: Date? = nil) -> VerificationResult<VerifiedNotification> {
+        do { return verifyNotificationAndContents(try SignedPayload(jws), effectiveDate: effectiveDate) } catch {
+            return .invalid(error)
+        }
+    }
+
+    public func verifyNotificationAndContents(_ parsed: SignedPayload,
+                                              effectiveDate: Date? = nil) -> VerificationResult<VerifiedNotification> {
         let notification: ResponseBodyV2DecodedPayload
-        switch verifyNotification(jws, effectiveDate: effectiveDate) {
+        switch verifyNotification(parsed, effectiveDate: effectiveDate) {
         case .valid(let payload): notification = payload
         case .invalid(let failure): return .invalid(failure)
         }
-        func nested<Model>(_ text: String?, _ name: String,
-                           _ verify: (String, Date?) -> VerificationResult<Model>) -> Result<Model?, VerificationFailure> {
-            guard let text else { return .success(nil) }
-            switch verify(text, effectiveDate) {
-            case .valid(let payload): return .success(payload)
-            case .invalid(let failure): return .failure(VerificationFailure(failure.status, "\(name): \(failure.reason)"))
-            }
-        }
-        do {
-            let transaction = try nested(notification.data?.signedTransactionInfo, "signedTransactionInfo", verifyTransaction).get()
-            let renewal = try nested(notification.data?.signedRenewalInfo, "signedRenewalInfo", verifyRenewalInfo).get()
-            let app = try nested(notification.appData?.signedAppTransactionInfo, "signedAppTransactionInfo",
-                                 verifyAppTransaction).get()
-            return .valid(VerifiedNotification(notification: notification, transaction: transaction, renewalInfo: renewal,
-                                               appTransaction: app))
-        } catch {
-            return .invalid(error)
-        }
+        return .valid(VerifiedNotification(
+            notification: notification,
+            transactionResult: notification.data?.signedTransactionInfo.map { verifyTransaction($0, effectiveDate: effectiveDate) },
+            renewalInfoResult: notification.data?.signedRenewalInfo.map { verifyRenewalInfo($0, effectiveDate: effectiveDate) },
+            appTransactionResult: notification.appData?.signedAppTransactionInfo.map {
+                verifyAppTransaction($0, effectiveDate: effectiveDate)
+            }))
     }
 }

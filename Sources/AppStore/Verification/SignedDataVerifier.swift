@@ -70,8 +70,7 @@ public final class SignedDataVerifier: Sendable {
             throw ConfigurationError.productionNeedsAppAppleId
         }
         if configuration.onlineChecks && revocationChecker == nil { throw ConfigurationError.onlineChecksNeedRevocationChecker }
-        let skipsCryptography = configuration.environment == .xcode || configuration.environment == .localTesting
-        if !skipsCryptography && configuration.rootCertificates.isEmpty { throw ConfigurationError.noRootCertificates }
+        if configuration.environment.isSigned && configuration.rootCertificates.isEmpty { throw ConfigurationError.noRootCertificates }
         self.configuration = configuration
         chainVerifier = configuration.rootCertificates.isEmpty ? nil
             : try CertificateChainVerifier(trustedRoots: configuration.rootCertificates)
@@ -83,74 +82,82 @@ public final class SignedDataVerifier: Sendable {
     // MARK: - One operation per kind
 
     public func verifyTransaction(_ jws: String, effectiveDate: Date? = nil) -> VerificationResult<JWSTransactionDecodedPayload> {
-        verify(jws, effectiveDate: effectiveDate, signedDateKey: "signedDate") { (payload: JWSTransactionDecodedPayload) in
+        parsing(jws) { verifyTransaction($0, effectiveDate: effectiveDate) }
+    }
+
+    public func verifyTransaction(_ parsed: SignedPayload, effectiveDate: Date? = nil) -> VerificationResult<JWSTransactionDecodedPayload> {
+        verify(parsed, effectiveDate: effectiveDate, signedDateKey: "signedDate") { (payload: JWSTransactionDecodedPayload) in
             (payload.bundleId, nil, payload.string("environment"), checksBundle: true, checksAppAppleId: false)
         }
     }
 
     public func verifyRenewalInfo(_ jws: String, effectiveDate: Date? = nil) -> VerificationResult<JWSRenewalInfoDecodedPayload> {
-        verify(jws, effectiveDate: effectiveDate, signedDateKey: "signedDate") { (payload: JWSRenewalInfoDecodedPayload) in
+        parsing(jws) { verifyRenewalInfo($0, effectiveDate: effectiveDate) }
+    }
+
+    public func verifyRenewalInfo(_ parsed: SignedPayload, effectiveDate: Date? = nil) -> VerificationResult<JWSRenewalInfoDecodedPayload> {
+        verify(parsed, effectiveDate: effectiveDate, signedDateKey: "signedDate") { (payload: JWSRenewalInfoDecodedPayload) in
             (nil, nil, payload.string("environment"), checksBundle: false, checksAppAppleId: false)
         }
     }
 
     public func verifyNotification(_ jws: String, effectiveDate: Date? = nil) -> VerificationResult<ResponseBodyV2DecodedPayload> {
-        verify(jws, effectiveDate: effectiveDate, signedDateKey: "signedDate") { (payload: ResponseBodyV2DecodedPayload) in
+        parsing(jws) { verifyNotification($0, effectiveDate: effectiveDate) }
+    }
+
+    public func verifyNotification(_ parsed: SignedPayload,
+                                   effectiveDate: Date? = nil) -> VerificationResult<ResponseBodyV2DecodedPayload> {
+        verify(parsed, effectiveDate: effectiveDate, signedDateKey: "signedDate") { (payload: ResponseBodyV2DecodedPayload) in
             let identity = payload.identity
             return (identity.bundleId, identity.appAppleId, identity.environment, checksBundle: true, checksAppAppleId: true)
         }
     }
 
     public func verifyAppTransaction(_ jws: String, effectiveDate: Date? = nil) -> VerificationResult<AppTransaction> {
-        verify(jws, effectiveDate: effectiveDate, signedDateKey: "receiptCreationDate") { (payload: AppTransaction) in
+        parsing(jws) { verifyAppTransaction($0, effectiveDate: effectiveDate) }
+    }
+
+    public func verifyAppTransaction(_ parsed: SignedPayload, effectiveDate: Date? = nil) -> VerificationResult<AppTransaction> {
+        verify(parsed, effectiveDate: effectiveDate, signedDateKey: "receiptCreationDate") { (payload: AppTransaction) in
             (payload.bundleId, payload.appAppleId, payload.string("receiptType"), checksBundle: true, checksAppAppleId: true)
         }
     }
 
     public func verifyRealtimeRequest(_ jws: String, effectiveDate: Date? = nil) -> VerificationResult<DecodedRealtimeRequestBody> {
-        verify(jws, effectiveDate: effectiveDate, signedDateKey: "signedDate") { (payload: DecodedRealtimeRequestBody) in
+        parsing(jws) { verifyRealtimeRequest($0, effectiveDate: effectiveDate) }
+    }
+
+    public func verifyRealtimeRequest(_ parsed: SignedPayload,
+                                      effectiveDate: Date? = nil) -> VerificationResult<DecodedRealtimeRequestBody> {
+        verify(parsed, effectiveDate: effectiveDate, signedDateKey: "signedDate") { (payload: DecodedRealtimeRequestBody) in
             (nil, payload.appAppleId, payload.string("environment"), checksBundle: false, checksAppAppleId: true)
         }
     }
 
     // MARK: - The checks, in order
 
-    /// Real headers (three certificates) are about 5 KiB, whole JWS under 10 KiB.
-    static let maximumHeaderBytes = 32 * 1024
-    static let maximumInputBytes = 256 * 1024
-
     private typealias Identity = (bundleId: String?, appAppleId: Int64?, environment: String?,
                                   checksBundle: Bool, checksAppAppleId: Bool)
 
-    private func verify<Model: AppStoreModel>(_ input: String, effectiveDate override: Date?, signedDateKey: String,
+    /// Steps 1–2: format (`SignedPayload` reads the segments and the payload, or says why not).
+    private func parsing<Model>(_ jws: String, _ verify: (SignedPayload) -> VerificationResult<Model>) -> VerificationResult<Model> {
+        do { return verify(try SignedPayload(jws)) } catch { return .invalid(error) }
+    }
+
+    private func verify<Model: AppStoreModel>(_ parsed: SignedPayload, effectiveDate override: Date?, signedDateKey: String,
                                               identity: (Model) -> Identity) -> VerificationResult<Model> {
-        // Steps 1–3: format and model. Apple's JWS are a few KiB; far larger input is refused
-        // before any decoding work.
-        let text = trimmingASCIIWhitespace(input)
-        guard text.utf8.count <= Self.maximumInputBytes else {
-            return .invalid(VerificationFailure(.invalidJWTFormat, "the JWS exceeds \(Self.maximumInputBytes) bytes"))
-        }
-        let segments: JWSSegments
+        // Step 3: the payload decodes as the model.
         let payload: Model
-        do {
-            segments = try JWSSegments(text)
-            guard segments.header.count <= Self.maximumHeaderBytes else {
-                return .invalid(VerificationFailure(.invalidJWTFormat, "the JWS header exceeds \(Self.maximumHeaderBytes) bytes"))
-            }
-            let (_, json) = try segments.decodePayload()
-            do { payload = try Model(decoding: json) } catch {
-                return .invalid(VerificationFailure(.invalidJWTFormat, "payload does not decode as \(Model.schema.name): \(error)"))
-            }
-        } catch {
-            return .invalid(VerificationFailure(.invalidJWTFormat, error.description))
+        do { payload = try Model(decoding: parsed.payload) } catch {
+            return .invalid(VerificationFailure(.invalidJWTFormat, "payload does not decode as \(Model.schema.name): \(error)"))
         }
         // Step 4: Xcode and LocalTesting data is unsigned by design; only identity checks apply.
         let environment = configuration.environment
-        if environment != .xcode && environment != .localTesting {
+        if environment.isSigned {
             let effective = override ?? (configuration.onlineChecks ? clock()
                 : payload.json[signedDateKey]?.doubleValue.map { Date(timeIntervalSince1970: ($0 / 1000).rounded(.towardZero)) }
                 ?? clock())
-            if let failure = verifySignature(segments, effectiveDate: effective) { return .invalid(failure) }
+            if let failure = verifySignature(parsed.segments, effectiveDate: effective) { return .invalid(failure) }
         }
         // Steps 12–13: identity, then environment.
         let claimed = identity(payload)

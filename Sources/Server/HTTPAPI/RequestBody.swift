@@ -1,3 +1,4 @@
+import Application
 import HTTP
 import JSON
 
@@ -36,22 +37,13 @@ struct RequestBody {
         return string
     }
 
-    func optionalBool(_ key: String) throws(ServiceError) -> Bool? {
+    /// Epoch milliseconds or an ISO 8601 string; nil when absent.
+    func optionalInstant(_ key: String) throws(ServiceError) -> Int64? {
         guard let value = object[key], value != .null else { return nil }
-        guard let bool = value.boolValue else { throw .badRequest("field \"\(key)\" must be true or false, not \(value.typeName)") }
-        return bool
-    }
-}
-
-extension HTTPResponse {
-    static func json(_ status: Int, _ value: JSONValue, headers: [(name: String, value: String)] = []) -> HTTPResponse {
-        .json(status, value.serializedBytes, headers: headers)
-    }
-
-    static func error(_ error: ServiceError) -> HTTPResponse {
-        var headers: [(name: String, value: String)] = []
-        if error.status == 401 { headers.append(("WWW-Authenticate", "Bearer")) }
-        if error.status == 503 { headers.append(("Retry-After", "10")) }
-        return .json(error.status, error.body, headers: headers)
+        if let number = value.int64Value { return number }
+        guard let text = value.stringValue, let date = Instant.parse(text) else {
+            throw .badRequest("\(key) must be epoch milliseconds or ISO 8601")
+        }
+        return Milliseconds.since1970(date)
     }
 }

@@ -1,15 +1,17 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
 import HTTP
 import JSON
 import Synchronization
 
-/// JSON-lines logging to standard output: one line per request (never a body, key or signature)
-/// plus start-up and shutdown lines.
+/// JSON-lines logging: one line per request (never a body, key or signature), plus start-up,
+/// warning and shutdown lines.
 ///
-/// Request lines are buffered per event loop and written once per loop iteration, so logging
-/// costs one `write` per batch of requests instead of one per request.
+/// Event loops never write: each loop appends its request lines to its own buffer, hands the
+/// buffer over once per loop iteration, and a dedicated thread does the `write(2)`s. If the output
+/// stalls (a full pipe), lines beyond `maxPendingBytes` are dropped and counted, never waited for.
 public final class Logger: HTTPServerObserver, Sendable {
     /// What one event loop has buffered. Invariant for `@unchecked Sendable`: shard i is touched
     /// only by event loop i (the observer calls carry the loop index).
@@ -18,16 +20,31 @@ public final class Logger: HTTPServerObserver, Sendable {
         var clock = WallClock()
     }
 
+    private struct Pending: ~Copyable {
+        var chunks: [[UInt8]] = []
+        var bytes = 0
+        var dropped = 0
+        var stopping = false
+    }
+
     private let shards: [Shard]
     /// Where lines go; nil discards them (in-process tests).
     private let output: Int32?
-    private let writeLock = Mutex<Void>(())
     private let metrics: Metrics?
+    private let pending = Mutex(Pending())
+    private let wakeUp = NSCondition()
+    private let finished = DispatchSemaphore(value: 0)
+    static let maxPendingBytes = 8 << 20
 
     public init(loops: Int, metrics: Metrics?, output: Int32? = 1) {
         shards = (0..<max(loops, 1)).map { _ in Shard() }
         self.output = output
         self.metrics = metrics
+        if output != nil {
+            let thread = Thread { [self] in writeLoop() }
+            thread.name = "entitle-log"
+            thread.start()
+        }
     }
 
     /// A non-request line: `{"time","level","msg", …fields}`.
@@ -37,7 +54,7 @@ public final class Logger: HTTPServerObserver, Sendable {
         for member in fields.members { line[member.key] = member.value }
         var bytes = JSONValue.object(line).serializedBytes
         bytes.append(0x0A)
-        write(bytes)
+        enqueue(bytes)
     }
 
     public func requestCompleted(_ record: HTTPRequestRecord, loop: Int) {
@@ -45,12 +62,24 @@ public final class Logger: HTTPServerObserver, Sendable {
         let shard = shards[loop % shards.count]
         var line = Array(#"{"time":""#.utf8)
         line += shard.clock.now().utf8
-        line += Array(#"","level":"info","msg":"request","method":"#.utf8)
+        line += Array(#"","level":""#.utf8)
+        line += Self.level(record).utf8
+        line += Array(#"","msg":"request","method":"#.utf8)
         JSONValue.writeString(record.method, into: &line)
         line += Array(#","route":"#.utf8)
         JSONValue.writeString(record.route, into: &line)
+        if let path = record.path {
+            line += Array(#","path":"#.utf8)
+            JSONValue.writeString(path, into: &line)
+        }
         line += Array(#","status":"#.utf8)
         line += String(record.status).utf8
+        for (key, value) in record.annotations where record.status >= 400 || key == "app" {
+            line.append(UInt8(ascii: ","))
+            JSONValue.writeString(key, into: &line)
+            line.append(UInt8(ascii: ":"))
+            JSONValue.writeString(value, into: &line)
+        }
         line += Array(#","durationMs":"#.utf8)
         line += String(Double(Int(record.durationSeconds * 1_000_000)) / 1000).utf8
         line += Array(#","bytes":"#.utf8)
@@ -61,24 +90,88 @@ public final class Logger: HTTPServerObserver, Sendable {
         shard.buffer += line
     }
 
+    /// `error` for 5xx; `warn` for 4xx worth a look (authentication, refused signed data);
+    /// `info` otherwise.
+    static func level(_ record: HTTPRequestRecord) -> String {
+        if record.status >= 500 { return "error" }
+        let code = record.annotations.first { $0.key == "code" }?.value
+        if record.status == 401 || record.status == 403 || code == "VERIFICATION_FAILED" { return "warn" }
+        return "info"
+    }
+
     public func loopIterationEnded(loop: Int) {
         let shard = shards[loop % shards.count]
         guard !shard.buffer.isEmpty else { return }
-        write(shard.buffer)
+        enqueue(shard.buffer)
         shard.buffer.removeAll(keepingCapacity: true)
     }
 
-    private func write(_ bytes: [UInt8]) {
+    /// Lines dropped because the output did not keep up.
+    public var droppedLines: Int { pending.withLock { $0.dropped } }
+
+    /// Writes what is queued, then stops the writer thread (at shutdown).
+    public func close() {
+        guard output != nil else { return }
+        pending.withLock { $0.stopping = true }
+        wakeUp.lock()
+        wakeUp.signal()
+        wakeUp.unlock()
+        finished.wait()
+    }
+
+    private func enqueue(_ bytes: [UInt8]) {
+        guard output != nil else { return }
+        let accepted = pending.withLock { pending -> Bool in
+            guard !pending.stopping, pending.bytes + bytes.count <= Self.maxPendingBytes else {
+                pending.dropped += 1
+                return false
+            }
+            pending.chunks.append(bytes)
+            pending.bytes += bytes.count
+            return true
+        }
+        guard accepted else { return }
+        wakeUp.lock()
+        wakeUp.signal()
+        wakeUp.unlock()
+    }
+
+    private func writeLoop() {
         guard let output else { return }
-        writeLock.withLock { _ in
-            bytes.withUnsafeBytes { buffer in
-                var offset = 0
-                while offset < buffer.count {
-                    let written = Glibc.write(output, buffer.baseAddress! + offset, buffer.count - offset)
-                    if written < 0 && errno == EINTR { continue }
-                    if written <= 0 { return }
-                    offset += written
-                }
+        while true {
+            wakeUp.lock()
+            var (chunks, stopping) = take()
+            while chunks.isEmpty && !stopping {
+                wakeUp.wait()
+                (chunks, stopping) = take()
+            }
+            wakeUp.unlock()
+            for chunk in chunks { Self.writeAll(chunk, to: output) }
+            if stopping && chunks.isEmpty {
+                finished.signal()
+                return
+            }
+        }
+    }
+
+    private func take() -> ([[UInt8]], Bool) {
+        pending.withLock { pending in
+            defer {
+                pending.chunks.removeAll()
+                pending.bytes = 0
+            }
+            return (pending.chunks, pending.stopping)
+        }
+    }
+
+    private static func writeAll(_ bytes: [UInt8], to output: Int32) {
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Glibc.write(output, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 && errno == EINTR { continue }
+                if written <= 0 { return }
+                offset += written
             }
         }
     }

@@ -1,11 +1,16 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Application
 import HTTP
 import Synchronization
 
 /// Counters for `GET /metrics` (Prometheus text format 0.0.4).
 ///
 /// Request counters live per event loop, so recording takes an uncontended lock on the loop's own
-/// shard; a scrape merges the shards.
-public final class Metrics: Sendable {
+/// shard; a scrape merges the shards. Use-case counters (verifications, notifications, offers)
+/// come through `Instrumentation`, one family per question so sums never double-count.
+public final class Metrics: Instrumentation, Sendable {
     static let latencyBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
     struct RouteStatus: Hashable { let route: String; let status: Int }
@@ -37,16 +42,25 @@ public final class Metrics: Sendable {
         let state = Mutex(Shard())
     }
 
+    /// A counter family: its help text and its series, keyed by the rendered label set.
+    private static let families: [(name: String, help: String)] = [
+        ("entitle_verifications_total", "Signed-data verifications, by app, source, kind and result."),
+        ("entitle_notifications_received_total", "Verified App Store Server Notifications, by app and type."),
+        ("entitle_notification_outcomes_total", "What became of each notification: applied, duplicate, or the refusal's status."),
+        ("entitle_offers_signed_total", "Offer signatures made, by app and kind."),
+    ]
+
     private let shards: [ShardBox]
-    private let events = Mutex<[String: [String: Int]]>([:])
+    private let counters = Mutex<[String: [String: Int]]>([:])
     /// Set once the server is bound; read at scrape time.
-    private let serverStatistics = Mutex<HTTPServerStatistics?>(nil)
+    private let sources = Mutex<(HTTPServerStatistics?, BlockingPool?)>((nil, nil))
+    private let startedAt = Double(time(nil))
 
     public init(loops: Int) {
         shards = (0..<max(loops, 1)).map { _ in ShardBox() }
     }
 
-    func attach(_ statistics: HTTPServerStatistics) { serverStatistics.withLock { $0 = statistics } }
+    func attach(_ statistics: HTTPServerStatistics, pool: BlockingPool) { sources.withLock { $0 = (statistics, pool) } }
 
     func recordRequest(_ record: HTTPRequestRecord, loop: Int) {
         shards[loop % shards.count].state.withLock { shard in
@@ -55,23 +69,80 @@ public final class Metrics: Sendable {
         }
     }
 
-    /// Counts a labelled event, e.g. `count("entitle_offers_signed_total", label: "kind", "v1")`.
-    public func count(_ family: String, label: String, _ value: String) {
-        events.withLock { $0[family, default: [:]]["\(label)=\"\(value)\"", default: 0] += 1 }
+    // MARK: - Instrumentation
+
+    public func verified(app: String, source: String, kind: String, result: String) {
+        count("entitle_verifications_total", [("app", app), ("source", source), ("kind", kind), ("result", result)])
     }
 
-    public func value(_ family: String, label: String, _ value: String) -> Int {
-        events.withLock { $0[family]?["\(label)=\"\(value)\""] ?? 0 }
+    public func notificationReceived(app: String, type: String) {
+        count("entitle_notifications_received_total", [("app", app), ("type", type)])
     }
 
-    private static let eventHelp: [(String, String)] = [
-        ("entitle_offers_signed_total", "Offer signatures made, by kind."),
-        ("entitle_verifications_total", "Signed-data verifications, by result."),
-        ("entitle_notifications_total", "App Store Server Notifications received, by type."),
-    ]
+    public func notificationOutcome(app: String, result: String) {
+        count("entitle_notification_outcomes_total", [("app", app), ("result", result)])
+    }
 
-    /// The Prometheus exposition.
+    public func offerSigned(app: String, kind: String) {
+        count("entitle_offers_signed_total", [("app", app), ("kind", kind)])
+    }
+
+    private func count(_ family: String, _ labels: [(String, String)]) {
+        let key = labels.map { "\($0.0)=\"\(Self.escaped($0.1))\"" }.joined(separator: ",")
+        counters.withLock { $0[family, default: [:]][key, default: 0] += 1 }
+    }
+
+    /// Label values escaped as the text format requires (values come from signed data).
+    private static func escaped(_ value: String) -> String {
+        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
+    }
+
+    /// The sum of a family's series whose labels include all of `labels` (tests, diagnostics).
+    public func total(_ family: String, matching labels: [String: String] = [:]) -> Int {
+        let wanted = labels.map { "\($0.key)=\"\(Self.escaped($0.value))\"" }
+        return counters.withLock { counters in
+            (counters[family] ?? [:]).filter { series in
+                let parts = Set(series.key.split(separator: ",").map(String.init))
+                return wanted.allSatisfy(parts.contains)
+            }.values.reduce(0, +)
+        }
+    }
+
+    // MARK: - Exposition
+
     public func render() -> String {
+        var lines: [String] = []
+        renderRequests(into: &lines)
+        let counted = counters.withLock { $0 }
+        for (family, help) in Self.families {
+            lines.append("# HELP \(family) \(help)")
+            lines.append("# TYPE \(family) counter")
+            for (labels, count) in (counted[family] ?? [:]).sorted(by: { $0.key < $1.key }) {
+                lines.append("\(family){\(labels)} \(count)")
+            }
+        }
+        let (statistics, pool) = sources.withLock { $0 }
+        if let statistics {
+            gauge(&lines, "entitle_http_open_connections", "Client connections open now.", statistics.open)
+            counter(&lines, "entitle_http_connections_refused_total", "Connections refused at the connection limit or for want of descriptors.",
+                    statistics.refused)
+            counter(&lines, "entitle_http_connections_timed_out_total", "Connections closed by a request, write or idle deadline.",
+                    statistics.timedOut)
+        }
+        if let pool {
+            gauge(&lines, "entitle_blocking_pool_threads", "Threads of the blocking pool.", pool.threadCount)
+            gauge(&lines, "entitle_blocking_pool_busy_threads", "Blocking-pool threads running a job now.", pool.busyThreads)
+            gauge(&lines, "entitle_blocking_pool_queued_jobs", "Jobs waiting for a blocking-pool thread.", pool.queuedJobs)
+        }
+        lines.append("# HELP entitle_build_info The running build.")
+        lines.append("# TYPE entitle_build_info gauge")
+        lines.append("entitle_build_info{version=\"\(EntitleVersion.current)\"} 1")
+        renderProcess(into: &lines)
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private func renderRequests(into lines: inout [String]) {
         var requests: [RouteStatus: Int] = [:]
         var latency: [String: Histogram] = [:]
         for shard in shards {
@@ -80,7 +151,6 @@ public final class Metrics: Sendable {
                 for (route, histogram) in state.latency { latency[route, default: Histogram()].merge(histogram) }
             }
         }
-        var lines: [String] = []
         lines.append("# HELP entitle_http_requests_total HTTP requests answered, by route and status.")
         lines.append("# TYPE entitle_http_requests_total counter")
         for (key, count) in requests.sorted(by: { ($0.key.route, $0.key.status) < ($1.key.route, $1.key.status) }) {
@@ -98,25 +168,61 @@ public final class Metrics: Sendable {
             lines.append("entitle_http_request_duration_seconds_sum{route=\"\(route)\"} \(histogram.sum)")
             lines.append("entitle_http_request_duration_seconds_count{route=\"\(route)\"} \(histogram.count)")
         }
-        let counted = events.withLock { $0 }
-        for (family, help) in Self.eventHelp {
-            lines.append("# HELP \(family) \(help)")
-            lines.append("# TYPE \(family) counter")
-            for (labels, count) in (counted[family] ?? [:]).sorted(by: { $0.key < $1.key }) {
-                lines.append("\(family){\(labels)} \(count)")
+    }
+
+    /// The standard process metrics (names of the Prometheus client libraries).
+    private func renderProcess(into lines: inout [String]) {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        let cpu = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+            + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+        lines.append("# HELP process_cpu_seconds_total User and system CPU time spent, in seconds.")
+        lines.append("# TYPE process_cpu_seconds_total counter")
+        lines.append("process_cpu_seconds_total \(cpu)")
+        if let pages = Self.residentPages() {
+            gauge(&lines, "process_resident_memory_bytes", "Resident memory size in bytes.", pages * Int(sysconf(Int32(_SC_PAGESIZE))))
+        }
+        if let open = Self.openDescriptors() {
+            gauge(&lines, "process_open_fds", "Open file descriptors.", open)
+        }
+        var limit = rlimit()
+        if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 {
+            gauge(&lines, "process_max_fds", "The descriptor limit (RLIMIT_NOFILE).", Int(min(limit.rlim_cur, rlim_t(Int.max))))
+        }
+        lines.append("# HELP process_start_time_seconds Start time of the process since the epoch, in seconds.")
+        lines.append("# TYPE process_start_time_seconds gauge")
+        lines.append("process_start_time_seconds \(startedAt)")
+    }
+
+    /// The second field of `/proc/self/statm`.
+    private static func residentPages() -> Int? {
+        guard let file = fopen("/proc/self/statm", "r") else { return nil }
+        defer { fclose(file) }
+        var size = 0, resident = 0
+        return withUnsafeMutablePointer(to: &size) { sizePointer in
+            withUnsafeMutablePointer(to: &resident) { residentPointer in
+                withVaList([sizePointer, residentPointer]) { vfscanf(file, "%ld %ld", $0) } == 2 ? residentPointer.pointee : nil
             }
         }
-        if let statistics = serverStatistics.withLock({ $0 }) {
-            lines.append("# HELP entitle_http_open_connections Client connections open now.")
-            lines.append("# TYPE entitle_http_open_connections gauge")
-            lines.append("entitle_http_open_connections \(statistics.open)")
-            lines.append("# HELP entitle_http_connections_refused_total Connections refused at the connection limit.")
-            lines.append("# TYPE entitle_http_connections_refused_total counter")
-            lines.append("entitle_http_connections_refused_total \(statistics.refused)")
-            lines.append("# HELP entitle_http_connections_timed_out_total Connections closed by a header, body or idle timeout.")
-            lines.append("# TYPE entitle_http_connections_timed_out_total counter")
-            lines.append("entitle_http_connections_timed_out_total \(statistics.timedOut)")
-        }
-        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private static func openDescriptors() -> Int? {
+        guard let directory = opendir("/proc/self/fd") else { return nil }
+        defer { closedir(directory) }
+        var count = 0
+        while readdir(directory) != nil { count += 1 }
+        return count - 3  // ".", ".." and the directory's own descriptor
+    }
+
+    private func gauge(_ lines: inout [String], _ name: String, _ help: String, _ value: Int) {
+        lines.append("# HELP \(name) \(help)")
+        lines.append("# TYPE \(name) gauge")
+        lines.append("\(name) \(value)")
+    }
+
+    private func counter(_ lines: inout [String], _ name: String, _ help: String, _ value: Int) {
+        lines.append("# HELP \(name) \(help)")
+        lines.append("# TYPE \(name) counter")
+        lines.append("\(name) \(value)")
     }
 }

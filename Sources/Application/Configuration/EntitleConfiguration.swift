@@ -1,3 +1,4 @@
+import AppStore
 import Crypto
 import Entitlements
 import Foundation
@@ -24,6 +25,9 @@ public struct ServerSettings: Sendable {
     public var shutdownGraceSeconds = 10.0
     public var headerTimeoutSeconds = 10.0
     public var idleTimeoutSeconds = 60.0
+    /// Threads of the one pool that runs blocking work (SQLite reads, the App Store Server API,
+    /// OCSP): never an event loop. 0 means twice the number of cores, at least 4.
+    public var blockingThreads = 0
 
     public init() {}
 }
@@ -39,14 +43,25 @@ public struct AppConfiguration: Sendable {
     public var id: String
     public var bundleId: String
     public var appAppleId: Int64?
-    public var environments: [String]
+    /// Enabled environments, in the configuration's order.
+    public var environments: [AppStoreEnvironment]
     public var signingKey: SigningKeyConfiguration
     public var apiKeys: [APIKeyConfiguration]
-    public var products: [String: ProductConfiguration]
+    public var products: [String: CatalogProduct]
     public var offers: [String: OfferConfiguration]
     public var billingRetryGrantsAccess: Bool
     public var verification: VerificationSettings
     public var serverAPI: ServerAPISettings
+
+    /// The environment answers are about when a request names none: Production when enabled.
+    public var defaultEnvironment: AppStoreEnvironment {
+        environments.contains(.production) ? .production : environments.first ?? .production
+    }
+
+    /// Xcode or LocalTesting beside Production: unsigned data is accepted on a production server.
+    public var enablesUnsignedBesideProduction: Bool {
+        environments.contains(.production) && environments.contains { !$0.isSigned }
+    }
 }
 
 /// Where the App Store Server API is (Apple's hosts unless overridden, e.g. by a local stand-in).
@@ -91,28 +106,9 @@ public struct APIKeyConfiguration: Sendable {
     public var role: APIKeyRole
 }
 
-public struct ProductConfiguration: Sendable {
-    public var subscriptionGroup: String?
-    public var entitlements: [String]
-    /// The length of a non-renewing subscription (ISO 8601, e.g. `P1M`).
-    public var duration: ISO8601Duration?
-}
-
-/// Who may receive a promotional offer (checked against stored history).
-public enum OfferEligibilityRule: String, Sendable, CaseIterable {
-    /// Anyone the App Store accepts it for.
-    case any
-    /// Customers who have or had a subscription in the offer's group.
-    case existing
-    /// Customers whose subscription in the group is active now.
-    case current
-    /// Customers whose subscription in the group has ended.
-    case lapsed
-}
-
 public struct OfferConfiguration: Sendable {
     public var productId: String
     /// The offer identifier configured in App Store Connect.
     public var offerIdentifier: String
-    public var eligibility: OfferEligibilityRule
+    public var eligibility: OfferEligibility.PromotionalRule
 }

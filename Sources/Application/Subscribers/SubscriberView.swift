@@ -2,41 +2,23 @@ import AppStore
 import Entitlements
 import JSON
 
-/// Turns stored facts into the subscriber answer of API.md, evaluated at `now`.
-struct SubscriberView {
-    let app: AppConfiguration
-
-    func render(_ facts: [SubscriptionFacts], appAccountToken: String?, environment: String, now: Int64) -> JSONObject {
+/// Encodes a customer's status as the subscriber answer of API.md.
+enum SubscriberView {
+    static func render(_ status: SubscriberStatus, appAccountToken: String?, environment: AppStoreEnvironment) -> JSONObject {
         var subscriptions = JSONObject()
-        var nonSubscriptions: [JSONValue] = []
-        var grants: [ProductGrant] = []
-        for subscription in facts {
-            let autoRenewable = subscription.transactions.filter { $0.type == ProductType.autoRenewable.rawValue }
-            if !autoRenewable.isEmpty,
-               let state = SubscriptionEngine.evaluate(transactions: autoRenewable, renewal: subscription.renewal,
-                                                       signals: subscription.signals, now: now, environment: environment,
-                                                       billingRetryGrantsAccess: app.billingRetryGrantsAccess) {
-                subscriptions[state.productId] = .object(Self.json(state))
-                grants.append(ProductGrant(state))
-            }
-            guard autoRenewable.count < subscription.transactions.count else { continue }
-            for transaction in TransactionRecord.merged(subscription.transactions) where transaction.type != ProductType.autoRenewable.rawValue {
-                var item: JSONObject = ["productId": .string(transaction.productId), "transactionId": .string(transaction.transactionId),
-                                        "type": .string(transaction.type)]
-                Timestamps.set(&item, "purchaseDate", transaction.purchaseDate)
-                Timestamps.set(&item, "revocationDate", transaction.revocationDate)
-                nonSubscriptions.append(.object(item))
-                if let grant = NonSubscriptionEngine.grant(transaction, now: now, duration: app.products[transaction.productId]?.duration) {
-                    grants.append(grant)
-                }
-            }
+        for state in status.subscriptions { subscriptions[state.productId] = .object(json(state)) }
+        let nonSubscriptions: [JSONValue] = status.nonSubscriptions.map { transaction in
+            var item: JSONObject = ["productId": .string(transaction.productId), "transactionId": .string(transaction.transactionId),
+                                    "type": .string(transaction.type)]
+            Timestamps.set(&item, "purchaseDate", transaction.purchaseDate)
+            Timestamps.set(&item, "revocationDate", transaction.revocationDate)
+            return .object(item)
         }
         var entitlements = JSONObject()
-        let resolved = EntitlementResolver.resolve(grants) { app.products[$0]?.entitlements ?? [] }
-        for name in resolved.keys.sorted() { entitlements[name] = .object(Self.json(resolved[name]!)) }
+        for name in status.entitlements.keys.sorted() { entitlements[name] = .object(json(status.entitlements[name]!)) }
         var subscriber = JSONObject()
         if let appAccountToken { subscriber["appAccountToken"] = .string(appAccountToken) }
-        subscriber["environment"] = .string(environment)
+        subscriber["environment"] = .string(environment.rawValue)
         subscriber["entitlements"] = .object(entitlements)
         subscriber["subscriptions"] = .object(subscriptions)
         subscriber["nonSubscriptions"] = .array(nonSubscriptions)

@@ -1,3 +1,4 @@
+import AppStore
 import Crypto
 import Entitlements
 import Foundation
@@ -26,7 +27,7 @@ enum AppConfigurationParser {
             }
         }
         let environments = parseEnvironments(object, path: path, reader: &reader)
-        if environments.contains("Production") && appAppleId == nil && object["appAppleId"] == nil {
+        if environments.contains(.production) && appAppleId == nil && object["appAppleId"] == nil {
             reader.problem(path, "\"appAppleId\" is required when Production is enabled")
         }
         let signingKey = parseSigningKey(reader.object(object, "signingKey", path: path, required: true),
@@ -62,15 +63,23 @@ enum AppConfigurationParser {
     }
 
     private static func parseEnvironments(_ object: JSONObject, path: String,
-                                          reader: inout ConfigurationReader) -> [String] {
+                                          reader: inout ConfigurationReader) -> [AppStoreEnvironment] {
         guard let names = reader.stringArray(object, "environments", path: path) else {
-            return object["environments"] == nil ? ["Production", "Sandbox"] : []
+            return object["environments"] == nil ? [.production, .sandbox] : []
         }
         if names.isEmpty { reader.problem("\(path).environments", "enable at least one environment") }
-        for name in names where !ConfigurationLoader.environmentNames.contains(name) {
-            reader.problem("\(path).environments", "unknown environment \"\(name)\" (Production, Sandbox, Xcode, LocalTesting)")
+        var environments: [AppStoreEnvironment] = []
+        for name in names {
+            let environment = AppStoreEnvironment(rawValue: name)
+            if !AppStoreEnvironment.all.contains(environment) {
+                reader.problem("\(path).environments", "unknown environment \"\(name)\" (Production, Sandbox, Xcode, LocalTesting)")
+            } else if environments.contains(environment) {
+                reader.problem("\(path).environments", "\(name) is listed twice")
+            } else {
+                environments.append(environment)
+            }
         }
-        return names
+        return environments
     }
 
     private static func parseSigningKey(_ object: JSONObject?, path: String, folder: String, envPrefix: String,
@@ -121,10 +130,10 @@ enum AppConfigurationParser {
     }
 
     private static func parseProducts(_ object: JSONObject?, path: String,
-                                      reader: inout ConfigurationReader) -> [String: ProductConfiguration] {
+                                      reader: inout ConfigurationReader) -> [String: CatalogProduct] {
         guard let object else { return [:] }
         for key in object.duplicateKeys { reader.problem(path, "duplicate product ID \"\(key)\"") }
-        var products: [String: ProductConfiguration] = [:]
+        var products: [String: CatalogProduct] = [:]
         for (productId, value) in object.members where products[productId] == nil {
             let productPath = "\(path).\(productId)"
             guard let product = value.objectValue else {
@@ -139,12 +148,12 @@ enum AppConfigurationParser {
                 duration = ISO8601Duration(text)
                 if duration == nil { reader.problem("\(productPath).duration", "\"\(text)\" is not an ISO 8601 duration such as P1M") }
             }
-            products[productId] = ProductConfiguration(subscriptionGroup: group, entitlements: entitlements, duration: duration)
+            products[productId] = CatalogProduct(subscriptionGroup: group, entitlements: entitlements, duration: duration)
         }
         return products
     }
 
-    private static func parseOffers(_ object: JSONObject?, products: [String: ProductConfiguration], path: String,
+    private static func parseOffers(_ object: JSONObject?, products: [String: CatalogProduct], path: String,
                                     reader: inout ConfigurationReader) -> [String: OfferConfiguration] {
         guard let object else { return [:] }
         for key in object.duplicateKeys { reader.problem(path, "duplicate offer ID \"\(key)\"") }
@@ -159,11 +168,11 @@ enum AppConfigurationParser {
             reader.checkMembers(offer, allowed: ["productId", "offerIdentifier", "eligibility"], path: offerPath)
             let productId = reader.string(offer, "productId", path: offerPath, required: true)
             let identifier = reader.string(offer, "offerIdentifier", path: offerPath, required: true)
-            var rule = OfferEligibilityRule.any
+            var rule = OfferEligibility.PromotionalRule.any
             if let name = reader.string(offer, "eligibility", path: offerPath) {
-                if let parsed = OfferEligibilityRule(rawValue: name) { rule = parsed } else {
+                if let parsed = OfferEligibility.PromotionalRule(rawValue: name) { rule = parsed } else {
                     reader.problem("\(offerPath).eligibility",
-                                   "unknown rule \"\(name)\" (\(OfferEligibilityRule.allCases.map(\.rawValue).joined(separator: ", ")))")
+                                   "unknown rule \"\(name)\" (\(OfferEligibility.PromotionalRule.allCases.map(\.rawValue).joined(separator: ", ")))")
                 }
             }
             if let productId, products[productId] == nil {

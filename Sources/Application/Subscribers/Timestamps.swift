@@ -5,8 +5,8 @@ import JSON
 
 /// API.md's date convention: ISO 8601 UTC with milliseconds, plus the same instant in a sibling
 /// `…Ms` member; absent dates are omitted.
-enum Timestamps {
-    static func iso(_ milliseconds: Int64) -> String {
+public enum Timestamps {
+    public static func iso(_ milliseconds: Int64) -> String {
         var seconds = time_t(milliseconds.floorDivided(by: 1000))
         let remainder = Int(milliseconds - Int64(seconds) * 1000)
         var parts = tm()
@@ -18,7 +18,7 @@ enum Timestamps {
     }
 
     /// Adds `key` and `keyMs` when `milliseconds` is present (the names must be new in `object`).
-    static func set(_ object: inout JSONObject, _ key: String, _ milliseconds: Int64?) {
+    public static func set(_ object: inout JSONObject, _ key: String, _ milliseconds: Int64?) {
         guard let milliseconds else { return }
         object.append(key: key, value: .string(iso(milliseconds)))
         object.append(key: key + "Ms", value: .int(milliseconds))

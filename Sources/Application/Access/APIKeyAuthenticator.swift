@@ -1,10 +1,14 @@
 import Crypto
-import HTTP
 
 /// Who is calling: the app the API key belongs to and the key's role.
 public struct Caller: Sendable {
     public let app: AppConfiguration
     public let role: APIKeyRole
+
+    /// Server keys are secret; client keys ship inside apps and read only what their holder may see.
+    public func requireServerKey(_ what: String) throws(ServiceError) {
+        guard role == .server else { throw .forbidden("\(what) needs a server key") }
+    }
 }
 
 /// Resolves `Authorization: Bearer <key>` to a caller.
@@ -19,23 +23,28 @@ public struct APIKeyAuthenticator: Sendable {
         entries = apps.flatMap { app in app.apiKeys.map { (digest: $0.sha256, app: app, role: $0.role) } }
     }
 
-    public func authenticate(_ request: HTTPRequest) throws(ServiceError) -> Caller {
-        guard let header = request.header("authorization") else {
-            throw ServiceError(status: 401, code: "UNAUTHORIZED", message: "an API key is required (Authorization: Bearer <key>)")
+    /// `authorization` is the header's value, nil when absent.
+    public func authenticate(authorization header: String?) throws(ServiceError) -> Caller {
+        guard let header else {
+            throw Self.unauthorized("an API key is required (Authorization: Bearer <key>)")
         }
         let bytes = Array(header.utf8)
         // "Bearer " (scheme case-insensitive, RFC 9110 §11.1), then the key.
         guard bytes.count > 7, bytes[6] == 0x20,
               String(decoding: bytes[0..<6], as: UTF8.self).lowercased() == "bearer" else {
-            throw ServiceError(status: 401, code: "UNAUTHORIZED", message: "the Authorization header must be Bearer <key>")
+            throw Self.unauthorized("the Authorization header must be Bearer <key>")
         }
         let digest = SHA256.hash(Array(bytes[7...]))
         var found: Int?
         for (index, entry) in entries.enumerated() where Self.constantTimeEqual(entry.digest, digest) {
             if found == nil { found = index }
         }
-        guard let found else { throw ServiceError(status: 401, code: "UNAUTHORIZED", message: "unknown API key") }
+        guard let found else { throw Self.unauthorized("unknown API key") }
         return Caller(app: entries[found].app, role: entries[found].role)
+    }
+
+    private static func unauthorized(_ message: String) -> ServiceError {
+        ServiceError(status: 401, code: "UNAUTHORIZED", message: message)
     }
 
     /// Compares every byte whatever the first difference; lengths are public (always 32 here).

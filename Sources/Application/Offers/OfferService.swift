@@ -37,11 +37,66 @@ public struct IntroductoryOfferRequest: Sendable {
 public struct OfferService: Sendable {
     public let app: AppConfiguration
     public let signers: AppSigners
+    /// The customer's stored history; nil where there is no store (`entitle sign-offer`).
+    let history: SubscriberQueries?
+    let pool: BlockingPool?
+    let instrumentation: any Instrumentation
 
     public init(app: AppConfiguration) {
+        self.init(app: app, history: nil, pool: nil, instrumentation: NoInstrumentation())
+    }
+
+    init(app: AppConfiguration, history: SubscriberQueries?, pool: BlockingPool?, instrumentation: any Instrumentation) {
         self.app = app
         signers = AppSigners(app: app)
+        self.history = history
+        self.pool = pool
+        self.instrumentation = instrumentation
     }
+
+    // MARK: - Use cases
+
+    /// Signs on the caller's thread when the offer's rule needs no history (CPU only, about a
+    /// tenth of a millisecond); reads the customer's history on the pool when it does.
+    public func signPromotionalOffer(_ request: PromotionalOfferRequest, now: Date, nonce: UUID = SecureRandom.uuid(),
+                                     completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {
+        guard needsHistory(offerId: request.offerId), let history, let pool else {
+            completion(Result { try signCounted(request, status: SubscriberStatus(), now: now, nonce: nonce) })
+            return
+        }
+        pool.run({
+            let token = try AppAccountToken.validated(request.appAccountToken)
+            let status = try history.status(appAccountToken: token, transactionId: request.transactionId, now: now)
+            return try signCounted(request, status: status, now: now, nonce: nonce)
+        }, completion: completion)
+    }
+
+    /// Decided from the customer's stored transactions, read on the pool.
+    public func introductoryOfferEligibility(_ request: IntroductoryOfferRequest, now: Date,
+                                             completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {
+        guard let history, let pool else {
+            completion(Result { try introductoryOfferEligibility(request, transactions: [], timestamp: now) })
+            return
+        }
+        pool.run({
+            let token = try AppAccountToken.validated(request.appAccountToken)
+            let transactions = try history.customerFacts(appAccountToken: token, transactionId: request.transactionId)
+                .flatMap(\.transactions)
+            let answer = try introductoryOfferEligibility(request, transactions: transactions, timestamp: now)
+            if answer["jws"] != nil { instrumentation.offerSigned(app: app.id, kind: "intro-eligibility-jws") }
+            return answer
+        }, completion: completion)
+    }
+
+    private func signCounted(_ request: PromotionalOfferRequest, status: SubscriberStatus, now: Date,
+                             nonce: UUID) throws -> JSONObject {
+        let answer = try signPromotionalOffer(request, subscriptions: status.subscriptions, nonce: nonce, timestamp: now)
+        instrumentation.offerSigned(app: app.id, kind: "v1")
+        if answer["jws"] != nil { instrumentation.offerSigned(app: app.id, kind: "promotional-jws") }
+        return answer
+    }
+
+    // MARK: - The decisions
 
     /// Signs a catalogued promotional offer: the v1 signature always, the v2 JWS when the key has
     /// an issuer ID. Never falls back to another offer.
@@ -49,9 +104,7 @@ public struct OfferService: Sendable {
     public func signPromotionalOffer(_ request: PromotionalOfferRequest, subscriptions: [SubscriptionState] = [],
                                      nonce: UUID = SecureRandom.uuid(),
                                      timestamp: Date = Date()) throws(ServiceError) -> JSONObject {
-        if let token = request.appAccountToken, !UUID.isCanonicalText(token) {
-            throw .badRequest("appAccountToken must be a UUID")
-        }
+        _ = try AppAccountToken.validated(request.appAccountToken)
         guard let offer = app.offers[request.offerId] else {
             throw .offerUnavailable("NOT_IN_CATALOG", "offer \"\(request.offerId)\" is not in the offer catalog")
         }
@@ -88,9 +141,8 @@ public struct OfferService: Sendable {
 
     /// The catalog rule against the customer's stored subscriptions in the offer's group.
     private func checkEligibility(_ offer: OfferConfiguration, subscriptions: [SubscriptionState]) throws(ServiceError) {
-        let rule = OfferEligibility.PromotionalRule(rawValue: offer.eligibility.rawValue) ?? .any
         let group = app.products[offer.productId]?.subscriptionGroup
-        guard OfferEligibility.promotional(rule: rule, group: group, subscriptions: subscriptions) else {
+        guard OfferEligibility.promotional(rule: offer.eligibility, group: group, subscriptions: subscriptions) else {
             throw .offerUnavailable("NOT_ELIGIBLE",
                                     "this offer is for \(offer.eligibility.rawValue) subscribers and the customer's stored history does not qualify")
         }
@@ -104,9 +156,7 @@ public struct OfferService: Sendable {
     public func introductoryOfferEligibility(_ request: IntroductoryOfferRequest, transactions: [TransactionRecord],
                                              nonce: UUID = SecureRandom.uuid(),
                                              timestamp: Date = Date()) throws(ServiceError) -> JSONObject {
-        if let token = request.appAccountToken, !UUID.isCanonicalText(token) {
-            throw .badRequest("appAccountToken must be a UUID")
-        }
+        _ = try AppAccountToken.validated(request.appAccountToken)
         guard let product = app.products[request.productId] else {
             throw ServiceError(status: 422, code: "UNKNOWN_PRODUCT",
                                message: "product \"\(request.productId)\" is not configured")

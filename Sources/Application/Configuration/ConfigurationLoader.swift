@@ -5,8 +5,6 @@ import JSON
 /// Reads the JSON configuration of API.md, applies environment overrides, loads the signing
 /// keys and checks every rule. Either a complete `EntitleConfiguration` or every problem at once.
 public enum ConfigurationLoader {
-    static let environmentNames: Set<String> = ["Production", "Sandbox", "Xcode", "LocalTesting"]
-
     public static func load(path: String,
                             environment: [String: String] = ProcessInfo.processInfo.environment)
         throws(ConfigurationError) -> EntitleConfiguration {
@@ -73,7 +71,8 @@ public enum ConfigurationLoader {
         var server = ServerSettings()
         guard let object else { return server }
         reader.checkMembers(object, allowed: ["host", "port", "eventLoops", "maxBodyBytes", "maxConnections",
-                                              "shutdownGraceSeconds", "headerTimeoutSeconds", "idleTimeoutSeconds"],
+                                              "shutdownGraceSeconds", "headerTimeoutSeconds", "idleTimeoutSeconds",
+                                              "blockingThreads"],
                             path: "server")
         if let host = reader.string(object, "host", path: "server") { server.host = host }
         if let port = reader.integer(object, "port", path: "server", range: 0...65535) { server.port = Int(port) }
@@ -83,6 +82,9 @@ public enum ConfigurationLoader {
         }
         if let count = reader.integer(object, "maxConnections", path: "server", range: 1...1_000_000) {
             server.maxConnections = Int(count)
+        }
+        if let count = reader.integer(object, "blockingThreads", path: "server", range: 0...1024) {
+            server.blockingThreads = Int(count)
         }
         for (key, keyPath) in [("shutdownGraceSeconds", \ServerSettings.shutdownGraceSeconds),
                                ("headerTimeoutSeconds", \.headerTimeoutSeconds),
@@ -98,7 +100,7 @@ public enum ConfigurationLoader {
     }
 
     /// `ENTITLE_HOST`, `ENTITLE_PORT`, `ENTITLE_EVENT_LOOPS`, `ENTITLE_MAX_BODY_BYTES`,
-    /// `ENTITLE_MAX_CONNECTIONS` override the file (deployments set them in the unit's environment).
+    /// `ENTITLE_MAX_CONNECTIONS`, `ENTITLE_BLOCKING_THREADS` override the file (deployments set them in the unit's environment).
     private static func applyServerOverrides(_ server: inout ServerSettings, environment: [String: String],
                                              reader: inout ConfigurationReader) {
         if let host = environment["ENTITLE_HOST"], !host.isEmpty { server.host = host }
@@ -107,6 +109,7 @@ public enum ConfigurationLoader {
             ("ENTITLE_EVENT_LOOPS", \.eventLoops, 0...256),
             ("ENTITLE_MAX_BODY_BYTES", \.maxBodyBytes, 1...(1 << 30)),
             ("ENTITLE_MAX_CONNECTIONS", \.maxConnections, 1...1_000_000),
+            ("ENTITLE_BLOCKING_THREADS", \.blockingThreads, 0...1024),
         ]
         for (name, keyPath, range) in integers {
             guard let text = environment[name] else { continue }

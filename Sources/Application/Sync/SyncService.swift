@@ -6,7 +6,7 @@ import JSON
 
 /// What a sync or back-fill did, item by item: nothing that failed is dropped silently (P-09).
 public struct SyncReport: Sendable {
-    public var environment: String?
+    public var environment: AppStoreEnvironment?
     public var stored = 0
     public var duplicates = 0
     public var revision: String?
@@ -14,7 +14,7 @@ public struct SyncReport: Sendable {
 
     public var json: JSONObject {
         var object: JSONObject = ["stored": .int(Int64(stored))]
-        if let environment { object["environment"] = .string(environment) }
+        if let environment { object["environment"] = .string(environment.rawValue) }
         if duplicates > 0 { object["duplicates"] = .int(Int64(duplicates)) }
         if let revision { object["revision"] = .string(revision) }
         object["failures"] = .array(failures.map { .object(["item": .string($0.item), "status": .string($0.status), "reason": .string($0.reason)]) })
@@ -27,8 +27,13 @@ public struct SyncReport: Sendable {
 /// (Get Notification History). Every signed item is verified and stored through the same path as
 /// notifications. Calls wait on the network: run them off the event loops.
 public struct SyncService: Sendable {
-    public let subscribers: SubscriberService
-    public let clients: [String: AppStoreServerAPIClient]
+    let app: AppConfiguration
+    let verification: VerificationService
+    let notifications: NotificationIngestion
+    let store: any FactStore
+    let pool: BlockingPool
+    let instrumentation: any Instrumentation
+    public let clients: [AppStoreEnvironment: AppStoreServerAPIClient]
     public let retry: RetryPolicy
 
     public enum SetupError: Error, CustomStringConvertible {
@@ -40,32 +45,52 @@ public struct SyncService: Sendable {
         }
     }
 
-    /// One client per enabled Production/Sandbox environment, with the app's key and issuer ID.
-    public init(subscribers: SubscriberService, retry: RetryPolicy = RetryPolicy()) throws {
-        let app = subscribers.app
+    /// One client per enabled environment the API serves (Production, Sandbox), with the app's key
+    /// and issuer ID.
+    init(app: AppConfiguration, verification: VerificationService, notifications: NotificationIngestion, store: any FactStore,
+         pool: BlockingPool, instrumentation: any Instrumentation, retry: RetryPolicy = RetryPolicy()) throws {
         guard let issuerId = app.signingKey.issuerId else { throw SetupError.noIssuerId(app.id) }
         let tokens = BearerTokenFactory(privateKey: app.signingKey.privateKey, keyId: app.signingKey.keyId,
                                         issuerId: issuerId, bundleId: app.bundleId)
-        var clients: [String: AppStoreServerAPIClient] = [:]
-        for environment in app.environments where environment == "Production" || environment == "Sandbox" {
-            let url = environment == "Production" ? app.serverAPI.productionURL : app.serverAPI.sandboxURL
-            clients[environment] = try AppStoreServerAPIClient(environment: environment, tokens: tokens, baseURL: url,
+        var clients: [AppStoreEnvironment: AppStoreServerAPIClient] = [:]
+        for environment in app.environments where environment.hasServerAPI {
+            let url = environment == .production ? app.serverAPI.productionURL : app.serverAPI.sandboxURL
+            clients[environment] = try AppStoreServerAPIClient(environment: environment.rawValue, tokens: tokens, baseURL: url,
                                                                caFile: app.serverAPI.caFile)
         }
-        self.subscribers = subscribers
+        self.app = app
+        self.verification = verification
+        self.notifications = notifications
+        self.store = store
+        self.pool = pool
+        self.instrumentation = instrumentation
         self.clients = clients
         self.retry = retry
     }
 
-    private var store: any FactStore { subscribers.store }
-    private var app: AppConfiguration { subscribers.app }
+    /// The environments to try, Production first (the order of APPSTORE.md §5.8's fallback).
+    private var environments: [AppStoreEnvironment] { AppStoreEnvironment.all.filter { clients[$0] != nil } }
+
+    // MARK: - Off the event loops
+
+    public func syncTransaction(_ transactionId: String, completion: @escaping @Sendable (Result<SyncReport, any Error>) -> Void) {
+        pool.run({ try syncTransaction(transactionId) }, completion: completion)
+    }
+
+    public func syncSubscriber(appAccountToken: String, completion: @escaping @Sendable (Result<SyncReport, any Error>) -> Void) {
+        pool.run({ try syncSubscriber(appAccountToken: appAccountToken) }, completion: completion)
+    }
+
+    public func backfill(start: Int64, end: Int64, completion: @escaping @Sendable (Result<SyncReport, any Error>) -> Void) {
+        pool.run({ try backfill(start: start, end: end) }, completion: completion)
+    }
 
     // MARK: - Customers
 
     /// Syncs the subscription `transactionId` belongs to. The environment is the stored one when
     /// known; otherwise Production, then Sandbox when Apple does not know the id (§5.8).
     public func syncTransaction(_ transactionId: String) throws -> SyncReport {
-        var candidates = clients.keys.sorted { ($0 == "Production" ? 0 : 1) < ($1 == "Production" ? 0 : 1) }
+        var candidates = environments
         if let known = try candidates.first(where: { try subscription(of: transactionId, environment: $0) != nil }) {
             candidates = [known]
         }
@@ -82,9 +107,10 @@ public struct SyncService: Sendable {
 
     /// Syncs every subscription linked to the token.
     public func syncSubscriber(appAccountToken: String) throws -> SyncReport {
+        let token = try AppAccountToken.validated(appAccountToken)
         var report = SyncReport()
-        for environment in clients.keys.sorted() {
-            for facts in try store.facts(appId: app.id, environment: environment, appAccountToken: appAccountToken.lowercased()) {
+        for environment in environments {
+            for facts in try store.facts(appId: app.id, environment: environment.rawValue, appAccountToken: token) {
                 let one = try sync(facts.originalTransactionId, environment: environment)
                 report.environment = one.environment
                 report.stored += one.stored
@@ -94,22 +120,36 @@ public struct SyncService: Sendable {
         return report
     }
 
-    private func sync(_ transactionId: String, environment: String) throws -> SyncReport {
-        guard let client = clients[environment] else { throw AppStoreAPIError.decoding("\(environment) is not enabled", environment: environment) }
+    private func sync(_ transactionId: String, environment: AppStoreEnvironment) throws -> SyncReport {
+        guard let client = clients[environment] else {
+            throw AppStoreAPIError.decoding("\(environment.rawValue) is not enabled", environment: environment.rawValue)
+        }
         let original = try subscription(of: transactionId, environment: environment)
-        let since = try original.flatMap { try store.syncRevision(appId: app.id, environment: environment, originalTransactionId: $0) }
+        let since = try original.flatMap {
+            try store.syncRevision(appId: app.id, environment: environment.rawValue, originalTransactionId: $0)
+        }
         let statuses = try retry.run { () throws(AppStoreAPIError) in try client.getAllSubscriptionStatuses(transactionId) }
         let history = try retry.run { () throws(AppStoreAPIError) in try client.getAllTransactionHistory(transactionId, since: since) }
         var report = SyncReport(environment: environment, revision: history.revision)
-        var batch = FactBatch(appId: app.id, environment: environment)
+        var batch = FactBatch(appId: app.id, environment: environment.rawValue)
         let items = history.signedTransactions + statuses.lastTransactions.compactMap(\.signedTransactionInfo)
         for jws in items {
-            let (_, result) = subscribers.verification.verifiedTransaction(jws, environment: environment)
-            switch result {
-            case .valid(let payload):
+            let verdict: VerificationResult<(JWSTransactionDecodedPayload, AppStoreEnvironment)>
+            var claimedId: String?
+            do {
+                let parsed = try SignedPayload(jws)
+                claimedId = parsed.payload["transactionId"]?.stringValue
+                verdict = verification.verifiedTransaction(parsed, environment: environment)
+            } catch {
+                verdict = .invalid(error)
+            }
+            instrumentation.verified(app: app.id, source: "sync", kind: SignedPayloadKind.transaction.rawValue,
+                                     result: verdict.statusName)
+            switch verdict {
+            case .valid(let (payload, _)):
                 if let record = TransactionRecord(payload) { batch.transactions.append((record, jws)) }
             case .invalid(let failure):
-                report.failures.append((SignedPayloadInspection.unverifiedPayload(jws)?["transactionId"]?.stringValue ?? "transaction",
+                report.failures.append((claimedId ?? "transaction",
                                         failure.status.rawValue, failure.reason))
             }
         }
@@ -120,11 +160,16 @@ public struct SyncService: Sendable {
         _ = try store.apply(batch)
         // One renewal info per subscription; each in its own batch (the newest signedDate wins).
         for jws in statuses.lastTransactions.compactMap(\.signedRenewalInfo) {
-            let (_, result) = subscribers.verification.verifiedRenewalInfo(jws, environment: environment)
+            let result: VerificationResult<(JWSRenewalInfoDecodedPayload, AppStoreEnvironment)>
+            do { result = verification.verifiedRenewalInfo(try SignedPayload(jws), environment: environment) } catch {
+                result = .invalid(error)
+            }
+            instrumentation.verified(app: app.id, source: "sync", kind: SignedPayloadKind.renewalInfo.rawValue,
+                                     result: result.statusName)
             switch result {
-            case .valid(let payload):
+            case .valid(let (payload, _)):
                 guard let record = RenewalRecord(payload) else { continue }
-                var renewal = FactBatch(appId: app.id, environment: environment)
+                var renewal = FactBatch(appId: app.id, environment: environment.rawValue)
                 renewal.renewal = (record, jws)
                 _ = try store.apply(renewal)
             case .invalid(let failure):
@@ -136,9 +181,11 @@ public struct SyncService: Sendable {
 
     /// The stored subscription `id` names: a stored transaction's, or `id` itself when it is an
     /// original transaction id with stored facts.
-    public func subscription(of id: String, environment: String) throws -> String? {
-        if let original = try store.originalTransactionId(appId: app.id, environment: environment, transactionId: id) { return original }
-        return try store.facts(appId: app.id, environment: environment, originalTransactionId: id) == nil ? nil : id
+    public func subscription(of id: String, environment: AppStoreEnvironment) throws -> String? {
+        if let original = try store.originalTransactionId(appId: app.id, environment: environment.rawValue, transactionId: id) {
+            return original
+        }
+        return try store.facts(appId: app.id, environment: environment.rawValue, originalTransactionId: id) == nil ? nil : id
     }
 
     // MARK: - Notifications
@@ -147,7 +194,8 @@ public struct SyncService: Sendable {
     /// applies what is missing, exactly as the webhook would (stored notifications are duplicates).
     public func backfill(start: Int64, end: Int64) throws -> SyncReport {
         var report = SyncReport()
-        for (environment, client) in clients.sorted(by: { $0.key < $1.key }) {
+        for environment in environments {
+            guard let client = clients[environment] else { continue }
             var token: String?
             repeat {
                 let page = try retry.run { () throws(AppStoreAPIError) in
@@ -155,14 +203,14 @@ public struct SyncService: Sendable {
                 }
                 for payload in page.signedPayloads {
                     do {
-                        let (batch, _) = try subscribers.prepareNotification(payload, claimedEnvironment: environment)
-                        if try store.apply(batch) == .applied { report.stored += 1 } else { report.duplicates += 1 }
-                    } catch let error as SubscriberService.IngestError {
-                        if case .verification(let failure) = error {
-                            report.failures.append(("notification", failure.status.rawValue, failure.reason))
-                        } else {
-                            report.failures.append(("notification", "INVALID_JWT_FORMAT", "\(error)"))
+                        switch try notifications.ingestNow(try SignedPayload(payload), source: "backfill", receivedAt: Date()) {
+                        case .applied: report.stored += 1
+                        case .duplicate: report.duplicates += 1
                         }
+                    } catch let failure as VerificationFailure {
+                        report.failures.append(("notification", failure.status.rawValue, failure.reason))
+                    } catch let refusal as FactsRefusal {
+                        report.failures.append(("notification", refusal.refusalName, refusal.message))
                     }
                 }
                 token = page.hasMore ? page.paginationToken : nil

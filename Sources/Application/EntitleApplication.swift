@@ -1,0 +1,126 @@
+import AppStore
+import Entitlements
+import Foundation
+import JSON
+
+/// The application: every app's use cases over one store and one blocking pool. The HTTP server
+/// and the command line both drive it; neither wires stores or services itself.
+public final class EntitleApplication: Sendable {
+    public let configuration: EntitleConfiguration
+    public let store: any FactStore
+    public let pool: BlockingPool
+    public let authenticator: APIKeyAuthenticator
+    public let apps: [String: AppServices]
+    private let appsByBundle: [String: AppServices]
+
+    public init(configuration: EntitleConfiguration, store: any FactStore, pool: BlockingPool? = nil,
+                revocationChecker: (any RevocationChecker)? = nil,
+                instrumentation: any Instrumentation = NoInstrumentation()) throws {
+        self.configuration = configuration
+        self.store = store
+        self.pool = pool ?? BlockingPool(threads: configuration.server.blockingThreads)
+        authenticator = APIKeyAuthenticator(apps: configuration.apps)
+        let needsOCSP = configuration.apps.contains { $0.verification.onlineChecks }
+        let checker = revocationChecker ?? (needsOCSP ? OCSPRevocationChecker() : nil)
+        var apps: [String: AppServices] = [:]
+        for app in configuration.apps {
+            apps[app.id] = try AppServices(app: app, store: store, pool: self.pool, revocationChecker: checker,
+                                           instrumentation: instrumentation)
+        }
+        self.apps = apps
+        appsByBundle = Dictionary(uniqueKeysWithValues: apps.values.map { ($0.app.bundleId, $0) })
+    }
+
+    /// The use cases of the app an API key belongs to.
+    public func services(for caller: Caller) -> AppServices { apps[caller.app.id]! }
+
+    public func services(appId: String) throws(ServiceError) -> AppServices {
+        guard let services = apps[appId] else { throw .badRequest("no app \"\(appId)\" in the configuration") }
+        return services
+    }
+
+    /// An App Store Server Notification, routed to the app whose bundle ID it claims (then
+    /// verified against that app's verifiers). The JWS is read once for routing and verification.
+    public func ingestNotification(signedPayload: String, receivedAt: Date,
+                                   completion: @escaping @Sendable (Result<NotificationIngestion.Outcome, any Error>) -> Void) {
+        let parsed: SignedPayload
+        do { parsed = try SignedPayload(signedPayload) } catch {
+            completion(.failure(error))
+            return
+        }
+        guard let bundleId = parsed.claimedNotificationBundleId, let services = appsByBundle[bundleId] else {
+            let claimed = parsed.claimedNotificationBundleId ?? "(absent)"
+            completion(.failure(VerificationFailure(.invalidAppIdentifier, "no configured app has bundle ID \(claimed)")))
+            return
+        }
+        services.notifications.ingest(parsed, receivedAt: receivedAt, completion: completion)
+    }
+
+    // MARK: - Operations
+
+    /// What `/readyz` reports. Not ready when the database does not answer, or when an app has a
+    /// signed environment without a trusted root (its notifications and transactions would all be
+    /// answered 503).
+    public struct Readiness: Sendable {
+        public var ready: Bool
+        public var checks: JSONObject
+    }
+
+    public func readiness(completion: @escaping @Sendable (Readiness) -> Void) {
+        pool.run({ try self.store.checkHealth() }) { [self] health in
+            let storageReady = (try? health.get()) != nil
+            var roots = JSONObject()
+            var rootsReady = true
+            for app in configuration.apps {
+                let missing = apps[app.id]?.verification.environmentsMissingRoots ?? []
+                if missing.isEmpty {
+                    let names = app.verification.rootCertificates.map { AppleRootCertificates.appleRootName(of: $0) ?? "private root" }
+                    roots[app.id] = .string(names.isEmpty ? "not needed" : names.joined(separator: ", "))
+                } else {
+                    rootsReady = false
+                    roots[app.id] = .string("no Apple root configured for \(missing.map(\.rawValue).joined(separator: ", ")): "
+                        + "verification answers 503 (run entitle fetch-apple-roots, then send SIGHUP)")
+                }
+            }
+            let checks: JSONObject = ["signingKeys": .string("\(configuration.apps.count) loaded"),
+                                      "storage": .string(storageReady ? "ok" : "the database does not answer"),
+                                      "rootCertificates": .object(roots)]
+            completion(Readiness(ready: storageReady && rootsReady, checks: checks))
+        }
+    }
+
+    /// Reads the configuration file again and trusts the roots it names now (SIGHUP). Nothing
+    /// else changes; a configuration with problems changes nothing. Returns the problems, or the
+    /// apps whose roots were replaced.
+    public func reloadRoots() -> (replaced: [String], problems: [String]) {
+        let fresh: EntitleConfiguration
+        do { fresh = try ConfigurationLoader.load(path: configuration.path) } catch { return ([], error.problems) }
+        var replaced: [String] = []
+        var problems: [String] = []
+        for app in fresh.apps {
+            guard let services = apps[app.id] else { continue }
+            do {
+                try services.verification.replaceRoots(app.verification.rootCertificates)
+                replaced.append(app.id)
+            } catch {
+                problems.append("app \(app.id): \(error)")
+            }
+        }
+        return (replaced, problems)
+    }
+
+    /// Start-up warnings about the configuration itself.
+    public var warnings: [String] {
+        configuration.apps.flatMap { app -> [String] in
+            var warnings: [String] = []
+            if app.verification.allowPrivateRoots {
+                warnings.append("app \(app.id): verification.allowPrivateRoots is on: roots other than Apple's are trusted")
+            }
+            if app.enablesUnsignedBesideProduction {
+                let unsigned = app.environments.filter { !$0.isSigned }.map(\.rawValue).joined(separator: ", ")
+                warnings.append("app \(app.id): \(unsigned) (unsigned data) is enabled beside Production")
+            }
+            return warnings
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import AppStore
+import AppStoreAPI
+import Entitlements
+import JSON
+import Storage
+
+/// A verdict that refuses the data: 422 `VERIFICATION_FAILED` (the App Store stops redelivering a
+/// notification), or 503 `RETRYABLE_VERIFICATION_FAILURE` when it may succeed later (no root
+/// configured yet, OCSP unreachable).
+extension VerificationFailure: HTTPStatusError {
+    public var httpStatus: Int { status == .retryableVerificationFailure ? 503 : 422 }
+    public var code: String { status == .retryableVerificationFailure ? "RETRYABLE_VERIFICATION_FAILURE" : "VERIFICATION_FAILED" }
+    public var message: String { reason }
+    public var details: JSONObject { ["status": .string(status.rawValue)] }
+}
+
+/// The database did not answer: nothing was acknowledged, the caller may retry.
+extension StorageError: HTTPStatusError {
+    public var httpStatus: Int { 503 }
+    public var code: String { "STORAGE_UNAVAILABLE" }
+    public var message: String { "storage failed; try again" }
+    public var logDetail: String? { description }
+}
+
+/// Verified data that cannot become facts.
+extension FactsRefusal: HTTPStatusError {
+    public var httpStatus: Int {
+        if case .nestedItemInvalid(let failure) = self { return failure.status == .retryableVerificationFailure ? 503 : 422 }
+        return 422
+    }
+    public var code: String {
+        if case .nestedItemInvalid(let failure) = self { return failure.code }
+        return "VERIFICATION_FAILED"
+    }
+    public var message: String {
+        switch self {
+        case .incomplete(let reason): reason
+        case .nestedItemInvalid(let failure): failure.reason
+        case .mismatchedRenewalInfo: "the renewal info belongs to another subscription"
+        }
+    }
+    public var details: JSONObject {
+        if case .nestedItemInvalid(let failure) = self { return failure.details }
+        return ["status": .string(VerificationStatus.invalidJWTFormat.rawValue)]
+    }
+}
+
+/// Apple's trouble as our answer: retryable → 503 with `Retry-After`, otherwise 502 with Apple's details.
+extension AppStoreAPIError: HTTPStatusError {
+    public var httpStatus: Int { isRetryable ? 503 : 502 }
+    public var code: String { isRetryable ? "APP_STORE_UNAVAILABLE" : "APP_STORE_API_ERROR" }
+    public var message: String { description }
+    public var details: JSONObject {
+        var details: JSONObject = [:]
+        if case .api(let status, let code, _, _, let environment) = self {
+            details["appStoreStatus"] = .int(Int64(status))
+            if let code { details["appStoreErrorCode"] = .int(code.rawValue) }
+            details["environment"] = .string(environment)
+        }
+        return details
+    }
+}

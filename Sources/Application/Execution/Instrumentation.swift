@@ -1,0 +1,20 @@
+/// What the use cases count, for `/metrics`. The server's `Metrics` implements it; the CLI and
+/// tests that need no counters use `NoInstrumentation`.
+public protocol Instrumentation: Sendable {
+    /// One verification of signed data: where it came from (`verify`, `transaction`,
+    /// `notification`, `sync`, …), the kind of item, and `VALID` or the failure's status.
+    func verified(app: String, source: String, kind: String, result: String)
+    /// A notification received, by type (once per verified notification, duplicates included).
+    func notificationReceived(app: String, type: String)
+    /// What became of a notification: `applied`, `duplicate`, or why it was refused.
+    func notificationOutcome(app: String, result: String)
+    func offerSigned(app: String, kind: String)
+}
+
+public struct NoInstrumentation: Instrumentation {
+    public init() {}
+    public func verified(app: String, source: String, kind: String, result: String) {}
+    public func notificationReceived(app: String, type: String) {}
+    public func notificationOutcome(app: String, result: String) {}
+    public func offerSigned(app: String, kind: String) {}
+}

@@ -1,0 +1,79 @@
+import AppStore
+import Entitlements
+import Foundation
+import JSON
+
+/// `POST /v1/transactions`: an app posts a signed transaction (and optionally its renewal info);
+/// it is verified, stored, and an untokened subscription is linked to the caller's token (once;
+/// a different existing link is a conflict and changes nothing).
+public struct TransactionIngestion: Sendable {
+    public struct Posted: Sendable {
+        public var transaction: JWSTransactionDecodedPayload
+        public var subscriber: JSONObject
+    }
+
+    let app: AppConfiguration
+    let verification: VerificationService
+    let store: any FactStore
+    let subscribers: SubscriberQueries
+    let pool: BlockingPool
+    let instrumentation: any Instrumentation
+
+    /// Verifies on the caller's thread (on the pool when verification waits on OCSP), writes
+    /// through the store's writer, then reads the subscriber back on the pool.
+    public func post(signedTransaction: String, signedRenewalInfo: String?, appAccountToken: String?, now: Date,
+                     completion: @escaping @Sendable (Result<Posted, any Error>) -> Void) {
+        let prepare: @Sendable () -> Void = {
+            let prepared: (FactBatch, JWSTransactionDecodedPayload, AppStoreEnvironment)
+            do {
+                prepared = try batch(signedTransaction: signedTransaction, signedRenewalInfo: signedRenewalInfo,
+                                     appAccountToken: appAccountToken)
+            } catch {
+                completion(.failure(error))
+                return
+            }
+            let (batch, payload, environment) = prepared
+            store.apply(batch) { outcome in
+                switch outcome {
+                case .failure(let error): completion(.failure(error))
+                case .success(.linkConflict): completion(.failure(ServiceError.conflict))
+                case .success:
+                    let original = batch.transactions[0].record.originalTransactionId
+                    subscribers.subscriber(originalTransactionId: original, environment: environment, at: now) { read in
+                        completion(read.map { Posted(transaction: payload, subscriber: $0 ?? [:]) })
+                    }
+                }
+            }
+        }
+        if verification.waitsOnNetwork { pool.submit(prepare) } else { prepare() }
+    }
+
+    /// Verification and the facts to store (CPU only unless the app uses online checks).
+    func batch(signedTransaction: String, signedRenewalInfo: String?,
+               appAccountToken: String?) throws -> (FactBatch, JWSTransactionDecodedPayload, AppStoreEnvironment) {
+        let token = try AppAccountToken.validated(appAccountToken)
+        let parsed: SignedPayload
+        do { parsed = try SignedPayload(signedTransaction) } catch {
+            count(.transaction, error.status.rawValue)
+            throw error
+        }
+        let verified = verification.verifiedTransaction(parsed)
+        count(.transaction, verified.statusName)
+        guard case .valid(let (payload, environment)) = verified else { throw verified.failure! }
+        var renewal: (JWSRenewalInfoDecodedPayload, String)?
+        if let signedRenewalInfo {
+            let parsedRenewal = try SignedPayload(signedRenewalInfo)
+            let result = verification.verifiedRenewalInfo(parsedRenewal, environment: environment)
+            count(.renewalInfo, result.statusName)
+            guard case .valid(let (renewalPayload, _)) = result else { throw result.failure! }
+            renewal = (renewalPayload, parsedRenewal.text)
+        }
+        let batch = try NotificationFacts.batch(transaction: payload, jws: parsed.text, renewal: renewal, appAccountToken: token,
+                                                appId: app.id, environment: environment.rawValue)
+        return (batch, payload, environment)
+    }
+
+    private func count(_ kind: SignedPayloadKind, _ result: String) {
+        instrumentation.verified(app: app.id, source: "transaction", kind: kind.rawValue, result: result)
+    }
+}

@@ -1,0 +1,112 @@
+import AppStore
+import Entitlements
+import Foundation
+import JSON
+
+/// "What does this customer have": stored facts of one app read and evaluated at an instant.
+///
+/// The throwing methods block on the store (the pool, the CLI); the ones with a completion run
+/// them on the blocking pool, so callers on an event loop never wait.
+public struct SubscriberQueries: Sendable {
+    public let app: AppConfiguration
+    let store: any FactStore
+    let pool: BlockingPool
+
+    /// The customer linked to `appAccountToken`, nil when nothing is stored for them.
+    public func subscriber(appAccountToken: String, environment: AppStoreEnvironment?, at now: Date) throws -> JSONObject? {
+        let token = try AppAccountToken.validated(appAccountToken)
+        let environment = try chosen(environment)
+        let facts = try store.facts(appId: app.id, environment: environment.rawValue, appAccountToken: token)
+        guard !facts.isEmpty else { return nil }
+        return render(facts, appAccountToken: token, environment: environment, now: now)
+    }
+
+    /// The subscriber a subscription belongs to (its whole subscriber when it is linked).
+    public func subscriber(originalTransactionId: String, environment: AppStoreEnvironment?, at now: Date) throws -> JSONObject? {
+        let environment = try chosen(environment)
+        guard let facts = try store.facts(appId: app.id, environment: environment.rawValue,
+                                          originalTransactionId: originalTransactionId) else { return nil }
+        if let token = facts.appAccountToken { return try subscriber(appAccountToken: token, environment: environment, at: now) }
+        return render([facts], appAccountToken: nil, environment: environment, now: now)
+    }
+
+    public func subscriber(appAccountToken: String, environment: AppStoreEnvironment?, at now: Date,
+                           completion: @escaping @Sendable (Result<JSONObject?, any Error>) -> Void) {
+        pool.run({ try subscriber(appAccountToken: appAccountToken, environment: environment, at: now) }, completion: completion)
+    }
+
+    public func subscriber(originalTransactionId: String, environment: AppStoreEnvironment?, at now: Date,
+                           completion: @escaping @Sendable (Result<JSONObject?, any Error>) -> Void) {
+        pool.run({ try subscriber(originalTransactionId: originalTransactionId, environment: environment, at: now) },
+                 completion: completion)
+    }
+
+    /// After a sync: the subscriber the synced transaction belongs to, in the environment the
+    /// sync found it in (nil when none).
+    public func subscriber(transactionId: String, syncedIn environment: AppStoreEnvironment?,
+                           completion: @escaping @Sendable (Result<JSONObject?, any Error>) -> Void) {
+        pool.run({
+            guard let environment else { return nil }
+            let original = try store.originalTransactionId(appId: app.id, environment: environment.rawValue, transactionId: transactionId)
+                ?? transactionId
+            return try subscriber(originalTransactionId: original, environment: environment, at: Date())
+        }, completion: completion)
+    }
+
+    /// The notification audit trail, newest first.
+    public func notifications(limit: Int, before: Int64?,
+                              completion: @escaping @Sendable (Result<[StoredNotification], any Error>) -> Void) {
+        pool.run({ try store.notifications(appId: app.id, limit: limit, before: before) }, completion: completion)
+    }
+
+    // MARK: - History for offers
+
+    /// The stored subscriptions of the customer a request names: those linked to its token, plus
+    /// the subscription its transaction id belongs to.
+    func customerFacts(appAccountToken: String?, transactionId: String?) throws -> [SubscriptionFacts] {
+        let environment = app.defaultEnvironment.rawValue
+        var facts: [SubscriptionFacts] = []
+        if let token = appAccountToken {
+            facts = try store.facts(appId: app.id, environment: environment, appAccountToken: token)
+        }
+        if let transactionId,
+           let original = try store.originalTransactionId(appId: app.id, environment: environment, transactionId: transactionId),
+           !facts.contains(where: { $0.originalTransactionId == original }),
+           let found = try store.facts(appId: app.id, environment: environment, originalTransactionId: original) {
+            facts.append(found)
+        }
+        return facts
+    }
+
+    /// The customer's status at `now` (promotional-offer rules).
+    func status(appAccountToken: String?, transactionId: String?, now: Date) throws -> SubscriberStatus {
+        evaluate(try customerFacts(appAccountToken: appAccountToken, transactionId: transactionId),
+                 environment: app.defaultEnvironment, now: now)
+    }
+
+    // MARK: - Evaluation
+
+    private func chosen(_ environment: AppStoreEnvironment?) throws(ServiceError) -> AppStoreEnvironment {
+        guard let environment else { return app.defaultEnvironment }
+        guard app.environments.contains(environment) else {
+            throw .badRequest("environment must be one of \(app.environments.map(\.rawValue).joined(separator: ", "))")
+        }
+        return environment
+    }
+
+    private func evaluate(_ facts: [SubscriptionFacts], environment: AppStoreEnvironment, now: Date) -> SubscriberStatus {
+        SubscriberEvaluation.evaluate(facts, now: Milliseconds.since1970(now), environment: environment.rawValue,
+                                      products: app.products, billingRetryGrantsAccess: app.billingRetryGrantsAccess)
+    }
+
+    private func render(_ facts: [SubscriptionFacts], appAccountToken: String?, environment: AppStoreEnvironment,
+                        now: Date) -> JSONObject {
+        SubscriberView.render(evaluate(facts, environment: environment, now: now), appAccountToken: appAccountToken,
+                              environment: environment)
+    }
+}
+
+/// Epoch milliseconds, the unit of every stored instant.
+public enum Milliseconds {
+    public static func since1970(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) }
+}

@@ -1,0 +1,27 @@
+import Application
+import HTTP
+import JSON
+
+/// `/healthz` (the process answers), `/readyz` (it can do its work: database, trusted roots) and
+/// `/metrics`.
+struct OperationsHandlers: Sendable {
+    let application: EntitleApplication
+    let metrics: Metrics
+
+    func health(_ context: HTTPRequestContext) {
+        context.respond(.json(200, Array(#"{"status":"ok"}"#.utf8)))
+    }
+
+    func readiness(_ context: HTTPRequestContext) {
+        application.readiness { readiness in
+            let body: JSONValue = .object(["status": .string(readiness.ready ? "ready" : "not ready"),
+                                           "checks": .object(readiness.checks)])
+            context.respond(.json(readiness.ready ? 200 : 503, body.serializedBytes))
+        }
+    }
+
+    func metrics(_ context: HTTPRequestContext) {
+        context.respond(HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
+                                     body: Array(metrics.render().utf8)))
+    }
+}

@@ -1,0 +1,30 @@
+import Application
+import HTTP
+
+/// Every endpoint of API.md, each a thin adapter over one use case.
+enum Routes {
+    static func make(_ application: EntitleApplication, metrics: Metrics) -> Router {
+        let operations = OperationsHandlers(application: application, metrics: metrics)
+        let offers = OfferHandlers(application: application)
+        let verify = VerifyHandler(application: application)
+        let subscribers = SubscriberHandlers(application: application)
+        let notifications = NotificationHandler(application: application)
+        let sync = SyncHandlers(application: application)
+        var router = Router()
+        router.add("GET", "/healthz") { operations.health($0) }
+        router.add("GET", "/readyz") { operations.readiness($0) }
+        router.add("GET", "/metrics") { operations.metrics($0) }
+        router.add("POST", "/v1/promotional-offers/sign") { offers.signPromotionalOffer($0) }
+        router.add("POST", "/v1/introductory-offers/eligibility") { offers.introductoryOfferEligibility($0) }
+        router.add("POST", "/v1/verify") { verify.handle($0) }
+        router.add("POST", "/v1/transactions") { subscribers.postTransaction($0) }
+        router.add("POST", "/v1/notifications/apple") { notifications.handle($0) }
+        router.add("GET", "/v1/notifications") { subscribers.listNotifications($0) }
+        router.add("GET", "/v1/subscribers/by-transaction/{originalTransactionId}") { subscribers.getSubscriberByTransaction($0) }
+        router.add("GET", "/v1/subscribers/{appAccountToken}") { subscribers.getSubscriber($0) }
+        router.add("POST", "/v1/subscribers/{appAccountToken}/sync") { sync.syncSubscriber($0) }
+        router.add("POST", "/v1/transactions/{transactionId}/sync") { sync.syncTransaction($0) }
+        router.add("POST", "/v1/notifications/apple/backfill") { sync.backfill($0) }
+        return router
+    }
+}
