@@ -98,7 +98,12 @@ final class Connection: @unchecked Sendable {
     private func processInput() {
         // After the client's EOF, requests already buffered are still answered.
         while inFlight == nil && !isClosed && !parseFailed && !(closeAfterWrite && !peerFinishedSending) {
-            if queuedOutputBytes > loop.configuration.maxQueuedOutputBytes { break }
+            if queuedOutputBytes > loop.configuration.maxQueuedOutputBytes {
+                // Full: try to send now; if the kernel took it, go on parsing, else EPOLLOUT resumes us.
+                flush()
+                if isClosed || queuedOutputBytes > loop.configuration.maxQueuedOutputBytes { break }
+                continue
+            }
             let event: HTTPParserEvent
             do {
                 event = try parser.next()
@@ -324,3 +329,4 @@ final class Connection: @unchecked Sendable {
         return value
     }
 }
+

@@ -73,7 +73,7 @@ final class HTTPServerFaultTests: XCTestCase {
             configuration.headerTimeout = 120
         }
         let client = try TestHTTPClient(port: server.port, timeout: 5, receiveBufferSize: 4096)
-        _ = client.sendAsMuchAsPossible(Array(String(repeating: rawRequest("GET", "/big"), count: 16).utf8), timeout: 1)
+        _ = client.sendAsMuchAsPossible(Array(String(repeating: rawRequest("GET", "/big"), count: 64).utf8), timeout: 1)
         // The server's kernel buffers keep sending after it closes, so watch the server's count.
         let started = Date()
         while server.statistics.timedOut == 0 && Date().timeIntervalSince(started) < 30 {
