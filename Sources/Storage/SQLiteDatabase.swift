@@ -5,6 +5,11 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
     public let code: Int32
     public let message: String
     public var description: String { "SQLite error \(code): \(message)" }
+
+    public init(code: Int32, message: String) {
+        self.code = code
+        self.message = message
+    }
 }
 
 /// `SQLITE_TRANSIENT`: SQLite copies bound text before `bind` returns (the macro is a cast Swift cannot import).

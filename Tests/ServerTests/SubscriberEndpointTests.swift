@@ -169,6 +169,51 @@ final class SubscriberEndpointTests: XCTestCase {
         XCTAssertEqual(loyalBody["error"]?["reason"], "NOT_ELIGIBLE")
     }
 
+    /// Apple's verifier answers a notification VALID whatever its nested items are; ingestion
+    /// refuses one whose nested transaction is not a valid JWS, and stores nothing of it.
+    func testANotificationWithAnUnreadableNestedItem() throws {
+        let broken = try notification("n-broken", type: "DID_RENEW", subtype: nil, transaction: "not-a-jws", renewal: nil,
+                                      signed: base + 3)
+        let (verified, answer) = request("POST", "/v1/verify", key: "server_key_0123456789", ["signedPayload": .string(broken)])
+        XCTAssertEqual(verified, 200, "\(answer)")
+        XCTAssertEqual(answer["payload"]?["notificationUUID"], "n-broken")
+        XCTAssertEqual(answer["nestedVerdicts"]?["signedTransactionInfo"]?["status"], "INVALID_JWT_FORMAT")
+        XCTAssertNil(answer["transactionInfo"])
+
+        let (refused, error) = request("POST", "/v1/notifications/apple", key: nil, ["signedPayload": .string(broken)])
+        XCTAssertEqual(refused, 422)
+        XCTAssertEqual(error["error"]?["status"], "INVALID_JWT_FORMAT")
+        XCTAssertTrue(error["error"]?["message"]?.stringValue?.hasPrefix("signedTransactionInfo:") == true, "\(error)")
+        XCTAssertEqual(request("GET", "/v1/notifications", key: "server_key_0123456789").1["notifications"], .array([]))
+    }
+
+    /// Every verification is counted by where it came from, kind and result; notifications by
+    /// type and, in another family, by outcome (so no sum counts one twice).
+    func testMetricsCountEveryVerificationOnce() throws {
+        XCTAssertEqual(request("POST", "/v1/transactions", ["signedTransaction": .string(try transaction("1000", token: token))]).0, 200)
+        let renewed = try notification("n-m", type: "DID_RENEW", subtype: nil, transaction: try transaction("1001", token: token),
+                                       renewal: try renewal(autoRenew: 1, signed: base + 4), signed: base + 4)
+        XCTAssertEqual(request("POST", "/v1/notifications/apple", key: nil, ["signedPayload": .string(renewed)]).0, 200)
+        XCTAssertEqual(request("POST", "/v1/notifications/apple", key: nil, ["signedPayload": .string(renewed)]).0, 200)
+        let forged = try JWSSigner.sign(header: try chain.header(), payload: try CompactJWS(renewed).payload, with: try P256.Signing.PrivateKey())
+        XCTAssertEqual(request("POST", "/v1/notifications/apple", key: nil, ["signedPayload": .string(forged)]).0, 422)
+
+        let metrics = entitle.metrics
+        XCTAssertEqual(metrics.total("entitle_verifications_total", matching: ["app": "app", "source": "transaction", "kind": "transaction",
+                                                                              "result": "VALID"]), 1)
+        XCTAssertEqual(metrics.total("entitle_verifications_total", matching: ["source": "notification", "kind": "notification",
+                                                                              "result": "VALID"]), 2)
+        XCTAssertEqual(metrics.total("entitle_verifications_total", matching: ["source": "notification", "kind": "transaction"]), 2)
+        XCTAssertEqual(metrics.total("entitle_verifications_total", matching: ["source": "notification", "kind": "renewal-info"]), 2)
+        XCTAssertEqual(metrics.total("entitle_verifications_total", matching: ["source": "notification",
+                                                                              "result": "VERIFICATION_FAILURE"]), 1)
+        XCTAssertEqual(metrics.total("entitle_notifications_received_total", matching: ["app": "app", "type": "DID_RENEW"]), 2)
+        XCTAssertEqual(metrics.total("entitle_notification_outcomes_total", matching: ["result": "applied"]), 1)
+        XCTAssertEqual(metrics.total("entitle_notification_outcomes_total", matching: ["result": "duplicate"]), 1)
+        XCTAssertEqual(metrics.total("entitle_notification_outcomes_total", matching: ["result": "VERIFICATION_FAILURE"]), 1)
+        XCTAssertEqual(metrics.total("entitle_notification_outcomes_total"), 3, "one outcome per notification received")
+    }
+
     func testLinkingAndConflicts() throws {
         let other = "11111111-2222-4333-8444-555555555555"
         let untokened = try transaction("2000", original: "2000")

@@ -1,0 +1,222 @@
+import AppStore
+import Application
+import Entitlements
+import Foundation
+import HTTP
+import JSON
+import Server
+import Storage
+import TestSupport
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What an operator sees: log lines, levels and error answers, start-up warnings, readiness and
+/// SIGHUP, and the command line's help.
+final class OperationsTests: XCTestCase {
+    private var folder: URL!
+
+    override func setUpWithError() throws {
+        folder = try makeTemporaryDirectory()
+        let example = packageRoot.appendingPathComponent("Keys.example")
+        try FileManager.default.copyItem(at: example.appendingPathComponent("SubscriptionKey_EXAMPLEKEY.p8"),
+                                         to: folder.appendingPathComponent("SubscriptionKey_EXAMPLEKEY.p8"))
+    }
+
+    override func tearDownWithError() throws { try? FileManager.default.removeItem(at: folder) }
+
+    /// The example configuration on port 0, with `replacements` applied to its text.
+    private func writeConfig(_ replacements: [(String, String)] = []) throws -> String {
+        var text = try String(contentsOf: packageRoot.appendingPathComponent("Keys.example/entitle.json"), encoding: .utf8)
+            .replacingOccurrences(of: #""port": 8080"#, with: #""port": 0"#)
+        for (old, new) in replacements { text = text.replacingOccurrences(of: old, with: new) }
+        let path = folder.appendingPathComponent("entitle.json").path
+        try writeFile(URL(fileURLWithPath: path), text)
+        return path
+    }
+
+    // MARK: - Logs and the error path
+
+    func testErrorLinesCarryCodeReasonAppAndRouteAtTheirLevel() throws {
+        var pipe: [Int32] = [0, 0]
+        XCTAssertEqual(Glibc.pipe(&pipe), 0)
+        let configuration = try ConfigurationLoader.load(path: try writeConfig([(#""environments": ["Production", "Sandbox"]"#,
+                                                                                 #""environments": ["Production", "Xcode"]"#)]),
+                                                         environment: [:])
+        let server = try EntitleServer(configuration: configuration, logOutput: pipe[1], store: InMemoryFactStore())
+        server.start()
+        let reader = LineReader(FileHandle(fileDescriptor: pipe[0], closeOnDealloc: true))
+        defer {
+            server.shutdown()
+            server.waitUntilStopped()
+            server.logger.close()
+            close(pipe[1])
+        }
+        var lines: [JSONValue] = []
+        func next(_ message: String) throws -> JSONValue {
+            while let line = reader.nextLine() {
+                let parsed = try JSONParser.parse(line)
+                lines.append(parsed)
+                if parsed["msg"]?.stringValue == message { return parsed }
+            }
+            struct MissingLine: Error, CustomStringConvertible { let description: String }
+            throw MissingLine(description: "no \(message) line; saw \(lines)")
+        }
+        _ = try next("listening")
+        let client = try TestHTTPClient(port: server.port)
+        try client.send(rawRequest("POST", "/v1/promotional-offers/sign", headers: ["Content-Type: application/json"],
+                                   body: #"{"productId":"pro.monthly","offerId":"welcome20"}"#))
+        XCTAssertEqual(try client.readResponse().status, 401)
+        let unauthorized = try next("request")
+        XCTAssertEqual(unauthorized["level"], "warn")
+        XCTAssertEqual(unauthorized["code"], "UNAUTHORIZED")
+        XCTAssertEqual(unauthorized["route"], "/v1/promotional-offers/sign")
+        XCTAssertNotNil(unauthorized["reason"]?.stringValue)
+
+        try client.send(rawRequest("POST", "/v1/promotional-offers/sign",
+                                   headers: ["Authorization: Bearer client_example_not_secret_0001", "Content-Type: application/json"],
+                                   body: #"{"productId":"pro.yearly","offerId":"welcome20"}"#))
+        XCTAssertEqual(try client.readResponse().status, 422)
+        let unavailable = try next("request")
+        XCTAssertEqual(unavailable["level"], "info")
+        XCTAssertEqual(unavailable["code"], "OFFER_UNAVAILABLE")
+        XCTAssertEqual(unavailable["app"], "example")
+
+        try client.send(rawRequest("GET", "/v1/no-such-thing?x=1"))
+        XCTAssertEqual(try client.readResponse().status, 404)
+        let notFound = try next("request")
+        XCTAssertEqual(notFound["route"], "unmatched")
+        XCTAssertEqual(notFound["path"], "/v1/no-such-thing", "404 lines say what was asked for, without the query")
+
+        // No key material anywhere in what was logged.
+        for line in lines { XCTAssertFalse(line.serializedString.contains("not_secret"), line.serializedString) }
+        // Start-up said that unsigned data is accepted beside Production.
+        XCTAssertTrue(lines.contains { $0["level"] == "warn" && $0["msg"]?.stringValue?.contains("Xcode") == true }, "\(lines)")
+    }
+
+    /// A store failure is 503 and retryable; an error nobody anticipated is 500 `INTERNAL` with
+    /// the request id to quote, not a silent "try again".
+    func testUnknownErrorsAre500WithTheRequestIdAndStorageErrors503() throws {
+        let configuration = try ConfigurationLoader.load(path: try writeConfig(), environment: [:])
+        let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+        let request = HTTPRequest(method: "GET", target: "/v1/subscribers/\(token)",
+                                  headers: [("authorization", "Bearer client_example_not_secret_0001")])
+
+        let broken = try EntitleServer(configuration: configuration, logOutput: nil, store: FailingStore(error: Unexpected()))
+        let unforeseen = broken.handle(request)
+        XCTAssertEqual(unforeseen.status, 500)
+        let body = try JSONParser.parse(unforeseen.body)
+        XCTAssertEqual(body["error"]?["code"], "INTERNAL")
+        XCTAssertEqual(body["error"]?["requestId"], "test")
+        XCTAssertFalse(String(decoding: unforeseen.body, as: UTF8.self).contains("secret detail"), "the description stays in the log")
+        XCTAssertTrue(unforeseen.logAnnotations.contains { $0.key == "reason" && $0.value.contains("secret detail") })
+
+        let unavailable = try EntitleServer(configuration: configuration, logOutput: nil,
+                                            store: FailingStore(error: StorageError(code: 10, message: "disk I/O error")))
+        let answer = unavailable.handle(request)
+        XCTAssertEqual(answer.status, 503)
+        XCTAssertEqual(try JSONParser.parse(answer.body)["error"]?["code"], "STORAGE_UNAVAILABLE")
+        XCTAssertNotNil(answer.header("Retry-After"))
+        XCTAssertFalse(String(decoding: answer.body, as: UTF8.self).contains("disk I/O"))
+    }
+
+    // MARK: - Readiness and SIGHUP
+
+    func testReadinessTellsTheTruthAndSIGHUPReloadsRoots() throws {
+        let chain = try TestChain()
+        let path = try writeConfig([(#""billingRetryGrantsAccess": false"#,
+                                     #""billingRetryGrantsAccess": false, "verification": {"allowPrivateRoots": true}"#)])
+        let process = Process()
+        process.executableURL = entitleExecutable
+        process.arguments = ["serve", "--config", path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        defer {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        let reader = LineReader(output.fileHandleForReading)
+        let port = Int(try XCTUnwrap(try JSONParser.parse(try XCTUnwrap(reader.nextLine()))["port"]?.int64Value))
+        func readiness() throws -> (Int, JSONValue) {
+            let client = try TestHTTPClient(port: port)
+            try client.send(rawRequest("GET", "/readyz"))
+            let response = try client.readResponse()
+            return (response.status, try JSONParser.parse(response.body))
+        }
+        let (before, checks) = try readiness()
+        XCTAssertEqual(before, 503, "no trusted root: notifications would all be answered 503")
+        XCTAssertTrue(checks["checks"]?["rootCertificates"]?["example"]?.stringValue?.contains("SIGHUP") == true, "\(checks)")
+
+        let roots = folder.appendingPathComponent("apple-roots")
+        try FileManager.default.createDirectory(at: roots, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: chain.folder.appendingPathComponent("root.pem"), to: roots.appendingPathComponent("root.pem"))
+        kill(process.processIdentifier, SIGHUP)
+        var after = 0
+        for _ in 0..<50 where after != 200 {
+            Thread.sleep(forTimeInterval: 0.1)
+            after = try readiness().0
+        }
+        XCTAssertEqual(after, 200, "roots added to apple-roots/ are trusted after SIGHUP")
+    }
+
+    // MARK: - The command line
+
+    func testEveryCommandHasHelpAndTheBinaryAVersion() throws {
+        for command in ["serve", "sign-offer", "verify", "check-config", "keygen", "fetch-apple-roots", "sync", "backfill",
+                        "test-notification"] {
+            let help = try runProcess(entitleExecutable.path, [command, "--help"])
+            XCTAssertEqual(help.status, 0, command)
+            XCTAssertTrue(help.stdout.hasPrefix("usage: entitle \(command)"), "\(command): \(help.stdout)")
+        }
+        let version = try runProcess(entitleExecutable.path, ["--version"])
+        XCTAssertEqual(version.status, 0)
+        XCTAssertEqual(version.stdout, "entitle \(EntitleVersion.current)\n")
+        let bare = try runProcess(entitleExecutable.path, [])
+        XCTAssertEqual(bare.status, 2, "no command is a usage error")
+        XCTAssertTrue(bare.stderr.contains("usage: entitle <command>"))
+        XCTAssertEqual(try runProcess(entitleExecutable.path, ["frobnicate"]).status, 2)
+        XCTAssertEqual(try runProcess(entitleExecutable.path, ["--help"]).status, 0)
+    }
+
+    /// With few descriptors, `maxConnections` is clamped to what they allow, and start-up says so.
+    func testMaxConnectionsIsClampedToTheDescriptorLimit() throws {
+        let path = try writeConfig()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "ulimit -n 256 && exec \"$0\" serve --config \"$1\"", entitleExecutable.path, path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        defer {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        let reader = LineReader(output.fileHandleForReading)
+        var warning: String?
+        for _ in 0..<6 {
+            guard let line = reader.nextLine() else { break }
+            if line.contains("maxConnections") { warning = line; break }
+        }
+        let parsed = try JSONParser.parse(try XCTUnwrap(warning, "no clamp warning"))
+        XCTAssertEqual(parsed["level"], "warn")
+        XCTAssertTrue(parsed["msg"]?.stringValue?.contains("using 192") == true, parsed.serializedString)
+    }
+}
+
+private struct Unexpected: Error, CustomStringConvertible {
+    var description: String { "secret detail of an unforeseen failure" }
+}
+
+/// A store whose every read fails with `error` (writes too).
+private struct FailingStore: FactStore {
+    let error: any Error & Sendable
+    func apply(_ batch: FactBatch) throws -> ApplyOutcome { throw error }
+    func facts(appId: String, environment: String, appAccountToken: String) throws -> [SubscriptionFacts] { throw error }
+    func facts(appId: String, environment: String, originalTransactionId: String) throws -> SubscriptionFacts? { throw error }
+    func syncRevision(appId: String, environment: String, originalTransactionId: String) throws -> String? { throw error }
+    func originalTransactionId(appId: String, environment: String, transactionId: String) throws -> String? { throw error }
+    func notifications(appId: String, limit: Int, before: Int64?) throws -> [StoredNotification] { throw error }
+    func checkHealth() throws { throw error }
+}
