@@ -50,8 +50,11 @@ enum StorageBenchmarks {
             }
             _ = try store.apply(batch)
         }
-        print(JSONValue.object(["name": "fill-db.transactions", "value": .double(Double(total) / Date().timeIntervalSince(start)),
-                                "unit": "transactions/s", "threads": 1, "sampleToken": .string(token(subscribers / 2))]).serializedString)
+        print(
+            JSONValue.object([
+                "name": "fill-db.transactions", "value": .double(Double(total) / Date().timeIntervalSince(start)),
+                "unit": "transactions/s", "threads": 1, "sampleToken": .string(token(subscribers / 2)),
+            ]).serializedString)
         return 0
     }
 
@@ -65,7 +68,8 @@ enum StorageBenchmarks {
         }
         let count = Int(options["count"] ?? "") ?? 20_000
         let folder = URL(fileURLWithPath: chainFolder)
-        let key = try P256.Signing.PrivateKey(pemRepresentation: String(contentsOf: folder.appendingPathComponent("leaf.key"), encoding: .utf8))
+        let key = try P256.Signing.PrivateKey(
+            pemRepresentation: String(contentsOf: folder.appendingPathComponent("leaf.key"), encoding: .utf8))
         let x5c = try ["leaf.pem", "intermediate.pem", "root.pem"].map {
             JSONValue.string(Base64.encode(try Certificate.load(contentsOf: folder.appendingPathComponent($0).path)[0].derRepresentation))
         }
@@ -75,17 +79,23 @@ enum StorageBenchmarks {
         let run = UInt32.random(in: 0...UInt32.max)
         var output: [UInt8] = []
         for index in 0..<count {
-            let transaction = try JWSSigner.sign(header: header, payload: [
-                "transactionId": .string("i\(run)-\(index)"), "originalTransactionId": .string("io\(run)-\(index % 5000)"),
-                "bundleId": "com.example.app", "productId": "pro.monthly", "type": "Auto-Renewable Subscription",
-                "environment": "Sandbox", "purchaseDate": .int(base), "expiresDate": .int(base + 86_400_000),
-                "signedDate": .int(base + Int64(index % 1000)),
-            ], with: key)
-            let notification = try JWSSigner.sign(header: header, payload: [
-                "notificationType": "DID_RENEW", "notificationUUID": .string(String(format: "%08x-0000-4000-8000-%012d", run, index)),
-                "signedDate": .int(base + Int64(index % 1000)),
-                "data": .object(["bundleId": "com.example.app", "environment": "Sandbox", "signedTransactionInfo": .string(transaction)]),
-            ], with: key)
+            let transaction = try JWSSigner.sign(
+                header: header,
+                payload: [
+                    "transactionId": .string("i\(run)-\(index)"), "originalTransactionId": .string("io\(run)-\(index % 5000)"),
+                    "bundleId": "com.example.app", "productId": "pro.monthly", "type": "Auto-Renewable Subscription",
+                    "environment": "Sandbox", "purchaseDate": .int(base), "expiresDate": .int(base + 86_400_000),
+                    "signedDate": .int(base + Int64(index % 1000)),
+                ], with: key)
+            let notification = try JWSSigner.sign(
+                header: header,
+                payload: [
+                    "notificationType": "DID_RENEW", "notificationUUID": .string(String(format: "%08x-0000-4000-8000-%012d", run, index)),
+                    "signedDate": .int(base + Int64(index % 1000)),
+                    "data": .object([
+                        "bundleId": "com.example.app", "environment": "Sandbox", "signedTransactionInfo": .string(transaction),
+                    ]),
+                ], with: key)
             JSONValue.object(["signedPayload": .string(notification)]).write(into: &output)
             output.append(0x0A)
         }

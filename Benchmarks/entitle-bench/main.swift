@@ -1,11 +1,10 @@
 import AppStore
-import Foundation
+import Application
 import Crypto
-import Foundation
 import Entitlements
+import Foundation
 import HTTP
 import JSON
-import Application
 import Server
 
 /// `swift run -c release entitle-bench [--seconds N] [--filter NAME]`
@@ -51,12 +50,14 @@ while let argument = arguments.next() {
 }
 
 // A key read from a .p8 (as the server does) unless none is given.
-let key = try keyPath.map { try P256.Signing.PrivateKey(pemRepresentation: String(contentsOfFile: $0, encoding: .utf8)) }
+let key =
+    try keyPath.map { try P256.Signing.PrivateKey(pemRepresentation: String(contentsOfFile: $0, encoding: .utf8)) }
     ?? P256.Signing.PrivateKey()
 let publicKey = try key.publicKey
 let v1 = PromotionalOfferSigner(privateKey: key, keyId: "BENCHKEY01", bundleId: "com.example.entitle.bench")
-let creator = JWSSignatureCreator(privateKey: key, keyId: "BENCHKEY01", issuerId: "57246542-96fe-1a63-e053-0824d011072a",
-                                  bundleId: "com.example.entitle.bench")
+let creator = JWSSignatureCreator(
+    privateKey: key, keyId: "BENCHKEY01", issuerId: "57246542-96fe-1a63-e053-0824d011072a",
+    bundleId: "com.example.entitle.bench")
 let promotional = PromotionalOfferV2SignatureCreator(creator)
 let eligibility = IntroductoryOfferEligibilitySignatureCreator(creator)
 let message = [UInt8](repeating: 0x5A, count: 1024)
@@ -68,43 +69,66 @@ func makeInProcessServer() throws -> EntitleServer {
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: folder) }
     try Data(try key.pemRepresentation.utf8).write(to: folder.appendingPathComponent("key.p8"))
-    try Data(#"""
+    try Data(
+        #"""
         {"server": {"port": 0, "eventLoops": 1}, "apps": [{"id": "bench", "bundleId": "com.example.entitle.bench",
           "environments": ["Sandbox"], "signingKey": {"keyId": "BENCHKEY01", "privateKeyFile": "key.p8"},
           "apiKeys": [{"key": "client_bench_key_not_secret", "role": "client"}],
           "products": {"pro.monthly": {"subscriptionGroup": "1"}},
           "offers": {"winback50": {"productId": "pro.monthly", "offerIdentifier": "winback50"}}}]}
-        """#.utf8).write(to: folder.appendingPathComponent("entitle.json"))
+        """#.utf8
+    ).write(to: folder.appendingPathComponent("entitle.json"))
     let configuration = try ConfigurationLoader.load(path: folder.appendingPathComponent("entitle.json").path)
     return try EntitleServer(configuration: configuration, logOutput: nil, store: InMemoryFactStore())
 }
 let inProcess = try makeInProcessServer()
-let signRequest = HTTPRequest(method: "POST", target: "/v1/promotional-offers/sign",
-                              headers: [("host", "bench"), ("content-type", "application/json"),
-                                        ("authorization", "Bearer client_bench_key_not_secret")],
-                              body: Array(#"{"productId":"pro.monthly","offerId":"winback50","appAccountToken":"7e3fb20b-4cdb-47cc-936d-99d65f608138"}"#.utf8))
+let signRequest = HTTPRequest(
+    method: "POST", target: "/v1/promotional-offers/sign",
+    headers: [
+        ("host", "bench"), ("content-type", "application/json"),
+        ("authorization", "Bearer client_bench_key_not_secret"),
+    ],
+    body: Array(#"{"productId":"pro.monthly","offerId":"winback50","appAccountToken":"7e3fb20b-4cdb-47cc-936d-99d65f608138"}"#.utf8))
 
 let benchmarks: [(String, () throws -> Void)] = [
-    ("sign.v1", {
-        _ = try v1.signature(productIdentifier: "pro.monthly", subscriptionOfferID: "winback50",
-                             appAccountToken: "7e3fb20b-4cdb-47cc-936d-99d65f608138", nonce: SecureRandom.uuid(),
-                             timestamp: 1_764_422_060_123)
-    }),
-    ("sign.promotional-jws", {
-        _ = try promotional.createSignature(productId: "pro.monthly", offerIdentifier: "winback50",
-                                            transactionId: "2000000123456789")
-    }),
-    ("sign.intro-eligibility-jws", {
-        _ = try eligibility.createSignature(productId: "pro.monthly", allowIntroductoryOffer: true,
-                                            transactionId: "2000000123456789")
-    }),
-    ("ecdsa.verify", {
-        guard publicKey.isValidSignature(signature, for: message) else { fatalError("verify failed") }
-    }),
+    (
+        "sign.v1",
+        {
+            _ = try v1.signature(
+                productIdentifier: "pro.monthly", subscriptionOfferID: "winback50",
+                appAccountToken: "7e3fb20b-4cdb-47cc-936d-99d65f608138", nonce: SecureRandom.uuid(),
+                timestamp: 1_764_422_060_123)
+        }
+    ),
+    (
+        "sign.promotional-jws",
+        {
+            _ = try promotional.createSignature(
+                productId: "pro.monthly", offerIdentifier: "winback50",
+                transactionId: "2000000123456789")
+        }
+    ),
+    (
+        "sign.intro-eligibility-jws",
+        {
+            _ = try eligibility.createSignature(
+                productId: "pro.monthly", allowIntroductoryOffer: true,
+                transactionId: "2000000123456789")
+        }
+    ),
+    (
+        "ecdsa.verify",
+        {
+            guard publicKey.isValidSignature(signature, for: message) else { fatalError("verify failed") }
+        }
+    ),
     ("sha256.1KiB", { _ = SHA256.hash(message) }),
-    ("http.sign.in-process", {
-        guard inProcess.handle(signRequest).status == 200 else { fatalError("sign request failed") }
-    }),
+    (
+        "http.sign.in-process",
+        {
+            guard inProcess.handle(signRequest).status == 200 else { fatalError("sign request failed") }
+        }
+    ),
 ]
 
 // Verification, on the bench-peer fixture (the same signed transaction the Python peer verifies)
@@ -113,42 +137,63 @@ let shared = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletin
     .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared")
 var verifyBenchmarks: [(String, () throws -> Void)] = []
 if let body = FileManager.default.contents(atPath: shared.appendingPathComponent("bench-peer/fixtures/verify-body.json").path),
-   let jws = try JSONParser.parse([UInt8](body))["signedTransaction"]?.stringValue {
+    let jws = try JSONParser.parse([UInt8](body))["signedTransaction"]?.stringValue
+{
     let root = try Certificate.load(contentsOf: shared.appendingPathComponent("bench-peer/fixtures/verify-root.der").path)
-    let configuration = SignedDataVerifier.Configuration(rootCertificates: root, bundleId: "com.example.entitle.bench",
-                                                         appAppleId: nil, environment: .sandbox, onlineChecks: false)
+    let configuration = SignedDataVerifier.Configuration(
+        rootCertificates: root, bundleId: "com.example.entitle.bench",
+        appAppleId: nil, environment: .sandbox, onlineChecks: false)
     let warm = try SignedDataVerifier(configuration)
     let cold = try SignedDataVerifier(configuration, chainCache: VerifiedChainCache(capacity: 0))
-    verifyBenchmarks.append(("verify.transaction.warm", { guard warm.verifyTransaction(jws).payload != nil else { fatalError("invalid") } }))
-    verifyBenchmarks.append(("verify.transaction.cold", { guard cold.verifyTransaction(jws).payload != nil else { fatalError("invalid") } }))
+    verifyBenchmarks.append(
+        ("verify.transaction.warm", { guard warm.verifyTransaction(jws).payload != nil else { fatalError("invalid") } }))
+    verifyBenchmarks.append(
+        ("verify.transaction.cold", { guard cold.verifyTransaction(jws).payload != nil else { fatalError("invalid") } }))
     // The parts of a cold verification, to see where its time goes.
     let x5c = try CompactJWS(jws).header["x5c"]!.arrayValue!.map { try Base64.decode($0.stringValue!) }
     let chainVerifier = try CertificateChainVerifier(trustedRoots: root)
     let leaf = try Certificate(derEncoded: x5c[0]), intermediate = try Certificate(derEncoded: x5c[1])
     verifyBenchmarks.append(("x509.parse", { _ = try Certificate(derEncoded: x5c[0]) }))
-    verifyBenchmarks.append(("x509.chain", {
-        guard case .valid = chainVerifier.verify(leaf: leaf, intermediates: [intermediate], at: Date(timeIntervalSince1970: 1_795_959_125)) else { fatalError("chain") }
-    }))
+    verifyBenchmarks.append(
+        (
+            "x509.chain",
+            {
+                guard
+                    case .valid = chainVerifier.verify(
+                        leaf: leaf, intermediates: [intermediate], at: Date(timeIntervalSince1970: 1_795_959_125))
+                else { fatalError("chain") }
+            }
+        ))
 }
 let realFolder = shared.appendingPathComponent("conformance/real-appstore")
 if let g3 = try? Certificate.load(contentsOf: shared.appendingPathComponent("conformance/roots/AppleRootCA-G3.cer").path),
-   let notification = try? String(contentsOf: realFolder.appendingPathComponent("session-00-notification-DID_RENEW.jws"), encoding: .utf8),
-   let renewal = try? String(contentsOf: realFolder.appendingPathComponent("session-02-renewalinfo.jws"), encoding: .utf8) {
-    let configuration = SignedDataVerifier.Configuration(rootCertificates: g3, bundleId: "com.loki-project.loki-messenger",
-                                                         appAppleId: nil, environment: .sandbox, onlineChecks: false)
+    let notification = try? String(contentsOf: realFolder.appendingPathComponent("session-00-notification-DID_RENEW.jws"), encoding: .utf8),
+    let renewal = try? String(contentsOf: realFolder.appendingPathComponent("session-02-renewalinfo.jws"), encoding: .utf8)
+{
+    let configuration = SignedDataVerifier.Configuration(
+        rootCertificates: g3, bundleId: "com.loki-project.loki-messenger",
+        appAppleId: nil, environment: .sandbox, onlineChecks: false)
     let warm = try SignedDataVerifier(configuration)
     let cold = try SignedDataVerifier(configuration, chainCache: VerifiedChainCache(capacity: 0))
-    verifyBenchmarks.append(("verify.notification.warm", { guard warm.verifyNotification(notification).payload != nil else { fatalError("invalid") } }))
-    verifyBenchmarks.append(("verify.renewal-info.warm", { guard warm.verifyRenewalInfo(renewal).payload != nil else { fatalError("invalid") } }))
-    verifyBenchmarks.append(("verify.notification.cold.apple-chain", { guard cold.verifyNotification(notification).payload != nil else { fatalError("invalid") } }))
+    verifyBenchmarks.append(
+        ("verify.notification.warm", { guard warm.verifyNotification(notification).payload != nil else { fatalError("invalid") } }))
+    verifyBenchmarks.append(
+        ("verify.renewal-info.warm", { guard warm.verifyRenewalInfo(renewal).payload != nil else { fatalError("invalid") } }))
+    verifyBenchmarks.append(
+        (
+            "verify.notification.cold.apple-chain",
+            { guard cold.verifyNotification(notification).payload != nil else { fatalError("invalid") } }
+        ))
 }
 
 var results: [Measurement] = []
 for (name, operation) in benchmarks + verifyBenchmarks where filter.map({ name.contains($0) }) ?? true {
     let result = try measure(name, seconds: seconds, operation)
     results.append(result)
-    let line: JSONValue = .object(["name": .string(name), "value": .double((result.operationsPerSecond * 10).rounded() / 10),
-                                   "unit": "ops/s", "threads": 1])
+    let line: JSONValue = .object([
+        "name": .string(name), "value": .double((result.operationsPerSecond * 10).rounded() / 10),
+        "unit": "ops/s", "threads": 1,
+    ])
     print(line.serializedString)
 }
 print("")

@@ -39,10 +39,13 @@ public struct AdvancedCommerceInAppSignatureCreator: Sendable {
 
     public init(_ creator: JWSSignatureCreator) { self.creator = creator }
 
-    public func createSignature(request: AdvancedCommerceInAppRequest, nonce: UUID = SecureRandom.uuid(),
-                                issuedAt: Date = Date()) throws(CryptoError) -> String {
+    public func createSignature(
+        request: AdvancedCommerceInAppRequest, nonce: UUID = SecureRandom.uuid(),
+        issuedAt: Date = Date()
+    ) throws(CryptoError) -> String {
         let encoded = Base64.encode(JSONValue.object(request.json).serializedBytes)
-        return try creator.createSignature(audience: .advancedCommerce, featureClaims: ["request": .string(encoded)],
-                                           nonce: nonce, issuedAt: issuedAt)
+        return try creator.createSignature(
+            audience: .advancedCommerce, featureClaims: ["request": .string(encoded)],
+            nonce: nonce, issuedAt: issuedAt)
     }
 }

@@ -26,8 +26,10 @@ public struct JWSSignatureCreator: Sendable {
     }
 
     /// Signs the base claims plus `featureClaims`. `issuedAt` is truncated to whole seconds.
-    public func createSignature(audience: SignatureAudience, featureClaims: JSONObject,
-                                nonce: UUID, issuedAt: Date) throws(CryptoError) -> String {
+    public func createSignature(
+        audience: SignatureAudience, featureClaims: JSONObject,
+        nonce: UUID, issuedAt: Date
+    ) throws(CryptoError) -> String {
         let header: JSONObject = ["alg": "ES256", "kid": .string(keyId), "typ": "JWT"]
         var claims: JSONObject = [
             "iss": .string(issuerId),
@@ -48,12 +50,15 @@ public struct PromotionalOfferV2SignatureCreator: Sendable {
     public init(_ creator: JWSSignatureCreator) { self.creator = creator }
 
     /// `transactionId` is optional and omitted from the claims when nil (never `null`).
-    public func createSignature(productId: String, offerIdentifier: String, transactionId: String?,
-                                nonce: UUID = SecureRandom.uuid(), issuedAt: Date = Date()) throws(CryptoError) -> String {
+    public func createSignature(
+        productId: String, offerIdentifier: String, transactionId: String?,
+        nonce: UUID = SecureRandom.uuid(), issuedAt: Date = Date()
+    ) throws(CryptoError) -> String {
         var claims: JSONObject = ["productId": .string(productId), "offerIdentifier": .string(offerIdentifier)]
         if let transactionId { claims["transactionId"] = .string(transactionId) }
-        return try creator.createSignature(audience: .promotionalOffer, featureClaims: claims,
-                                           nonce: nonce, issuedAt: issuedAt)
+        return try creator.createSignature(
+            audience: .promotionalOffer, featureClaims: claims,
+            nonce: nonce, issuedAt: issuedAt)
     }
 }
 
@@ -63,14 +68,17 @@ public struct IntroductoryOfferEligibilitySignatureCreator: Sendable {
 
     public init(_ creator: JWSSignatureCreator) { self.creator = creator }
 
-    public func createSignature(productId: String, allowIntroductoryOffer: Bool, transactionId: String,
-                                nonce: UUID = SecureRandom.uuid(), issuedAt: Date = Date()) throws(CryptoError) -> String {
+    public func createSignature(
+        productId: String, allowIntroductoryOffer: Bool, transactionId: String,
+        nonce: UUID = SecureRandom.uuid(), issuedAt: Date = Date()
+    ) throws(CryptoError) -> String {
         let claims: JSONObject = [
             "productId": .string(productId),
             "allowIntroductoryOffer": .bool(allowIntroductoryOffer),
             "transactionId": .string(transactionId),
         ]
-        return try creator.createSignature(audience: .introductoryOfferEligibility, featureClaims: claims,
-                                           nonce: nonce, issuedAt: issuedAt)
+        return try creator.createSignature(
+            audience: .introductoryOfferEligibility, featureClaims: claims,
+            nonce: nonce, issuedAt: issuedAt)
     }
 }

@@ -19,20 +19,27 @@ public struct PromotionalOfferSigner: Sendable {
 
     /// The exact UTF-8 bytes that are signed. `appAccountToken` may be empty; it and the nonce
     /// are lower-cased (Unicode default mapping), nothing else is touched.
-    public static func payload(bundleId: String, keyId: String, productIdentifier: String,
-                               subscriptionOfferID: String, appAccountToken: String,
-                               nonce: UUID, timestamp: Int64) -> [UInt8] {
-        let fields = [bundleId, keyId, productIdentifier, subscriptionOfferID, appAccountToken.lowercased(),
-                      nonce.lowercasedString, String(timestamp)]
+    public static func payload(
+        bundleId: String, keyId: String, productIdentifier: String,
+        subscriptionOfferID: String, appAccountToken: String,
+        nonce: UUID, timestamp: Int64
+    ) -> [UInt8] {
+        let fields = [
+            bundleId, keyId, productIdentifier, subscriptionOfferID, appAccountToken.lowercased(),
+            nonce.lowercasedString, String(timestamp),
+        ]
         return Array(fields.joined(separator: separator).utf8)
     }
 
     /// Standard base64 (padded) of the DER ECDSA signature over `payload(…)`.
-    public func signature(productIdentifier: String, subscriptionOfferID: String, appAccountToken: String,
-                          nonce: UUID, timestamp: Int64) throws(CryptoError) -> String {
-        let payload = Self.payload(bundleId: bundleId, keyId: keyId, productIdentifier: productIdentifier,
-                                   subscriptionOfferID: subscriptionOfferID, appAccountToken: appAccountToken,
-                                   nonce: nonce, timestamp: timestamp)
+    public func signature(
+        productIdentifier: String, subscriptionOfferID: String, appAccountToken: String,
+        nonce: UUID, timestamp: Int64
+    ) throws(CryptoError) -> String {
+        let payload = Self.payload(
+            bundleId: bundleId, keyId: keyId, productIdentifier: productIdentifier,
+            subscriptionOfferID: subscriptionOfferID, appAccountToken: appAccountToken,
+            nonce: nonce, timestamp: timestamp)
         return Base64.encode(try privateKey.derSignature(for: payload))
     }
 }

@@ -5,22 +5,30 @@ import JSON
 /// signed payloads: unknown members ignored, unknown enum values kept, type mismatches fail.
 enum ResponseSchemas {
     static let sendAttempt = ModelSchema("SendAttemptItem", ["attemptDate": .date, "sendAttemptResult": .stringEnum])
-    static let lastTransaction = ModelSchema("LastTransactionsItem", [
-        "status": .intEnum, "originalTransactionId": .string, "signedTransactionInfo": .string, "signedRenewalInfo": .string,
-    ])
-    static let groupItem = ModelSchema("SubscriptionGroupIdentifierItem", [
-        "subscriptionGroupIdentifier": .string, "lastTransactions": .array(.object(lastTransaction)),
-    ])
-    static let notificationItem = ModelSchema("NotificationHistoryResponseItem", [
-        "signedPayload": .string, "sendAttempts": .array(.object(sendAttempt)),
-    ])
+    static let lastTransaction = ModelSchema(
+        "LastTransactionsItem",
+        [
+            "status": .intEnum, "originalTransactionId": .string, "signedTransactionInfo": .string, "signedRenewalInfo": .string,
+        ])
+    static let groupItem = ModelSchema(
+        "SubscriptionGroupIdentifierItem",
+        [
+            "subscriptionGroupIdentifier": .string, "lastTransactions": .array(.object(lastTransaction)),
+        ])
+    static let notificationItem = ModelSchema(
+        "NotificationHistoryResponseItem",
+        [
+            "signedPayload": .string, "sendAttempts": .array(.object(sendAttempt)),
+        ])
 }
 
 public struct HistoryResponse: AppStoreModel {
-    public static let schema = ModelSchema("HistoryResponse", [
-        "revision": .string, "hasMore": .bool, "bundleId": .string, "appAppleId": .int64, "environment": .stringEnum,
-        "signedTransactions": .array(.string),
-    ])
+    public static let schema = ModelSchema(
+        "HistoryResponse",
+        [
+            "revision": .string, "hasMore": .bool, "bundleId": .string, "appAppleId": .int64, "environment": .stringEnum,
+            "signedTransactions": .array(.string),
+        ])
     public let json: JSONObject
     public init(validated json: JSONObject) { self.json = json }
     public var revision: String? { string("revision") }
@@ -30,9 +38,11 @@ public struct HistoryResponse: AppStoreModel {
 }
 
 public struct RefundHistoryResponse: AppStoreModel {
-    public static let schema = ModelSchema("RefundHistoryResponse", [
-        "signedTransactions": .array(.string), "revision": .string, "hasMore": .bool,
-    ])
+    public static let schema = ModelSchema(
+        "RefundHistoryResponse",
+        [
+            "signedTransactions": .array(.string), "revision": .string, "hasMore": .bool,
+        ])
     public let json: JSONObject
     public init(validated json: JSONObject) { self.json = json }
     public var revision: String? { string("revision") }
@@ -41,9 +51,11 @@ public struct RefundHistoryResponse: AppStoreModel {
 }
 
 public struct StatusResponse: AppStoreModel {
-    public static let schema = ModelSchema("StatusResponse", [
-        "environment": .stringEnum, "bundleId": .string, "appAppleId": .int64, "data": .array(.object(ResponseSchemas.groupItem)),
-    ])
+    public static let schema = ModelSchema(
+        "StatusResponse",
+        [
+            "environment": .stringEnum, "bundleId": .string, "appAppleId": .int64, "data": .array(.object(ResponseSchemas.groupItem)),
+        ])
     public let json: JSONObject
     public init(validated json: JSONObject) { self.json = json }
 
@@ -51,17 +63,21 @@ public struct StatusResponse: AppStoreModel {
     public var lastTransactions: [(group: String?, status: Int64?, signedTransactionInfo: String?, signedRenewalInfo: String?)] {
         (json["data"]?.arrayValue ?? []).flatMap { group in
             (group["lastTransactions"]?.arrayValue ?? []).map { item in
-                (group["subscriptionGroupIdentifier"]?.stringValue, item["status"]?.int64Value,
-                 item["signedTransactionInfo"]?.stringValue, item["signedRenewalInfo"]?.stringValue)
+                (
+                    group["subscriptionGroupIdentifier"]?.stringValue, item["status"]?.int64Value,
+                    item["signedTransactionInfo"]?.stringValue, item["signedRenewalInfo"]?.stringValue
+                )
             }
         }
     }
 }
 
 public struct NotificationHistoryResponse: AppStoreModel {
-    public static let schema = ModelSchema("NotificationHistoryResponse", [
-        "paginationToken": .string, "hasMore": .bool, "notificationHistory": .array(.object(ResponseSchemas.notificationItem)),
-    ])
+    public static let schema = ModelSchema(
+        "NotificationHistoryResponse",
+        [
+            "paginationToken": .string, "hasMore": .bool, "notificationHistory": .array(.object(ResponseSchemas.notificationItem)),
+        ])
     public let json: JSONObject
     public init(validated json: JSONObject) { self.json = json }
     public var paginationToken: String? { string("paginationToken") }
@@ -100,9 +116,11 @@ public struct SendTestNotificationResponse: AppStoreModel {
 }
 
 public struct CheckTestNotificationResponse: AppStoreModel {
-    public static let schema = ModelSchema("CheckTestNotificationResponse", [
-        "signedPayload": .string, "sendAttempts": .array(.object(ResponseSchemas.sendAttempt)),
-    ])
+    public static let schema = ModelSchema(
+        "CheckTestNotificationResponse",
+        [
+            "signedPayload": .string, "sendAttempts": .array(.object(ResponseSchemas.sendAttempt)),
+        ])
     public let json: JSONObject
     public init(validated json: JSONObject) { self.json = json }
     public var signedPayload: String? { string("signedPayload") }
@@ -111,9 +129,11 @@ public struct CheckTestNotificationResponse: AppStoreModel {
 }
 
 public struct ExtendRenewalDateResponse: AppStoreModel {
-    public static let schema = ModelSchema("ExtendRenewalDateResponse", [
-        "originalTransactionId": .string, "webOrderLineItemId": .string, "success": .bool, "effectiveDate": .date,
-    ])
+    public static let schema = ModelSchema(
+        "ExtendRenewalDateResponse",
+        [
+            "originalTransactionId": .string, "webOrderLineItemId": .string, "success": .bool, "effectiveDate": .date,
+        ])
     public let json: JSONObject
     public init(validated json: JSONObject) { self.json = json }
     public var success: Bool { bool("success") ?? false }
@@ -128,9 +148,11 @@ public struct MassExtendRenewalDateResponse: AppStoreModel {
 }
 
 public struct MassExtendRenewalDateStatusResponse: AppStoreModel {
-    public static let schema = ModelSchema("MassExtendRenewalDateStatusResponse", [
-        "requestIdentifier": .string, "complete": .bool, "completeDate": .date, "succeededCount": .int64, "failedCount": .int64,
-    ])
+    public static let schema = ModelSchema(
+        "MassExtendRenewalDateStatusResponse",
+        [
+            "requestIdentifier": .string, "complete": .bool, "completeDate": .date, "succeededCount": .int64, "failedCount": .int64,
+        ])
     public let json: JSONObject
     public init(validated json: JSONObject) { self.json = json }
     public var complete: Bool { bool("complete") ?? false }

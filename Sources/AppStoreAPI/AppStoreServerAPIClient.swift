@@ -21,8 +21,10 @@ public final class AppStoreServerAPIClient: Sendable {
     }
 
     /// `baseURL` overrides Apple's (local stand-ins in tests); `caFile` trusts a private CA.
-    public init(environment: String, tokens: BearerTokenFactory, baseURL: String? = nil, caFile: String? = nil,
-                timeout: Double = 30) throws {
+    public init(
+        environment: String, tokens: BearerTokenFactory, baseURL: String? = nil, caFile: String? = nil,
+        timeout: Double = 30
+    ) throws {
         switch environment {
         case "Production": self.baseURL = baseURL ?? Self.productionURL
         case "Sandbox": self.baseURL = baseURL ?? Self.sandboxURL
@@ -46,16 +48,22 @@ public final class AppStoreServerAPIClient: Sendable {
     }
 
     /// One page of Get Transaction History v2; pass the previous page's `revision` for the next.
-    public func getTransactionHistory(_ transactionId: String, revision: String? = nil,
-                                      query: [(String, String)] = []) throws(AppStoreAPIError) -> HistoryResponse {
-        try decode(try send("GET", ["inApps", "v2", "history", transactionId],
-                            query: query + (revision.map { [("revision", $0)] } ?? [])))
+    public func getTransactionHistory(
+        _ transactionId: String, revision: String? = nil,
+        query: [(String, String)] = []
+    ) throws(AppStoreAPIError) -> HistoryResponse {
+        try decode(
+            try send(
+                "GET", ["inApps", "v2", "history", transactionId],
+                query: query + (revision.map { [("revision", $0)] } ?? [])))
     }
 
     /// Every page from `revision` on (the same query on each page, P-21): the signed transactions
     /// and the last `revision`, which a later call uses to fetch only what changed.
-    public func getAllTransactionHistory(_ transactionId: String, since revision: String? = nil,
-                                         query: [(String, String)] = []) throws(AppStoreAPIError) -> (signedTransactions: [String], revision: String?) {
+    public func getAllTransactionHistory(
+        _ transactionId: String, since revision: String? = nil,
+        query: [(String, String)] = []
+    ) throws(AppStoreAPIError) -> (signedTransactions: [String], revision: String?) {
         var all: [String] = []
         var current = revision
         while true {
@@ -84,8 +92,9 @@ public final class AppStoreServerAPIClient: Sendable {
 
     /// Needs an original transaction id (4000187) and a UUID (4000183); not for Family Sharing (4000185).
     public func setAppAccountToken(_ originalTransactionId: String, appAccountToken: String) throws(AppStoreAPIError) {
-        _ = try send("PUT", ["inApps", "v1", "transactions", originalTransactionId, "appAccountToken"],
-                     body: ["appAccountToken": .string(appAccountToken.lowercased())])
+        _ = try send(
+            "PUT", ["inApps", "v1", "transactions", originalTransactionId, "appAccountToken"],
+            body: ["appAccountToken": .string(appAccountToken.lowercased())])
     }
 
     /// Marks a consumable or non-renewing purchase as delivered (Finish Transaction).
@@ -102,31 +111,43 @@ public final class AppStoreServerAPIClient: Sendable {
         _ = try send("PUT", ["inApps", "v2", "transactions", "consumption", transactionId], body: request)
     }
 
-    public func extendSubscriptionRenewalDate(_ originalTransactionId: String, extendByDays: Int, reasonCode: Int64,
-                                              requestIdentifier: String) throws(AppStoreAPIError) -> ExtendRenewalDateResponse {
-        try decode(try send("PUT", ["inApps", "v1", "subscriptions", "extend", originalTransactionId],
-                            body: ["extendByDays": .int(Int64(extendByDays)), "extendReasonCode": .int(reasonCode),
-                                   "requestIdentifier": .string(requestIdentifier)]))
+    public func extendSubscriptionRenewalDate(
+        _ originalTransactionId: String, extendByDays: Int, reasonCode: Int64,
+        requestIdentifier: String
+    ) throws(AppStoreAPIError) -> ExtendRenewalDateResponse {
+        try decode(
+            try send(
+                "PUT", ["inApps", "v1", "subscriptions", "extend", originalTransactionId],
+                body: [
+                    "extendByDays": .int(Int64(extendByDays)), "extendReasonCode": .int(reasonCode),
+                    "requestIdentifier": .string(requestIdentifier),
+                ]))
     }
 
     public func extendRenewalDateForAllActiveSubscribers(_ request: JSONObject) throws(AppStoreAPIError) -> MassExtendRenewalDateResponse {
         try decode(try send("POST", ["inApps", "v1", "subscriptions", "extend", "mass"], body: request))
     }
 
-    public func getStatusOfSubscriptionRenewalDateExtensions(productId: String,
-                                                            requestIdentifier: String) throws(AppStoreAPIError) -> MassExtendRenewalDateStatusResponse {
+    public func getStatusOfSubscriptionRenewalDateExtensions(
+        productId: String,
+        requestIdentifier: String
+    ) throws(AppStoreAPIError) -> MassExtendRenewalDateStatusResponse {
         try decode(try send("GET", ["inApps", "v1", "subscriptions", "extend", "mass", productId, requestIdentifier]))
     }
 
     // MARK: - Notifications
 
     /// One page of Get Notification History for `[startDate, endDate)` (epoch ms).
-    public func getNotificationHistory(startDate: Int64, endDate: Int64, paginationToken: String? = nil,
-                                       onlyFailures: Bool = false) throws(AppStoreAPIError) -> NotificationHistoryResponse {
+    public func getNotificationHistory(
+        startDate: Int64, endDate: Int64, paginationToken: String? = nil,
+        onlyFailures: Bool = false
+    ) throws(AppStoreAPIError) -> NotificationHistoryResponse {
         var body: JSONObject = ["startDate": .int(startDate), "endDate": .int(endDate)]
         if onlyFailures { body["onlyFailures"] = true }
-        return try decode(try send("POST", ["inApps", "v1", "notifications", "history"],
-                                   query: paginationToken.map { [("paginationToken", $0)] } ?? [], body: body))
+        return try decode(
+            try send(
+                "POST", ["inApps", "v1", "notifications", "history"],
+                query: paginationToken.map { [("paginationToken", $0)] } ?? [], body: body))
     }
 
     public func requestTestNotification() throws(AppStoreAPIError) -> SendTestNotificationResponse {
@@ -140,21 +161,28 @@ public final class AppStoreServerAPIClient: Sendable {
     // MARK: - Transport
 
     /// Sends one request; any 2xx is success (its JSON object, or nil for an empty body).
-    func send(_ method: String, _ path: [String], query: [(String, String)] = [],
-              body: JSONObject? = nil) throws(AppStoreAPIError) -> JSONObject? {
+    func send(
+        _ method: String, _ path: [String], query: [(String, String)] = [],
+        body: JSONObject? = nil
+    ) throws(AppStoreAPIError) -> JSONObject? {
         let token: String
         do { token = try tokens.token() } catch {
             throw .decoding("cannot sign the bearer token: \(error)", environment: environment)
         }
-        var headers: [(name: String, value: String)] = [("Authorization", "Bearer \(token)"), ("Accept", "application/json"),
-                                                        ("User-Agent", "Entitle/0.3")]
+        var headers: [(name: String, value: String)] = [
+            ("Authorization", "Bearer \(token)"), ("Accept", "application/json"),
+            ("User-Agent", "Entitle/0.3"),
+        ]
         if body != nil { headers.append(("Content-Type", "application/json")) }
-        let url = baseURL + "/" + path.map(Self.escape).joined(separator: "/")
+        let url =
+            baseURL + "/" + path.map(Self.escape).joined(separator: "/")
             + (query.isEmpty ? "" : "?" + query.map { Self.escape($0.0) + "=" + Self.escape($0.1) }.joined(separator: "&"))
         let response: HTTPClientResponse
         do {
-            response = try http.send(HTTPClientRequest(method: method, url: url, headers: headers,
-                                                       body: body.map { JSONValue.object($0).serializedBytes }))
+            response = try http.send(
+                HTTPClientRequest(
+                    method: method, url: url, headers: headers,
+                    body: body.map { JSONValue.object($0).serializedBytes }))
         } catch {
             throw .transport(error, environment: environment)
         }
@@ -169,8 +197,9 @@ public final class AppStoreServerAPIClient: Sendable {
     private func apiError(_ response: HTTPClientResponse) -> AppStoreAPIError {
         let json = (try? JSONParser.parse(response.body))?.objectValue
         let retryAfter = response.header("Retry-After").flatMap { Int64($0) }
-        return .api(status: response.status, code: json?["errorCode"]?.int64Value.map(APIErrorCode.init),
-                    message: json?["errorMessage"]?.stringValue, retryAfter: retryAfter, environment: environment)
+        return .api(
+            status: response.status, code: json?["errorCode"]?.int64Value.map(APIErrorCode.init),
+            message: json?["errorMessage"]?.stringValue, retryAfter: retryAfter, environment: environment)
     }
 
     private func decode<Model: AppStoreModel>(_ object: JSONObject?) throws(AppStoreAPIError) -> Model {

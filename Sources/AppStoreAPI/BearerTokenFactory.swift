@@ -21,10 +21,13 @@ public struct BearerTokenFactory: Sendable {
 
     public func token(now: Date = Date()) throws -> String {
         let issuedAt = Int64(now.timeIntervalSince1970) - 60
-        return try JWSSigner.sign(header: ["alg": "ES256", "kid": .string(keyId), "typ": "JWT"],
-                                  payload: ["iss": .string(issuerId), "iat": .int(issuedAt),
-                                            "exp": .int(issuedAt + 60 + Int64(lifetime)), "aud": "appstoreconnect-v1",
-                                            "bid": .string(bundleId)],
-                                  with: privateKey)
+        return try JWSSigner.sign(
+            header: ["alg": "ES256", "kid": .string(keyId), "typ": "JWT"],
+            payload: [
+                "iss": .string(issuerId), "iat": .int(issuedAt),
+                "exp": .int(issuedAt + 60 + Int64(lifetime)), "aud": "appstoreconnect-v1",
+                "bid": .string(bundleId),
+            ],
+            with: privateKey)
     }
 }

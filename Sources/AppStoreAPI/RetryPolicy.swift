@@ -54,10 +54,11 @@ public struct EnvironmentFallback: Sendable {
         self.sandbox = sandbox
     }
 
-    public func run<T>(_ call: (AppStoreServerAPIClient) throws(AppStoreAPIError) -> T) throws(AppStoreAPIError) -> (T, environment: String) {
+    public func run<T>(_ call: (AppStoreServerAPIClient) throws(AppStoreAPIError) -> T) throws(AppStoreAPIError) -> (T, environment: String)
+    {
         do {
             return (try call(production), production.environment)
-        } catch where error.apiCode == .transactionIdNotFound {
+        } catch  where error.apiCode == .transactionIdNotFound {
             return (try call(sandbox), sandbox.environment)
         }
     }

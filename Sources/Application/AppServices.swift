@@ -15,26 +15,33 @@ public struct AppServices: Sendable {
     let pool: BlockingPool
     let instrumentation: any Instrumentation
 
-    init(app: AppConfiguration, store: any FactStore, pool: BlockingPool, revocationChecker: (any RevocationChecker)?,
-         instrumentation: any Instrumentation) throws {
+    init(
+        app: AppConfiguration, store: any FactStore, pool: BlockingPool, revocationChecker: (any RevocationChecker)?,
+        instrumentation: any Instrumentation
+    ) throws {
         self.app = app
         self.pool = pool
         self.instrumentation = instrumentation
         verification = try VerificationService(app: app, revocationChecker: revocationChecker)
         subscribers = SubscriberQueries(app: app, store: store, pool: pool)
-        transactions = TransactionIngestion(app: app, verification: verification, store: store, subscribers: subscribers,
-                                            pool: pool, instrumentation: instrumentation)
-        notifications = NotificationIngestion(app: app, verification: verification, store: store, pool: pool,
-                                              instrumentation: instrumentation)
+        transactions = TransactionIngestion(
+            app: app, verification: verification, store: store, subscribers: subscribers,
+            pool: pool, instrumentation: instrumentation)
+        notifications = NotificationIngestion(
+            app: app, verification: verification, store: store, pool: pool,
+            instrumentation: instrumentation)
         offers = OfferService(app: app, history: subscribers, pool: pool, instrumentation: instrumentation)
-        sync = try? SyncService(app: app, verification: verification, notifications: notifications, store: store, pool: pool,
-                                instrumentation: instrumentation)
+        sync = try? SyncService(
+            app: app, verification: verification, notifications: notifications, store: store, pool: pool,
+            instrumentation: instrumentation)
     }
 
     /// `POST /v1/verify`: verifies and decodes one signed item without storing it (on the pool
     /// when verification waits on OCSP).
-    public func verify(_ jws: String, kind: SignedPayloadKind,
-                       completion: @escaping @Sendable (VerificationOutcome) -> Void) {
+    public func verify(
+        _ jws: String, kind: SignedPayloadKind,
+        completion: @escaping @Sendable (VerificationOutcome) -> Void
+    ) {
         let work: @Sendable () -> Void = {
             let outcome = verification.verify(jws, kind: kind)
             instrumentation.verified(app: app.id, source: "verify", kind: kind.rawValue, result: outcome.result.statusName)
@@ -49,8 +56,9 @@ public struct AppServices: Sendable {
     /// The sync use cases, or why the app has none.
     public func requireSync() throws(ServiceError) -> SyncService {
         guard let sync else {
-            throw ServiceError(status: 422, code: "SYNC_NOT_CONFIGURED",
-                               message: "the App Store Server API needs signingKey.issuerId for this app")
+            throw ServiceError(
+                status: 422, code: "SYNC_NOT_CONFIGURED",
+                message: "the App Store Server API needs signingKey.issuerId for this app")
         }
         return sync
     }

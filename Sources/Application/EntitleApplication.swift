@@ -13,9 +13,11 @@ public final class EntitleApplication: Sendable {
     public let apps: [String: AppServices]
     private let appsByBundle: [String: AppServices]
 
-    public init(configuration: EntitleConfiguration, store: any FactStore, pool: BlockingPool? = nil,
-                revocationChecker: (any RevocationChecker)? = nil,
-                instrumentation: any Instrumentation = NoInstrumentation()) throws {
+    public init(
+        configuration: EntitleConfiguration, store: any FactStore, pool: BlockingPool? = nil,
+        revocationChecker: (any RevocationChecker)? = nil,
+        instrumentation: any Instrumentation = NoInstrumentation()
+    ) throws {
         self.configuration = configuration
         self.store = store
         self.pool = pool ?? BlockingPool(threads: configuration.server.blockingThreads)
@@ -24,8 +26,9 @@ public final class EntitleApplication: Sendable {
         let checker = revocationChecker ?? (needsOCSP ? OCSPRevocationChecker() : nil)
         var apps: [String: AppServices] = [:]
         for app in configuration.apps {
-            apps[app.id] = try AppServices(app: app, store: store, pool: self.pool, revocationChecker: checker,
-                                           instrumentation: instrumentation)
+            apps[app.id] = try AppServices(
+                app: app, store: store, pool: self.pool, revocationChecker: checker,
+                instrumentation: instrumentation)
         }
         self.apps = apps
         appsByBundle = Dictionary(uniqueKeysWithValues: apps.values.map { ($0.app.bundleId, $0) })
@@ -41,8 +44,10 @@ public final class EntitleApplication: Sendable {
 
     /// An App Store Server Notification, routed to the app whose bundle ID it claims (then
     /// verified against that app's verifiers). The JWS is read once for routing and verification.
-    public func ingestNotification(signedPayload: String, receivedAt: Date,
-                                   completion: @escaping @Sendable (Result<NotificationIngestion.Outcome, any Error>) -> Void) {
+    public func ingestNotification(
+        signedPayload: String, receivedAt: Date,
+        completion: @escaping @Sendable (Result<NotificationIngestion.Outcome, any Error>) -> Void
+    ) {
         let parsed: SignedPayload
         do { parsed = try SignedPayload(signedPayload) } catch {
             completion(.failure(error))
@@ -78,13 +83,16 @@ public final class EntitleApplication: Sendable {
                     roots[app.id] = .string(names.isEmpty ? "not needed" : names.joined(separator: ", "))
                 } else {
                     rootsReady = false
-                    roots[app.id] = .string("no Apple root configured for \(missing.map(\.rawValue).joined(separator: ", ")): "
-                        + "verification answers 503 (run entitle fetch-apple-roots, then send SIGHUP)")
+                    roots[app.id] = .string(
+                        "no Apple root configured for \(missing.map(\.rawValue).joined(separator: ", ")): "
+                            + "verification answers 503 (run entitle fetch-apple-roots, then send SIGHUP)")
                 }
             }
-            let checks: JSONObject = ["signingKeys": .string("\(configuration.apps.count) loaded"),
-                                      "storage": .string(storageReady ? "ok" : "the database does not answer"),
-                                      "rootCertificates": .object(roots)]
+            let checks: JSONObject = [
+                "signingKeys": .string("\(configuration.apps.count) loaded"),
+                "storage": .string(storageReady ? "ok" : "the database does not answer"),
+                "rootCertificates": .object(roots),
+            ]
             completion(Readiness(ready: storageReady && rootsReady, checks: checks))
         }
     }

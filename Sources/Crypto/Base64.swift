@@ -72,11 +72,16 @@ public enum Base64 {
         }
     }
 
-    private static func decode(_ characters: UnsafeBufferPointer<UInt8>,
-                               table: UnsafeBufferPointer<UInt8>) throws(CryptoError) -> [UInt8] {
+    private static func decode(
+        _ characters: UnsafeBufferPointer<UInt8>,
+        table: UnsafeBufferPointer<UInt8>
+    ) throws(CryptoError) -> [UInt8] {
         var end = characters.endIndex
         var padding = 0
-        while end > characters.startIndex, characters[end - 1] == UInt8(ascii: "=") { end -= 1; padding += 1 }
+        while end > characters.startIndex, characters[end - 1] == UInt8(ascii: "=") {
+            end -= 1
+            padding += 1
+        }
         let count = end - characters.startIndex
         guard padding <= 2 else { throw CryptoError.invalidBase64("too much padding") }
         guard count % 4 != 1 else { throw CryptoError.invalidBase64("impossible length \(count)") }

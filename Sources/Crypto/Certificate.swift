@@ -17,7 +17,10 @@ public final class Certificate: @unchecked Sendable, Equatable, CustomStringConv
         let parsed = bytes.withUnsafeBufferPointer { buffer -> OpaquePointer? in
             var pointer = buffer.baseAddress
             guard let certificate = d2i_X509(nil, &pointer, buffer.count) else { return nil }
-            if pointer != buffer.baseAddress! + buffer.count { X509_free(certificate); return nil }
+            if pointer != buffer.baseAddress! + buffer.count {
+                X509_free(certificate)
+                return nil
+            }
             return certificate
         }
         guard let parsed else { throw CryptoError.invalidCertificate(drainOpenSSLErrors("not a DER X.509 certificate")) }
@@ -52,7 +55,10 @@ public final class Certificate: @unchecked Sendable, Equatable, CustomStringConv
         while let x509 = PEM_read_bio_X509(bio.raw, nil, nil, nil) {
             var pointer: UnsafeMutablePointer<UInt8>?
             let length = i2d_X509(x509, &pointer)
-            defer { entitle_openssl_free(pointer); X509_free(x509) }
+            defer {
+                entitle_openssl_free(pointer)
+                X509_free(x509)
+            }
             guard length > 0, let pointer else { throw CryptoError.invalidCertificate(drainOpenSSLErrors("i2d_X509 failed")) }
             certificates.append(try Certificate(derEncoded: UnsafeBufferPointer(start: pointer, count: Int(length))))
         }
@@ -89,7 +95,10 @@ public final class Certificate: @unchecked Sendable, Equatable, CustomStringConv
 
     /// True when the certificate carries an extension with this dotted OID (critical or not).
     public func hasExtension(oid: String) -> Bool {
-        guard let object = OBJ_txt2obj(oid, 1) else { clearOpenSSLErrors(); return false }
+        guard let object = OBJ_txt2obj(oid, 1) else {
+            clearOpenSSLErrors()
+            return false
+        }
         defer { ASN1_OBJECT_free(object) }
         return X509_get_ext_by_OBJ(raw, object, -1) >= 0
     }

@@ -84,7 +84,8 @@ public final class CertificateChainVerifier: @unchecked Sendable {
         var certificates: [Certificate] = []
         for index in 0..<entitle_x509_stack_count(chain) {
             guard let x509 = entitle_x509_stack_at(chain, index),
-                  let certificate = known.first(where: { $0.raw == x509 }) else { continue }
+                let certificate = known.first(where: { $0.raw == x509 })
+            else { continue }
             certificates.append(certificate)
         }
         return certificates
@@ -97,8 +98,8 @@ public final class CertificateChainVerifier: @unchecked Sendable {
         case X509_V_ERR_CERT_HAS_EXPIRED: return .expired(depth: depth)
         case X509_V_ERR_CERT_NOT_YET_VALID: return .notYetValid(depth: depth)
         case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT, X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY,
-             X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN, X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT,
-             X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+            X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN, X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT,
+            X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
             return .noPathToTrustedRoot(depth: depth)
         case X509_V_ERR_CERT_SIGNATURE_FAILURE: return .badSignature(depth: depth)
         default:

@@ -28,7 +28,10 @@ final class EVPKey: @unchecked Sendable {
         if context == nil {
             guard let fresh = EVP_PKEY_CTX_new(raw, nil) else { return nil }
             let initialised = operation == .sign ? EVP_PKEY_sign_init(fresh) : EVP_PKEY_verify_init(fresh)
-            guard initialised == 1 else { EVP_PKEY_CTX_free(fresh); return nil }
+            guard initialised == 1 else {
+                EVP_PKEY_CTX_free(fresh)
+                return nil
+            }
             context = fresh
         }
         let result = body(context!)

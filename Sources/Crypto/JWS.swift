@@ -107,8 +107,10 @@ public struct CompactJWS: Sendable {
         Self.isValidES256Signature(signature, over: signingInput, publicKey: publicKey)
     }
 
-    public static func isValidES256Signature(_ signature: [UInt8], over signingInput: some ContiguousBytes,
-                                             publicKey: P256.Signing.PublicKey) -> Bool {
+    public static func isValidES256Signature(
+        _ signature: [UInt8], over signingInput: some ContiguousBytes,
+        publicKey: P256.Signing.PublicKey
+    ) -> Bool {
         guard let parsed = try? ECDSASignature(rawRepresentation: signature) else { return false }
         return publicKey.isValidSignature(parsed, for: signingInput)
     }
@@ -117,9 +119,12 @@ public struct CompactJWS: Sendable {
 /// Creates compact ES256 JWS tokens.
 public enum JWSSigner {
     /// `base64url(header).base64url(payload).base64url(r‖s)`.
-    public static func sign(header: JSONObject, payload: JSONObject,
-                            with key: P256.Signing.PrivateKey) throws(CryptoError) -> String {
-        let signingInput = Base64.encodeURL(JSONValue.object(header).serializedBytes) + "."
+    public static func sign(
+        header: JSONObject, payload: JSONObject,
+        with key: P256.Signing.PrivateKey
+    ) throws(CryptoError) -> String {
+        let signingInput =
+            Base64.encodeURL(JSONValue.object(header).serializedBytes) + "."
             + Base64.encodeURL(JSONValue.object(payload).serializedBytes)
         let signature = try key.signature(for: Array(signingInput.utf8))
         return signingInput + "." + Base64.encodeURL(signature.rawRepresentation)

@@ -45,8 +45,10 @@ public enum OCSP {
     /// Checks `der` as the answer about `certificate`: status successful, signed by `issuer` or by
     /// a responder it delegated (OCSPSigning), a matching SingleResponse, and fresh at `now`
     /// within `skew` seconds.
-    public static func evaluate(_ der: [UInt8], certificate: Certificate, issuer: Certificate, at now: Date,
-                                skew: TimeInterval = 60) -> OCSPEvaluation {
+    public static func evaluate(
+        _ der: [UInt8], certificate: Certificate, issuer: Certificate, at now: Date,
+        skew: TimeInterval = 60
+    ) -> OCSPEvaluation {
         defer { clearOpenSSLErrors() }
         let parsed = der.withUnsafeBufferPointer { buffer -> OpaquePointer? in
             var pointer = buffer.baseAddress

@@ -1,6 +1,5 @@
-import Foundation
-
 internal import COpenSSL
+import Foundation
 
 /// SHA-256 (FIPS 180-4).
 public enum SHA256 {
@@ -11,8 +10,9 @@ public enum SHA256 {
         var digest = [UInt8](repeating: 0, count: byteCount)
         data.withUnsafeBytes { input in
             digest.withUnsafeMutableBufferPointer { output in
-                _ = COpenSSL.SHA256(input.baseAddress?.assumingMemoryBound(to: UInt8.self), input.count,
-                                    output.baseAddress)
+                _ = COpenSSL.SHA256(
+                    input.baseAddress?.assumingMemoryBound(to: UInt8.self), input.count,
+                    output.baseAddress)
             }
         }
         return digest

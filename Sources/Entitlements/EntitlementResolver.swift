@@ -27,8 +27,10 @@ public struct ProductGrant: Sendable, Equatable {
         lastEventDate = subscription.revocationDate ?? subscription.expiresDate ?? subscription.purchaseDate
     }
 
-    public init(productId: String, isActive: Bool, state: String, originalTransactionId: String?, expiresDate: Int64?,
-                ownershipType: String?, lastEventDate: Int64) {
+    public init(
+        productId: String, isActive: Bool, state: String, originalTransactionId: String?, expiresDate: Int64?,
+        ownershipType: String?, lastEventDate: Int64
+    ) {
         self.productId = productId
         self.isActive = isActive
         self.state = state

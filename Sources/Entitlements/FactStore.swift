@@ -12,8 +12,10 @@ public struct StoredNotification: Sendable, Equatable {
     /// Order of arrival, assigned by the store (for paging).
     public var sequence: Int64 = 0
 
-    public init(notificationUUID: String, appId: String, environment: String, notificationType: String, subtype: String?,
-                signedDate: Int64, receivedAt: Int64, originalTransactionId: String?, jws: String) {
+    public init(
+        notificationUUID: String, appId: String, environment: String, notificationType: String, subtype: String?,
+        signedDate: Int64, receivedAt: Int64, originalTransactionId: String?, jws: String
+    ) {
         self.notificationUUID = notificationUUID
         self.appId = appId
         self.environment = environment
@@ -63,8 +65,10 @@ public struct SubscriptionFacts: Sendable, Equatable {
     public var renewal: RenewalRecord?
     public var signals: [SubscriptionSignal]
 
-    public init(originalTransactionId: String, environment: String, appAccountToken: String?, transactions: [TransactionRecord],
-                renewal: RenewalRecord?, signals: [SubscriptionSignal]) {
+    public init(
+        originalTransactionId: String, environment: String, appAccountToken: String?, transactions: [TransactionRecord],
+        renewal: RenewalRecord?, signals: [SubscriptionSignal]
+    ) {
         self.originalTransactionId = originalTransactionId
         self.environment = environment
         self.appAccountToken = appAccountToken

@@ -10,7 +10,10 @@ public struct ISO8601Duration: Sendable, Equatable {
         guard text.hasPrefix("P"), text.count > 1 else { return nil }
         var number = ""
         for character in text.dropFirst() {
-            if character.isASCII && character.isNumber { number.append(character); continue }
+            if character.isASCII && character.isNumber {
+                number.append(character)
+                continue
+            }
             guard let value = Int(number) else { return nil }
             number = ""
             switch character {

@@ -22,12 +22,14 @@ public final class InMemoryFactStore: FactStore {
     public func apply(_ batch: FactBatch) throws -> ApplyOutcome {
         state.withLock { state in
             if let notification = batch.notification,
-               state.notifications.contains(where: { $0.notificationUUID == notification.notificationUUID }) {
+                state.notifications.contains(where: { $0.notificationUUID == notification.notificationUUID })
+            {
                 return .duplicateNotification
             }
             func key(_ id: String) -> Key { Key(app: batch.appId, environment: batch.environment, id: id) }
             if let link = batch.requestedLink, let existing = state.links[key(link.originalTransactionId)],
-               existing != link.appAccountToken {
+                existing != link.appAccountToken
+            {
                 return .linkConflict(existingToken: existing)
             }
             for (record, _) in batch.transactions {
@@ -68,9 +70,10 @@ public final class InMemoryFactStore: FactStore {
             }.map(\.value)
             guard !transactions.isEmpty else { return nil }
             let key = Key(app: appId, environment: environment, id: originalTransactionId)
-            return SubscriptionFacts(originalTransactionId: originalTransactionId, environment: environment,
-                                     appAccountToken: state.links[key], transactions: transactions.sorted { $0.purchaseDate < $1.purchaseDate },
-                                     renewal: state.renewals[key], signals: state.signals[key] ?? [])
+            return SubscriptionFacts(
+                originalTransactionId: originalTransactionId, environment: environment,
+                appAccountToken: state.links[key], transactions: transactions.sorted { $0.purchaseDate < $1.purchaseDate },
+                renewal: state.renewals[key], signals: state.signals[key] ?? [])
         }
     }
 

@@ -10,18 +10,20 @@ public enum NonSubscriptionEngine {
         let revoked = transaction.revocationDate.map { $0 <= now } ?? false
         switch ProductType(rawValue: transaction.type) {
         case .nonConsumable:
-            return ProductGrant(productId: transaction.productId, isActive: !revoked, state: revoked ? "REVOKED" : "ACTIVE",
-                                originalTransactionId: transaction.originalTransactionId, expiresDate: nil,
-                                ownershipType: transaction.ownershipType,
-                                lastEventDate: transaction.revocationDate ?? transaction.purchaseDate)
+            return ProductGrant(
+                productId: transaction.productId, isActive: !revoked, state: revoked ? "REVOKED" : "ACTIVE",
+                originalTransactionId: transaction.originalTransactionId, expiresDate: nil,
+                ownershipType: transaction.ownershipType,
+                lastEventDate: transaction.revocationDate ?? transaction.purchaseDate)
         case .nonRenewing:
             let expires = duration.map { $0.end(from: transaction.purchaseDate) }
             let active = !revoked && transaction.purchaseDate <= now && (expires.map { now < $0 } ?? false)
-            return ProductGrant(productId: transaction.productId, isActive: active,
-                                state: revoked ? "REVOKED" : active ? "ACTIVE" : "EXPIRED",
-                                originalTransactionId: transaction.originalTransactionId, expiresDate: expires,
-                                ownershipType: transaction.ownershipType,
-                                lastEventDate: transaction.revocationDate ?? expires ?? transaction.purchaseDate)
+            return ProductGrant(
+                productId: transaction.productId, isActive: active,
+                state: revoked ? "REVOKED" : active ? "ACTIVE" : "EXPIRED",
+                originalTransactionId: transaction.originalTransactionId, expiresDate: expires,
+                ownershipType: transaction.ownershipType,
+                lastEventDate: transaction.revocationDate ?? expires ?? transaction.purchaseDate)
         default:
             return nil
         }

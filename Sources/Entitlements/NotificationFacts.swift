@@ -15,8 +15,10 @@ public enum FactsRefusal: Error, Sendable, Equatable {
 public enum NotificationFacts {
     /// Everything one verified notification adds, in one batch: the notification itself (stored
     /// once per UUID), the transaction and renewal info it carries, and its billing signal.
-    public static func batch(_ verified: VerifiedNotification, jws: String, appId: String, environment: String,
-                             receivedAt: Int64) throws(FactsRefusal) -> FactBatch {
+    public static func batch(
+        _ verified: VerifiedNotification, jws: String, appId: String, environment: String,
+        receivedAt: Int64
+    ) throws(FactsRefusal) -> FactBatch {
         if let failure = verified.firstNestedFailure { throw .nestedItemInvalid(failure) }
         let notification = verified.notification
         guard let uuid = notification.notificationUUID, let signedDate = notification.signedDate else {
@@ -26,16 +28,18 @@ public enum NotificationFacts {
         let subtype = notification.subtype?.rawValue
         let transaction = verified.transaction.flatMap(TransactionRecord.init)
         var batch = FactBatch(appId: appId, environment: environment)
-        batch.notification = StoredNotification(notificationUUID: uuid, appId: appId, environment: environment,
-                                                notificationType: type, subtype: subtype, signedDate: signedDate,
-                                                receivedAt: receivedAt, originalTransactionId: transaction?.originalTransactionId,
-                                                jws: jws)
+        batch.notification = StoredNotification(
+            notificationUUID: uuid, appId: appId, environment: environment,
+            notificationType: type, subtype: subtype, signedDate: signedDate,
+            receivedAt: receivedAt, originalTransactionId: transaction?.originalTransactionId,
+            jws: jws)
         if let transaction, let signed = notification.data?.signedTransactionInfo { batch.transactions = [(transaction, signed)] }
         if let renewal = verified.renewalInfo.flatMap(RenewalRecord.init), let signed = notification.data?.signedRenewalInfo {
             batch.renewal = (renewal, signed)
         }
         if let original = transaction?.originalTransactionId ?? batch.renewal?.record.originalTransactionId,
-           let signal = signal(type: type, subtype: subtype, at: signedDate) {
+            let signal = signal(type: type, subtype: subtype, at: signedDate)
+        {
             batch.signals = [(original, signal)]
         }
         return batch
@@ -54,15 +58,18 @@ public enum NotificationFacts {
 
     /// The facts a client's post adds: a verified transaction, optionally its renewal info, and a
     /// request to link an untokened subscription to the caller's account token.
-    public static func batch(transaction payload: JWSTransactionDecodedPayload, jws: String,
-                             renewal: (payload: JWSRenewalInfoDecodedPayload, jws: String)?, appAccountToken: String?,
-                             appId: String, environment: String) throws(FactsRefusal) -> FactBatch {
+    public static func batch(
+        transaction payload: JWSTransactionDecodedPayload, jws: String,
+        renewal: (payload: JWSRenewalInfoDecodedPayload, jws: String)?, appAccountToken: String?,
+        appId: String, environment: String
+    ) throws(FactsRefusal) -> FactBatch {
         guard let record = TransactionRecord(payload) else { throw .incomplete("the transaction lacks identifying fields") }
         var batch = FactBatch(appId: appId, environment: environment)
         batch.transactions = [(record, jws)]
         if let renewal {
             guard let renewalRecord = RenewalRecord(renewal.payload),
-                  renewalRecord.originalTransactionId == record.originalTransactionId else { throw .mismatchedRenewalInfo }
+                renewalRecord.originalTransactionId == record.originalTransactionId
+            else { throw .mismatchedRenewalInfo }
             batch.renewal = (renewalRecord, renewal.jws)
         }
         if record.appAccountToken == nil, let token = appAccountToken?.lowercased() {

@@ -6,8 +6,10 @@ public enum OfferEligibility {
     }
 
     /// Eligible iff no stored transaction of any product in `group` (Apple's rule is per group).
-    public static func introductory(group: String, transactions: [TransactionRecord],
-                                    groupOf: (String) -> String?) -> IntroductoryReason {
+    public static func introductory(
+        group: String, transactions: [TransactionRecord],
+        groupOf: (String) -> String?
+    ) -> IntroductoryReason {
         let subscribed = transactions.contains { ($0.subscriptionGroupIdentifier ?? groupOf($0.productId)) == group }
         return subscribed ? .alreadySubscribedToGroup : .neverSubscribedToGroup
     }

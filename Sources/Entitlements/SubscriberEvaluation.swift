@@ -15,16 +15,20 @@ public struct SubscriberStatus: Sendable, Equatable {
 /// Facts → status for one customer in one environment: the one place that decides which
 /// transactions are subscriptions (auto-renewable ones) and which are other purchases.
 public enum SubscriberEvaluation {
-    public static func evaluate(_ facts: [SubscriptionFacts], now: Int64, environment: String,
-                                products: [String: CatalogProduct], billingRetryGrantsAccess: Bool) -> SubscriberStatus {
+    public static func evaluate(
+        _ facts: [SubscriptionFacts], now: Int64, environment: String,
+        products: [String: CatalogProduct], billingRetryGrantsAccess: Bool
+    ) -> SubscriberStatus {
         var status = SubscriberStatus()
         var grants: [ProductGrant] = []
         for subscription in facts {
             let autoRenewable = subscription.transactions.filter(\.isAutoRenewable)
             if !autoRenewable.isEmpty,
-               let state = SubscriptionEngine.evaluate(transactions: autoRenewable, renewal: subscription.renewal,
-                                                       signals: subscription.signals, now: now, environment: environment,
-                                                       billingRetryGrantsAccess: billingRetryGrantsAccess) {
+                let state = SubscriptionEngine.evaluate(
+                    transactions: autoRenewable, renewal: subscription.renewal,
+                    signals: subscription.signals, now: now, environment: environment,
+                    billingRetryGrantsAccess: billingRetryGrantsAccess)
+            {
                 status.subscriptions.append(state)
                 grants.append(ProductGrant(state))
             }

@@ -49,9 +49,11 @@ public enum SubscriptionEngine {
 
     /// The state of one subscription (all `transactions` share an `originalTransactionId`) in one
     /// environment: facts of another environment are ignored, so Sandbox never touches Production.
-    public static func evaluate(transactions allTransactions: [TransactionRecord], renewal allRenewal: RenewalRecord?,
-                                signals: [SubscriptionSignal] = [], now: Int64, environment: String,
-                                billingRetryGrantsAccess: Bool) -> SubscriptionState? {
+    public static func evaluate(
+        transactions allTransactions: [TransactionRecord], renewal allRenewal: RenewalRecord?,
+        signals: [SubscriptionSignal] = [], now: Int64, environment: String,
+        billingRetryGrantsAccess: Bool
+    ) -> SubscriptionState? {
         let transactions = TransactionRecord.merged(allTransactions.filter { $0.environment == environment })
         let renewal = allRenewal?.environment == environment ? allRenewal : nil
         guard let current = currentTransaction(of: transactions) else { return nil }
@@ -74,8 +76,10 @@ public enum SubscriptionEngine {
     }
 
     /// The table of ENTITLEMENTS.md, first matching row wins.
-    static func stateName(_ current: TransactionRecord, renewal: RenewalRecord?, now: Int64,
-                          billingRetryGrantsAccess: Bool) -> (SubscriptionStateName, Bool) {
+    static func stateName(
+        _ current: TransactionRecord, renewal: RenewalRecord?, now: Int64,
+        billingRetryGrantsAccess: Bool
+    ) -> (SubscriptionStateName, Bool) {
         if let revoked = current.revocationDate, revoked <= now { return (.revoked, false) }
         if let expires = current.expiresDate, expires > now { return (.active, true) }
         if let grace = renewal?.gracePeriodExpiresDate, grace > now { return (.gracePeriod, true) }
@@ -95,8 +99,10 @@ public enum SubscriptionEngine {
     }
 
     /// The first billing trouble seen for the current period; a renewal clears it.
-    static func billingIssueDetectedAt(_ signals: [SubscriptionSignal], renewal: RenewalRecord?,
-                                       current: TransactionRecord) -> Int64? {
+    static func billingIssueDetectedAt(
+        _ signals: [SubscriptionSignal], renewal: RenewalRecord?,
+        current: TransactionRecord
+    ) -> Int64? {
         var detected: Int64?
         var all = signals
         if renewal?.isInBillingRetryPeriod == true, let renewal { all.append(SubscriptionSignal(.billingIssue, at: renewal.signedDate)) }

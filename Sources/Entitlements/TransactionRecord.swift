@@ -23,13 +23,15 @@ public struct TransactionRecord: Sendable, Equatable {
     public var signedDate: Int64
     public var appAccountToken: String?
 
-    public init(transactionId: String, originalTransactionId: String, productId: String,
-                subscriptionGroupIdentifier: String? = nil, type: String = ProductType.autoRenewable.rawValue,
-                purchaseDate: Int64, originalPurchaseDate: Int64? = nil, expiresDate: Int64? = nil,
-                revocationDate: Int64? = nil, revocationReason: Int64? = nil, revocationType: String? = nil,
-                isUpgraded: Bool = false, offerType: Int64? = nil, offerDiscountType: String? = nil,
-                offerIdentifier: String? = nil, ownershipType: String? = "PURCHASED", environment: String = "Sandbox",
-                signedDate: Int64, appAccountToken: String? = nil) {
+    public init(
+        transactionId: String, originalTransactionId: String, productId: String,
+        subscriptionGroupIdentifier: String? = nil, type: String = ProductType.autoRenewable.rawValue,
+        purchaseDate: Int64, originalPurchaseDate: Int64? = nil, expiresDate: Int64? = nil,
+        revocationDate: Int64? = nil, revocationReason: Int64? = nil, revocationType: String? = nil,
+        isUpgraded: Bool = false, offerType: Int64? = nil, offerDiscountType: String? = nil,
+        offerIdentifier: String? = nil, ownershipType: String? = "PURCHASED", environment: String = "Sandbox",
+        signedDate: Int64, appAccountToken: String? = nil
+    ) {
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
         self.productId = productId
@@ -54,17 +56,19 @@ public struct TransactionRecord: Sendable, Equatable {
     /// From a verified payload; nil when an identifying member is missing.
     public init?(_ payload: JWSTransactionDecodedPayload) {
         guard let transactionId = payload.transactionId, let productId = payload.productId,
-              let purchaseDate = payload.purchaseDate, let signedDate = payload.signedDate,
-              let environment = payload.environment?.rawValue else { return nil }
-        self.init(transactionId: transactionId, originalTransactionId: payload.originalTransactionId ?? transactionId,
-                  productId: productId, subscriptionGroupIdentifier: payload.subscriptionGroupIdentifier,
-                  type: payload.type?.rawValue ?? "", purchaseDate: purchaseDate,
-                  originalPurchaseDate: payload.originalPurchaseDate, expiresDate: payload.expiresDate,
-                  revocationDate: payload.revocationDate, revocationReason: payload.revocationReason?.rawValue,
-                  revocationType: payload.revocationType?.rawValue, isUpgraded: payload.isUpgraded ?? false,
-                  offerType: payload.offerType?.rawValue, offerDiscountType: payload.offerDiscountType?.rawValue,
-                  offerIdentifier: payload.offerIdentifier, ownershipType: payload.inAppOwnershipType?.rawValue,
-                  environment: environment, signedDate: signedDate, appAccountToken: payload.appAccountToken)
+            let purchaseDate = payload.purchaseDate, let signedDate = payload.signedDate,
+            let environment = payload.environment?.rawValue
+        else { return nil }
+        self.init(
+            transactionId: transactionId, originalTransactionId: payload.originalTransactionId ?? transactionId,
+            productId: productId, subscriptionGroupIdentifier: payload.subscriptionGroupIdentifier,
+            type: payload.type?.rawValue ?? "", purchaseDate: purchaseDate,
+            originalPurchaseDate: payload.originalPurchaseDate, expiresDate: payload.expiresDate,
+            revocationDate: payload.revocationDate, revocationReason: payload.revocationReason?.rawValue,
+            revocationType: payload.revocationType?.rawValue, isUpgraded: payload.isUpgraded ?? false,
+            offerType: payload.offerType?.rawValue, offerDiscountType: payload.offerDiscountType?.rawValue,
+            offerIdentifier: payload.offerIdentifier, ownershipType: payload.inAppOwnershipType?.rawValue,
+            environment: environment, signedDate: signedDate, appAccountToken: payload.appAccountToken)
     }
 
     /// Merging copies of one transaction: the newer `signedDate` wins (a later refund is never
@@ -85,10 +89,12 @@ public struct RenewalRecord: Sendable, Equatable {
     public var environment: String
     public var signedDate: Int64
 
-    public init(originalTransactionId: String, productId: String? = nil, autoRenewProductId: String? = nil,
-                autoRenewStatus: Int64? = 1, isInBillingRetryPeriod: Bool = false, gracePeriodExpiresDate: Int64? = nil,
-                expirationIntent: Int64? = nil, eligibleWinBackOfferIds: [String] = [], environment: String = "Sandbox",
-                signedDate: Int64) {
+    public init(
+        originalTransactionId: String, productId: String? = nil, autoRenewProductId: String? = nil,
+        autoRenewStatus: Int64? = 1, isInBillingRetryPeriod: Bool = false, gracePeriodExpiresDate: Int64? = nil,
+        expirationIntent: Int64? = nil, eligibleWinBackOfferIds: [String] = [], environment: String = "Sandbox",
+        signedDate: Int64
+    ) {
         self.originalTransactionId = originalTransactionId
         self.productId = productId
         self.autoRenewProductId = autoRenewProductId
@@ -103,11 +109,13 @@ public struct RenewalRecord: Sendable, Equatable {
 
     public init?(_ payload: JWSRenewalInfoDecodedPayload) {
         guard let original = payload.originalTransactionId, let signedDate = payload.signedDate,
-              let environment = payload.environment?.rawValue else { return nil }
-        self.init(originalTransactionId: original, productId: payload.productId, autoRenewProductId: payload.autoRenewProductId,
-                  autoRenewStatus: payload.autoRenewStatus?.rawValue, isInBillingRetryPeriod: payload.isInBillingRetryPeriod ?? false,
-                  gracePeriodExpiresDate: payload.gracePeriodExpiresDate, expirationIntent: payload.expirationIntent?.rawValue,
-                  eligibleWinBackOfferIds: payload.eligibleWinBackOfferIds ?? [], environment: environment, signedDate: signedDate)
+            let environment = payload.environment?.rawValue
+        else { return nil }
+        self.init(
+            originalTransactionId: original, productId: payload.productId, autoRenewProductId: payload.autoRenewProductId,
+            autoRenewStatus: payload.autoRenewStatus?.rawValue, isInBillingRetryPeriod: payload.isInBillingRetryPeriod ?? false,
+            gracePeriodExpiresDate: payload.gracePeriodExpiresDate, expirationIntent: payload.expirationIntent?.rawValue,
+            eligibleWinBackOfferIds: payload.eligibleWinBackOfferIds ?? [], environment: environment, signedDate: signedDate)
     }
 }
 

@@ -23,16 +23,20 @@ struct ChunkedDecoder: Sendable {
         while true {
             switch phase {
             case .size:
-                guard let lineEnd = try findLineEnd(buffer, from: index, maxLength: Self.maxSizeLineBytes,
-                                                    tooLong: .badRequest("chunk size line too long")) else { return false }
+                guard
+                    let lineEnd = try findLineEnd(
+                        buffer, from: index, maxLength: Self.maxSizeLineBytes,
+                        tooLong: .badRequest("chunk size line too long"))
+                else { return false }
                 let size = try Self.parseSizeLine(buffer[index..<lineEnd])
                 index = lineEnd + 2
                 if size == 0 {
                     phase = .trailers
                 } else {
                     guard size <= limits.maxBodyBytes - body.count else {
-                        throw HTTPParseError(status: 413, code: "BODY_TOO_LARGE",
-                                             message: "the body exceeds \(limits.maxBodyBytes) bytes")
+                        throw HTTPParseError(
+                            status: 413, code: "BODY_TOO_LARGE",
+                            message: "the body exceeds \(limits.maxBodyBytes) bytes")
                     }
                     phase = .data(remaining: size)
                 }
@@ -65,8 +69,10 @@ struct ChunkedDecoder: Sendable {
 
     /// The index of the CRLF ending the line at `start`, nil while it has not fully arrived, or
     /// `tooLong` once the line is known to exceed `maxLength` bytes (its CRLF excluded).
-    private func findLineEnd(_ buffer: [UInt8], from start: Int, maxLength: Int,
-                             tooLong: HTTPParseError) throws(HTTPParseError) -> Int? {
+    private func findLineEnd(
+        _ buffer: [UInt8], from start: Int, maxLength: Int,
+        tooLong: HTTPParseError
+    ) throws(HTTPParseError) -> Int? {
         guard maxLength >= 0 else { throw tooLong }
         var index = start
         let last = min(buffer.count - 1, start + maxLength + 1)

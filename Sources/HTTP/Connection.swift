@@ -1,4 +1,5 @@
 internal import CLinux
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -84,7 +85,10 @@ final class Connection: @unchecked Sendable {
         } else if count == 0 {
             // The client finished sending (or left). Answer what is complete, then close.
             peerFinishedSending = true
-            if lingerDeadline != nil || (inFlight == nil && !hasPendingOutput) { close(); return }
+            if lingerDeadline != nil || (inFlight == nil && !hasPendingOutput) {
+                close()
+                return
+            }
             closeAfterWrite = true
             updateInterest()
             processInput()
@@ -151,19 +155,22 @@ final class Connection: @unchecked Sendable {
         let request = context.request
         let keepAlive = request.keepAlive && !draining && !closeAfterWrite && !peerFinishedSending
         if !keepAlive { closeAfterWrite = true }
-        let bytes = serialize(response, requestID: context.requestID, version: request.version, keepAlive: keepAlive,
-                              omitBody: request.method == "HEAD")
+        let bytes = serialize(
+            response, requestID: context.requestID, version: request.version, keepAlive: keepAlive,
+            omitBody: request.method == "HEAD")
         let now = monotonicSeconds()
         lastActivity = now
         requestStartedAt = now
         requestBytesReceived = parser.bufferedByteCount
-        loop.observer?.requestCompleted(HTTPRequestRecord(method: request.method, route: context.route,
-                                                          status: response.status,
-                                                          durationSeconds: now - context.startedAt,
-                                                          bytesSent: bytes, requestID: context.requestID,
-                                                          annotations: response.logAnnotations,
-                                                          path: context.route == "unmatched" ? String(request.path) : nil),
-                                        loop: loop.index)
+        loop.observer?.requestCompleted(
+            HTTPRequestRecord(
+                method: request.method, route: context.route,
+                status: response.status,
+                durationSeconds: now - context.startedAt,
+                bytesSent: bytes, requestID: context.requestID,
+                annotations: response.logAnnotations,
+                path: context.route == "unmatched" ? String(request.path) : nil),
+            loop: loop.index)
         // Answered synchronously from inside dispatch: the parsing loop continues by itself.
         if loop.runningContext === context { return }
         processInput()
@@ -174,23 +181,28 @@ final class Connection: @unchecked Sendable {
         parseFailed = true
         let response = HTTPResponse.error(error.status, code: error.code, message: error.message)
         let bytes = serialize(response, requestID: loop.nextRequestID(), version: .http1_1, keepAlive: false, omitBody: false)
-        loop.observer?.requestCompleted(HTTPRequestRecord(method: "-", route: "unparsed", status: error.status,
-                                                          durationSeconds: monotonicSeconds() - requestStartedAt,
-                                                          bytesSent: bytes, requestID: "-",
-                                                          annotations: [("code", error.code), ("reason", error.message)],
-                                                          path: nil),
-                                        loop: loop.index)
+        loop.observer?.requestCompleted(
+            HTTPRequestRecord(
+                method: "-", route: "unparsed", status: error.status,
+                durationSeconds: monotonicSeconds() - requestStartedAt,
+                bytesSent: bytes, requestID: "-",
+                annotations: [("code", error.code), ("reason", error.message)],
+                path: nil),
+            loop: loop.index)
     }
 
     // MARK: - Writing
 
     /// Serializes into the output queue; returns the bytes added.
-    private func serialize(_ response: HTTPResponse, requestID: String, version: HTTPVersion, keepAlive: Bool,
-                           omitBody: Bool) -> Int {
+    private func serialize(
+        _ response: HTTPResponse, requestID: String, version: HTTPVersion, keepAlive: Bool,
+        omitBody: Bool
+    ) -> Int {
         let before = output.count
         startPendingIfIdle()
-        loop.serializer.serialize(response, requestID: requestID, version: version, keepAlive: keepAlive,
-                                  omitBody: omitBody, into: &output)
+        loop.serializer.serialize(
+            response, requestID: requestID, version: version, keepAlive: keepAlive,
+            omitBody: omitBody, into: &output)
         outputQueuedSincePending += output.count - before
         return output.count - before
     }
@@ -231,7 +243,10 @@ final class Connection: @unchecked Sendable {
         if !hasPendingOutput && outputOffset > 0 {
             output.removeAll(keepingCapacity: output.capacity <= 64 * 1024)
             outputOffset = 0
-            if closeAfterWrite && inFlight == nil { finish(); return }
+            if closeAfterWrite && inFlight == nil {
+                finish()
+                return
+            }
         }
         updateInterest()
     }
@@ -241,7 +256,8 @@ final class Connection: @unchecked Sendable {
         guard !isClosed else { return }
         let configuration = loop.configuration
         var wanted: UInt32 = 0
-        let readPaused = peerFinishedSending
+        let readPaused =
+            peerFinishedSending
             || parser.bufferedByteCount > configuration.maxBufferedInputBytes
             || (lingerDeadline == nil && queuedOutputBytes > configuration.maxQueuedOutputBytes)
         if !readPaused { wanted |= EPOLLIN.rawValue | EPOLLRDHUP.rawValue }
@@ -325,8 +341,8 @@ final class Connection: @unchecked Sendable {
     /// An incoming `X-Request-Id` is reused when short and plain, so logs line up with a proxy's.
     private static func acceptableRequestID(_ value: String) -> String? {
         guard !value.isEmpty, value.utf8.count <= 64,
-              value.utf8.allSatisfy({ HTTPHeadParser.isTokenCharacter($0) }) else { return nil }
+            value.utf8.allSatisfy({ HTTPHeadParser.isTokenCharacter($0) })
+        else { return nil }
         return value
     }
 }
-

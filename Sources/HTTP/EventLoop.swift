@@ -1,8 +1,9 @@
 internal import CLinux
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
 
 /// One thread's epoll loop: its listening socket, its connections, its timers and a mailbox
 /// through which other threads hand it work (answers computed elsewhere, shutdown).
@@ -46,8 +47,10 @@ final class EventLoop: @unchecked Sendable {
     private static let listenToken: UInt64 = .max
     private static let wakeToken: UInt64 = .max - 1
 
-    init(index: Int, listenFD: Int32, configuration: HTTPServerConfiguration, handler: @escaping HTTPHandler,
-         observer: (any HTTPServerObserver)?, statistics: HTTPServerStatistics) throws {
+    init(
+        index: Int, listenFD: Int32, configuration: HTTPServerConfiguration, handler: @escaping HTTPHandler,
+        observer: (any HTTPServerObserver)?, statistics: HTTPServerStatistics
+    ) throws {
         self.index = index
         self.listenFD = listenFD
         self.configuration = configuration
@@ -137,7 +140,13 @@ final class EventLoop: @unchecked Sendable {
             if fd < 0 {
                 switch errno {
                 case EINTR, ECONNABORTED: continue
-                case EMFILE, ENFILE: if refuseWithReserveDescriptor() { continue } else { pauseListener(); return }
+                case EMFILE, ENFILE:
+                    if refuseWithReserveDescriptor() {
+                        continue
+                    } else {
+                        pauseListener()
+                        return
+                    }
                 default: return  // EAGAIN: nothing more
                 }
             }
@@ -208,7 +217,8 @@ final class EventLoop: @unchecked Sendable {
     /// Over the connection limit: a short 503 (best effort, never blocking) and close.
     private func refuse(_ fd: Int32) {
         let body = #"{"error":{"code":"TOO_MANY_CONNECTIONS","message":"the server is at its connection limit"}}"#
-        let response = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+        let response =
+            "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
             + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\nRetry-After: 1\r\n\r\n" + body
         _ = response.utf8.withContiguousStorageIfAvailable { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         close(fd)

@@ -6,8 +6,9 @@ enum HTTPHeadParser {
         var request = try parseRequestLine(requestLine)
         while let line = try lines.next() {
             guard request.headers.count < limits.maxHeaderCount else {
-                throw HTTPParseError(status: 431, code: "TOO_MANY_HEADERS",
-                                     message: "more than \(limits.maxHeaderCount) header fields")
+                throw HTTPParseError(
+                    status: 431, code: "TOO_MANY_HEADERS",
+                    message: "more than \(limits.maxHeaderCount) header fields")
             }
             request.headers.append(try parseField(line))
         }
@@ -25,19 +26,21 @@ enum HTTPHeadParser {
         guard parts[0].allSatisfy(isTokenCharacter) else { throw .badRequest("invalid method") }
         let target = parts[1]
         guard target.first == UInt8(ascii: "/") || (target.count == 1 && target.first == UInt8(ascii: "*")),
-              target.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
+            target.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
         else { throw .badRequest("invalid request target") }
         let version: HTTPVersion
         switch String(decoding: parts[2], as: UTF8.self) {
         case "HTTP/1.1": version = .http1_1
         case "HTTP/1.0": version = .http1_0
         case let other where other.hasPrefix("HTTP/") && other.count == 8:
-            throw HTTPParseError(status: 505, code: "HTTP_VERSION_NOT_SUPPORTED",
-                                 message: "\(other) is not supported (HTTP/1.0 and HTTP/1.1 are)")
+            throw HTTPParseError(
+                status: 505, code: "HTTP_VERSION_NOT_SUPPORTED",
+                message: "\(other) is not supported (HTTP/1.0 and HTTP/1.1 are)")
         default: throw .badRequest("invalid HTTP version")
         }
-        return HTTPRequest(method: String(decoding: parts[0], as: UTF8.self),
-                           target: String(decoding: target, as: UTF8.self), version: version)
+        return HTTPRequest(
+            method: String(decoding: parts[0], as: UTF8.self),
+            target: String(decoding: target, as: UTF8.self), version: version)
     }
 
     static func parseField(_ line: ArraySlice<UInt8>) throws(HTTPParseError) -> (name: String, value: String) {
@@ -70,8 +73,9 @@ enum HTTPHeadParser {
         switch byte {
         case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: true
         case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
-             UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
-             UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"): true
+            UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+            UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            true
         default: false
         }
     }

@@ -163,8 +163,9 @@ public struct HTTPParser: Sendable {
     }
 
     private func headTooLarge() -> HTTPParseError {
-        HTTPParseError(status: 431, code: "HEADERS_TOO_LARGE",
-                       message: "request line and headers exceed \(limits.maxHeaderBytes) bytes")
+        HTTPParseError(
+            status: 431, code: "HEADERS_TOO_LARGE",
+            message: "request line and headers exceed \(limits.maxHeaderBytes) bytes")
     }
 
     /// Index of the CR of the first CRLFCRLF at or after `scanIndex`.
@@ -172,7 +173,10 @@ public struct HTTPParser: Sendable {
         buffer.withUnsafeBufferPointer { bytes -> Int? in
             var index = scanIndex
             while index + 3 < bytes.count {
-                if bytes[index + 3] != 0x0A { index += bytes[index + 3] == 0x0D ? 1 : 4; continue }
+                if bytes[index + 3] != 0x0A {
+                    index += bytes[index + 3] == 0x0D ? 1 : 4
+                    continue
+                }
                 if bytes[index] == 0x0D && bytes[index + 1] == 0x0A && bytes[index + 2] == 0x0D { return index }
                 index += 1
             }
@@ -189,20 +193,22 @@ public struct HTTPParser: Sendable {
             }
             let coding = encodings.map { $0.value.lowercased() }.joined(separator: ",")
             guard coding == "chunked" else {
-                throw HTTPParseError(status: 501, code: "NOT_IMPLEMENTED",
-                                     message: "transfer encoding \"\(coding)\" is not supported (only chunked)")
+                throw HTTPParseError(
+                    status: 501, code: "NOT_IMPLEMENTED",
+                    message: "transfer encoding \"\(coding)\" is not supported (only chunked)")
             }
             guard request.version == .http1_1 else { throw .badRequest("chunked encoding needs HTTP/1.1") }
             return .chunked
         }
         guard let first = lengths.first else { return .none }
         guard lengths.allSatisfy({ $0.value == first.value }), !first.value.isEmpty,
-              first.value.utf8.count <= 18, first.value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-              let length = Int(first.value)
+            first.value.utf8.count <= 18, first.value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+            let length = Int(first.value)
         else { throw .badRequest("invalid Content-Length") }
         guard length <= limits.maxBodyBytes else {
-            throw HTTPParseError(status: 413, code: "BODY_TOO_LARGE",
-                                 message: "the body exceeds \(limits.maxBodyBytes) bytes")
+            throw HTTPParseError(
+                status: 413, code: "BODY_TOO_LARGE",
+                message: "the body exceeds \(limits.maxBodyBytes) bytes")
         }
         return length == 0 ? .none : .fixed(length)
     }

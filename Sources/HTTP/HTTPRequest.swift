@@ -7,8 +7,10 @@ public struct HTTPRequest: Sendable {
     public var headers: [(name: String, value: String)]
     public var body: [UInt8]
 
-    public init(method: String, target: String, version: HTTPVersion = .http1_1,
-                headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+    public init(
+        method: String, target: String, version: HTTPVersion = .http1_1,
+        headers: [(name: String, value: String)] = [], body: [UInt8] = []
+    ) {
         self.method = method
         self.target = target
         self.version = version

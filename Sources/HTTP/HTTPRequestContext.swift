@@ -20,8 +20,10 @@ public final class HTTPRequestContext: @unchecked Sendable {
     private let responded = Atomic<Bool>(false)
     private let deliver: @Sendable (HTTPRequestContext, HTTPResponse) -> Void
 
-    init(request: HTTPRequest, requestID: String, startedAt: Double,
-         deliver: @escaping @Sendable (HTTPRequestContext, HTTPResponse) -> Void) {
+    init(
+        request: HTTPRequest, requestID: String, startedAt: Double,
+        deliver: @escaping @Sendable (HTTPRequestContext, HTTPResponse) -> Void
+    ) {
         self.request = request
         self.requestID = requestID
         self.startedAt = startedAt

@@ -7,8 +7,10 @@ public struct HTTPResponse: Sendable {
     /// Fields for the access-log line only, never sent: the error code, reason, app…
     public var logAnnotations: [(key: String, value: String)]
 
-    public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = [],
-                logAnnotations: [(key: String, value: String)] = []) {
+    public init(
+        status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = [],
+        logAnnotations: [(key: String, value: String)] = []
+    ) {
         self.status = status
         self.headers = headers
         self.body = body

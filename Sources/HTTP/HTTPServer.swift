@@ -1,8 +1,9 @@
+import Foundation
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
-import Synchronization
 
 /// Counters the server keeps for `/metrics`.
 public final class HTTPServerStatistics: Sendable {
@@ -35,16 +36,19 @@ public final class HTTPServer: Sendable {
     private let finished = DispatchSemaphore(value: 0)
 
     /// Binds the listening sockets; `start()` begins serving.
-    public init(configuration: HTTPServerConfiguration, handler: @escaping HTTPHandler,
-                observer: (any HTTPServerObserver)? = nil) throws {
+    public init(
+        configuration: HTTPServerConfiguration, handler: @escaping HTTPHandler,
+        observer: (any HTTPServerObserver)? = nil
+    ) throws {
         // A peer that resets a connection must not kill the process.
         signal(SIGPIPE, SIG_IGN)
         var configuration = configuration
         var warnings: [String] = []
         let descriptors = DescriptorLimit.raisedToHardLimit()
         if configuration.maxConnections > descriptors.forConnections {
-            warnings.append("maxConnections \(configuration.maxConnections) exceeds what the descriptor limit "
-                + "(RLIMIT_NOFILE \(descriptors.limit)) leaves; using \(descriptors.forConnections)")
+            warnings.append(
+                "maxConnections \(configuration.maxConnections) exceeds what the descriptor limit "
+                    + "(RLIMIT_NOFILE \(descriptors.limit)) leaves; using \(descriptors.forConnections)")
             configuration.maxConnections = max(1, descriptors.forConnections)
         }
         self.configuration = configuration
@@ -58,8 +62,10 @@ public final class HTTPServer: Sendable {
         for index in 0..<count {
             let listener = try Listener.bind(host: configuration.host, port: port)
             port = listener.port
-            loops.append(try EventLoop(index: index, listenFD: listener.fd, configuration: configuration,
-                                       handler: handler, observer: observer, statistics: statistics))
+            loops.append(
+                try EventLoop(
+                    index: index, listenFD: listener.fd, configuration: configuration,
+                    handler: handler, observer: observer, statistics: statistics))
         }
         self.port = port
         self.loops = loops

@@ -21,8 +21,10 @@ struct ResponseSerializer {
         return cachedDate
     }
 
-    mutating func serialize(_ response: HTTPResponse, requestID: String, version: HTTPVersion, keepAlive: Bool,
-                            omitBody: Bool, into output: inout [UInt8]) {
+    mutating func serialize(
+        _ response: HTTPResponse, requestID: String, version: HTTPVersion, keepAlive: Bool,
+        omitBody: Bool, into output: inout [UInt8]
+    ) {
         output.append(contentsOf: version == .http1_0 ? "HTTP/1.0 ".utf8 : "HTTP/1.1 ".utf8)
         output.append(contentsOf: String(response.status).utf8)
         output.append(0x20)

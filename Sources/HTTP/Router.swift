@@ -45,8 +45,9 @@ public struct Router: Sendable {
             context.respond(.error(404, code: "NOT_FOUND", message: "no such endpoint"))
         } else {
             if allowed.contains("GET") { allowed.append("HEAD") }
-            var response = HTTPResponse.error(405, code: "METHOD_NOT_ALLOWED",
-                                              message: "use \(allowed.joined(separator: ", "))")
+            var response = HTTPResponse.error(
+                405, code: "METHOD_NOT_ALLOWED",
+                message: "use \(allowed.joined(separator: ", "))")
             response.headers.append(("Allow", allowed.joined(separator: ", ")))
             context.respond(response)
         }
@@ -75,7 +76,10 @@ extension String {
         var bytes: [UInt8] = []
         var iterator = utf8.makeIterator()
         while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else { bytes.append(byte); continue }
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
             guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
             bytes.append(high << 4 | low)
         }

@@ -124,7 +124,8 @@ private final class EasyHandle: @unchecked Sendable {
         let code: CURLcode = (request.body ?? []).withUnsafeBytes { body in
             if request.method == "POST" || request.body != nil {
                 set(CURLOPT_POST, 1)
-                _ = entitle_curl_set_pointer(raw, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: body.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
+                _ = entitle_curl_set_pointer(
+                    raw, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: body.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
                 _ = entitle_curl_set_size(raw, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
             }
             if request.method != "GET" && request.method != "POST" { set(CURLOPT_CUSTOMREQUEST, request.method) }
@@ -162,7 +163,10 @@ private final class ResponseSink: @unchecked Sendable {
     /// One header line; a status line starts a new response (after a 100 Continue, say).
     func header(_ line: UnsafeRawBufferPointer) {
         let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        if text.hasPrefix("HTTP/") { headers.removeAll(); return }
+        if text.hasPrefix("HTTP/") {
+            headers.removeAll()
+            return
+        }
         guard let colon = text.firstIndex(of: ":") else { return }
         headers.append((String(text[..<colon]), text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
     }
@@ -171,7 +175,10 @@ private final class ResponseSink: @unchecked Sendable {
     init(limit: Int) { self.limit = limit }
 
     func append(_ chunk: UnsafeRawBufferPointer) -> Bool {
-        guard bytes.count + chunk.count <= limit else { overflowed = true; return false }
+        guard bytes.count + chunk.count <= limit else {
+            overflowed = true
+            return false
+        }
         bytes.append(contentsOf: chunk)
         return true
     }

@@ -12,8 +12,10 @@ public struct JSONParser {
 
     /// Parses one document. With `rejectDuplicateKeys` false, repeated member names are kept in
     /// `JSONObject.members` (lookups see the first) so a caller can report them in its own words.
-    public static func parse(_ bytes: some Collection<UInt8>,
-                             rejectDuplicateKeys: Bool = true) throws(JSONParseError) -> JSONValue {
+    public static func parse(
+        _ bytes: some Collection<UInt8>,
+        rejectDuplicateKeys: Bool = true
+    ) throws(JSONParseError) -> JSONValue {
         let array = Array(bytes)
         return try array.withUnsafeBufferPointer { buffer throws(JSONParseError) in
             var parser = Cursor(bytes: buffer, rejectDuplicateKeys: rejectDuplicateKeys)
@@ -60,9 +62,15 @@ private struct Cursor {
         case UInt8(ascii: "{"): return try parseObject(depth: depth)
         case UInt8(ascii: "["): return try parseArray(depth: depth)
         case UInt8(ascii: "\""): return .string(try parseString())
-        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
-        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
-        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+        case UInt8(ascii: "t"):
+            try expectLiteral("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expectLiteral("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expectLiteral("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
         default: throw error("unexpected character '\(Character(Unicode.Scalar(byte)))'")
         }
@@ -71,7 +79,7 @@ private struct Cursor {
     mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {
         let count = literal.utf8CodeUnitCount
         guard position + count <= bytes.count,
-              memcmpEqual(bytes.baseAddress! + position, literal.utf8Start, count)
+            memcmpEqual(bytes.baseAddress! + position, literal.utf8Start, count)
         else { throw error("invalid literal") }
         position += count
     }
@@ -81,7 +89,10 @@ private struct Cursor {
         var object = JSONObject()
         var seen = Set<String>()
         skipWhitespace()
-        if current == UInt8(ascii: "}") { position += 1; return .object(object) }
+        if current == UInt8(ascii: "}") {
+            position += 1
+            return .object(object)
+        }
         while true {
             skipWhitespace()
             guard current == UInt8(ascii: "\"") else { throw error("expected a member name") }
@@ -100,7 +111,9 @@ private struct Cursor {
             skipWhitespace()
             switch current {
             case UInt8(ascii: ","): position += 1
-            case UInt8(ascii: "}"): position += 1; return .object(object)
+            case UInt8(ascii: "}"):
+                position += 1
+                return .object(object)
             case nil: throw error("unexpected end of input in an object")
             default: throw error("expected ',' or '}' in an object")
             }
@@ -111,14 +124,19 @@ private struct Cursor {
         position += 1
         var elements: [JSONValue] = []
         skipWhitespace()
-        if current == UInt8(ascii: "]") { position += 1; return .array(elements) }
+        if current == UInt8(ascii: "]") {
+            position += 1
+            return .array(elements)
+        }
         while true {
             skipWhitespace()
             elements.append(try parseValue(depth: depth + 1))
             skipWhitespace()
             switch current {
             case UInt8(ascii: ","): position += 1
-            case UInt8(ascii: "]"): position += 1; return .array(elements)
+            case UInt8(ascii: "]"):
+                position += 1
+                return .array(elements)
             case nil: throw error("unexpected end of input in an array")
             default: throw error("expected ',' or ']' in an array")
             }

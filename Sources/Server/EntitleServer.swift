@@ -19,16 +19,21 @@ public final class EntitleServer: Sendable {
 
     /// `logOutput` is the file descriptor for JSON log lines (standard output by default; nil discards).
     /// `store` defaults to the SQLite file of the configuration.
-    public init(configuration: EntitleConfiguration, logOutput: Int32? = 1,
-                revocationChecker: (any RevocationChecker)? = nil, store: (any FactStore)? = nil) throws {
+    public init(
+        configuration: EntitleConfiguration, logOutput: Int32? = 1,
+        revocationChecker: (any RevocationChecker)? = nil, store: (any FactStore)? = nil
+    ) throws {
         self.configuration = configuration
-        let loops = configuration.server.eventLoops > 0 ? configuration.server.eventLoops
+        let loops =
+            configuration.server.eventLoops > 0
+            ? configuration.server.eventLoops
             : max(1, ProcessInfo.processInfo.activeProcessorCount)
         metrics = Metrics(loops: loops)
         logger = Logger(loops: loops, metrics: metrics, output: logOutput)
-        application = try EntitleApplication(configuration: configuration,
-                                             store: try store ?? SQLiteFactStore(path: configuration.storage.sqlitePath),
-                                             revocationChecker: revocationChecker, instrumentation: metrics)
+        application = try EntitleApplication(
+            configuration: configuration,
+            store: try store ?? SQLiteFactStore(path: configuration.storage.sqlitePath),
+            revocationChecker: revocationChecker, instrumentation: metrics)
         router = Routes.make(application, metrics: metrics)
 
         var http = HTTPServerConfiguration()
@@ -50,17 +55,23 @@ public final class EntitleServer: Sendable {
 
     public func start() {
         httpServer.start()
-        logger.log("info", "listening", ["host": .string(configuration.server.host), "port": .int(Int64(port)),
-                                         "eventLoops": .int(Int64(httpServer.configuration.eventLoops)),
-                                         "blockingThreads": .int(Int64(application.pool.threadCount)),
-                                         "version": .string(EntitleVersion.current),
-                                         "apps": .array(configuration.apps.map { .string($0.id) })])
+        logger.log(
+            "info", "listening",
+            [
+                "host": .string(configuration.server.host), "port": .int(Int64(port)),
+                "eventLoops": .int(Int64(httpServer.configuration.eventLoops)),
+                "blockingThreads": .int(Int64(application.pool.threadCount)),
+                "version": .string(EntitleVersion.current),
+                "apps": .array(configuration.apps.map { .string($0.id) }),
+            ])
         for warning in httpServer.warnings + application.warnings { logger.log("warn", warning) }
         for (id, services) in application.apps.sorted(by: { $0.key < $1.key }) {
             let missing = services.verification.environmentsMissingRoots
             if !missing.isEmpty {
-                logger.log("warn", "app \(id): no trusted root for \(missing.map(\.rawValue).joined(separator: ", ")); its signed "
-                    + "data answers 503 until roots are added to apple-roots/ and the server gets SIGHUP (or restarts)")
+                logger.log(
+                    "warn",
+                    "app \(id): no trusted root for \(missing.map(\.rawValue).joined(separator: ", ")); its signed "
+                        + "data answers 503 until roots are added to apple-roots/ and the server gets SIGHUP (or restarts)")
             }
         }
     }

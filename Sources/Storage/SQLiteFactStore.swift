@@ -122,43 +122,53 @@ public final class SQLiteFactStore: FactStore {
 
     static func write(_ batch: FactBatch, into database: SQLiteDatabase) throws -> ApplyOutcome {
         if let notification = batch.notification {
-            try database.statement("""
+            try database.statement(
+                """
                 INSERT INTO notifications (notification_uuid, app_id, environment, notification_type, subtype,
                     signed_date, received_at, original_transaction_id, jws)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (notification_uuid) DO NOTHING
-                """).bind([.text(notification.notificationUUID), .text(notification.appId), .text(notification.environment),
-                           .text(notification.notificationType), .from(notification.subtype), .integer(notification.signedDate),
-                           .integer(notification.receivedAt), .from(notification.originalTransactionId),
-                           .text(notification.jws)]).run()
+                """
+            ).bind([
+                .text(notification.notificationUUID), .text(notification.appId), .text(notification.environment),
+                .text(notification.notificationType), .from(notification.subtype), .integer(notification.signedDate),
+                .integer(notification.receivedAt), .from(notification.originalTransactionId),
+                .text(notification.jws),
+            ]).run()
             if database.changes == 0 { return .duplicateNotification }
         }
         if let requested = batch.requestedLink,
-           let existing = try token(database, batch.appId, batch.environment, requested.originalTransactionId),
-           existing != requested.appAccountToken {
+            let existing = try token(database, batch.appId, batch.environment, requested.originalTransactionId),
+            existing != requested.appAccountToken
+        {
             throw LinkConflict(existingToken: existing)
         }
         for (record, jws) in batch.transactions { try upsert(database, record, jws: jws, app: batch.appId) }
         if let (record, jws) = batch.renewal { try upsert(database, record, jws: jws, app: batch.appId) }
         for (original, signal) in batch.signals {
             try database.statement("INSERT INTO signals (app_id, environment, original_transaction_id, kind, at) VALUES (?, ?, ?, ?, ?)")
-                .bind([.text(batch.appId), .text(batch.environment), .text(original), .text(signal.kind.storedName),
-                       .integer(signal.at)]).run()
+                .bind([
+                    .text(batch.appId), .text(batch.environment), .text(original), .text(signal.kind.storedName),
+                    .integer(signal.at),
+                ]).run()
         }
         if let requested = batch.requestedLink {
             try link(database, batch.appId, batch.environment, requested.originalTransactionId, requested.appAccountToken)
         }
         if let sync = batch.syncRevision {
-            try database.statement("""
+            try database.statement(
+                """
                 INSERT INTO sync_revisions (app_id, environment, original_transaction_id, revision) VALUES (?, ?, ?, ?)
                 ON CONFLICT (app_id, environment, original_transaction_id) DO UPDATE SET revision = excluded.revision
-                """).bind([.text(batch.appId), .text(batch.environment), .text(sync.originalTransactionId), .text(sync.revision)]).run()
+                """
+            ).bind([.text(batch.appId), .text(batch.environment), .text(sync.originalTransactionId), .text(sync.revision)]).run()
         }
         return .applied
     }
 
     /// Inserts, or replaces only with a newer `signedDate` (E-01): an old copy never wins.
     static func upsert(_ database: SQLiteDatabase, _ record: TransactionRecord, jws: String, app: String) throws {
-        try database.statement("""
+        try database.statement(
+            """
             INSERT INTO transactions (app_id, environment, transaction_id, original_transaction_id, product_id,
                 subscription_group, type, purchase_date, original_purchase_date, expires_date, revocation_date,
                 revocation_reason, revocation_type, is_upgraded, offer_type, offer_discount_type, offer_identifier,
@@ -175,26 +185,32 @@ public final class SQLiteFactStore: FactStore {
                 ownership_type = excluded.ownership_type, signed_date = excluded.signed_date,
                 app_account_token = excluded.app_account_token, jws = excluded.jws
             WHERE excluded.signed_date > transactions.signed_date
-            """).bind([.text(app), .text(record.environment), .text(record.transactionId), .text(record.originalTransactionId),
-                       .text(record.productId), .from(record.subscriptionGroupIdentifier), .text(record.type),
-                       .integer(record.purchaseDate), .from(record.originalPurchaseDate), .from(record.expiresDate),
-                       .from(record.revocationDate), .from(record.revocationReason), .from(record.revocationType),
-                       .from(record.isUpgraded), .from(record.offerType), .from(record.offerDiscountType),
-                       .from(record.offerIdentifier), .from(record.ownershipType), .integer(record.signedDate),
-                       .from(record.appAccountToken), .text(jws)]).run()
+            """
+        ).bind([
+            .text(app), .text(record.environment), .text(record.transactionId), .text(record.originalTransactionId),
+            .text(record.productId), .from(record.subscriptionGroupIdentifier), .text(record.type),
+            .integer(record.purchaseDate), .from(record.originalPurchaseDate), .from(record.expiresDate),
+            .from(record.revocationDate), .from(record.revocationReason), .from(record.revocationType),
+            .from(record.isUpgraded), .from(record.offerType), .from(record.offerDiscountType),
+            .from(record.offerIdentifier), .from(record.ownershipType), .integer(record.signedDate),
+            .from(record.appAccountToken), .text(jws),
+        ]).run()
         // The signed token links the subscription to its subscriber (ENTITLEMENTS.md, "Subscribers"),
         // only when this copy was stored: an older copy carrying another token never moves the link.
         if let token = record.appAccountToken, database.changes > 0 {
-            try database.statement("""
+            try database.statement(
+                """
                 INSERT INTO subscriber_links (app_id, environment, original_transaction_id, app_account_token)
                 VALUES (?, ?, ?, ?) ON CONFLICT (app_id, environment, original_transaction_id)
                 DO UPDATE SET app_account_token = excluded.app_account_token
-                """).bind([.text(app), .text(record.environment), .text(record.originalTransactionId), .text(token)]).run()
+                """
+            ).bind([.text(app), .text(record.environment), .text(record.originalTransactionId), .text(token)]).run()
         }
     }
 
     static func upsert(_ database: SQLiteDatabase, _ record: RenewalRecord, jws: String, app: String) throws {
-        try database.statement("""
+        try database.statement(
+            """
             INSERT INTO renewal_infos (app_id, environment, original_transaction_id, product_id, auto_renew_product_id,
                 auto_renew_status, is_in_billing_retry, grace_period_expires_date, expiration_intent,
                 eligible_win_back_offer_ids, signed_date, jws)
@@ -207,24 +223,31 @@ public final class SQLiteFactStore: FactStore {
                 eligible_win_back_offer_ids = excluded.eligible_win_back_offer_ids,
                 signed_date = excluded.signed_date, jws = excluded.jws
             WHERE excluded.signed_date > renewal_infos.signed_date
-            """).bind([.text(app), .text(record.environment), .text(record.originalTransactionId), .from(record.productId),
-                       .from(record.autoRenewProductId), .from(record.autoRenewStatus), .from(record.isInBillingRetryPeriod),
-                       .from(record.gracePeriodExpiresDate), .from(record.expirationIntent),
-                       .text(record.eligibleWinBackOfferIds.joined(separator: "\n")), .integer(record.signedDate), .text(jws)]).run()
+            """
+        ).bind([
+            .text(app), .text(record.environment), .text(record.originalTransactionId), .from(record.productId),
+            .from(record.autoRenewProductId), .from(record.autoRenewStatus), .from(record.isInBillingRetryPeriod),
+            .from(record.gracePeriodExpiresDate), .from(record.expirationIntent),
+            .text(record.eligibleWinBackOfferIds.joined(separator: "\n")), .integer(record.signedDate), .text(jws),
+        ]).run()
     }
 
     static func token(_ database: SQLiteDatabase, _ app: String, _ environment: String, _ original: String) throws -> String? {
-        let query = try database.statement("""
+        let query = try database.statement(
+            """
             SELECT app_account_token FROM subscriber_links WHERE app_id = ? AND environment = ? AND original_transaction_id = ?
-            """).bind([.text(app), .text(environment), .text(original)])
+            """
+        ).bind([.text(app), .text(environment), .text(original)])
         return try query.step() ? query.text(0) : nil
     }
 
     static func link(_ database: SQLiteDatabase, _ app: String, _ environment: String, _ original: String, _ token: String) throws {
-        try database.statement("""
+        try database.statement(
+            """
             INSERT INTO subscriber_links (app_id, environment, original_transaction_id, app_account_token)
             VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING
-            """).bind([.text(app), .text(environment), .text(original), .text(token)]).run()
+            """
+        ).bind([.text(app), .text(environment), .text(original), .text(token)]).run()
     }
 
     // MARK: - Reading
@@ -247,10 +270,12 @@ public final class SQLiteFactStore: FactStore {
     /// One reader connection for the whole answer: the links, then each subscription's facts.
     public func facts(appId: String, environment: String, appAccountToken: String) throws -> [SubscriptionFacts] {
         try read { database in
-            let query = try database.statement("""
+            let query = try database.statement(
+                """
                 SELECT original_transaction_id FROM subscriber_links
                 WHERE app_id = ? AND environment = ? AND app_account_token = ? ORDER BY original_transaction_id
-                """).bind([.text(appId), .text(environment), .text(appAccountToken)])
+                """
+            ).bind([.text(appId), .text(environment), .text(appAccountToken)])
             var originals: [String] = []
             while try query.step() { if let original = query.text(0) { originals.append(original) } }
             return try originals.compactMap {
@@ -260,52 +285,64 @@ public final class SQLiteFactStore: FactStore {
     }
 
     public func facts(appId: String, environment: String, originalTransactionId: String) throws -> SubscriptionFacts? {
-        try read { database in try Self.facts(database, appId: appId, environment: environment, originalTransactionId: originalTransactionId) }
+        try read { database in
+            try Self.facts(database, appId: appId, environment: environment, originalTransactionId: originalTransactionId)
+        }
     }
 
     /// `token`, when the caller already knows it, saves the link lookup.
-    private static func facts(_ database: SQLiteDatabase, appId: String, environment: String, originalTransactionId: String,
-                              token knownToken: String? = nil) throws -> SubscriptionFacts? {
+    private static func facts(
+        _ database: SQLiteDatabase, appId: String, environment: String, originalTransactionId: String,
+        token knownToken: String? = nil
+    ) throws -> SubscriptionFacts? {
         do {
             let bindings: [SQLiteValue] = [.text(appId), .text(environment), .text(originalTransactionId)]
-            let transactions = try database.statement("""
+            let transactions = try database.statement(
+                """
                 SELECT transaction_id, product_id, subscription_group, type, purchase_date, original_purchase_date, expires_date,
                     revocation_date, revocation_reason, revocation_type, is_upgraded, offer_type, offer_discount_type,
                     offer_identifier, ownership_type, signed_date, app_account_token
                 FROM transactions WHERE app_id = ? AND environment = ? AND original_transaction_id = ? ORDER BY purchase_date
-                """).bind(bindings)
+                """
+            ).bind(bindings)
             var records: [TransactionRecord] = []
             while try transactions.step() {
-                records.append(TransactionRecord(
-                    transactionId: transactions.text(0) ?? "", originalTransactionId: originalTransactionId,
-                    productId: transactions.text(1) ?? "", subscriptionGroupIdentifier: transactions.text(2),
-                    type: transactions.text(3) ?? "", purchaseDate: transactions.int64(4) ?? 0,
-                    originalPurchaseDate: transactions.int64(5), expiresDate: transactions.int64(6),
-                    revocationDate: transactions.int64(7), revocationReason: transactions.int64(8),
-                    revocationType: transactions.text(9), isUpgraded: transactions.int64(10) == 1,
-                    offerType: transactions.int64(11), offerDiscountType: transactions.text(12),
-                    offerIdentifier: transactions.text(13), ownershipType: transactions.text(14), environment: environment,
-                    signedDate: transactions.int64(15) ?? 0, appAccountToken: transactions.text(16)))
+                records.append(
+                    TransactionRecord(
+                        transactionId: transactions.text(0) ?? "", originalTransactionId: originalTransactionId,
+                        productId: transactions.text(1) ?? "", subscriptionGroupIdentifier: transactions.text(2),
+                        type: transactions.text(3) ?? "", purchaseDate: transactions.int64(4) ?? 0,
+                        originalPurchaseDate: transactions.int64(5), expiresDate: transactions.int64(6),
+                        revocationDate: transactions.int64(7), revocationReason: transactions.int64(8),
+                        revocationType: transactions.text(9), isUpgraded: transactions.int64(10) == 1,
+                        offerType: transactions.int64(11), offerDiscountType: transactions.text(12),
+                        offerIdentifier: transactions.text(13), ownershipType: transactions.text(14), environment: environment,
+                        signedDate: transactions.int64(15) ?? 0, appAccountToken: transactions.text(16)))
             }
             guard !records.isEmpty else { return nil }
-            let renewalQuery = try database.statement("""
+            let renewalQuery = try database.statement(
+                """
                 SELECT product_id, auto_renew_product_id, auto_renew_status, is_in_billing_retry, grace_period_expires_date,
                     expiration_intent, eligible_win_back_offer_ids, signed_date
                 FROM renewal_infos WHERE app_id = ? AND environment = ? AND original_transaction_id = ?
-                """).bind(bindings)
+                """
+            ).bind(bindings)
             var renewal: RenewalRecord?
             if try renewalQuery.step() {
                 let offers = renewalQuery.text(6) ?? ""
-                renewal = RenewalRecord(originalTransactionId: originalTransactionId, productId: renewalQuery.text(0),
-                                        autoRenewProductId: renewalQuery.text(1), autoRenewStatus: renewalQuery.int64(2),
-                                        isInBillingRetryPeriod: renewalQuery.int64(3) == 1,
-                                        gracePeriodExpiresDate: renewalQuery.int64(4), expirationIntent: renewalQuery.int64(5),
-                                        eligibleWinBackOfferIds: offers.isEmpty ? [] : offers.components(separatedBy: "\n"),
-                                        environment: environment, signedDate: renewalQuery.int64(7) ?? 0)
+                renewal = RenewalRecord(
+                    originalTransactionId: originalTransactionId, productId: renewalQuery.text(0),
+                    autoRenewProductId: renewalQuery.text(1), autoRenewStatus: renewalQuery.int64(2),
+                    isInBillingRetryPeriod: renewalQuery.int64(3) == 1,
+                    gracePeriodExpiresDate: renewalQuery.int64(4), expirationIntent: renewalQuery.int64(5),
+                    eligibleWinBackOfferIds: offers.isEmpty ? [] : offers.components(separatedBy: "\n"),
+                    environment: environment, signedDate: renewalQuery.int64(7) ?? 0)
             }
-            let signalQuery = try database.statement("""
+            let signalQuery = try database.statement(
+                """
                 SELECT kind, at FROM signals WHERE app_id = ? AND environment = ? AND original_transaction_id = ? ORDER BY at
-                """).bind(bindings)
+                """
+            ).bind(bindings)
             var signals: [SubscriptionSignal] = []
             while try signalQuery.step() {
                 if let kind = signalQuery.text(0).flatMap(SubscriptionSignal.Kind.init(storedName:)) {
@@ -314,13 +351,16 @@ public final class SQLiteFactStore: FactStore {
             }
             var token = knownToken
             if token == nil {
-                let tokenQuery = try database.statement("""
+                let tokenQuery = try database.statement(
+                    """
                     SELECT app_account_token FROM subscriber_links WHERE app_id = ? AND environment = ? AND original_transaction_id = ?
-                    """).bind(bindings)
+                    """
+                ).bind(bindings)
                 token = try tokenQuery.step() ? tokenQuery.text(0) : nil
             }
-            return SubscriptionFacts(originalTransactionId: originalTransactionId, environment: environment,
-                                     appAccountToken: token, transactions: records, renewal: renewal, signals: signals)
+            return SubscriptionFacts(
+                originalTransactionId: originalTransactionId, environment: environment,
+                appAccountToken: token, transactions: records, renewal: renewal, signals: signals)
         }
     }
 
@@ -344,11 +384,13 @@ public final class SQLiteFactStore: FactStore {
 
     public func notifications(appId: String, limit: Int, before: Int64?) throws -> [StoredNotification] {
         try read { database in
-            let query = try database.statement("""
+            let query = try database.statement(
+                """
                 SELECT sequence, notification_uuid, environment, notification_type, subtype, signed_date, received_at,
                     original_transaction_id, jws
                 FROM notifications WHERE app_id = ? AND sequence < ? ORDER BY sequence DESC LIMIT ?
-                """).bind([.text(appId), .integer(before ?? Int64.max), .integer(Int64(limit))])
+                """
+            ).bind([.text(appId), .integer(before ?? Int64.max), .integer(Int64(limit))])
             var found: [StoredNotification] = []
             while try query.step() {
                 var notification = StoredNotification(

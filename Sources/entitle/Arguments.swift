@@ -20,7 +20,10 @@ struct Arguments {
                 positionals += arguments[index...]
                 break
             }
-            guard argument.hasPrefix("--") else { positionals.append(argument); continue }
+            guard argument.hasPrefix("--") else {
+                positionals.append(argument)
+                continue
+            }
             var name = String(argument.dropFirst(2))
             var inlineValue: String?
             if let equals = name.firstIndex(of: "=") {

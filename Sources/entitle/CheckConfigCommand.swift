@@ -17,12 +17,16 @@ enum CheckConfigCommand {
             let clients = app.apiKeys.filter { $0.role == .client }.count
             Output.line("  API keys: \(clients) client, \(app.apiKeys.count - clients) server")
             Output.line("  products: \(app.products.keys.sorted().joined(separator: ", "))")
-            let roots = app.verification.rootCertificates.map { AppleRootCertificates.appleRootName(of: $0) ?? "private root \($0.subject)" }
+            let roots = app.verification.rootCertificates.map {
+                AppleRootCertificates.appleRootName(of: $0) ?? "private root \($0.subject)"
+            }
             if roots.isEmpty && app.environments.contains(where: \.isSigned) {
-                Output.line("  verification: NO Apple root certificate configured: verification answers 503 "
-                            + "(run entitle fetch-apple-roots, or set verification.rootCertificates)")
+                Output.line(
+                    "  verification: NO Apple root certificate configured: verification answers 503 "
+                        + "(run entitle fetch-apple-roots, or set verification.rootCertificates)")
             } else {
-                Output.line("  verification: roots \(roots.joined(separator: ", ")); online checks \(app.verification.onlineChecks ? "on" : "off")")
+                Output.line(
+                    "  verification: roots \(roots.joined(separator: ", ")); online checks \(app.verification.onlineChecks ? "on" : "off")")
             }
             for (offerId, offer) in app.offers.sorted(by: { $0.key < $1.key }) {
                 Output.line("  offer \(offerId): \(offer.offerIdentifier) of \(offer.productId), eligibility \(offer.eligibility.rawValue)")

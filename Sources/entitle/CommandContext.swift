@@ -15,9 +15,10 @@ func loadConfiguration(_ arguments: Arguments) throws -> EntitleConfiguration {
 /// named by `--app`: commands call the same use cases the HTTP endpoints call.
 func loadServices(_ arguments: Arguments) throws -> (EntitleApplication, AppServices) {
     let configuration = try loadConfiguration(arguments)
-    let application = try EntitleApplication(configuration: configuration,
-                                             store: try SQLiteFactStore(path: configuration.storage.sqlitePath),
-                                             pool: BlockingPool(threads: 2))
+    let application = try EntitleApplication(
+        configuration: configuration,
+        store: try SQLiteFactStore(path: configuration.storage.sqlitePath),
+        pool: BlockingPool(threads: 2))
     return (application, try application.services(appId: try arguments.required("app")))
 }
 

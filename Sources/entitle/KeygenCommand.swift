@@ -11,8 +11,11 @@ enum KeygenCommand {
             throw UsageError("\(path) exists; refusing to overwrite a key")
         }
         let key = try P256.Signing.PrivateKey()
-        guard FileManager.default.createFile(atPath: path, contents: Data(try key.pemRepresentation.utf8),
-                                             attributes: [.posixPermissions: 0o600]) else {
+        guard
+            FileManager.default.createFile(
+                atPath: path, contents: Data(try key.pemRepresentation.utf8),
+                attributes: [.posixPermissions: 0o600])
+        else {
             Output.error("entitle: cannot write \(path)")
             return 1
         }

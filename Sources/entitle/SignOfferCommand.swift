@@ -11,8 +11,12 @@ enum SignOfferCommand {
         """
 
     static func run(_ raw: [String]) throws -> Int32 {
-        let arguments = try Arguments(raw, valueOptions: ["config", "app", "product", "offer", "app-account-token",
-                                                          "transaction-id", "nonce", "timestamp"])
+        let arguments = try Arguments(
+            raw,
+            valueOptions: [
+                "config", "app", "product", "offer", "app-account-token",
+                "transaction-id", "nonce", "timestamp",
+            ])
         let configuration = try loadConfiguration(arguments)
         let appId = try arguments.required("app")
         guard let app = configuration.app(id: appId) else { throw UsageError("no app \"\(appId)\" in the configuration") }
@@ -28,17 +32,19 @@ enum SignOfferCommand {
             }
             timestamp = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
         }
-        let request = PromotionalOfferRequest(productId: try arguments.required("product"),
-                                              offerId: try arguments.required("offer"),
-                                              appAccountToken: arguments["app-account-token"],
-                                              transactionId: arguments["transaction-id"])
+        let request = PromotionalOfferRequest(
+            productId: try arguments.required("product"),
+            offerId: try arguments.required("offer"),
+            appAccountToken: arguments["app-account-token"],
+            transactionId: arguments["transaction-id"])
         // The catalog rule may need stored history: the same use case as the endpoint, over the
         // database when there is one.
         let offers: OfferService
         if FileManager.default.fileExists(atPath: configuration.storage.sqlitePath) {
-            let application = try EntitleApplication(configuration: configuration,
-                                                     store: try SQLiteFactStore(path: configuration.storage.sqlitePath),
-                                                     pool: BlockingPool(threads: 1))
+            let application = try EntitleApplication(
+                configuration: configuration,
+                store: try SQLiteFactStore(path: configuration.storage.sqlitePath),
+                pool: BlockingPool(threads: 1))
             offers = try application.services(appId: appId).offers
         } else {
             offers = OfferService(app: app)

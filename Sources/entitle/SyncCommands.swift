@@ -36,8 +36,10 @@ enum SyncCommands {
                 guard UUID.isCanonicalText(token) else { throw UsageError("--app-account-token must be a UUID") }
                 let report = try sync.syncSubscriber(appAccountToken: token)
                 var answer: JSONObject = ["sync": .object(report.json)]
-                if let subscriber = try services.subscribers.subscriber(appAccountToken: token, environment: report.environment,
-                                                                        at: Date()) {
+                if let subscriber = try services.subscribers.subscriber(
+                    appAccountToken: token, environment: report.environment,
+                    at: Date())
+                {
                     answer["subscriber"] = .object(subscriber)
                 }
                 return answer
@@ -45,8 +47,11 @@ enum SyncCommands {
             let transactionId = try arguments.required("transaction-id")
             let report = try sync.syncTransaction(transactionId)
             var answer: JSONObject = ["sync": .object(report.json)]
-            let subscriber = try awaitResult { services.subscribers.subscriber(transactionId: transactionId,
-                                                                               syncedIn: report.environment, completion: $0) }
+            let subscriber = try awaitResult {
+                services.subscribers.subscriber(
+                    transactionId: transactionId,
+                    syncedIn: report.environment, completion: $0)
+            }
             if let subscriber { answer["subscriber"] = .object(subscriber) }
             return answer
         }
@@ -87,8 +92,10 @@ enum SyncCommands {
             let stored = try awaitResult { services.subscribers.notifications(limit: 50, before: nil, completion: $0) }
             let arrived = uuid.map { id in stored.contains { $0.notificationUUID == id } } ?? false
             exit = arrived ? 0 : 1
-            return ["testNotificationToken": .string(token), "sendAttempts": .array(attempts.map(JSONValue.string)),
-                    "arrived": .bool(arrived)]
+            return [
+                "testNotificationToken": .string(token), "sendAttempts": .array(attempts.map(JSONValue.string)),
+                "arrived": .bool(arrived),
+            ]
         }
         return status == 0 ? exit : status
     }

@@ -40,8 +40,9 @@ enum VerifyCommand {
             }
         }
         let service = try VerificationService(app: app, revocationChecker: app.verification.onlineChecks ? OCSPRevocationChecker() : nil)
-        let outcome = service.verify(jws, kind: kind, environment: arguments["environment"].map(AppStoreEnvironment.init(rawValue:)),
-                                     effectiveDate: effectiveDate)
+        let outcome = service.verify(
+            jws, kind: kind, environment: arguments["environment"].map(AppStoreEnvironment.init(rawValue:)),
+            effectiveDate: effectiveDate)
         Output.json(.object(outcome.summary))
         return outcome.result.payload == nil ? 1 : 0
     }

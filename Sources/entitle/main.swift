@@ -10,22 +10,29 @@ struct Command {
 }
 
 let commands: [Command] = [
-    Command(name: "serve", usage: ServeCommand.usage, summary: "run the HTTP server until SIGTERM (SIGHUP reloads roots)",
-            run: ServeCommand.run),
-    Command(name: "sign-offer", usage: SignOfferCommand.usage, summary: "sign a catalogued promotional offer",
-            run: SignOfferCommand.run),
+    Command(
+        name: "serve", usage: ServeCommand.usage, summary: "run the HTTP server until SIGTERM (SIGHUP reloads roots)",
+        run: ServeCommand.run),
+    Command(
+        name: "sign-offer", usage: SignOfferCommand.usage, summary: "sign a catalogued promotional offer",
+        run: SignOfferCommand.run),
     Command(name: "verify", usage: VerifyCommand.usage, summary: "verify and decode App Store signed data", run: VerifyCommand.run),
-    Command(name: "check-config", usage: CheckConfigCommand.usage, summary: "validate a configuration and show what it sets up",
-            run: CheckConfigCommand.run),
+    Command(
+        name: "check-config", usage: CheckConfigCommand.usage, summary: "validate a configuration and show what it sets up",
+        run: CheckConfigCommand.run),
     Command(name: "keygen", usage: KeygenCommand.usage, summary: "make a P-256 key for local testing", run: KeygenCommand.run),
-    Command(name: "fetch-apple-roots", usage: FetchAppleRootsCommand.usage, summary: "download Apple's root certificates",
-            run: FetchAppleRootsCommand.run),
-    Command(name: "sync", usage: SyncCommands.syncUsage, summary: "pull a customer's history from the App Store Server API",
-            run: SyncCommands.sync),
-    Command(name: "backfill", usage: SyncCommands.backfillUsage, summary: "apply missed notifications from Apple's history",
-            run: SyncCommands.backfill),
-    Command(name: "test-notification", usage: SyncCommands.testUsage, summary: "ask Apple for a test notification",
-            run: SyncCommands.testNotification),
+    Command(
+        name: "fetch-apple-roots", usage: FetchAppleRootsCommand.usage, summary: "download Apple's root certificates",
+        run: FetchAppleRootsCommand.run),
+    Command(
+        name: "sync", usage: SyncCommands.syncUsage, summary: "pull a customer's history from the App Store Server API",
+        run: SyncCommands.sync),
+    Command(
+        name: "backfill", usage: SyncCommands.backfillUsage, summary: "apply missed notifications from Apple's history",
+        run: SyncCommands.backfill),
+    Command(
+        name: "test-notification", usage: SyncCommands.testUsage, summary: "ask Apple for a test notification",
+        run: SyncCommands.testNotification),
 ]
 
 let usage = """

@@ -26,17 +26,22 @@ final class AppStoreServerAPIClientTests: XCTestCase {
 
     override func tearDown() { standIn = nil }
 
-    private func client(key: P256.Signing.PrivateKey? = nil, environment: String = "Sandbox",
-                        baseURL: String? = nil) throws -> AppStoreServerAPIClient {
-        try AppStoreServerAPIClient(environment: environment,
-                                    tokens: BearerTokenFactory(privateKey: key ?? self.key, keyId: "KEY1",
-                                                               issuerId: "57246542-96fe-1a63-e053-0824d011072a", bundleId: "com.example.app"),
-                                    baseURL: baseURL ?? standIn.baseURL, timeout: 5)
+    private func client(
+        key: P256.Signing.PrivateKey? = nil, environment: String = "Sandbox",
+        baseURL: String? = nil
+    ) throws -> AppStoreServerAPIClient {
+        try AppStoreServerAPIClient(
+            environment: environment,
+            tokens: BearerTokenFactory(
+                privateKey: key ?? self.key, keyId: "KEY1",
+                issuerId: "57246542-96fe-1a63-e053-0824d011072a", bundleId: "com.example.app"),
+            baseURL: baseURL ?? standIn.baseURL, timeout: 5)
     }
 
     func testBearerTokenClaims() throws {
-        let token = try CompactJWS(BearerTokenFactory(privateKey: key, keyId: "KEY1", issuerId: "iss", bundleId: "com.example.app")
-            .token(now: Date(timeIntervalSince1970: 1_000_000)))
+        let token = try CompactJWS(
+            BearerTokenFactory(privateKey: key, keyId: "KEY1", issuerId: "iss", bundleId: "com.example.app")
+                .token(now: Date(timeIntervalSince1970: 1_000_000)))
         XCTAssertTrue(token.isValidES256Signature(publicKey: try key.publicKey))
         XCTAssertEqual(token.header, ["alg": "ES256", "kid": "KEY1", "typ": "JWT"])
         XCTAssertEqual(token.payload["aud"], "appstoreconnect-v1")
@@ -45,14 +50,18 @@ final class AppStoreServerAPIClientTests: XCTestCase {
         let lifetime = try XCTUnwrap(token.payload["exp"]?.int64Value) - 1_000_000
         XCTAssertGreaterThan(lifetime, 0)
         XCTAssertLessThanOrEqual(lifetime, 600)
-        XCTAssertThrowsError(try AppStoreServerAPIClient(environment: "Xcode",
-                                                         tokens: BearerTokenFactory(privateKey: key, keyId: "K", issuerId: "I", bundleId: "b")))
+        XCTAssertThrowsError(
+            try AppStoreServerAPIClient(
+                environment: "Xcode",
+                tokens: BearerTokenFactory(privateKey: key, keyId: "K", issuerId: "I", bundleId: "b")))
     }
 
     func testTransactionInfoVerifies() throws {
         let info = try client().getTransactionInfo("2000000123456789")
-        let verifier = try SignedDataVerifier(.init(rootCertificates: [chain.root], bundleId: "com.example.app", appAppleId: nil,
-                                                    environment: .sandbox, onlineChecks: false))
+        let verifier = try SignedDataVerifier(
+            .init(
+                rootCertificates: [chain.root], bundleId: "com.example.app", appAppleId: nil,
+                environment: .sandbox, onlineChecks: false))
         XCTAssertEqual(verifier.verifyTransaction(try XCTUnwrap(info.signedTransactionInfo)).payload?.transactionId, "2000000123456789")
         XCTAssertEqual(standIn.requests.last?.path, "/inApps/v1/transactions/2000000123456789")
     }
@@ -62,8 +71,12 @@ final class AppStoreServerAPIClientTests: XCTestCase {
         XCTAssertEqual(all.count, 6)
         XCTAssertEqual(revision, "r3")
         let queries = standIn.requests.map { String($0.query ?? "") }
-        XCTAssertEqual(queries, ["productType=AUTO_RENEWABLE", "productType=AUTO_RENEWABLE&revision=r1",
-                                 "productType=AUTO_RENEWABLE&revision=r2"], "the same filters on every page")
+        XCTAssertEqual(
+            queries,
+            [
+                "productType=AUTO_RENEWABLE", "productType=AUTO_RENEWABLE&revision=r1",
+                "productType=AUTO_RENEWABLE&revision=r2",
+            ], "the same filters on every page")
         let (changed, same) = try client().getAllTransactionHistory("1000", since: "r3")
         XCTAssertEqual(changed, [], "a later call from the stored revision asks only for changes")
         XCTAssertEqual(same, "r3")
@@ -82,8 +95,9 @@ final class AppStoreServerAPIClientTests: XCTestCase {
         let test = try client().requestTestNotification()
         XCTAssertEqual(try client().getTestNotificationStatus(try XCTUnwrap(test.testNotificationToken)).sendAttemptResults, ["SUCCESS"])
         XCTAssertNoThrow(try client().setAppAccountToken("1000", appAccountToken: "7E3FB20B-4CDB-47CC-936D-99D65F608138"))
-        XCTAssertEqual(try JSONParser.parse(try XCTUnwrap(standIn.requests.last?.body))["appAccountToken"],
-                       "7e3fb20b-4cdb-47cc-936d-99d65f608138", "UUIDs sent lower case")
+        XCTAssertEqual(
+            try JSONParser.parse(try XCTUnwrap(standIn.requests.last?.body))["appAccountToken"],
+            "7e3fb20b-4cdb-47cc-936d-99d65f608138", "UUIDs sent lower case")
         _ = try? client().getTransactionInfo("a/b c")
         XCTAssertEqual(standIn.requests.last?.target, "/inApps/v1/transactions/a%2Fb%20c", "path segments are escaped")
     }
@@ -96,16 +110,24 @@ final class AppStoreServerAPIClientTests: XCTestCase {
         XCTAssertEqual(try api.getAppTransactionInfo("1000").signedAppTransactionInfo, "app-transaction-jws")
         XCTAssertNoThrow(try api.finishTransaction("1000"))
         XCTAssertEqual(standIn.requests.last?.method, "POST")
-        XCTAssertNoThrow(try api.sendConsumptionInformation("1000", ["customerConsented": true, "deliveryStatus": "DELIVERED",
-                                                                     "sampleContentProvided": false]))
+        XCTAssertNoThrow(
+            try api.sendConsumptionInformation(
+                "1000",
+                [
+                    "customerConsented": true, "deliveryStatus": "DELIVERED",
+                    "sampleContentProvided": false,
+                ]))
         XCTAssertEqual(try JSONParser.parse(try XCTUnwrap(standIn.requests.last?.body))["deliveryStatus"], "DELIVERED")
         XCTAssertNoThrow(try api.sendConsumptionData("1000", ["customerConsented": true, "consumptionStatus": 1, "appAccountToken": ""]))
         let extended = try api.extendSubscriptionRenewalDate("2312412", extendByDays: 7, reasonCode: 1, requestIdentifier: "r-1")
         XCTAssertTrue(extended.success)
         XCTAssertEqual(extended.effectiveDate, 1_698_148_900_000)
         XCTAssertEqual(try JSONParser.parse(try XCTUnwrap(standIn.requests.last?.body))["extendByDays"], .int(7))
-        XCTAssertEqual(try api.extendRenewalDateForAllActiveSubscribers(["extendByDays": 3, "extendReasonCode": 3,
-                                                                         "requestIdentifier": "m-1", "productId": "pro.monthly"])
+        XCTAssertEqual(
+            try api.extendRenewalDateForAllActiveSubscribers([
+                "extendByDays": 3, "extendReasonCode": 3,
+                "requestIdentifier": "m-1", "productId": "pro.monthly",
+            ])
             .requestIdentifier, "758883e8-151b-47b7-abd0-60c4d804c2f5")
         XCTAssertTrue(try api.getStatusOfSubscriptionRenewalDateExtensions(productId: "pro.monthly", requestIdentifier: "m-1").complete)
     }
@@ -117,9 +139,10 @@ final class AppStoreServerAPIClientTests: XCTestCase {
     }
 
     func testSlowAnswersTimeOut() throws {
-        let impatient = try AppStoreServerAPIClient(environment: "Sandbox",
-                                                    tokens: BearerTokenFactory(privateKey: key, keyId: "KEY1", issuerId: "i", bundleId: "com.example.app"),
-                                                    baseURL: standIn.baseURL, timeout: 1)
+        let impatient = try AppStoreServerAPIClient(
+            environment: "Sandbox",
+            tokens: BearerTokenFactory(privateKey: key, keyId: "KEY1", issuerId: "i", bundleId: "com.example.app"),
+            baseURL: standIn.baseURL, timeout: 1)
         let started = Date()
         XCTAssertThrowsError(try impatient.getTransactionInfo("slow")) { error in
             guard case AppStoreAPIError.transport(let failure, _) = error, failure.kind == .timeout else { return XCTFail("\(error)") }
@@ -129,12 +152,16 @@ final class AppStoreServerAPIClientTests: XCTestCase {
     }
 
     func testErrorsAreTyped() throws {
-        standIn.script(AppStoreStandIn.error(404, 4040010, "Transaction id not found."),
-                       AppStoreStandIn.error(400, 9990000, "Testing error."),
-                       AppStoreStandIn.error(429, 4290000, "Rate limit exceeded.", headers: [("Retry-After", "1700000000000")]),
-                       HTTPResponse(status: 502, body: Array("<html>bad gateway</html>".utf8)))
+        standIn.script(
+            AppStoreStandIn.error(404, 4040010, "Transaction id not found."),
+            AppStoreStandIn.error(400, 9990000, "Testing error."),
+            AppStoreStandIn.error(429, 4290000, "Rate limit exceeded.", headers: [("Retry-After", "1700000000000")]),
+            HTTPResponse(status: 502, body: Array("<html>bad gateway</html>".utf8)))
         func failure(_ call: () throws -> Void) -> AppStoreAPIError? {
-            do { try call(); return nil } catch { return error as? AppStoreAPIError }
+            do {
+                try call()
+                return nil
+            } catch { return error as? AppStoreAPIError }
         }
         let notFound = failure { _ = try client().getTransactionInfo("1") }
         XCTAssertEqual(notFound?.apiCode, .transactionIdNotFound)
@@ -144,7 +171,8 @@ final class AppStoreServerAPIClientTests: XCTestCase {
         let unknown = failure { _ = try client().getTransactionInfo("1") }
         XCTAssertEqual(unknown?.apiCode, APIErrorCode(9990000))
         XCTAssertNil(unknown?.apiCode?.name)
-        guard case .api(429, _, "Rate limit exceeded.", 1_700_000_000_000, _)? = failure({ _ = try client().getTransactionInfo("1") }) else {
+        guard case .api(429, _, "Rate limit exceeded.", 1_700_000_000_000, _)? = failure({ _ = try client().getTransactionInfo("1") })
+        else {
             return XCTFail("429 with Retry-After")
         }
         guard case .api(502, nil, nil, nil, _)? = failure({ _ = try client().getTransactionInfo("1") }) else {
@@ -157,7 +185,8 @@ final class AppStoreServerAPIClientTests: XCTestCase {
         guard case .decoding? = failure({ _ = try client().getTransactionHistory("1") }) else {
             return XCTFail("an answer that does not decode is a decoding failure, not an API error")
         }
-        guard case .transport? = failure({ _ = try client(baseURL: "http://127.0.0.1:\(freeLoopbackPort())").getTransactionInfo("1") }) else {
+        guard case .transport? = failure({ _ = try client(baseURL: "http://127.0.0.1:\(freeLoopbackPort())").getTransactionInfo("1") })
+        else {
             return XCTFail("nobody listening is a transport failure")
         }
     }
@@ -176,8 +205,9 @@ final class AppStoreServerAPIClientTests: XCTestCase {
         XCTAssertThrowsError(try policy.run { () throws(AppStoreAPIError) in try api.getTransactionInfo("1") })
         XCTAssertEqual(standIn.requests.count - before, 1, "a final 4xx is not retried")
 
-        standIn.script(AppStoreStandIn.error(500, 5000000, "x"), AppStoreStandIn.error(500, 5000000, "x"),
-                       AppStoreStandIn.error(500, 5000000, "x"), AppStoreStandIn.error(500, 5000000, "x"))
+        standIn.script(
+            AppStoreStandIn.error(500, 5000000, "x"), AppStoreStandIn.error(500, 5000000, "x"),
+            AppStoreStandIn.error(500, 5000000, "x"), AppStoreStandIn.error(500, 5000000, "x"))
         let start = standIn.requests.count
         XCTAssertThrowsError(try policy.run { () throws(AppStoreAPIError) in try api.getTransactionInfo("1") })
         XCTAssertEqual(standIn.requests.count - start, policy.maxAttempts, "bounded in attempts")
@@ -194,14 +224,16 @@ final class AppStoreServerAPIClientTests: XCTestCase {
     func testFallbackToSandbox() throws {
         let sandbox = try AppStoreStandIn(publicKey: key.publicKey, keyId: "KEY1", bundleId: "com.example.app", chain: chain)
         standIn.script(AppStoreStandIn.error(404, 4040010, "Transaction id not found."))
-        let fallback = EnvironmentFallback(production: try client(environment: "Production"),
-                                           sandbox: try client(environment: "Sandbox", baseURL: sandbox.baseURL))
+        let fallback = EnvironmentFallback(
+            production: try client(environment: "Production"),
+            sandbox: try client(environment: "Sandbox", baseURL: sandbox.baseURL))
         let (info, environment) = try fallback.run { client throws(AppStoreAPIError) in try client.getTransactionInfo("42") }
         XCTAssertEqual(environment, "Sandbox")
         XCTAssertNotNil(info.signedTransactionInfo)
         standIn.script(AppStoreStandIn.error(400, 4000006, "Invalid transaction id."))
-        XCTAssertThrowsError(try fallback.run { client throws(AppStoreAPIError) in try client.getTransactionInfo("42") },
-                             "only TransactionIdNotFound falls back")
+        XCTAssertThrowsError(
+            try fallback.run { client throws(AppStoreAPIError) in try client.getTransactionInfo("42") },
+            "only TransactionIdNotFound falls back")
     }
 
     /// Apple's own response fixtures decode as its libraries expect (conformance README).
@@ -224,14 +256,17 @@ final class AppStoreServerAPIClientTests: XCTestCase {
             guard case AppStoreAPIError.decoding = error else { return XCTFail("\(error)") }
         }
         try serve("getNotificationHistoryResponse.json")
-        XCTAssertEqual(try client().getNotificationHistory(startDate: 1, endDate: 2).paginationToken, "57715481-805a-4283-8499-1c19b5d6b20a")
+        XCTAssertEqual(
+            try client().getNotificationHistory(startDate: 1, endDate: 2).paginationToken, "57715481-805a-4283-8499-1c19b5d6b20a")
         try serve("apiTooManyRequestsException.json", status: 429)
         XCTAssertThrowsError(try client().getTransactionInfo("1")) { error in
             XCTAssertEqual((error as? AppStoreAPIError)?.apiCode, .rateLimitExceeded)
             XCTAssertEqual((error as? AppStoreAPIError)?.isRetryable, true)
         }
-        for (file, status, code) in [("invalidAppAccountTokenUUIDError.json", 400, 4000183), ("familyTransactionNotSupportedError.json", 400, 4000185),
-                                     ("transactionIdNotOriginalTransactionId.json", 400, 4000187), ("apiException.json", 500, 5000000)] {
+        for (file, status, code) in [
+            ("invalidAppAccountTokenUUIDError.json", 400, 4000183), ("familyTransactionNotSupportedError.json", 400, 4000185),
+            ("transactionIdNotOriginalTransactionId.json", 400, 4000187), ("apiException.json", 500, 5000000),
+        ] {
             try serve(file, status: status)
             XCTAssertThrowsError(try client().getTransactionInfo("1")) { error in
                 XCTAssertEqual((error as? AppStoreAPIError)?.apiCode, APIErrorCode(Int64(code)), file)
@@ -243,7 +278,19 @@ final class AppStoreServerAPIClientTests: XCTestCase {
 private final class Sleeps: @unchecked Sendable {
     private let lock = NSLock()
     private var values: [TimeInterval] = []
-    func add(_ value: TimeInterval) { lock.lock(); values.append(value); lock.unlock() }
-    var count: Int { lock.lock(); defer { lock.unlock() }; return values.count }
-    var all: [TimeInterval] { lock.lock(); defer { lock.unlock() }; return values }
+    func add(_ value: TimeInterval) {
+        lock.lock()
+        values.append(value)
+        lock.unlock()
+    }
+    var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return values.count
+    }
+    var all: [TimeInterval] {
+        lock.lock()
+        defer { lock.unlock() }
+        return values
+    }
 }

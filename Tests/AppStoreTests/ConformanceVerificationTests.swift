@@ -12,10 +12,14 @@ final class ConformanceVerificationTests: XCTestCase {
         try String(contentsOf: url, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    private func verifier(roots: [Certificate], bundleId: String, environment: AppStoreEnvironment = .sandbox,
-                          appAppleId: Int64? = nil, now: Date = Date()) throws -> SignedDataVerifier {
-        try SignedDataVerifier(.init(rootCertificates: roots, bundleId: bundleId, appAppleId: appAppleId,
-                                     environment: environment, onlineChecks: false), clock: { now })
+    private func verifier(
+        roots: [Certificate], bundleId: String, environment: AppStoreEnvironment = .sandbox,
+        appAppleId: Int64? = nil, now: Date = Date()
+    ) throws -> SignedDataVerifier {
+        try SignedDataVerifier(
+            .init(
+                rootCertificates: roots, bundleId: bundleId, appAppleId: appAppleId,
+                environment: environment, onlineChecks: false), clock: { now })
     }
 
     private func verify(_ verifier: SignedDataVerifier, _ kind: String, _ jws: String, at date: Date? = nil) -> String {
@@ -64,8 +68,9 @@ final class ConformanceVerificationTests: XCTestCase {
         let xcode = try text(folder.appendingPathComponent("negative/xcode-signed-app-transaction.jws"))
         let xcodeBundle = "com.example.naturelab.backyardbirds.example"
         XCTAssertEqual(try verifier(roots: g3, bundleId: xcodeBundle).verifyAppTransaction(xcode).statusName, "INVALID_CHAIN_LENGTH")
-        XCTAssertEqual(try verifier(roots: g3, bundleId: xcodeBundle, environment: .production, appAppleId: 1)
-            .verifyAppTransaction(xcode).statusName, "INVALID_CHAIN_LENGTH")
+        XCTAssertEqual(
+            try verifier(roots: g3, bundleId: xcodeBundle, environment: .production, appAppleId: 1)
+                .verifyAppTransaction(xcode).statusName, "INVALID_CHAIN_LENGTH")
         XCTAssertEqual(try verifier(roots: [], bundleId: xcodeBundle, environment: .xcode).verifyAppTransaction(xcode).statusName, "VALID")
     }
 
@@ -103,15 +108,18 @@ final class ConformanceVerificationTests: XCTestCase {
         let notification = try mock("testNotification")
         let decoded = try XCTUnwrap(sandbox.verifyNotification(notification).payload)
         XCTAssertEqual(decoded.notificationType?.rawValue, "TEST")
-        XCTAssertEqual(try verifier(roots: testCA, bundleId: "com.example", environment: .production, appAppleId: 1234)
-            .verifyNotification(notification).statusName, "INVALID_ENVIRONMENT")
-        XCTAssertEqual(try verifier(roots: testCA, bundleId: "com.example", environment: .production, appAppleId: 1235)
-            .verifyNotification(notification).statusName, "INVALID_APP_IDENTIFIER")
+        XCTAssertEqual(
+            try verifier(roots: testCA, bundleId: "com.example", environment: .production, appAppleId: 1234)
+                .verifyNotification(notification).statusName, "INVALID_ENVIRONMENT")
+        XCTAssertEqual(
+            try verifier(roots: testCA, bundleId: "com.example", environment: .production, appAppleId: 1235)
+                .verifyNotification(notification).statusName, "INVALID_APP_IDENTIFIER")
         XCTAssertEqual(sandbox.verifyTransaction(notification).statusName, "INVALID_APP_IDENTIFIER")
 
         XCTAssertEqual(sandbox.verifyTransaction(try mock("transactionInfo")).statusName, "VALID")
-        XCTAssertEqual(try verifier(roots: testCA, bundleId: "com.example.x").verifyTransaction(try mock("transactionInfo")).statusName,
-                       "INVALID_APP_IDENTIFIER")
+        XCTAssertEqual(
+            try verifier(roots: testCA, bundleId: "com.example.x").verifyTransaction(try mock("transactionInfo")).statusName,
+            "INVALID_APP_IDENTIFIER")
         XCTAssertEqual(sandbox.verifyRenewalInfo(try mock("renewalInfo")).statusName, "VALID")
         XCTAssertEqual(sandbox.verifyNotification(try mock("wrongBundleId")).statusName, "INVALID_APP_IDENTIFIER")
         XCTAssertEqual(sandbox.verifyNotification(try mock("missingX5CHeaderClaim")).statusName, "INVALID_JWT_FORMAT")
@@ -126,7 +134,8 @@ final class ConformanceVerificationTests: XCTestCase {
         XCTAssertEqual(app.receiptCreationDate, 1_697_680_122_257, "fractional milliseconds truncate")
         XCTAssertEqual(app.json["originalPurchaseDate"]?.int64Value, -62_135_769_600_000)
         XCTAssertNil(app.appAppleId)
-        let transaction = try XCTUnwrap(xcode.verifyTransaction(try text(folder.appendingPathComponent("xcode-signed-transaction"))).payload)
+        let transaction = try XCTUnwrap(
+            xcode.verifyTransaction(try text(folder.appendingPathComponent("xcode-signed-transaction"))).payload)
         XCTAssertEqual(transaction.productId, "pass.premium")
         XCTAssertEqual(transaction.purchaseDate, 1_697_679_936_049)
         XCTAssertEqual(transaction.offerType, OfferType(rawValue: 1))
@@ -167,12 +176,14 @@ final class ConformanceVerificationTests: XCTestCase {
         XCTAssertEqual(local.verifyNotification(try signed("signedSummaryNotification.json")).statusName, "VALID")
         XCTAssertEqual(local.verifyNotification(try signed("signedRescindConsentNotification.json")).statusName, "VALID")
         // External purchase tokens derive their environment; a LocalTesting verifier rejects both.
-        XCTAssertEqual(local.verifyNotification(try signed("signedExternalPurchaseTokenNotification.json")).statusName,
-                       "INVALID_ENVIRONMENT")
+        XCTAssertEqual(
+            local.verifyNotification(try signed("signedExternalPurchaseTokenNotification.json")).statusName,
+            "INVALID_ENVIRONMENT")
         let sandboxToken = try signed("signedExternalPurchaseTokenSandboxNotification.json")
         let decodedToken = try XCTUnwrap(try CompactJWS(sandboxToken).payload["externalPurchaseToken"]?.objectValue)
-        XCTAssertEqual(try ResponseBodyV2DecodedPayload(decoding: ["externalPurchaseToken": .object(decodedToken)]).identity.environment,
-                       "Sandbox")
+        XCTAssertEqual(
+            try ResponseBodyV2DecodedPayload(decoding: ["externalPurchaseToken": .object(decodedToken)]).identity.environment,
+            "Sandbox")
         let app = try XCTUnwrap(local.verifyAppTransaction(try signed("appTransaction.json")).payload)
         XCTAssertEqual(app.appAppleId, 531_412)
         XCTAssertEqual(app.originalPlatform?.rawValue, "iOS")

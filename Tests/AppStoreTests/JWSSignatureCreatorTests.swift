@@ -15,14 +15,16 @@ final class JWSSignatureCreatorTests: XCTestCase {
 
     override func setUpWithError() throws {
         key = try P256.Signing.PrivateKey()
-        creator = JWSSignatureCreator(privateKey: key, keyId: "ABC123DEFG", issuerId: "11111111-2222-3333-4444-555555555555",
-                                      bundleId: "com.example.app")
+        creator = JWSSignatureCreator(
+            privateKey: key, keyId: "ABC123DEFG", issuerId: "11111111-2222-3333-4444-555555555555",
+            bundleId: "com.example.app")
     }
 
     /// Verifies with Python and returns (header, claims) as Python decoded them.
     private func independentlyVerified(_ token: String) throws -> (JSONObject, JSONObject) {
-        let output = try XCTUnwrap(try IndependentVerifier.pythonVerifiedJWS(token, publicKeyPEM: key.publicKey.pemRepresentation),
-                                   "python cryptography rejected the JWS")
+        let output = try XCTUnwrap(
+            try IndependentVerifier.pythonVerifiedJWS(token, publicKeyPEM: key.publicKey.pemRepresentation),
+            "python cryptography rejected the JWS")
         let decoded = try JSONParser.parse(output)
         return (try XCTUnwrap(decoded["header"]?.objectValue), try XCTUnwrap(decoded["payload"]?.objectValue))
     }
@@ -39,8 +41,9 @@ final class JWSSignatureCreatorTests: XCTestCase {
 
     func testPromotionalOfferV2() throws {
         let signer = PromotionalOfferV2SignatureCreator(creator)
-        let token = try signer.createSignature(productId: "com.example.monthly", offerIdentifier: "WINBACK50",
-                                               transactionId: "2000001024993299", nonce: nonce, issuedAt: issuedAt)
+        let token = try signer.createSignature(
+            productId: "com.example.monthly", offerIdentifier: "WINBACK50",
+            transactionId: "2000001024993299", nonce: nonce, issuedAt: issuedAt)
         let (header, claims) = try independentlyVerified(token)
         assertBaseClaims(header, claims, audience: "promotional-offer")
         XCTAssertEqual(Set(claims.keys), ["iss", "iat", "aud", "bid", "nonce", "productId", "offerIdentifier", "transactionId"])
@@ -48,8 +51,9 @@ final class JWSSignatureCreatorTests: XCTestCase {
         XCTAssertEqual(claims["offerIdentifier"], "WINBACK50")
         XCTAssertEqual(claims["transactionId"], "2000001024993299")
 
-        let withoutTransaction = try signer.createSignature(productId: "p", offerIdentifier: "o", transactionId: nil,
-                                                            nonce: nonce, issuedAt: issuedAt)
+        let withoutTransaction = try signer.createSignature(
+            productId: "p", offerIdentifier: "o", transactionId: nil,
+            nonce: nonce, issuedAt: issuedAt)
         let (_, claimsWithout) = try independentlyVerified(withoutTransaction)
         XCTAssertFalse(claimsWithout.keys.contains("transactionId"), "omitted, never null")
     }
@@ -57,8 +61,9 @@ final class JWSSignatureCreatorTests: XCTestCase {
     func testIntroductoryOfferEligibility() throws {
         let signer = IntroductoryOfferEligibilitySignatureCreator(creator)
         for allow in [true, false] {
-            let token = try signer.createSignature(productId: "pro.monthly", allowIntroductoryOffer: allow,
-                                                   transactionId: "42", nonce: nonce, issuedAt: issuedAt)
+            let token = try signer.createSignature(
+                productId: "pro.monthly", allowIntroductoryOffer: allow,
+                transactionId: "42", nonce: nonce, issuedAt: issuedAt)
             let (header, claims) = try independentlyVerified(token)
             assertBaseClaims(header, claims, audience: "introductory-offer-eligibility")
             XCTAssertEqual(claims["allowIntroductoryOffer"], .bool(allow))
@@ -75,8 +80,9 @@ final class JWSSignatureCreatorTests: XCTestCase {
             "descriptors": .object(["description": "Pro ~?>", "displayName": "Pro"]),
         ]
         let request = try AdvancedCommerceInAppRequest(requestJSON)
-        let token = try AdvancedCommerceInAppSignatureCreator(creator).createSignature(request: request, nonce: nonce,
-                                                                                       issuedAt: issuedAt)
+        let token = try AdvancedCommerceInAppSignatureCreator(creator).createSignature(
+            request: request, nonce: nonce,
+            issuedAt: issuedAt)
         let (header, claims) = try independentlyVerified(token)
         assertBaseClaims(header, claims, audience: "advanced-commerce-api")
         let encoded = try XCTUnwrap(claims["request"]?.stringValue)

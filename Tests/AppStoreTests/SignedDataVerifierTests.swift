@@ -16,16 +16,22 @@ final class SignedDataVerifierTests: XCTestCase {
         if let folder = try? sharedChain.get().folder { try? FileManager.default.removeItem(at: folder) }
     }
 
-    private func verifier(roots: [Certificate]? = nil, bundleId: String = "com.example.app",
-                          clock: @escaping @Sendable () -> Date = { Date() }) throws -> SignedDataVerifier {
-        try SignedDataVerifier(.init(rootCertificates: roots ?? [chain.root], bundleId: bundleId, appAppleId: nil,
-                                     environment: .sandbox, onlineChecks: false), clock: clock)
+    private func verifier(
+        roots: [Certificate]? = nil, bundleId: String = "com.example.app",
+        clock: @escaping @Sendable () -> Date = { Date() }
+    ) throws -> SignedDataVerifier {
+        try SignedDataVerifier(
+            .init(
+                rootCertificates: roots ?? [chain.root], bundleId: bundleId, appAppleId: nil,
+                environment: .sandbox, onlineChecks: false), clock: clock)
     }
 
     private func transaction(signedAt date: Date? = nil, extra: JSONObject = [:]) -> JSONObject {
-        var payload: JSONObject = ["transactionId": "1000", "originalTransactionId": "1000", "bundleId": "com.example.app",
-                                   "productId": "pro.monthly", "environment": "Sandbox",
-                                   "signedDate": .int(TestChain.milliseconds(date ?? chain.mintedAt.addingTimeInterval(3600)))]
+        var payload: JSONObject = [
+            "transactionId": "1000", "originalTransactionId": "1000", "bundleId": "com.example.app",
+            "productId": "pro.monthly", "environment": "Sandbox",
+            "signedDate": .int(TestChain.milliseconds(date ?? chain.mintedAt.addingTimeInterval(3600))),
+        ]
         for member in extra.members { payload[member.key] = member.value }
         return payload
     }
@@ -39,8 +45,10 @@ final class SignedDataVerifierTests: XCTestCase {
         XCTAssertEqual(try status(valid), "VALID")
         XCTAssertEqual(try verifier().verifyTransaction(valid).payload?.transactionId, "1000")
         var header = try chain.header()
-        header["x5c"] = .array([.string(try chain.x5c("leaf.pem")), .string(try chain.x5c("intermediate.pem")),
-                                .string(try chain.x5c("other-root.pem"))])
+        header["x5c"] = .array([
+            .string(try chain.x5c("leaf.pem")), .string(try chain.x5c("intermediate.pem")),
+            .string(try chain.x5c("other-root.pem")),
+        ])
         XCTAssertEqual(try status(try chain.sign(transaction(), header: header)), "VALID", "x5c[2] is never used")
         XCTAssertEqual(try status(valid, try verifier(roots: [chain.otherRoot])), "INVALID_CHAIN", "trust comes from configuration")
     }
@@ -114,8 +122,12 @@ final class SignedDataVerifierTests: XCTestCase {
         // Type mismatches fail the decode; unknown members and enum values do not.
         XCTAssertEqual(try status(try chain.sign(transaction(extra: ["quantity": "one"]))), "INVALID_JWT_FORMAT")
         XCTAssertEqual(try status(try chain.sign(transaction(extra: ["appAccountToken": "not-a-uuid"]))), "INVALID_JWT_FORMAT")
-        let future = try verifier().verifyTransaction(try chain.sign(transaction(extra: ["offerType": 9, "newField": "x",
-                                                                                         "type": "Future Type"])))
+        let future = try verifier().verifyTransaction(
+            try chain.sign(
+                transaction(extra: [
+                    "offerType": 9, "newField": "x",
+                    "type": "Future Type",
+                ])))
         XCTAssertEqual(future.payload?.offerType, OfferType(rawValue: 9))
         XCTAssertEqual(future.payload?.offerType?.isKnown, false)
         XCTAssertEqual(future.payload?.type?.rawValue, "Future Type")
@@ -128,17 +140,24 @@ final class SignedDataVerifierTests: XCTestCase {
         XCTAssertEqual(try status(try chain.sign(transaction(extra: ["environment": "Sandboxx"]))), "INVALID_ENVIRONMENT")
         let both = try chain.sign(transaction(extra: ["environment": "Production"]))
         XCTAssertEqual(try status(both, try verifier(bundleId: "com.other")), "INVALID_APP_IDENTIFIER", "identity is checked first")
-        XCTAssertThrowsError(try SignedDataVerifier(.init(rootCertificates: [chain.root], bundleId: "b", appAppleId: nil,
-                                                          environment: .production, onlineChecks: false)))
+        XCTAssertThrowsError(
+            try SignedDataVerifier(
+                .init(
+                    rootCertificates: [chain.root], bundleId: "b", appAppleId: nil,
+                    environment: .production, onlineChecks: false)))
     }
 
     func testNestedItemsOfANotificationAreVerified() throws {
         let transaction = try chain.sign(transaction())
         func notification(_ nested: String) throws -> String {
-            try chain.sign(["notificationType": "DID_RENEW", "notificationUUID": "7a0b1c2d-0000-4000-8000-000000000001",
-                            "signedDate": .int(TestChain.milliseconds(chain.mintedAt.addingTimeInterval(3600))),
-                            "data": .object(["bundleId": "com.example.app", "environment": "Sandbox",
-                                             "signedTransactionInfo": .string(nested)])])
+            try chain.sign([
+                "notificationType": "DID_RENEW", "notificationUUID": "7a0b1c2d-0000-4000-8000-000000000001",
+                "signedDate": .int(TestChain.milliseconds(chain.mintedAt.addingTimeInterval(3600))),
+                "data": .object([
+                    "bundleId": "com.example.app", "environment": "Sandbox",
+                    "signedTransactionInfo": .string(nested),
+                ]),
+            ])
         }
         let valid = try verifier().verifyNotificationAndContents(try notification(transaction))
         XCTAssertEqual(valid.payload?.transaction?.transactionId, "1000")
@@ -149,13 +168,15 @@ final class SignedDataVerifierTests: XCTestCase {
         XCTAssertEqual(result.statusName, "VALID")
         XCTAssertEqual(result.payload?.transactionResult?.failure?.status, .verificationFailure)
         XCTAssertNil(result.payload?.transaction)
-        XCTAssertTrue(result.payload?.firstNestedFailure?.reason.hasPrefix("signedTransactionInfo:") == true,
-                      result.payload?.firstNestedFailure?.reason ?? "")
+        XCTAssertTrue(
+            result.payload?.firstNestedFailure?.reason.hasPrefix("signedTransactionInfo:") == true,
+            result.payload?.firstNestedFailure?.reason ?? "")
         let garbage = try verifier().verifyNotificationAndContents(try notification("not.a-jws"))
         XCTAssertEqual(garbage.statusName, "VALID")
         XCTAssertEqual(garbage.payload?.transactionResult?.failure?.status, .invalidJWTFormat)
-        XCTAssertEqual(try verifier().verifyNotification(try notification(forged)).statusName, "VALID",
-                       "the outer operation alone does not vouch for nested items")
+        XCTAssertEqual(
+            try verifier().verifyNotification(try notification(forged)).statusName, "VALID",
+            "the outer operation alone does not vouch for nested items")
     }
 
     func testChainCache() throws {
@@ -172,8 +193,10 @@ final class SignedDataVerifierTests: XCTestCase {
         XCTAssertEqual(verifier.chainValidationCount, 1)
 
         var header = try chain.header()
-        header["x5c"] = .array([.string(try chain.x5c("leaf.pem")), .string(try chain.x5c("intermediate-no-oid.pem")),
-                                .string(try chain.x5c("root.pem"))])
+        header["x5c"] = .array([
+            .string(try chain.x5c("leaf.pem")), .string(try chain.x5c("intermediate-no-oid.pem")),
+            .string(try chain.x5c("root.pem")),
+        ])
         XCTAssertEqual(try status(try chain.sign(transaction(), header: header), verifier), "INVALID_CHAIN")
         XCTAssertEqual(verifier.chainValidationCount, 2, "another intermediate is another chain")
         XCTAssertEqual(try status(try chain.sign(transaction(), header: header), verifier), "INVALID_CHAIN")
@@ -192,6 +215,14 @@ final class TestClock: @unchecked Sendable {
     private let lock = NSLock()
     private var current: Date
     init(_ start: Date) { current = start }
-    var now: Date { lock.lock(); defer { lock.unlock() }; return current }
-    func advance(_ seconds: TimeInterval) { lock.lock(); current += seconds; lock.unlock() }
+    var now: Date {
+        lock.lock()
+        defer { lock.unlock() }
+        return current
+    }
+    func advance(_ seconds: TimeInterval) {
+        lock.lock()
+        current += seconds
+        lock.unlock()
+    }
 }

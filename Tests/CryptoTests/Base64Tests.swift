@@ -1,11 +1,13 @@
-import Foundation
 import Crypto
+import Foundation
 import XCTest
 
 final class Base64Tests: XCTestCase {
     func testRFC4648Vectors() throws {
-        let vectors = [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="),
-                       ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy")]
+        let vectors = [
+            ("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy"),
+        ]
         for (plain, encoded) in vectors {
             XCTAssertEqual(Base64.encode(Array(plain.utf8)), encoded)
             XCTAssertEqual(try Base64.decode(encoded), Array(plain.utf8))
@@ -43,9 +45,11 @@ final class Base64Tests: XCTestCase {
 
 final class UUIDTextTests: XCTestCase {
     func testCanonicalTextMatchesFoundation() {
-        for text in ["7e3fb20b-4cdb-47cc-936d-99d65f608138", "7E3FB20B-4CDB-47CC-936D-99D65F608138", "7e3fb20b4cdb47cc936d99d65f608138",
-                     "7e3fb20b-4cdb-47cc-936d-99d65f60813", "7e3fb20b-4cdb-47cc-936d-99d65f6081388", "7e3fb20b-4cdb-47cc-936d_99d65f608138",
-                     "g e3fb20b-4cdb-47cc-936d-99d65f60813", "", "7e3fb20b-4cdb-47cc-936d-99d65f60813g"] {
+        for text in [
+            "7e3fb20b-4cdb-47cc-936d-99d65f608138", "7E3FB20B-4CDB-47CC-936D-99D65F608138", "7e3fb20b4cdb47cc936d99d65f608138",
+            "7e3fb20b-4cdb-47cc-936d-99d65f60813", "7e3fb20b-4cdb-47cc-936d-99d65f6081388", "7e3fb20b-4cdb-47cc-936d_99d65f608138",
+            "g e3fb20b-4cdb-47cc-936d-99d65f60813", "", "7e3fb20b-4cdb-47cc-936d-99d65f60813g",
+        ] {
             XCTAssertEqual(UUID.isCanonicalText(text), UUID(uuidString: text) != nil, text)
         }
         let uuid = SecureRandom.uuid()

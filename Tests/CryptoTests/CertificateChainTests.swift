@@ -37,7 +37,8 @@ final class CertificateChainTests: XCTestCase {
         XCTAssertTrue(try certificate("intermediate.pem").hasExtension(oid: "1.2.840.113635.100.6.2.1"))
         XCTAssertTrue(leaf.hasExtension(oid: "2.5.29.15"), "key usage")
 
-        let key = try P256.Signing.PrivateKey(pemRepresentation: String(contentsOfFile: folder.appendingPathComponent("leaf.key").path, encoding: .utf8))
+        let key = try P256.Signing.PrivateKey(
+            pemRepresentation: String(contentsOfFile: folder.appendingPathComponent("leaf.key").path, encoding: .utf8))
         XCTAssertEqual(leaf.publicKeyDER, try key.publicKey.derRepresentation)
         XCTAssertNotNil(leaf.p256PublicKey)
 
@@ -61,23 +62,30 @@ final class CertificateChainTests: XCTestCase {
         XCTAssertEqual(chain, [leaf, intermediate, root])
 
         let afterExpiry = mintedAt.addingTimeInterval(60 * 86_400)
-        XCTAssertEqual(failure(verifier.verify(leaf: leaf, intermediates: [intermediate], at: afterExpiry)),
-                       .expired(depth: 0))
+        XCTAssertEqual(
+            failure(verifier.verify(leaf: leaf, intermediates: [intermediate], at: afterExpiry)),
+            .expired(depth: 0))
         let beforeIssue = mintedAt.addingTimeInterval(-86_400)
         // OpenSSL checks validity from the root down; at this time every certificate is in its future.
-        XCTAssertEqual(failure(verifier.verify(leaf: leaf, intermediates: [intermediate], at: beforeIssue)),
-                       .notYetValid(depth: 2))
+        XCTAssertEqual(
+            failure(verifier.verify(leaf: leaf, intermediates: [intermediate], at: beforeIssue)),
+            .notYetValid(depth: 2))
 
         let wrongRoot = try CertificateChainVerifier(trustedRoots: [try certificate("other-root.pem")])
-        XCTAssertEqual(failure(wrongRoot.verify(leaf: leaf, intermediates: [intermediate], at: inside)),
-                       .noPathToTrustedRoot(depth: 1))
+        XCTAssertEqual(
+            failure(wrongRoot.verify(leaf: leaf, intermediates: [intermediate], at: inside)),
+            .noPathToTrustedRoot(depth: 1))
 
-        XCTAssertEqual(failure(verifier.verify(leaf: leaf, intermediates: [], at: inside)),
-                       .noPathToTrustedRoot(depth: 0), "missing intermediate")
+        XCTAssertEqual(
+            failure(verifier.verify(leaf: leaf, intermediates: [], at: inside)),
+            .noPathToTrustedRoot(depth: 0), "missing intermediate")
 
-        XCTAssertEqual(failure(verifier.verify(leaf: try certificate("rogue-leaf.pem"), intermediates: [intermediate],
-                                               at: inside)),
-                       .badSignature(depth: 0), "leaf signed by another key")
+        XCTAssertEqual(
+            failure(
+                verifier.verify(
+                    leaf: try certificate("rogue-leaf.pem"), intermediates: [intermediate],
+                    at: inside)),
+            .badSignature(depth: 0), "leaf signed by another key")
 
         // The intermediate is never a trust anchor, even when it is the only root offered.
         let intermediateOnly = try CertificateChainVerifier(trustedRoots: [intermediate])
@@ -110,9 +118,12 @@ final class CertificateChainTests: XCTestCase {
         XCTAssertFalse(try load("test-chain/testInvalidOIDLeaf.pem").hasExtension(oid: "1.2.840.113635.100.6.11.1"))
         XCTAssertFalse(try load("test-chain/testInvalidOIDIntermediate.pem").hasExtension(oid: "1.2.840.113635.100.6.2.1"))
 
-        XCTAssertEqual(failure(verifier.verify(leaf: leaf, intermediates: [intermediate],
-                                               at: Date(timeIntervalSince1970: 2_280_946_846))),
-                       .expired(depth: 2), "in 2042 the whole test chain has expired, the root first")
+        XCTAssertEqual(
+            failure(
+                verifier.verify(
+                    leaf: leaf, intermediates: [intermediate],
+                    at: Date(timeIntervalSince1970: 2_280_946_846))),
+            .expired(depth: 2), "in 2042 the whole test chain has expired, the root first")
         let g3 = try load("real-apple/AppleRootCA-G3.der")
         XCTAssertEqual(g3.sha256Fingerprint, "63343abfb89a6a03ebb57e9b3f5fa7be7c4f5c756f3017b3a8c488c3653e9179")
         XCTAssertNil(g3.p256PublicKey, "G3 is a P-384 root")

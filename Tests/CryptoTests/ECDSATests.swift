@@ -29,8 +29,12 @@ final class ECDSATests: XCTestCase {
         try writeFile(folder.appendingPathComponent("message"), bytes: message)
         try writeFile(folder.appendingPathComponent("sig.der"), bytes: signature.derRepresentation)
         try writeFile(folder.appendingPathComponent("pub.pem"), try key.publicKey.pemRepresentation)
-        let result = try runProcess("openssl", ["dgst", "-sha256", "-verify", path("pub.pem"), "-signature",
-                                                path("sig.der"), path("message")])
+        let result = try runProcess(
+            "openssl",
+            [
+                "dgst", "-sha256", "-verify", path("pub.pem"), "-signature",
+                path("sig.der"), path("message"),
+            ])
         XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
         XCTAssertTrue(result.stdout.contains("Verified OK"))
     }
@@ -121,11 +125,13 @@ final class ECDSATests: XCTestCase {
         XCTAssertNoThrow(try P256.Signing.PrivateKey(pemRepresentation: sec1))
 
         try runProcess("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384", "-out", path("p384.pem")])
-        XCTAssertThrowsError(try P256.Signing.PrivateKey(pemRepresentation: String(contentsOfFile: path("p384.pem"), encoding: .utf8))) { error in
+        XCTAssertThrowsError(try P256.Signing.PrivateKey(pemRepresentation: String(contentsOfFile: path("p384.pem"), encoding: .utf8))) {
+            error in
             XCTAssertEqual(error as? CryptoError, .unsupportedKey("EC key on curve secp384r1"))
         }
         try runProcess("openssl", ["genpkey", "-algorithm", "ED25519", "-out", path("ed.pem")])
-        XCTAssertThrowsError(try P256.Signing.PrivateKey(pemRepresentation: String(contentsOfFile: path("ed.pem"), encoding: .utf8))) { error in
+        XCTAssertThrowsError(try P256.Signing.PrivateKey(pemRepresentation: String(contentsOfFile: path("ed.pem"), encoding: .utf8))) {
+            error in
             guard case CryptoError.unsupportedKey = error else { return XCTFail("\(error)") }
         }
         XCTAssertThrowsError(try P256.Signing.PrivateKey(pemRepresentation: "not a key")) { error in

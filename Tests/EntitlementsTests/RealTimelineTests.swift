@@ -16,8 +16,10 @@ final class RealTimelineTests: XCTestCase {
         let manifest = try JSONParser.parse([UInt8](Data(contentsOf: folder.appendingPathComponent("manifest.json"))))
         let timeline = try XCTUnwrap(manifest["entitlementTimeline"])
         let roots = try Certificate.load(contentsOf: conformance.appendingPathComponent("roots/AppleRootCA-G3.cer").path)
-        let verifier = try SignedDataVerifier(.init(rootCertificates: roots, bundleId: timeline["subscriber"]!["bundleId"]!.stringValue!,
-                                                    appAppleId: nil, environment: .sandbox, onlineChecks: false))
+        let verifier = try SignedDataVerifier(
+            .init(
+                rootCertificates: roots, bundleId: timeline["subscriber"]!["bundleId"]!.stringValue!,
+                appAppleId: nil, environment: .sandbox, onlineChecks: false))
         var transactions: [TransactionRecord] = []
         var renewals: [RenewalRecord] = []
         for step in try XCTUnwrap(timeline["steps"]?.arrayValue) {
@@ -27,8 +29,10 @@ final class RealTimelineTests: XCTestCase {
             if let transaction = verified.transaction.flatMap(TransactionRecord.init) { transactions.append(transaction) }
             if let renewal = verified.renewalInfo.flatMap(RenewalRecord.init) { renewals.append(renewal) }
             let now = try XCTUnwrap(step["signedDate"]?.int64Value)
-            let state = try XCTUnwrap(SubscriptionEngine.evaluate(transactions: transactions, renewal: RenewalRecord.newest(renewals),
-                                                                  now: now, environment: "Sandbox", billingRetryGrantsAccess: false))
+            let state = try XCTUnwrap(
+                SubscriptionEngine.evaluate(
+                    transactions: transactions, renewal: RenewalRecord.newest(renewals),
+                    now: now, environment: "Sandbox", billingRetryGrantsAccess: false))
             let expected = try XCTUnwrap(step["expected"])
             XCTAssertEqual(state.isActive, expected["entitled"]?.boolValue, name)
             XCTAssertEqual(state.isActive, step["appleStatus"]?.int64Value == 1, "\(name): Apple's data.status agrees")

@@ -6,27 +6,36 @@ final class SubscriptionEngineTests: XCTestCase {
     private let day: Int64 = 86_400_000
     private let t0: Int64 = 1_780_000_000_000
 
-    private func transaction(_ id: String, product: String = "pro.monthly", purchased: Int64, expires: Int64?,
-                             signed: Int64? = nil, original: String = "1000", offerType: Int64? = nil,
-                             discount: String? = nil, upgraded: Bool = false, revoked: Int64? = nil,
-                             revocationType: String? = nil, ownership: String = "PURCHASED",
-                             environment: String = "Sandbox") -> TransactionRecord {
-        TransactionRecord(transactionId: id, originalTransactionId: original, productId: product, subscriptionGroupIdentifier: "G1",
-                          purchaseDate: purchased, expiresDate: expires, revocationDate: revoked, revocationReason: revoked == nil ? nil : 0,
-                          revocationType: revocationType, isUpgraded: upgraded, offerType: offerType, offerDiscountType: discount,
-                          ownershipType: ownership, environment: environment, signedDate: signed ?? purchased)
+    private func transaction(
+        _ id: String, product: String = "pro.monthly", purchased: Int64, expires: Int64?,
+        signed: Int64? = nil, original: String = "1000", offerType: Int64? = nil,
+        discount: String? = nil, upgraded: Bool = false, revoked: Int64? = nil,
+        revocationType: String? = nil, ownership: String = "PURCHASED",
+        environment: String = "Sandbox"
+    ) -> TransactionRecord {
+        TransactionRecord(
+            transactionId: id, originalTransactionId: original, productId: product, subscriptionGroupIdentifier: "G1",
+            purchaseDate: purchased, expiresDate: expires, revocationDate: revoked, revocationReason: revoked == nil ? nil : 0,
+            revocationType: revocationType, isUpgraded: upgraded, offerType: offerType, offerDiscountType: discount,
+            ownershipType: ownership, environment: environment, signedDate: signed ?? purchased)
     }
 
-    private func renewal(autoRenew: Int64 = 1, product: String = "pro.monthly", next: String? = nil, retry: Bool = false,
-                         grace: Int64? = nil, signed: Int64) -> RenewalRecord {
-        RenewalRecord(originalTransactionId: "1000", productId: product, autoRenewProductId: next ?? product,
-                      autoRenewStatus: autoRenew, isInBillingRetryPeriod: retry, gracePeriodExpiresDate: grace, signedDate: signed)
+    private func renewal(
+        autoRenew: Int64 = 1, product: String = "pro.monthly", next: String? = nil, retry: Bool = false,
+        grace: Int64? = nil, signed: Int64
+    ) -> RenewalRecord {
+        RenewalRecord(
+            originalTransactionId: "1000", productId: product, autoRenewProductId: next ?? product,
+            autoRenewStatus: autoRenew, isInBillingRetryPeriod: retry, gracePeriodExpiresDate: grace, signedDate: signed)
     }
 
-    private func state(_ transactions: [TransactionRecord], _ renewal: RenewalRecord? = nil, at now: Int64,
-                       signals: [SubscriptionSignal] = [], retryGrants: Bool = false) -> SubscriptionState {
-        SubscriptionEngine.evaluate(transactions: transactions, renewal: renewal, signals: signals, now: now,
-                                    environment: "Sandbox", billingRetryGrantsAccess: retryGrants)!
+    private func state(
+        _ transactions: [TransactionRecord], _ renewal: RenewalRecord? = nil, at now: Int64,
+        signals: [SubscriptionSignal] = [], retryGrants: Bool = false
+    ) -> SubscriptionState {
+        SubscriptionEngine.evaluate(
+            transactions: transactions, renewal: renewal, signals: signals, now: now,
+            environment: "Sandbox", billingRetryGrantsAccess: retryGrants)!
     }
 
     func testTrialThenPaidConversion() {
@@ -40,7 +49,8 @@ final class SubscriptionEngineTests: XCTestCase {
         XCTAssertEqual(after.state, .active)
         XCTAssertEqual(after.periodType, "NORMAL")
         XCTAssertEqual(after.expiresDate, t0 + 37 * day)
-        XCTAssertEqual(state([trial, paid], renewal(signed: t0), at: t0 + 38 * day).state, .expired, "no renewal seen: expired at its date (E-09)")
+        XCTAssertEqual(
+            state([trial, paid], renewal(signed: t0), at: t0 + 38 * day).state, .expired, "no renewal seen: expired at its date (E-09)")
     }
 
     func testIntroOfferThatIsNotATrial() {
@@ -61,8 +71,9 @@ final class SubscriptionEngineTests: XCTestCase {
         let expired = state([trial], off, at: t0 + 7 * day)
         XCTAssertEqual(expired.state, .expired, "expiresDate == now is expired")
         XCTAssertFalse(expired.isActive)
-        let resubscribed = state([trial], renewal(autoRenew: 1, signed: t0 + 4 * day),
-                                 at: t0 + 5 * day, signals: [SubscriptionSignal(.autoRenewDisabled, at: t0 + 2 * day)])
+        let resubscribed = state(
+            [trial], renewal(autoRenew: 1, signed: t0 + 4 * day),
+            at: t0 + 5 * day, signals: [SubscriptionSignal(.autoRenewDisabled, at: t0 + 2 * day)])
         XCTAssertNil(resubscribed.unsubscribeDetectedAt, "turning auto-renew on again clears it")
     }
 
@@ -88,8 +99,9 @@ final class SubscriptionEngineTests: XCTestCase {
         XCTAssertFalse(retry.isActive)
         // DID_RENEW / BILLING_RECOVERY brings a new transaction.
         let recovered = transaction("1001", purchased: t0 + 38 * day, expires: t0 + 68 * day)
-        let after = state([period, recovered], renewal(signed: t0 + 38 * day), at: t0 + 39 * day,
-                          signals: [SubscriptionSignal(.billingIssue, at: t0 + 30 * day), SubscriptionSignal(.renewed, at: t0 + 38 * day)])
+        let after = state(
+            [period, recovered], renewal(signed: t0 + 38 * day), at: t0 + 39 * day,
+            signals: [SubscriptionSignal(.billingIssue, at: t0 + 30 * day), SubscriptionSignal(.renewed, at: t0 + 38 * day)])
         XCTAssertEqual(after.state, .active)
         XCTAssertNil(after.billingIssueDetectedAt, "a renewal clears the billing issue")
     }
@@ -138,7 +150,8 @@ final class SubscriptionEngineTests: XCTestCase {
     func testUpgradeSupersedesALaterExpiry() {
         // Yearly bought, then upgraded mid-period to a "higher" monthly: the yearly has the later
         // expiresDate but is marked upgraded and never counts again (E-02).
-        let yearly = transaction("1000", product: "pro.yearly", purchased: t0, expires: t0 + 365 * day, signed: t0 + 10 * day, upgraded: true)
+        let yearly = transaction(
+            "1000", product: "pro.yearly", purchased: t0, expires: t0 + 365 * day, signed: t0 + 10 * day, upgraded: true)
         let upgraded = transaction("1001", product: "pro.max", purchased: t0 + 10 * day, expires: t0 + 40 * day)
         let now = state([yearly, upgraded], at: t0 + 11 * day)
         XCTAssertEqual(now.productId, "pro.max")
@@ -169,19 +182,24 @@ final class SubscriptionEngineTests: XCTestCase {
         let granted = state([shared], at: t0 + day)
         XCTAssertEqual(granted.ownershipType, "FAMILY_SHARED")
         XCTAssertTrue(granted.isActive)
-        let revoked = transaction("1000", purchased: t0, expires: t0 + 30 * day, signed: t0 + 2 * day, revoked: t0 + 2 * day,
-                                  revocationType: "FAMILY_REVOKE", ownership: "FAMILY_SHARED")
+        let revoked = transaction(
+            "1000", purchased: t0, expires: t0 + 30 * day, signed: t0 + 2 * day, revoked: t0 + 2 * day,
+            revocationType: "FAMILY_REVOKE", ownership: "FAMILY_SHARED")
         XCTAssertEqual(state([shared, revoked], at: t0 + 3 * day).state, .revoked)
     }
 
     func testSandboxNeverTouchesProduction() {
         let sandbox = transaction("1000", purchased: t0, expires: t0 + 30 * day, environment: "Sandbox")
-        XCTAssertNil(SubscriptionEngine.evaluate(transactions: [sandbox], renewal: nil, now: t0, environment: "Production",
-                                                 billingRetryGrantsAccess: false))
+        XCTAssertNil(
+            SubscriptionEngine.evaluate(
+                transactions: [sandbox], renewal: nil, now: t0, environment: "Production",
+                billingRetryGrantsAccess: false))
         let production = transaction("2000", purchased: t0, expires: t0 + day, environment: "Production")
         let refundInSandbox = transaction("2000", purchased: t0, expires: t0 + day, signed: t0 + 1, revoked: t0, environment: "Sandbox")
-        XCTAssertEqual(SubscriptionEngine.evaluate(transactions: [production, refundInSandbox], renewal: nil, now: t0 + 1,
-                                                   environment: "Production", billingRetryGrantsAccess: false)?.state, .active)
+        XCTAssertEqual(
+            SubscriptionEngine.evaluate(
+                transactions: [production, refundInSandbox], renewal: nil, now: t0 + 1,
+                environment: "Production", billingRetryGrantsAccess: false)?.state, .active)
     }
 }
 
@@ -191,36 +209,43 @@ final class EntitlementResolverTests: XCTestCase {
 
     func testBestGrantWins() {
         let products = ["pro.monthly": ["pro"], "pro.yearly": ["pro"], "lifetime": ["pro", "extras"], "coins": [String]()]
-        let expiredMonthly = ProductGrant(productId: "pro.monthly", isActive: false, state: "EXPIRED", originalTransactionId: "1",
-                                          expiresDate: t0, ownershipType: "PURCHASED", lastEventDate: t0)
-        let activeYearly = ProductGrant(productId: "pro.yearly", isActive: true, state: "ACTIVE", originalTransactionId: "2",
-                                        expiresDate: t0 + 300 * day, ownershipType: "PURCHASED", lastEventDate: t0)
+        let expiredMonthly = ProductGrant(
+            productId: "pro.monthly", isActive: false, state: "EXPIRED", originalTransactionId: "1",
+            expiresDate: t0, ownershipType: "PURCHASED", lastEventDate: t0)
+        let activeYearly = ProductGrant(
+            productId: "pro.yearly", isActive: true, state: "ACTIVE", originalTransactionId: "2",
+            expiresDate: t0 + 300 * day, ownershipType: "PURCHASED", lastEventDate: t0)
         var resolved = EntitlementResolver.resolve([expiredMonthly, activeYearly]) { products[$0] ?? [] }
         XCTAssertEqual(resolved["pro"]?.productId, "pro.yearly", "active beats inactive")
-        let lifetime = ProductGrant(productId: "lifetime", isActive: true, state: "ACTIVE", originalTransactionId: "3",
-                                    expiresDate: nil, ownershipType: "PURCHASED", lastEventDate: t0)
+        let lifetime = ProductGrant(
+            productId: "lifetime", isActive: true, state: "ACTIVE", originalTransactionId: "3",
+            expiresDate: nil, ownershipType: "PURCHASED", lastEventDate: t0)
         resolved = EntitlementResolver.resolve([expiredMonthly, activeYearly, lifetime]) { products[$0] ?? [] }
         XCTAssertEqual(resolved["pro"]?.productId, "lifetime", "no expiry beats any date")
         XCTAssertEqual(resolved["extras"]?.productId, "lifetime")
-        let olderExpired = ProductGrant(productId: "pro.yearly", isActive: false, state: "EXPIRED", originalTransactionId: "2",
-                                        expiresDate: t0 - 100 * day, ownershipType: "PURCHASED", lastEventDate: t0 - 100 * day)
+        let olderExpired = ProductGrant(
+            productId: "pro.yearly", isActive: false, state: "EXPIRED", originalTransactionId: "2",
+            expiresDate: t0 - 100 * day, ownershipType: "PURCHASED", lastEventDate: t0 - 100 * day)
         resolved = EntitlementResolver.resolve([olderExpired, expiredMonthly]) { products[$0] ?? [] }
         XCTAssertEqual(resolved["pro"]?.productId, "pro.monthly", "among inactive, the most recent")
     }
 
     func testNonSubscriptions() {
-        let lifetime = TransactionRecord(transactionId: "5", originalTransactionId: "5", productId: "lifetime", type: "Non-Consumable",
-                                         purchaseDate: t0, signedDate: t0)
+        let lifetime = TransactionRecord(
+            transactionId: "5", originalTransactionId: "5", productId: "lifetime", type: "Non-Consumable",
+            purchaseDate: t0, signedDate: t0)
         XCTAssertEqual(NonSubscriptionEngine.grant(lifetime, now: t0 + 1000 * day, duration: nil)?.isActive, true)
         var refunded = lifetime
         refunded.revocationDate = t0 + day
         XCTAssertEqual(NonSubscriptionEngine.grant(refunded, now: t0 + 2 * day, duration: nil)?.state, "REVOKED")
-        let season = TransactionRecord(transactionId: "6", originalTransactionId: "6", productId: "season", type: "Non-Renewing Subscription",
-                                       purchaseDate: t0, signedDate: t0)
+        let season = TransactionRecord(
+            transactionId: "6", originalTransactionId: "6", productId: "season", type: "Non-Renewing Subscription",
+            purchaseDate: t0, signedDate: t0)
         XCTAssertEqual(NonSubscriptionEngine.grant(season, now: t0 + 10 * day, duration: ISO8601Duration("P30D"))?.isActive, true)
         XCTAssertEqual(NonSubscriptionEngine.grant(season, now: t0 + 31 * day, duration: ISO8601Duration("P30D"))?.state, "EXPIRED")
-        let coins = TransactionRecord(transactionId: "7", originalTransactionId: "7", productId: "coins", type: "Consumable",
-                                      purchaseDate: t0, signedDate: t0)
+        let coins = TransactionRecord(
+            transactionId: "7", originalTransactionId: "7", productId: "coins", type: "Consumable",
+            purchaseDate: t0, signedDate: t0)
         XCTAssertNil(NonSubscriptionEngine.grant(coins, now: t0, duration: nil), "never an entitlement")
     }
 
@@ -237,17 +262,21 @@ final class EntitlementResolverTests: XCTestCase {
     }
 
     func testOfferEligibility() {
-        let monthly = TransactionRecord(transactionId: "1", originalTransactionId: "1", productId: "pro.monthly",
-                                        subscriptionGroupIdentifier: "G1", purchaseDate: t0, expiresDate: t0 + 30 * day, signedDate: t0)
+        let monthly = TransactionRecord(
+            transactionId: "1", originalTransactionId: "1", productId: "pro.monthly",
+            subscriptionGroupIdentifier: "G1", purchaseDate: t0, expiresDate: t0 + 30 * day, signedDate: t0)
         XCTAssertEqual(OfferEligibility.introductory(group: "G1", transactions: [], groupOf: { _ in nil }), .neverSubscribedToGroup)
-        XCTAssertEqual(OfferEligibility.introductory(group: "G1", transactions: [monthly], groupOf: { _ in nil }), .alreadySubscribedToGroup,
-                       "per group, whatever the product")
+        XCTAssertEqual(
+            OfferEligibility.introductory(group: "G1", transactions: [monthly], groupOf: { _ in nil }), .alreadySubscribedToGroup,
+            "per group, whatever the product")
         XCTAssertEqual(OfferEligibility.introductory(group: "G2", transactions: [monthly], groupOf: { _ in nil }), .neverSubscribedToGroup)
 
-        let active = SubscriptionEngine.evaluate(transactions: [monthly], renewal: nil, now: t0 + day, environment: "Sandbox",
-                                                 billingRetryGrantsAccess: false)!
-        let lapsed = SubscriptionEngine.evaluate(transactions: [monthly], renewal: nil, now: t0 + 40 * day, environment: "Sandbox",
-                                                 billingRetryGrantsAccess: false)!
+        let active = SubscriptionEngine.evaluate(
+            transactions: [monthly], renewal: nil, now: t0 + day, environment: "Sandbox",
+            billingRetryGrantsAccess: false)!
+        let lapsed = SubscriptionEngine.evaluate(
+            transactions: [monthly], renewal: nil, now: t0 + 40 * day, environment: "Sandbox",
+            billingRetryGrantsAccess: false)!
         XCTAssertTrue(OfferEligibility.promotional(rule: .any, group: "G1", subscriptions: []))
         XCTAssertFalse(OfferEligibility.promotional(rule: .existing, group: "G1", subscriptions: []))
         XCTAssertTrue(OfferEligibility.promotional(rule: .existing, group: "G1", subscriptions: [lapsed]))

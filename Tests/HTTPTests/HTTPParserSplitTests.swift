@@ -1,5 +1,6 @@
-@testable import HTTP
 import XCTest
+
+@testable import HTTP
 
 /// The verdict on a request must not depend on how TCP splits it: whole, split anywhere, and one
 /// byte at a time give the same requests and the same error. Limits apply to elements (a head, a
@@ -81,12 +82,12 @@ final class HTTPParserSplitTests: XCTestCase {
     func testChunkExtensionsAndTrailersRejectWhatTheHeadRejects() {
         let prefix = "POST /c HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
         let refused = [
-            prefix + "3;a\nb\r\nabc\r\n0\r\n\r\n",          // bare LF in an extension
-            prefix + "3;a\u{0}b\r\nabc\r\n0\r\n\r\n",       // NUL in an extension
+            prefix + "3;a\nb\r\nabc\r\n0\r\n\r\n",  // bare LF in an extension
+            prefix + "3;a\u{0}b\r\nabc\r\n0\r\n\r\n",  // NUL in an extension
             prefix + "3\r\nabc\r\n0\r\nX-T: a\u{0}b\r\n\r\n",  // NUL in a trailer
             prefix + "3\r\nabc\r\n0\r\nX-T: a\nb\r\n\r\n",  // bare LF in a trailer
-            prefix + "3\r\nabc\r\n0\r\nno colon\r\n\r\n",   // not a field
-            prefix + "3\r\nabc\r\n0\r\n folded\r\n\r\n",    // obsolete line folding
+            prefix + "3\r\nabc\r\n0\r\nno colon\r\n\r\n",  // not a field
+            prefix + "3\r\nabc\r\n0\r\n folded\r\n\r\n",  // obsolete line folding
         ]
         for text in refused {
             XCTAssertEqual(agreedOutcome(text, splits: []).errorStatus, 400, text.debugDescription)

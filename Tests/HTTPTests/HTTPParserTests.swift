@@ -1,5 +1,6 @@
-@testable import HTTP
 import XCTest
+
+@testable import HTTP
 
 final class HTTPParserTests: XCTestCase {
     private func requests(_ text: String, limits: HTTPParserLimits = HTTPParserLimits()) throws -> [HTTPRequest] {
@@ -10,8 +11,10 @@ final class HTTPParserTests: XCTestCase {
         return found
     }
 
-    private func assertError(_ text: String, status: Int, limits: HTTPParserLimits = HTTPParserLimits(),
-                             file: StaticString = #filePath, line: UInt = #line) {
+    private func assertError(
+        _ text: String, status: Int, limits: HTTPParserLimits = HTTPParserLimits(),
+        file: StaticString = #filePath, line: UInt = #line
+    ) {
         XCTAssertThrowsError(try requests(text, limits: limits), file: file, line: line) { error in
             XCTAssertEqual((error as? HTTPParseError)?.status, status, "\(error)", file: file, line: line)
         }
@@ -41,14 +44,16 @@ final class HTTPParserTests: XCTestCase {
     }
 
     func testThreePipelinedRequestsInOneRead() throws {
-        let text = "GET /a HTTP/1.1\r\nHost: a\r\n\r\nPOST /b HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\nhiGET /c HTTP/1.1\r\nHost: a\r\n\r\n"
+        let text =
+            "GET /a HTTP/1.1\r\nHost: a\r\n\r\nPOST /b HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\nhiGET /c HTTP/1.1\r\nHost: a\r\n\r\n"
         let parsed = try requests(text)
         XCTAssertEqual(parsed.map(\.target), ["/a", "/b", "/c"])
         XCTAssertEqual(parsed[1].body, Array("hi".utf8))
     }
 
     func testChunkedBodyWithExtensionsAndTrailers() throws {
-        let text = "POST /c HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nX-Trailer: t\r\n\r\n"
+        let text =
+            "POST /c HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nX-Trailer: t\r\n\r\n"
         let parsed = try requests(text)
         XCTAssertEqual(parsed.first?.body, Array("hello world".utf8))
     }
@@ -84,19 +89,22 @@ final class HTTPParserTests: XCTestCase {
     func testBodyLimits() {
         let limits = HTTPParserLimits(maxBodyBytes: 10)
         assertError("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 11\r\n\r\n", status: 413, limits: limits)
-        assertError("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nabcdef\r\n6\r\nghijkl\r\n0\r\n\r\n",
-                    status: 413, limits: limits)
+        assertError(
+            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nabcdef\r\n6\r\nghijkl\r\n0\r\n\r\n",
+            status: 413, limits: limits)
         XCTAssertNoThrow(try requests("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n0123456789", limits: limits))
     }
 
     func testInvalidSyntax() {
-        for text in ["GARBAGE\r\n\r\n", "GET  / HTTP/1.1\r\nHost: a\r\n\r\n", "GET noslash HTTP/1.1\r\nHost: a\r\n\r\n",
-                     "GET / HTTP/1.1\r\nHost: a\r\nBad Header: x\r\n\r\n", "GET / HTTP/1.1\r\nHost: a\r\n folded\r\n\r\n",
-                     "GET / HTTP/1.1\r\nHost: a\nX: y\r\n\r\n", "GET / HTTP/1.1\r\n\r\n", "GET / HTTX/1.1\r\nHost: a\r\n\r\n",
-                     "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n",
-                     "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
-                     "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
-                     "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"] {
+        for text in [
+            "GARBAGE\r\n\r\n", "GET  / HTTP/1.1\r\nHost: a\r\n\r\n", "GET noslash HTTP/1.1\r\nHost: a\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: a\r\nBad Header: x\r\n\r\n", "GET / HTTP/1.1\r\nHost: a\r\n folded\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: a\nX: y\r\n\r\n", "GET / HTTP/1.1\r\n\r\n", "GET / HTTX/1.1\r\nHost: a\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+        ] {
             assertError(text, status: 400)
         }
     }

@@ -135,7 +135,10 @@ final class HTTPServerEndToEndTests: XCTestCase {
     }
 
     func testConnectionsBeyondTheLimitAreRefused() throws {
-        try startServer { $0.maxConnections = 2; $0.eventLoops = 1 }
+        try startServer {
+            $0.maxConnections = 2
+            $0.eventLoops = 1
+        }
         let first = try TestHTTPClient(port: server.port)
         let second = try TestHTTPClient(port: server.port)
         try first.send(rawRequest("GET", "/n/1"))
@@ -186,7 +189,15 @@ final class HTTPServerEndToEndTests: XCTestCase {
     private final class Failures: @unchecked Sendable {
         private let lock = NSLock()
         private var messages: [String] = []
-        func add(_ message: String) { lock.lock(); messages.append(message); lock.unlock() }
-        var all: [String] { lock.lock(); defer { lock.unlock() }; return messages }
+        func add(_ message: String) {
+            lock.lock()
+            messages.append(message)
+            lock.unlock()
+        }
+        var all: [String] {
+            lock.lock()
+            defer { lock.unlock() }
+            return messages
+        }
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import HTTP
 import TestSupport
 import XCTest
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,5 @@
-import Foundation
 import Application
+import Foundation
 import Server
 import TestSupport
 import XCTest
@@ -11,8 +11,12 @@ final class ConfigurationTests: XCTestCase {
 
     override func setUpWithError() throws {
         folder = try makeTemporaryDirectory()
-        try runProcess("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
-                                   "-out", folder.appendingPathComponent("key.p8").path])
+        try runProcess(
+            "openssl",
+            [
+                "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
+                "-out", folder.appendingPathComponent("key.p8").path,
+            ])
     }
 
     override func tearDownWithError() throws {
@@ -45,8 +49,10 @@ final class ConfigurationTests: XCTestCase {
         }
     }
 
-    private func assertOneProblem(_ text: String, contains fragment: String, file: StaticString = #filePath,
-                                  line: UInt = #line) throws {
+    private func assertOneProblem(
+        _ text: String, contains fragment: String, file: StaticString = #filePath,
+        line: UInt = #line
+    ) throws {
         let found = try problems(text)
         XCTAssertEqual(found.count, 1, "\(found)", file: file, line: line)
         XCTAssertTrue(found.first?.contains(fragment) == true, "\(found) lacks \(fragment)", file: file, line: line)
@@ -54,8 +60,9 @@ final class ConfigurationTests: XCTestCase {
 
     func testValidConfigurationLoads() throws {
         XCTAssertEqual(try problems(config()), [])
-        let configuration = try ConfigurationLoader.load(path: folder.appendingPathComponent("entitle.json").path,
-                                                         environment: ["ENTITLE_PORT": "9999"])
+        let configuration = try ConfigurationLoader.load(
+            path: folder.appendingPathComponent("entitle.json").path,
+            environment: ["ENTITLE_PORT": "9999"])
         XCTAssertEqual(configuration.server.port, 9999, "environment overrides the file")
         XCTAssertEqual(configuration.apps.first?.offers["o1"]?.offerIdentifier, "o_1")
         XCTAssertEqual(configuration.apps.first?.offers["o1"]?.eligibility, .any)
@@ -77,11 +84,19 @@ final class ConfigurationTests: XCTestCase {
     }
 
     func testKeyThatIsNotP256() throws {
-        try runProcess("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384",
-                                   "-out", folder.appendingPathComponent("p384.p8").path])
+        try runProcess(
+            "openssl",
+            [
+                "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384",
+                "-out", folder.appendingPathComponent("p384.p8").path,
+            ])
         try assertOneProblem(config(keyFile: "p384.p8"), contains: "holds an EC key on curve secp384r1, expected an EC P-256 key")
-        try runProcess("openssl", ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:1024",
-                                   "-out", folder.appendingPathComponent("rsa.p8").path])
+        try runProcess(
+            "openssl",
+            [
+                "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:1024",
+                "-out", folder.appendingPathComponent("rsa.p8").path,
+            ])
         try assertOneProblem(config(keyFile: "rsa.p8"), contains: "holds an RSA key")
     }
 
@@ -91,7 +106,8 @@ final class ConfigurationTests: XCTestCase {
     }
 
     func testDuplicateOfferIds() throws {
-        let offers = #""o1": {"productId": "pro.monthly", "offerIdentifier": "a"}, "o1": {"productId": "pro.monthly", "offerIdentifier": "b"}"#
+        let offers =
+            #""o1": {"productId": "pro.monthly", "offerIdentifier": "a"}, "o1": {"productId": "pro.monthly", "offerIdentifier": "b"}"#
         try assertOneProblem(config(offers: offers), contains: "apps[0].offers: duplicate offer ID \"o1\"")
     }
 
@@ -101,14 +117,17 @@ final class ConfigurationTests: XCTestCase {
     }
 
     func testSeveralProblemsAreAllReported() throws {
-        let found = try problems(config(app: #", "appAppleId": "123", "apiKeys": [{"key": "short", "role": "admin"}]"#,
-                                        keyFile: "absent.p8", top: #""server": {"port": 70000}, "#))
+        let found = try problems(
+            config(
+                app: #", "appAppleId": "123", "apiKeys": [{"key": "short", "role": "admin"}]"#,
+                keyFile: "absent.p8", top: #""server": {"port": 70000}, "#))
         XCTAssertEqual(found.count, 5, "\(found)")
     }
 
     func testProductionNeedsAnIntegerAppAppleId() throws {
-        let text = config().replacingOccurrences(of: #""environments": ["Sandbox"]"#,
-                                                 with: #""environments": ["Production"]"#)
+        let text = config().replacingOccurrences(
+            of: #""environments": ["Sandbox"]"#,
+            with: #""environments": ["Production"]"#)
         try assertOneProblem(text, contains: "\"appAppleId\" is required when Production is enabled")
     }
 

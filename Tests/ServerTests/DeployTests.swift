@@ -9,15 +9,21 @@ final class DeployTests: XCTestCase {
         guard let nginx else { throw XCTSkip("nginx is not installed (apt-get install nginx)") }
         let prefix = try makeTemporaryDirectory("entitle-nginx")
         defer { try? FileManager.default.removeItem(at: prefix) }
-        try runProcess("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                                   "-subj", "/CN=entitle.example.com", "-days", "1",
-                                   "-keyout", prefix.appendingPathComponent("privkey.pem").path,
-                                   "-out", prefix.appendingPathComponent("fullchain.pem").path])
+        try runProcess(
+            "openssl",
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                "-subj", "/CN=entitle.example.com", "-days", "1",
+                "-keyout", prefix.appendingPathComponent("privkey.pem").path,
+                "-out", prefix.appendingPathComponent("fullchain.pem").path,
+            ])
         let site = try String(contentsOf: packageRoot.appendingPathComponent("Deploy/nginx-entitle.conf"), encoding: .utf8)
             .replacingOccurrences(of: "/etc/letsencrypt/live/entitle.example.com/", with: prefix.path + "/")
         try writeFile(prefix.appendingPathComponent("site.conf"), site)
         let mimeTypes = FileManager.default.fileExists(atPath: "/etc/nginx/mime.types") ? "include /etc/nginx/mime.types;" : ""
-        try writeFile(prefix.appendingPathComponent("nginx.conf"), """
+        try writeFile(
+            prefix.appendingPathComponent("nginx.conf"),
+            """
             pid \(prefix.path)/nginx.pid;
             error_log stderr;
             events {}
@@ -29,7 +35,8 @@ final class DeployTests: XCTestCase {
                 include \(prefix.path)/site.conf;
             }
             """)
-        let result = try runProcess(nginx, ["-t", "-p", prefix.path, "-e", "stderr", "-c", prefix.appendingPathComponent("nginx.conf").path])
+        let result = try runProcess(
+            nginx, ["-t", "-p", prefix.path, "-e", "stderr", "-c", prefix.appendingPathComponent("nginx.conf").path])
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertTrue(result.stderr.contains("test is successful"), result.stderr)
     }
@@ -52,9 +59,12 @@ final class DeployTests: XCTestCase {
 
     func testEnvironmentExampleNamesVariablesTheLoaderReads() throws {
         let example = try String(contentsOf: packageRoot.appendingPathComponent("Deploy/entitle.env.example"), encoding: .utf8)
-        let loader = try String(contentsOf: packageRoot.appendingPathComponent("Sources/Application/Configuration/ConfigurationLoader.swift"),
-                                encoding: .utf8)
-        for name in ["ENTITLE_HOST", "ENTITLE_PORT", "ENTITLE_EVENT_LOOPS", "ENTITLE_MAX_BODY_BYTES", "ENTITLE_MAX_CONNECTIONS", "ENTITLE_SQLITE"] {
+        let loader = try String(
+            contentsOf: packageRoot.appendingPathComponent("Sources/Application/Configuration/ConfigurationLoader.swift"),
+            encoding: .utf8)
+        for name in [
+            "ENTITLE_HOST", "ENTITLE_PORT", "ENTITLE_EVENT_LOOPS", "ENTITLE_MAX_BODY_BYTES", "ENTITLE_MAX_CONNECTIONS", "ENTITLE_SQLITE",
+        ] {
             XCTAssertTrue(example.contains(name), name)
             XCTAssertTrue(loader.contains("\"\(name)\""), name)
         }

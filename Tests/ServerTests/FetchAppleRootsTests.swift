@@ -15,15 +15,24 @@ final class FetchAppleRootsTests: XCTestCase {
             try? FileManager.default.removeItem(at: out)
         }
         // The site serves the real G3, a forged "G2" and no Apple Inc. root.
-        try FileManager.default.copyItem(at: conformance.appendingPathComponent("roots/AppleRootCA-G3.cer"),
-                                         to: site.appendingPathComponent("AppleRootCA-G3.cer"))
-        try runProcess("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                                   "-subj", "/CN=Apple Root CA - G2", "-days", "1", "-keyout", site.appendingPathComponent("fake.key").path,
-                                   "-outform", "DER", "-out", site.appendingPathComponent("AppleRootCA-G2.cer").path])
+        try FileManager.default.copyItem(
+            at: conformance.appendingPathComponent("roots/AppleRootCA-G3.cer"),
+            to: site.appendingPathComponent("AppleRootCA-G3.cer"))
+        try runProcess(
+            "openssl",
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                "-subj", "/CN=Apple Root CA - G2", "-days", "1", "-keyout", site.appendingPathComponent("fake.key").path,
+                "-outform", "DER", "-out", site.appendingPathComponent("AppleRootCA-G2.cer").path,
+            ])
         let tlsKey = site.appendingPathComponent("tls.key").path, tlsCert = site.appendingPathComponent("tls.pem").path
-        try runProcess("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                                   "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-days", "1",
-                                   "-keyout", tlsKey, "-out", tlsCert])
+        try runProcess(
+            "openssl",
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-days", "1",
+                "-keyout", tlsKey, "-out", tlsCert,
+            ])
         let port = freeLoopbackPort()
         let server = Process()
         server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -32,7 +41,10 @@ final class FetchAppleRootsTests: XCTestCase {
         server.standardOutput = FileHandle.nullDevice
         server.standardError = FileHandle.nullDevice
         try server.run()
-        defer { server.terminate(); server.waitUntilExit() }
+        defer {
+            server.terminate()
+            server.waitUntilExit()
+        }
         for _ in 0..<100 where (try? TestHTTPClient(port: port, timeout: 1)) == nil { Thread.sleep(forTimeInterval: 0.05) }
 
         let base = "https://127.0.0.1:\(port)/"
@@ -41,8 +53,12 @@ final class FetchAppleRootsTests: XCTestCase {
         XCTAssertTrue(untrusted.stderr.contains("TLS"), "the stand-in's certificate is not trusted by default: \(untrusted.stderr)")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: out.path), [])
 
-        let result = try runProcess(entitleExecutable.path, ["fetch-apple-roots", "--out", out.path, "--base-url", base,
-                                                             "--ca-file", tlsCert])
+        let result = try runProcess(
+            entitleExecutable.path,
+            [
+                "fetch-apple-roots", "--out", out.path, "--base-url", base,
+                "--ca-file", tlsCert,
+            ])
         XCTAssertEqual(result.status, 1, "not all three roots could be had")
         XCTAssertTrue(result.stdout.contains("AppleRootCA-G3.cer: Apple Root CA - G3"), result.stdout)
         XCTAssertTrue(result.stderr.contains("AppleRootCA-G2.cer: SHA-256"), result.stderr)

@@ -1,9 +1,9 @@
+import Application
 import Crypto
-import Foundation
 import Entitlements
+import Foundation
 import HTTP
 import JSON
-import Application
 import Server
 import TestSupport
 import XCTest
@@ -15,8 +15,9 @@ final class OfferEndpointTests: XCTestCase {
     private var entitle: EntitleServer!
 
     override func setUpWithError() throws {
-        var configuration = try ConfigurationLoader.load(path: packageRoot.appendingPathComponent("Keys.example/entitle.json").path,
-                                                         environment: [:])
+        var configuration = try ConfigurationLoader.load(
+            path: packageRoot.appendingPathComponent("Keys.example/entitle.json").path,
+            environment: [:])
         configuration.server.port = 0
         configuration.server.eventLoops = 1
         entitle = try EntitleServer(configuration: configuration, logOutput: nil, store: InMemoryFactStore())
@@ -26,8 +27,10 @@ final class OfferEndpointTests: XCTestCase {
         get throws { try String(contentsOf: packageRoot.appendingPathComponent("Keys.example/EXAMPLEKEY.pub.pem"), encoding: .utf8) }
     }
 
-    private func post(_ path: String, _ body: String, authorization: String? = client,
-                      contentType: String? = "application/json") -> (status: Int, json: JSONValue) {
+    private func post(
+        _ path: String, _ body: String, authorization: String? = client,
+        contentType: String? = "application/json"
+    ) -> (status: Int, json: JSONValue) {
         var headers: [(name: String, value: String)] = []
         if let authorization { headers.append(("authorization", authorization)) }
         if let contentType { headers.append(("content-type", contentType)) }
@@ -36,8 +39,10 @@ final class OfferEndpointTests: XCTestCase {
         return (response.status, (try? JSONParser.parse(response.body)) ?? .null)
     }
 
-    private func assertError(_ path: String, _ body: String, authorization: String? = client, contentType: String? = "application/json",
-                             status: Int, code: String, reason: String? = nil, file: StaticString = #filePath, line: UInt = #line) {
+    private func assertError(
+        _ path: String, _ body: String, authorization: String? = client, contentType: String? = "application/json",
+        status: Int, code: String, reason: String? = nil, file: StaticString = #filePath, line: UInt = #line
+    ) {
         let (actualStatus, json) = post(path, body, authorization: authorization, contentType: contentType)
         XCTAssertEqual(actualStatus, status, "\(json)", file: file, line: line)
         XCTAssertEqual(json["error"]?["code"]?.stringValue, code, file: file, line: line)
@@ -46,18 +51,24 @@ final class OfferEndpointTests: XCTestCase {
     }
 
     func testSignAnswerVerifiesIndependently() throws {
-        let (status, answer) = post("/v1/promotional-offers/sign",
-                                    #"{"productId":"pro.monthly","offerId":"welcome20","appAccountToken":"7E3FB20B-4CDB-47CC-936D-99D65F608138","transactionId":"2000000123456789"}"#)
+        let (status, answer) = post(
+            "/v1/promotional-offers/sign",
+            #"{"productId":"pro.monthly","offerId":"welcome20","appAccountToken":"7E3FB20B-4CDB-47CC-936D-99D65F608138","transactionId":"2000000123456789"}"#
+        )
         XCTAssertEqual(status, 200)
         XCTAssertEqual(answer["offerIdentifier"], "pro_monthly_welcome_20")
         XCTAssertEqual(answer["keyIdentifier"], "EXAMPLEKEY")
         let nonce = try XCTUnwrap(answer["nonce"]?.stringValue)
         let timestamp = try XCTUnwrap(answer["timestamp"]?.int64Value)
-        let message = ["com.example.app", "EXAMPLEKEY", "pro.monthly", "pro_monthly_welcome_20",
-                       "7e3fb20b-4cdb-47cc-936d-99d65f608138", nonce, String(timestamp)].joined(separator: "\u{2063}")
-        XCTAssertTrue(try IndependentVerifier.openSSLVerifies(publicKeyPEM: publicKeyPEM,
-                                                              derSignature: Base64.decode(answer["signature"]!.stringValue!),
-                                                              message: Array(message.utf8)))
+        let message = [
+            "com.example.app", "EXAMPLEKEY", "pro.monthly", "pro_monthly_welcome_20",
+            "7e3fb20b-4cdb-47cc-936d-99d65f608138", nonce, String(timestamp),
+        ].joined(separator: "\u{2063}")
+        XCTAssertTrue(
+            try IndependentVerifier.openSSLVerifies(
+                publicKeyPEM: publicKeyPEM,
+                derSignature: Base64.decode(answer["signature"]!.stringValue!),
+                message: Array(message.utf8)))
         let verified = try XCTUnwrap(try IndependentVerifier.pythonVerifiedJWS(answer["jws"]!.stringValue!, publicKeyPEM: publicKeyPEM))
         let claims = try JSONParser.parse(verified)["payload"]
         XCTAssertEqual(claims?["offerIdentifier"], "pro_monthly_welcome_20")
@@ -74,16 +85,21 @@ final class OfferEndpointTests: XCTestCase {
         assertError(path, #"{"productId":42,"offerId":"welcome20"}"#, status: 400, code: "BAD_REQUEST")  // wrong type
         assertError(path, #"{"productId":"pro.monthly","offerId":"welcome20","appAccountToken":7}"#, status: 400, code: "BAD_REQUEST")
         assertError(path, #"{"offerId":"welcome20"}"#, status: 400, code: "BAD_REQUEST")  // missing field
-        assertError(path, #"{"productId":"pro.monthly","offerId":"welcome20","appAccountToken":"not-a-uuid"}"#,
-                    status: 400, code: "BAD_REQUEST")
-        assertError(path, #"{"productId":"pro.monthly","offerId":"nope"}"#, status: 422, code: "OFFER_UNAVAILABLE",
-                    reason: "NOT_IN_CATALOG")
-        assertError(path, #"{"productId":"pro.yearly","offerId":"welcome20"}"#, status: 422, code: "OFFER_UNAVAILABLE",
-                    reason: "NOT_IN_CATALOG")
-        assertError(path, #"{"productId":"pro.monthly","offerId":"winback50"}"#, status: 422, code: "OFFER_UNAVAILABLE",
-                    reason: "NOT_ELIGIBLE")
-        assertError(path, #"{"productId":"pro.monthly","offerId":"welcome20"}"#, contentType: "text/plain",
-                    status: 415, code: "UNSUPPORTED_MEDIA_TYPE")
+        assertError(
+            path, #"{"productId":"pro.monthly","offerId":"welcome20","appAccountToken":"not-a-uuid"}"#,
+            status: 400, code: "BAD_REQUEST")
+        assertError(
+            path, #"{"productId":"pro.monthly","offerId":"nope"}"#, status: 422, code: "OFFER_UNAVAILABLE",
+            reason: "NOT_IN_CATALOG")
+        assertError(
+            path, #"{"productId":"pro.yearly","offerId":"welcome20"}"#, status: 422, code: "OFFER_UNAVAILABLE",
+            reason: "NOT_IN_CATALOG")
+        assertError(
+            path, #"{"productId":"pro.monthly","offerId":"winback50"}"#, status: 422, code: "OFFER_UNAVAILABLE",
+            reason: "NOT_ELIGIBLE")
+        assertError(
+            path, #"{"productId":"pro.monthly","offerId":"welcome20"}"#, contentType: "text/plain",
+            status: 415, code: "UNSUPPORTED_MEDIA_TYPE")
     }
 
     func testAuthentication() {
@@ -125,7 +141,8 @@ final class OfferEndpointTests: XCTestCase {
         XCTAssertEqual(ready.status, 503)
         let checks = try JSONParser.parse(ready.body)["checks"]
         XCTAssertEqual(checks?["storage"], "ok")
-        XCTAssertTrue(checks?["rootCertificates"]?["example"]?.stringValue?.contains("no Apple root") == true, "\(String(describing: checks))")
+        XCTAssertTrue(
+            checks?["rootCertificates"]?["example"]?.stringValue?.contains("no Apple root") == true, "\(String(describing: checks))")
         _ = post("/v1/promotional-offers/sign", #"{"productId":"pro.monthly","offerId":"welcome20"}"#)
         let metrics = String(decoding: entitle.handle(HTTPRequest(method: "GET", target: "/metrics")).body, as: UTF8.self)
         XCTAssertTrue(metrics.contains("entitle_offers_signed_total{app=\"example\",kind=\"v1\"} 1"), metrics)

@@ -8,6 +8,7 @@ import Server
 import Storage
 import TestSupport
 import XCTest
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,8 +21,9 @@ final class OperationsTests: XCTestCase {
     override func setUpWithError() throws {
         folder = try makeTemporaryDirectory()
         let example = packageRoot.appendingPathComponent("Keys.example")
-        try FileManager.default.copyItem(at: example.appendingPathComponent("SubscriptionKey_EXAMPLEKEY.p8"),
-                                         to: folder.appendingPathComponent("SubscriptionKey_EXAMPLEKEY.p8"))
+        try FileManager.default.copyItem(
+            at: example.appendingPathComponent("SubscriptionKey_EXAMPLEKEY.p8"),
+            to: folder.appendingPathComponent("SubscriptionKey_EXAMPLEKEY.p8"))
     }
 
     override func tearDownWithError() throws { try? FileManager.default.removeItem(at: folder) }
@@ -41,9 +43,14 @@ final class OperationsTests: XCTestCase {
     func testErrorLinesCarryCodeReasonAppAndRouteAtTheirLevel() throws {
         var pipe: [Int32] = [0, 0]
         XCTAssertEqual(Glibc.pipe(&pipe), 0)
-        let configuration = try ConfigurationLoader.load(path: try writeConfig([(#""environments": ["Production", "Sandbox"]"#,
-                                                                                 #""environments": ["Production", "Xcode"]"#)]),
-                                                         environment: [:])
+        let configuration = try ConfigurationLoader.load(
+            path: try writeConfig([
+                (
+                    #""environments": ["Production", "Sandbox"]"#,
+                    #""environments": ["Production", "Xcode"]"#
+                )
+            ]),
+            environment: [:])
         let server = try EntitleServer(configuration: configuration, logOutput: pipe[1], store: InMemoryFactStore())
         server.start()
         let reader = LineReader(FileHandle(fileDescriptor: pipe[0], closeOnDealloc: true))
@@ -65,8 +72,10 @@ final class OperationsTests: XCTestCase {
         }
         _ = try next("listening")
         let client = try TestHTTPClient(port: server.port)
-        try client.send(rawRequest("POST", "/v1/promotional-offers/sign", headers: ["Content-Type: application/json"],
-                                   body: #"{"productId":"pro.monthly","offerId":"welcome20"}"#))
+        try client.send(
+            rawRequest(
+                "POST", "/v1/promotional-offers/sign", headers: ["Content-Type: application/json"],
+                body: #"{"productId":"pro.monthly","offerId":"welcome20"}"#))
         XCTAssertEqual(try client.readResponse().status, 401)
         let unauthorized = try next("request")
         XCTAssertEqual(unauthorized["level"], "warn")
@@ -74,9 +83,11 @@ final class OperationsTests: XCTestCase {
         XCTAssertEqual(unauthorized["route"], "/v1/promotional-offers/sign")
         XCTAssertNotNil(unauthorized["reason"]?.stringValue)
 
-        try client.send(rawRequest("POST", "/v1/promotional-offers/sign",
-                                   headers: ["Authorization: Bearer client_example_not_secret_0001", "Content-Type: application/json"],
-                                   body: #"{"productId":"pro.yearly","offerId":"welcome20"}"#))
+        try client.send(
+            rawRequest(
+                "POST", "/v1/promotional-offers/sign",
+                headers: ["Authorization: Bearer client_example_not_secret_0001", "Content-Type: application/json"],
+                body: #"{"productId":"pro.yearly","offerId":"welcome20"}"#))
         XCTAssertEqual(try client.readResponse().status, 422)
         let unavailable = try next("request")
         XCTAssertEqual(unavailable["level"], "info")
@@ -100,8 +111,9 @@ final class OperationsTests: XCTestCase {
     func testUnknownErrorsAre500WithTheRequestIdAndStorageErrors503() throws {
         let configuration = try ConfigurationLoader.load(path: try writeConfig(), environment: [:])
         let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
-        let request = HTTPRequest(method: "GET", target: "/v1/subscribers/\(token)",
-                                  headers: [("authorization", "Bearer client_example_not_secret_0001")])
+        let request = HTTPRequest(
+            method: "GET", target: "/v1/subscribers/\(token)",
+            headers: [("authorization", "Bearer client_example_not_secret_0001")])
 
         let broken = try EntitleServer(configuration: configuration, logOutput: nil, store: FailingStore(error: Unexpected()))
         let unforeseen = broken.handle(request)
@@ -112,8 +124,9 @@ final class OperationsTests: XCTestCase {
         XCTAssertFalse(String(decoding: unforeseen.body, as: UTF8.self).contains("secret detail"), "the description stays in the log")
         XCTAssertTrue(unforeseen.logAnnotations.contains { $0.key == "reason" && $0.value.contains("secret detail") })
 
-        let unavailable = try EntitleServer(configuration: configuration, logOutput: nil,
-                                            store: FailingStore(error: StorageError(code: 10, message: "disk I/O error")))
+        let unavailable = try EntitleServer(
+            configuration: configuration, logOutput: nil,
+            store: FailingStore(error: StorageError(code: 10, message: "disk I/O error")))
         let answer = unavailable.handle(request)
         XCTAssertEqual(answer.status, 503)
         XCTAssertEqual(try JSONParser.parse(answer.body)["error"]?["code"], "STORAGE_UNAVAILABLE")
@@ -125,8 +138,12 @@ final class OperationsTests: XCTestCase {
 
     func testReadinessTellsTheTruthAndSIGHUPReloadsRoots() throws {
         let chain = try TestChain()
-        let path = try writeConfig([(#""billingRetryGrantsAccess": false"#,
-                                     #""billingRetryGrantsAccess": false, "verification": {"allowPrivateRoots": true}"#)])
+        let path = try writeConfig([
+            (
+                #""billingRetryGrantsAccess": false"#,
+                #""billingRetryGrantsAccess": false, "verification": {"allowPrivateRoots": true}"#
+            )
+        ])
         let process = Process()
         process.executableURL = entitleExecutable
         process.arguments = ["serve", "--config", path]
@@ -164,8 +181,10 @@ final class OperationsTests: XCTestCase {
     // MARK: - The command line
 
     func testEveryCommandHasHelpAndTheBinaryAVersion() throws {
-        for command in ["serve", "sign-offer", "verify", "check-config", "keygen", "fetch-apple-roots", "sync", "backfill",
-                        "test-notification"] {
+        for command in [
+            "serve", "sign-offer", "verify", "check-config", "keygen", "fetch-apple-roots", "sync", "backfill",
+            "test-notification",
+        ] {
             let help = try runProcess(entitleExecutable.path, [command, "--help"])
             XCTAssertEqual(help.status, 0, command)
             XCTAssertTrue(help.stdout.hasPrefix("usage: entitle \(command)"), "\(command): \(help.stdout)")
@@ -197,7 +216,10 @@ final class OperationsTests: XCTestCase {
         var warning: String?
         for _ in 0..<6 {
             guard let line = reader.nextLine() else { break }
-            if line.contains("maxConnections") { warning = line; break }
+            if line.contains("maxConnections") {
+                warning = line
+                break
+            }
         }
         let parsed = try JSONParser.parse(try XCTUnwrap(warning, "no clamp warning"))
         XCTAssertEqual(parsed["level"], "warn")

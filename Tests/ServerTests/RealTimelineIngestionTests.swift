@@ -1,8 +1,8 @@
-import Entitlements
-import HTTP
-import Foundation
-import JSON
 import Application
+import Entitlements
+import Foundation
+import HTTP
+import JSON
 import Server
 import Storage
 import TestSupport
@@ -20,13 +20,16 @@ final class RealTimelineIngestionTests: XCTestCase {
         let folder = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
         let (real, timeline) = try realTimeline(conformance)
-        let entitle = try EntitleServer(configuration: timelineConfiguration(conformance, folder: folder, timeline: timeline),
-                                        logOutput: nil)
+        let entitle = try EntitleServer(
+            configuration: timelineConfiguration(conformance, folder: folder, timeline: timeline),
+            logOutput: nil)
         func call(_ method: String, _ target: String, _ body: JSONObject?, key: Bool = true) -> (Int, JSONValue) {
             var headers: [(name: String, value: String)] = [("content-type", "application/json")]
             if key { headers.append(("authorization", "Bearer server_key_0123456789")) }
-            let response = entitle.handle(HTTPRequest(method: method, target: target, headers: headers,
-                                                      body: body.map { JSONValue.object($0).serializedBytes } ?? []))
+            let response = entitle.handle(
+                HTTPRequest(
+                    method: method, target: target, headers: headers,
+                    body: body.map { JSONValue.object($0).serializedBytes } ?? []))
             return (response.status, (try? JSONParser.parse(response.body)) ?? .null)
         }
         let original = timeline["subscriber"]!["originalTransactionId"]!.stringValue!
@@ -34,13 +37,15 @@ final class RealTimelineIngestionTests: XCTestCase {
             let name = step["notification"]!.stringValue!
             let jws = try String(contentsOf: real.appendingPathComponent(name), encoding: .utf8)
             XCTAssertEqual(call("POST", "/v1/notifications/apple", ["signedPayload": .string(jws)], key: false).0, 200, name)
-            let transaction = try String(contentsOf: real.appendingPathComponent(step["embeddedTransaction"]!.stringValue!), encoding: .utf8)
+            let transaction = try String(
+                contentsOf: real.appendingPathComponent(step["embeddedTransaction"]!.stringValue!), encoding: .utf8)
             XCTAssertEqual(call("POST", "/v1/transactions", ["signedTransaction": .string(transaction)]).0, 200, name)
             let (status, json) = call("GET", "/v1/subscribers/by-transaction/\(original)?at=\(step["signedDate"]!.int64Value!)", nil)
             XCTAssertEqual(status, 200, name)
             let expected = step["expected"]!
             XCTAssertEqual(json["subscriber"]?["entitlements"]?["pro"]?["isActive"]?.boolValue, expected["entitled"]?.boolValue, name)
-            XCTAssertEqual(json["subscriber"]?["entitlements"]?["pro"]?["productId"]?.stringValue, expected["currentProductId"]?.stringValue, name)
+            XCTAssertEqual(
+                json["subscriber"]?["entitlements"]?["pro"]?["productId"]?.stringValue, expected["currentProductId"]?.stringValue, name)
         }
     }
 
@@ -53,10 +58,18 @@ final class RealTimelineIngestionTests: XCTestCase {
 
     /// A configuration for the timeline's app (Sandbox, Apple's G3 root) in a fresh folder.
     private func timelineConfiguration(_ conformance: URL, folder: URL, timeline: JSONValue) throws -> EntitleConfiguration {
-        try runProcess("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
-                                   "-out", folder.appendingPathComponent("key.p8").path])
-        let products = timeline["subscriber"]!["products"]!.arrayValue!.map { #""\#($0.stringValue!)": {"subscriptionGroup": "21752814", "entitlements": ["pro"]}"# }
-        try writeFile(folder.appendingPathComponent("entitle.json"), """
+        try runProcess(
+            "openssl",
+            [
+                "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
+                "-out", folder.appendingPathComponent("key.p8").path,
+            ])
+        let products = timeline["subscriber"]!["products"]!.arrayValue!.map {
+            #""\#($0.stringValue!)": {"subscriptionGroup": "21752814", "entitlements": ["pro"]}"#
+        }
+        try writeFile(
+            folder.appendingPathComponent("entitle.json"),
+            """
             {"server": {"port": 0}, "apps": [{"id": "session", "bundleId": "com.loki-project.loki-messenger", "environments": ["Sandbox"],
               "signingKey": {"keyId": "KEY1", "privateKeyFile": "key.p8"},
               "apiKeys": [{"key": "server_key_0123456789", "role": "server"}],
@@ -72,8 +85,9 @@ final class RealTimelineIngestionTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: folder) }
         let (real, timeline) = try realTimeline(conformance)
         let configuration = try timelineConfiguration(conformance, folder: folder, timeline: timeline)
-        let application = try EntitleApplication(configuration: configuration,
-                                                 store: try SQLiteFactStore(path: configuration.storage.sqlitePath))
+        let application = try EntitleApplication(
+            configuration: configuration,
+            store: try SQLiteFactStore(path: configuration.storage.sqlitePath))
         let subscribers = try application.services(appId: "session").subscribers
         func ingest(_ jws: String) throws -> NotificationIngestion.Outcome {
             try waitForCompletion { application.ingestNotification(signedPayload: jws, receivedAt: Date(), completion: $0) }
@@ -94,8 +108,9 @@ final class RealTimelineIngestionTests: XCTestCase {
             XCTAssertEqual(current?["transactionId"]?.stringValue, expected["currentTransactionId"]?.stringValue, name)
         }
         // Replaying the same notifications changes nothing: each is a duplicate.
-        let first = try String(contentsOf: real.appendingPathComponent(timeline["steps"]!.arrayValue![0]["notification"]!.stringValue!),
-                               encoding: .utf8)
+        let first = try String(
+            contentsOf: real.appendingPathComponent(timeline["steps"]!.arrayValue![0]["notification"]!.stringValue!),
+            encoding: .utf8)
         XCTAssertEqual(try ingest(first), .duplicate)
     }
 }

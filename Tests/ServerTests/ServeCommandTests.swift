@@ -9,8 +9,9 @@ final class ServeCommandTests: XCTestCase {
         let folder = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
         let example = packageRoot.appendingPathComponent("Keys.example")
-        try FileManager.default.copyItem(at: example.appendingPathComponent("SubscriptionKey_EXAMPLEKEY.p8"),
-                                         to: folder.appendingPathComponent("SubscriptionKey_EXAMPLEKEY.p8"))
+        try FileManager.default.copyItem(
+            at: example.appendingPathComponent("SubscriptionKey_EXAMPLEKEY.p8"),
+            to: folder.appendingPathComponent("SubscriptionKey_EXAMPLEKEY.p8"))
         let config = try String(contentsOf: example.appendingPathComponent("entitle.json"), encoding: .utf8)
             .replacingOccurrences(of: #""port": 8080"#, with: #""port": 0"#)
         try writeFile(folder.appendingPathComponent("entitle.json"), config)
@@ -30,9 +31,11 @@ final class ServeCommandTests: XCTestCase {
         XCTAssertGreaterThan(port, 0, "port 0 picks a free port and logs it")
 
         let client = try TestHTTPClient(port: port)
-        try client.send(rawRequest("POST", "/v1/promotional-offers/sign",
-                                   headers: ["Authorization: Bearer client_example_not_secret_0001", "Content-Type: application/json"],
-                                   body: #"{"productId":"pro.monthly","offerId":"welcome20"}"#))
+        try client.send(
+            rawRequest(
+                "POST", "/v1/promotional-offers/sign",
+                headers: ["Authorization: Bearer client_example_not_secret_0001", "Content-Type: application/json"],
+                body: #"{"productId":"pro.monthly","offerId":"welcome20"}"#))
         let response = try client.readResponse()
         XCTAssertEqual(response.status, 200)
         // Start-up warnings (the example has no Apple roots) come before the request line.

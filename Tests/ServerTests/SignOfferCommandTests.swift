@@ -12,10 +12,12 @@ final class SignOfferCommandTests: XCTestCase {
     }
 
     func testSignsAnOfferBothWays() throws {
-        let result = try runProcess(entitleExecutable.path, [
-            "sign-offer", "--config", config, "--app", "example", "--product", "pro.monthly", "--offer", "welcome20",
-            "--app-account-token", "7E3FB20B-4CDB-47CC-936D-99D65F608138", "--transaction-id", "2000000123456789",
-        ])
+        let result = try runProcess(
+            entitleExecutable.path,
+            [
+                "sign-offer", "--config", config, "--app", "example", "--product", "pro.monthly", "--offer", "welcome20",
+                "--app-account-token", "7E3FB20B-4CDB-47CC-936D-99D65F608138", "--transaction-id", "2000000123456789",
+            ])
         XCTAssertEqual(result.status, 0, result.stderr)
         let answer = try JSONParser.parse(result.stdout)
         XCTAssertEqual(answer["offerIdentifier"], "pro_monthly_welcome_20")
@@ -25,11 +27,15 @@ final class SignOfferCommandTests: XCTestCase {
         let timestamp = try XCTUnwrap(answer["timestamp"]?.int64Value)
         XCTAssertEqual(Double(timestamp) / 1000, Date().timeIntervalSince1970, accuracy: 60)
 
-        let message = ["com.example.app", "EXAMPLEKEY", "pro.monthly", "pro_monthly_welcome_20",
-                       "7e3fb20b-4cdb-47cc-936d-99d65f608138", nonce, String(timestamp)].joined(separator: "\u{2063}")
+        let message = [
+            "com.example.app", "EXAMPLEKEY", "pro.monthly", "pro_monthly_welcome_20",
+            "7e3fb20b-4cdb-47cc-936d-99d65f608138", nonce, String(timestamp),
+        ].joined(separator: "\u{2063}")
         let signature = try Base64.decode(try XCTUnwrap(answer["signature"]?.stringValue))
-        XCTAssertTrue(try IndependentVerifier.openSSLVerifies(publicKeyPEM: publicKeyPEM, derSignature: signature,
-                                                              message: Array(message.utf8)))
+        XCTAssertTrue(
+            try IndependentVerifier.openSSLVerifies(
+                publicKeyPEM: publicKeyPEM, derSignature: signature,
+                message: Array(message.utf8)))
 
         let jws = try XCTUnwrap(answer["jws"]?.stringValue)
         let verified = try XCTUnwrap(try IndependentVerifier.pythonVerifiedJWS(jws, publicKeyPEM: publicKeyPEM))
@@ -41,34 +47,51 @@ final class SignOfferCommandTests: XCTestCase {
     }
 
     func testPinnedNonceAndTimestamp() throws {
-        let result = try runProcess(entitleExecutable.path, [
-            "sign-offer", "--config", config, "--app", "example", "--product", "pro.yearly", "--offer", "yearly30",
-            "--nonce", "20FBA8A0-2B80-4A7D-A17F-85C1854727F8", "--timestamp", "1698148900000",
-        ])
+        let result = try runProcess(
+            entitleExecutable.path,
+            [
+                "sign-offer", "--config", config, "--app", "example", "--product", "pro.yearly", "--offer", "yearly30",
+                "--nonce", "20FBA8A0-2B80-4A7D-A17F-85C1854727F8", "--timestamp", "1698148900000",
+            ])
         XCTAssertEqual(result.status, 0, result.stderr)
         let answer = try JSONParser.parse(result.stdout)
         XCTAssertEqual(answer["nonce"], "20fba8a0-2b80-4a7d-a17f-85c1854727f8")
         XCTAssertEqual(answer["timestamp"], .int(1_698_148_900_000))
-        let message = "com.example.app\u{2063}EXAMPLEKEY\u{2063}pro.yearly\u{2063}pro_yearly_30_off\u{2063}\u{2063}"
+        let message =
+            "com.example.app\u{2063}EXAMPLEKEY\u{2063}pro.yearly\u{2063}pro_yearly_30_off\u{2063}\u{2063}"
             + "20fba8a0-2b80-4a7d-a17f-85c1854727f8\u{2063}1698148900000"
-        XCTAssertTrue(try IndependentVerifier.openSSLVerifies(publicKeyPEM: publicKeyPEM,
-                                                              derSignature: Base64.decode(answer["signature"]!.stringValue!),
-                                                              message: Array(message.utf8)))
+        XCTAssertTrue(
+            try IndependentVerifier.openSSLVerifies(
+                publicKeyPEM: publicKeyPEM,
+                derSignature: Base64.decode(answer["signature"]!.stringValue!),
+                message: Array(message.utf8)))
     }
 
     func testRefusals() throws {
-        let unknown = try runProcess(entitleExecutable.path, ["sign-offer", "--config", config, "--app", "example",
-                                                              "--product", "pro.monthly", "--offer", "nope"])
+        let unknown = try runProcess(
+            entitleExecutable.path,
+            [
+                "sign-offer", "--config", config, "--app", "example",
+                "--product", "pro.monthly", "--offer", "nope",
+            ])
         XCTAssertEqual(unknown.status, 1)
         XCTAssertEqual(try JSONParser.parse(unknown.stdout)["error"]?["reason"], "NOT_IN_CATALOG")
 
-        let otherProduct = try runProcess(entitleExecutable.path, ["sign-offer", "--config", config, "--app", "example",
-                                                                   "--product", "pro.yearly", "--offer", "welcome20"])
+        let otherProduct = try runProcess(
+            entitleExecutable.path,
+            [
+                "sign-offer", "--config", config, "--app", "example",
+                "--product", "pro.yearly", "--offer", "welcome20",
+            ])
         XCTAssertEqual(try JSONParser.parse(otherProduct.stdout)["error"]?["code"], "OFFER_UNAVAILABLE")
 
-        let badToken = try runProcess(entitleExecutable.path, ["sign-offer", "--config", config, "--app", "example",
-                                                               "--product", "pro.monthly", "--offer", "welcome20",
-                                                               "--app-account-token", "not-a-uuid"])
+        let badToken = try runProcess(
+            entitleExecutable.path,
+            [
+                "sign-offer", "--config", config, "--app", "example",
+                "--product", "pro.monthly", "--offer", "welcome20",
+                "--app-account-token", "not-a-uuid",
+            ])
         XCTAssertEqual(try JSONParser.parse(badToken.stdout)["error"]?["code"], "BAD_REQUEST")
 
         let usage = try runProcess(entitleExecutable.path, ["sign-offer", "--config", config, "--app", "example"])

@@ -1,9 +1,9 @@
+import Application
 import Crypto
 import Entitlements
 import Foundation
 import HTTP
 import JSON
-import Application
 import Server
 import Storage
 import TestSupport
@@ -24,8 +24,12 @@ final class SubscriberEndpointTests: XCTestCase {
         chain = try TestChain()
         base = TestChain.milliseconds(chain.mintedAt)
         folder = try makeTemporaryDirectory()
-        try runProcess("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
-                                   "-out", folder.appendingPathComponent("key.p8").path])
+        try runProcess(
+            "openssl",
+            [
+                "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
+                "-out", folder.appendingPathComponent("key.p8").path,
+            ])
         let config = """
             {"server": {"port": 0}, "storage": {"sqlite": "facts.sqlite3"},
              "apps": [{"id": "app", "bundleId": "com.example.app", "environments": ["Sandbox"],
@@ -37,8 +41,10 @@ final class SubscriberEndpointTests: XCTestCase {
                           "loyal": {"productId": "pro.monthly", "offerIdentifier": "loyal", "eligibility": "current"}}}]}
             """
         try writeFile(folder.appendingPathComponent("entitle.json"), config)
-        entitle = try EntitleServer(configuration: ConfigurationLoader.load(path: folder.appendingPathComponent("entitle.json").path,
-                                                                            environment: [:]), logOutput: nil)
+        entitle = try EntitleServer(
+            configuration: ConfigurationLoader.load(
+                path: folder.appendingPathComponent("entitle.json").path,
+                environment: [:]), logOutput: nil)
     }
 
     override func tearDownWithError() throws {
@@ -49,17 +55,23 @@ final class SubscriberEndpointTests: XCTestCase {
 
     // MARK: - Helpers
 
-    private func request(_ method: String, _ path: String, key: String? = "client_key_0123456789",
-                         _ body: JSONObject? = nil) -> (Int, JSONValue) {
+    private func request(
+        _ method: String, _ path: String, key: String? = "client_key_0123456789",
+        _ body: JSONObject? = nil
+    ) -> (Int, JSONValue) {
         var headers: [(name: String, value: String)] = [("content-type", "application/json")]
         if let key { headers.append(("authorization", "Bearer \(key)")) }
-        let response = entitle.handle(HTTPRequest(method: method, target: path, headers: headers,
-                                                  body: body.map { JSONValue.object($0).serializedBytes } ?? []))
+        let response = entitle.handle(
+            HTTPRequest(
+                method: method, target: path, headers: headers,
+                body: body.map { JSONValue.object($0).serializedBytes } ?? []))
         return (response.status, (try? JSONParser.parse(response.body)) ?? .null)
     }
 
-    private func transaction(_ id: String, original: String = "1000", token: String? = nil, revoked: Int64? = nil,
-                             signed: Int64? = nil) throws -> String {
+    private func transaction(
+        _ id: String, original: String = "1000", token: String? = nil, revoked: Int64? = nil,
+        signed: Int64? = nil
+    ) throws -> String {
         var payload: JSONObject = [
             "transactionId": .string(id), "originalTransactionId": .string(original), "bundleId": "com.example.app",
             "productId": "pro.monthly", "subscriptionGroupIdentifier": "G1", "type": "Auto-Renewable Subscription",
@@ -68,23 +80,34 @@ final class SubscriberEndpointTests: XCTestCase {
             "offerType": 1, "offerDiscountType": "FREE_TRIAL",
         ]
         if let token { payload["appAccountToken"] = .string(token) }
-        if let revoked { payload["revocationDate"] = .int(revoked); payload["revocationReason"] = 0 }
+        if let revoked {
+            payload["revocationDate"] = .int(revoked)
+            payload["revocationReason"] = 0
+        }
         return try chain.sign(payload)
     }
 
     private func renewal(autoRenew: Int64, signed: Int64) throws -> String {
-        try chain.sign(["originalTransactionId": "1000", "productId": "pro.monthly", "autoRenewProductId": "pro.monthly",
-                        "autoRenewStatus": .int(autoRenew), "environment": "Sandbox", "signedDate": .int(signed),
-                        "eligibleWinBackOfferIds": .array(["wb1"])])
+        try chain.sign([
+            "originalTransactionId": "1000", "productId": "pro.monthly", "autoRenewProductId": "pro.monthly",
+            "autoRenewStatus": .int(autoRenew), "environment": "Sandbox", "signedDate": .int(signed),
+            "eligibleWinBackOfferIds": .array(["wb1"]),
+        ])
     }
 
-    private func notification(_ uuid: String, type: String, subtype: String?, transaction: String, renewal: String?,
-                              signed: Int64, bundle: String = "com.example.app") throws -> String {
-        var data: JSONObject = ["bundleId": .string(bundle), "environment": "Sandbox", "signedTransactionInfo": .string(transaction),
-                                "status": 1]
+    private func notification(
+        _ uuid: String, type: String, subtype: String?, transaction: String, renewal: String?,
+        signed: Int64, bundle: String = "com.example.app"
+    ) throws -> String {
+        var data: JSONObject = [
+            "bundleId": .string(bundle), "environment": "Sandbox", "signedTransactionInfo": .string(transaction),
+            "status": 1,
+        ]
         if let renewal { data["signedRenewalInfo"] = .string(renewal) }
-        var payload: JSONObject = ["notificationType": .string(type), "notificationUUID": .string(uuid), "version": "2.0",
-                                   "signedDate": .int(signed), "data": .object(data)]
+        var payload: JSONObject = [
+            "notificationType": .string(type), "notificationUUID": .string(uuid), "version": "2.0",
+            "signedDate": .int(signed), "data": .object(data),
+        ]
         if let subtype { payload["subtype"] = .string(subtype) }
         return try chain.sign(payload)
     }
@@ -97,8 +120,12 @@ final class SubscriberEndpointTests: XCTestCase {
     // MARK: - Tests
 
     func testTransactionsNotificationsAndState() throws {
-        let (status, posted) = request("POST", "/v1/transactions", ["signedTransaction": .string(try transaction("1000", token: token)),
-                                                                   "signedRenewalInfo": .string(try renewal(autoRenew: 1, signed: base + 1))])
+        let (status, posted) = request(
+            "POST", "/v1/transactions",
+            [
+                "signedTransaction": .string(try transaction("1000", token: token)),
+                "signedRenewalInfo": .string(try renewal(autoRenew: 1, signed: base + 1)),
+            ])
         XCTAssertEqual(status, 200, "\(posted)")
         XCTAssertEqual(posted["transaction"]?["transactionId"], "1000")
         let entitlement = try XCTUnwrap(posted["subscriber"]?["entitlements"]?["pro"])
@@ -117,9 +144,10 @@ final class SubscriberEndpointTests: XCTestCase {
         XCTAssertEqual(request("GET", "/v1/subscribers/by-transaction/1000").1["subscriber"]?["appAccountToken"]?.stringValue, token)
 
         // Auto-renew turned off, by notification.
-        let off = try notification("n-1", type: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED",
-                                   transaction: try transaction("1000", token: token), renewal: try renewal(autoRenew: 0, signed: base + 2),
-                                   signed: base + 2)
+        let off = try notification(
+            "n-1", type: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED",
+            transaction: try transaction("1000", token: token), renewal: try renewal(autoRenew: 0, signed: base + 2),
+            signed: base + 2)
         XCTAssertEqual(request("POST", "/v1/notifications/apple", key: nil, ["signedPayload": .string(off)]).1["status"], "applied")
         let afterOff = try XCTUnwrap(subscriber(token)?["subscriptions"]?["pro.monthly"])
         XCTAssertEqual(afterOff["willRenew"], .bool(false))
@@ -132,8 +160,9 @@ final class SubscriberEndpointTests: XCTestCase {
         XCTAssertEqual(againBody["status"], "duplicate")
 
         // A forged notification (signed by another key) stores nothing.
-        let forged = try JWSSigner.sign(header: try chain.header(), payload: try CompactJWS(off).payload.replacing("notificationUUID", "n-forged"),
-                                        with: try P256.Signing.PrivateKey())
+        let forged = try JWSSigner.sign(
+            header: try chain.header(), payload: try CompactJWS(off).payload.replacing("notificationUUID", "n-forged"),
+            with: try P256.Signing.PrivateKey())
         let (rejected, rejectedBody) = request("POST", "/v1/notifications/apple", key: nil, ["signedPayload": .string(forged)])
         XCTAssertEqual(rejected, 422)
         XCTAssertEqual(rejectedBody["error"]?["status"], "VERIFICATION_FAILURE")
@@ -141,30 +170,46 @@ final class SubscriberEndpointTests: XCTestCase {
         XCTAssertEqual(listed["notifications"]?.arrayValue?.map { $0["notificationUUID"]?.stringValue }, ["n-1"])
 
         // A refund of the current period revokes it.
-        let refund = try notification("n-2", type: "REFUND", subtype: nil,
-                                      transaction: try transaction("1000", token: token, revoked: base, signed: base + 4),
-                                      renewal: nil, signed: base + 4)
+        let refund = try notification(
+            "n-2", type: "REFUND", subtype: nil,
+            transaction: try transaction("1000", token: token, revoked: base, signed: base + 4),
+            renewal: nil, signed: base + 4)
         XCTAssertEqual(request("POST", "/v1/notifications/apple", key: nil, ["signedPayload": .string(refund)]).0, 200)
         let revoked = try XCTUnwrap(subscriber(token)?["entitlements"]?["pro"])
         XCTAssertEqual(revoked["state"], "REVOKED")
         XCTAssertEqual(revoked["isActive"], .bool(false))
 
         // An older copy arriving late changes nothing.
-        let late = try notification("n-3", type: "DID_RENEW", subtype: nil,
-                                    transaction: try transaction("1000", token: token, signed: base + 3), renewal: nil, signed: base + 3)
+        let late = try notification(
+            "n-3", type: "DID_RENEW", subtype: nil,
+            transaction: try transaction("1000", token: token, signed: base + 3), renewal: nil, signed: base + 3)
         XCTAssertEqual(request("POST", "/v1/notifications/apple", key: nil, ["signedPayload": .string(late)]).0, 200)
         XCTAssertEqual(subscriber(token)?["entitlements"]?["pro"]?["state"], "REVOKED")
 
         // Offers decided from that history.
-        XCTAssertEqual(request("POST", "/v1/introductory-offers/eligibility", ["productId": "pro.monthly", "appAccountToken": .string(token)])
-            .1["reason"], "ALREADY_SUBSCRIBED_TO_GROUP")
-        XCTAssertEqual(request("POST", "/v1/introductory-offers/eligibility",
-                               ["productId": "pro.monthly", "appAccountToken": "11111111-2222-4333-8444-555555555555"]).1["reason"],
-                       "NEVER_SUBSCRIBED_TO_GROUP")
-        XCTAssertEqual(request("POST", "/v1/promotional-offers/sign", ["productId": "pro.monthly", "offerId": "comeback",
-                                                                       "appAccountToken": .string(token)]).0, 200, "lapsed: eligible")
-        let (loyal, loyalBody) = request("POST", "/v1/promotional-offers/sign", ["productId": "pro.monthly", "offerId": "loyal",
-                                                                                 "appAccountToken": .string(token)])
+        XCTAssertEqual(
+            request("POST", "/v1/introductory-offers/eligibility", ["productId": "pro.monthly", "appAccountToken": .string(token)])
+                .1["reason"], "ALREADY_SUBSCRIBED_TO_GROUP")
+        XCTAssertEqual(
+            request(
+                "POST", "/v1/introductory-offers/eligibility",
+                ["productId": "pro.monthly", "appAccountToken": "11111111-2222-4333-8444-555555555555"]
+            ).1["reason"],
+            "NEVER_SUBSCRIBED_TO_GROUP")
+        XCTAssertEqual(
+            request(
+                "POST", "/v1/promotional-offers/sign",
+                [
+                    "productId": "pro.monthly", "offerId": "comeback",
+                    "appAccountToken": .string(token),
+                ]
+            ).0, 200, "lapsed: eligible")
+        let (loyal, loyalBody) = request(
+            "POST", "/v1/promotional-offers/sign",
+            [
+                "productId": "pro.monthly", "offerId": "loyal",
+                "appAccountToken": .string(token),
+            ])
         XCTAssertEqual(loyal, 422)
         XCTAssertEqual(loyalBody["error"]?["reason"], "NOT_ELIGIBLE")
     }
@@ -172,8 +217,9 @@ final class SubscriberEndpointTests: XCTestCase {
     /// Apple's verifier answers a notification VALID whatever its nested items are; ingestion
     /// refuses one whose nested transaction is not a valid JWS, and stores nothing of it.
     func testANotificationWithAnUnreadableNestedItem() throws {
-        let broken = try notification("n-broken", type: "DID_RENEW", subtype: nil, transaction: "not-a-jws", renewal: nil,
-                                      signed: base + 3)
+        let broken = try notification(
+            "n-broken", type: "DID_RENEW", subtype: nil, transaction: "not-a-jws", renewal: nil,
+            signed: base + 3)
         let (verified, answer) = request("POST", "/v1/verify", key: "server_key_0123456789", ["signedPayload": .string(broken)])
         XCTAssertEqual(verified, 200, "\(answer)")
         XCTAssertEqual(answer["payload"]?["notificationUUID"], "n-broken")
@@ -191,22 +237,39 @@ final class SubscriberEndpointTests: XCTestCase {
     /// type and, in another family, by outcome (so no sum counts one twice).
     func testMetricsCountEveryVerificationOnce() throws {
         XCTAssertEqual(request("POST", "/v1/transactions", ["signedTransaction": .string(try transaction("1000", token: token))]).0, 200)
-        let renewed = try notification("n-m", type: "DID_RENEW", subtype: nil, transaction: try transaction("1001", token: token),
-                                       renewal: try renewal(autoRenew: 1, signed: base + 4), signed: base + 4)
+        let renewed = try notification(
+            "n-m", type: "DID_RENEW", subtype: nil, transaction: try transaction("1001", token: token),
+            renewal: try renewal(autoRenew: 1, signed: base + 4), signed: base + 4)
         XCTAssertEqual(request("POST", "/v1/notifications/apple", key: nil, ["signedPayload": .string(renewed)]).0, 200)
         XCTAssertEqual(request("POST", "/v1/notifications/apple", key: nil, ["signedPayload": .string(renewed)]).0, 200)
-        let forged = try JWSSigner.sign(header: try chain.header(), payload: try CompactJWS(renewed).payload, with: try P256.Signing.PrivateKey())
+        let forged = try JWSSigner.sign(
+            header: try chain.header(), payload: try CompactJWS(renewed).payload, with: try P256.Signing.PrivateKey())
         XCTAssertEqual(request("POST", "/v1/notifications/apple", key: nil, ["signedPayload": .string(forged)]).0, 422)
 
         let metrics = entitle.metrics
-        XCTAssertEqual(metrics.total("entitle_verifications_total", matching: ["app": "app", "source": "transaction", "kind": "transaction",
-                                                                              "result": "VALID"]), 1)
-        XCTAssertEqual(metrics.total("entitle_verifications_total", matching: ["source": "notification", "kind": "notification",
-                                                                              "result": "VALID"]), 2)
+        XCTAssertEqual(
+            metrics.total(
+                "entitle_verifications_total",
+                matching: [
+                    "app": "app", "source": "transaction", "kind": "transaction",
+                    "result": "VALID",
+                ]), 1)
+        XCTAssertEqual(
+            metrics.total(
+                "entitle_verifications_total",
+                matching: [
+                    "source": "notification", "kind": "notification",
+                    "result": "VALID",
+                ]), 2)
         XCTAssertEqual(metrics.total("entitle_verifications_total", matching: ["source": "notification", "kind": "transaction"]), 2)
         XCTAssertEqual(metrics.total("entitle_verifications_total", matching: ["source": "notification", "kind": "renewal-info"]), 2)
-        XCTAssertEqual(metrics.total("entitle_verifications_total", matching: ["source": "notification",
-                                                                              "result": "VERIFICATION_FAILURE"]), 1)
+        XCTAssertEqual(
+            metrics.total(
+                "entitle_verifications_total",
+                matching: [
+                    "source": "notification",
+                    "result": "VERIFICATION_FAILURE",
+                ]), 1)
         XCTAssertEqual(metrics.total("entitle_notifications_received_total", matching: ["app": "app", "type": "DID_RENEW"]), 2)
         XCTAssertEqual(metrics.total("entitle_notification_outcomes_total", matching: ["result": "applied"]), 1)
         XCTAssertEqual(metrics.total("entitle_notification_outcomes_total", matching: ["result": "duplicate"]), 1)
@@ -217,9 +280,11 @@ final class SubscriberEndpointTests: XCTestCase {
     func testLinkingAndConflicts() throws {
         let other = "11111111-2222-4333-8444-555555555555"
         let untokened = try transaction("2000", original: "2000")
-        XCTAssertEqual(request("POST", "/v1/transactions", ["signedTransaction": .string(untokened), "appAccountToken": .string(token)]).0, 200)
+        XCTAssertEqual(
+            request("POST", "/v1/transactions", ["signedTransaction": .string(untokened), "appAccountToken": .string(token)]).0, 200)
         XCTAssertNotNil(subscriber(token)?["subscriptions"]?["pro.monthly"])
-        let (conflict, body) = request("POST", "/v1/transactions", ["signedTransaction": .string(untokened), "appAccountToken": .string(other)])
+        let (conflict, body) = request(
+            "POST", "/v1/transactions", ["signedTransaction": .string(untokened), "appAccountToken": .string(other)])
         XCTAssertEqual(conflict, 409)
         XCTAssertEqual(body["error"]?["code"], "CONFLICT")
         XCTAssertNil(subscriber(other), "a conflict changes nothing")
@@ -236,8 +301,9 @@ final class SubscriberEndpointTests: XCTestCase {
         XCTAssertEqual(request("GET", "/v1/notifications?limit=0", key: "server_key_0123456789").0, 400)
         XCTAssertEqual(request("POST", "/v1/transactions", ["signedTransaction": "x.y.z"]).0, 422)
         XCTAssertEqual(request("POST", "/v1/transactions", ["signedTransaction": 5]).0, 400)
-        let stranger = try notification("n-9", type: "TEST", subtype: nil, transaction: try transaction("1"), renewal: nil,
-                                        signed: base + 1, bundle: "com.other.app")
+        let stranger = try notification(
+            "n-9", type: "TEST", subtype: nil, transaction: try transaction("1"), renewal: nil,
+            signed: base + 1, bundle: "com.other.app")
         let (status, body) = request("POST", "/v1/notifications/apple", key: nil, ["signedPayload": .string(stranger)])
         XCTAssertEqual(status, 422)
         XCTAssertEqual(body["error"]?["status"], "INVALID_APP_IDENTIFIER")

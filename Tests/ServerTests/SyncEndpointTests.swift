@@ -1,10 +1,10 @@
 import AppStoreAPI
+import Application
 import Crypto
 import Entitlements
 import Foundation
 import HTTP
 import JSON
-import Application
 import Server
 import TestSupport
 import XCTest
@@ -35,7 +35,9 @@ final class SyncEndpointTests: XCTestCase {
 
     private func server(issuer: Bool) throws -> EntitleServer {
         let issuerMember = issuer ? #", "issuerId": "57246542-96fe-1a63-e053-0824d011072a""# : ""
-        try writeFile(folder.appendingPathComponent("entitle.json"), """
+        try writeFile(
+            folder.appendingPathComponent("entitle.json"),
+            """
             {"server": {"port": 0}, "apps": [{"id": "app", "bundleId": "com.example.app", "environments": ["Sandbox"],
               "signingKey": {"keyId": "KEY1", "privateKeyFile": "key.p8"\(issuerMember)},
               "apiKeys": [{"key": "client_key_0123456789", "role": "client"}, {"key": "server_key_0123456789", "role": "server"}],
@@ -43,15 +45,21 @@ final class SyncEndpointTests: XCTestCase {
               "appStoreServerAPI": {"sandboxURL": "\(standIn.baseURL)"},
               "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"]}}}]}
             """)
-        return try EntitleServer(configuration: ConfigurationLoader.load(path: folder.appendingPathComponent("entitle.json").path,
-                                                                         environment: [:]), logOutput: nil, store: InMemoryFactStore())
+        return try EntitleServer(
+            configuration: ConfigurationLoader.load(
+                path: folder.appendingPathComponent("entitle.json").path,
+                environment: [:]), logOutput: nil, store: InMemoryFactStore())
     }
 
-    private func post(_ path: String, _ body: JSONObject? = nil, key: String = "server_key_0123456789",
-                      on server: EntitleServer? = nil) -> (Int, JSONValue) {
-        let response = (server ?? entitle).handle(HTTPRequest(method: "POST", target: path,
-                                                              headers: [("authorization", "Bearer \(key)"), ("content-type", "application/json")],
-                                                              body: body.map { JSONValue.object($0).serializedBytes } ?? []))
+    private func post(
+        _ path: String, _ body: JSONObject? = nil, key: String = "server_key_0123456789",
+        on server: EntitleServer? = nil
+    ) -> (Int, JSONValue) {
+        let response = (server ?? entitle).handle(
+            HTTPRequest(
+                method: "POST", target: path,
+                headers: [("authorization", "Bearer \(key)"), ("content-type", "application/json")],
+                body: body.map { JSONValue.object($0).serializedBytes } ?? []))
         return (response.status, (try? JSONParser.parse(response.body)) ?? .null)
     }
 
@@ -75,21 +83,33 @@ final class SyncEndpointTests: XCTestCase {
     func testBackfillAppliesOnlyWhatIsMissing() throws {
         let base = TestChain.milliseconds(chain.mintedAt)
         let notifications = try (1...3).map { index in
-            try chain.sign(["notificationType": "DID_RENEW", "notificationUUID": .string("b-\(index)"), "signedDate": .int(base + Int64(index)),
-                            "data": .object(["bundleId": "com.example.app", "environment": "Sandbox",
-                                             "signedTransactionInfo": .string(AppStoreStandIn.signedTransaction(chain, id: "t\(index)",
-                                                                                                                bundleId: "com.example.app"))])])
+            try chain.sign([
+                "notificationType": "DID_RENEW", "notificationUUID": .string("b-\(index)"), "signedDate": .int(base + Int64(index)),
+                "data": .object([
+                    "bundleId": "com.example.app", "environment": "Sandbox",
+                    "signedTransactionInfo": .string(
+                        AppStoreStandIn.signedTransaction(
+                            chain, id: "t\(index)",
+                            bundleId: "com.example.app")),
+                ]),
+            ])
         }
-        XCTAssertEqual(entitle.handle(HTTPRequest(method: "POST", target: "/v1/notifications/apple",
-                                                  headers: [("content-type", "application/json")],
-                                                  body: JSONValue.object(["signedPayload": .string(notifications[0])]).serializedBytes)).status, 200)
+        XCTAssertEqual(
+            entitle.handle(
+                HTTPRequest(
+                    method: "POST", target: "/v1/notifications/apple",
+                    headers: [("content-type", "application/json")],
+                    body: JSONValue.object(["signedPayload": .string(notifications[0])]).serializedBytes)
+            ).status, 200)
         standIn.setNotificationPages([[notifications[0], notifications[1]], [notifications[2], "garbage"]])
         let (status, answer) = post("/v1/notifications/apple/backfill", ["startDate": "2026-01-01T00:00:00Z"])
         XCTAssertEqual(status, 200, "\(answer)")
         XCTAssertEqual(answer["backfill"]?["stored"], .int(2))
         XCTAssertEqual(answer["backfill"]?["duplicates"], .int(1))
         XCTAssertEqual(answer["backfill"]?["failures"]?.arrayValue?.count, 1, "a bad item is reported, not dropped silently")
-        XCTAssertEqual(Set(try entitle.application.store.notifications(appId: "app", limit: 10, before: nil).map(\.notificationUUID)), ["b-1", "b-2", "b-3"])
+        XCTAssertEqual(
+            Set(try entitle.application.store.notifications(appId: "app", limit: 10, before: nil).map(\.notificationUUID)),
+            ["b-1", "b-2", "b-3"])
     }
 
     func testCommandLine() throws {
@@ -97,10 +117,12 @@ final class SyncEndpointTests: XCTestCase {
         let sync = try runProcess(entitleExecutable.path, ["sync", "--config", config, "--app", "app", "--transaction-id", "1000"])
         XCTAssertEqual(sync.status, 0, sync.stderr)
         XCTAssertEqual(try JSONParser.parse(sync.stdout)["sync"]?["stored"], .int(7))
-        let backfill = try runProcess(entitleExecutable.path, ["backfill", "--config", config, "--app", "app", "--since", "2026-01-01T00:00:00Z"])
+        let backfill = try runProcess(
+            entitleExecutable.path, ["backfill", "--config", config, "--app", "app", "--since", "2026-01-01T00:00:00Z"])
         XCTAssertEqual(backfill.status, 0, backfill.stderr)
         XCTAssertNotNil(try JSONParser.parse(backfill.stdout)["backfill"]?["failures"], "the stand-in's placeholder payloads are reported")
-        let test = try runProcess(entitleExecutable.path, ["test-notification", "--config", config, "--app", "app", "--environment", "Sandbox"])
+        let test = try runProcess(
+            entitleExecutable.path, ["test-notification", "--config", config, "--app", "app", "--environment", "Sandbox"])
         let result = try JSONParser.parse(test.stdout)
         XCTAssertEqual(result["sendAttempts"], .array(["SUCCESS"]))
         XCTAssertEqual(result["arrived"], .bool(false), "Apple delivered it, but not to this database")

@@ -1,8 +1,8 @@
-import Foundation
+import Application
 import Entitlements
+import Foundation
 import HTTP
 import JSON
-import Application
 import Server
 import TestSupport
 import XCTest
@@ -14,15 +14,20 @@ final class VerifyEndpointTests: XCTestCase {
 
     override func setUpWithError() throws {
         folder = try makeTemporaryDirectory()
-        try runProcess("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
-                                   "-out", folder.appendingPathComponent("key.p8").path])
+        try runProcess(
+            "openssl",
+            [
+                "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
+                "-out", folder.appendingPathComponent("key.p8").path,
+            ])
     }
 
     override func tearDownWithError() throws { try? FileManager.default.removeItem(at: folder) }
 
     /// One app per bundle ID of the real data, Sandbox only, trusting `roots`.
     private func writeConfig(roots: [String]?, environments: String = #"["Sandbox"]"#, extra: String = "") throws -> String {
-        let verification = roots.map { #", "verification": {"rootCertificates": [\#($0.map { "\"\($0)\"" }.joined(separator: ","))]\#(extra)}"# } ?? ""
+        let verification =
+            roots.map { #", "verification": {"rootCertificates": [\#($0.map { "\"\($0)\"" }.joined(separator: ","))]\#(extra)}"# } ?? ""
         let apps = Self.bundles.enumerated().map { index, bundle in
             """
             {"id": "app\(index)", "bundleId": "\(bundle)", "environments": \(environments), "appAppleId": 1470168868,
@@ -40,14 +45,18 @@ final class VerifyEndpointTests: XCTestCase {
     }
 
     private func post(_ server: EntitleServer, app: Int, _ body: JSONObject, role: String = "server") -> (Int, JSONValue, HTTPResponse) {
-        let response = server.handle(HTTPRequest(method: "POST", target: "/v1/verify",
-                                                 headers: [("authorization", "Bearer \(role)_key_for_app_\(app)")],
-                                                 body: JSONValue.object(body).serializedBytes))
+        let response = server.handle(
+            HTTPRequest(
+                method: "POST", target: "/v1/verify",
+                headers: [("authorization", "Bearer \(role)_key_for_app_\(app)")],
+                body: JSONValue.object(body).serializedBytes))
         return (response.status, (try? JSONParser.parse(response.body)) ?? .null, response)
     }
 
-    private static let members = ["transaction": "signedTransaction", "renewalInfo": "signedRenewalInfo",
-                                  "notification": "signedPayload"]
+    private static let members = [
+        "transaction": "signedTransaction", "renewalInfo": "signedRenewalInfo",
+        "notification": "signedPayload",
+    ]
 
     func testEveryRealFileOverHTTP() throws {
         let conformance = try conformanceDirectory()
@@ -82,8 +91,9 @@ final class VerifyEndpointTests: XCTestCase {
             XCTAssertEqual(error["error"]?["status"], "INVALID_ENVIRONMENT")
         }
         // Every file, and every signed item nested in a notification, is one counted verification.
-        XCTAssertEqual(entitle.metrics.total("entitle_verifications_total", matching: ["source": "verify", "result": "VALID"]),
-                       46 + nestedItems)
+        XCTAssertEqual(
+            entitle.metrics.total("entitle_verifications_total", matching: ["source": "verify", "result": "VALID"]),
+            46 + nestedItems)
     }
 
     func testRequestErrors() throws {
@@ -118,15 +128,18 @@ final class VerifyEndpointTests: XCTestCase {
         XCTAssertThrowsError(try ConfigurationLoader.load(path: try writeConfig(roots: [root]), environment: [:])) { error in
             XCTAssertTrue("\(error)".contains("is not an Apple root certificate"), "\(error)")
         }
-        XCTAssertNoThrow(try ConfigurationLoader.load(path: try writeConfig(roots: [root], extra: #", "allowPrivateRoots": true"#),
-                                                      environment: [:]))
+        XCTAssertNoThrow(
+            try ConfigurationLoader.load(
+                path: try writeConfig(roots: [root], extra: #", "allowPrivateRoots": true"#),
+                environment: [:]))
         // The default: every certificate in apple-roots/ beside the configuration.
         let rootless = try writeConfig(roots: nil)
         let check = try runProcess(entitleExecutable.path, ["check-config", "--config", rootless])
         XCTAssertTrue(check.stdout.contains("NO Apple root certificate configured"), check.stdout)
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("apple-roots"), withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: root, toPath: folder.appendingPathComponent("apple-roots/private.pem").path)
-        XCTAssertThrowsError(try ConfigurationLoader.load(path: rootless, environment: [:]), "a private root in apple-roots/ is refused too")
+        XCTAssertThrowsError(
+            try ConfigurationLoader.load(path: rootless, environment: [:]), "a private root in apple-roots/ is refused too")
     }
 
     func testEntitleVerifyCommand() throws {
@@ -145,8 +158,12 @@ final class VerifyEndpointTests: XCTestCase {
             XCTAssertEqual(json["kind"]?.stringValue, expectedKind, "kind detected from the payload")
 
             let expected = file["expected"]!["atNow"]!["examples"]!["2026-11-29T00:00:00Z"]!.stringValue!
-            let later = try runProcess(entitleExecutable.path, ["verify", "--config", config, "--app", "app\(app)",
-                                                                "--at", "2026-11-29T00:00:00Z", "@" + path])
+            let later = try runProcess(
+                entitleExecutable.path,
+                [
+                    "verify", "--config", config, "--app", "app\(app)",
+                    "--at", "2026-11-29T00:00:00Z", "@" + path,
+                ])
             XCTAssertEqual(try JSONParser.parse(later.stdout)["status"]?.stringValue, expected, name)
             XCTAssertEqual(later.status, expected == "VALID" ? 0 : 1)
         }

@@ -2,7 +2,8 @@ import Dispatch
 import XCTest
 
 /// Waits on the test's thread for a use case's completion (at most `timeout` seconds).
-func waitForCompletion<T: Sendable>(timeout: Double = 30, _ start: (@escaping @Sendable (Result<T, any Error>) -> Void) -> Void) throws -> T {
+func waitForCompletion<T: Sendable>(timeout: Double = 30, _ start: (@escaping @Sendable (Result<T, any Error>) -> Void) -> Void) throws -> T
+{
     let box = CompletionBox<T>()
     start { box.set($0) }
     guard let result = box.wait(timeout: timeout) else {

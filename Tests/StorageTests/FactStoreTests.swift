@@ -9,21 +9,27 @@ class FactStoreContract: XCTestCase {
     /// The contract itself runs in the subclasses; the base class has no store to test.
     func makeStore() throws -> any FactStore { throw XCTSkip("the contract runs in the subclasses") }
 
-    private func transaction(_ id: String, original: String = "1000", signed: Int64, revoked: Int64? = nil,
-                             token: String? = nil, environment: String = "Sandbox") -> TransactionRecord {
-        TransactionRecord(transactionId: id, originalTransactionId: original, productId: "pro.monthly", subscriptionGroupIdentifier: "G1",
-                          purchaseDate: 1_000, expiresDate: 2_000, revocationDate: revoked, environment: environment,
-                          signedDate: signed, appAccountToken: token)
+    private func transaction(
+        _ id: String, original: String = "1000", signed: Int64, revoked: Int64? = nil,
+        token: String? = nil, environment: String = "Sandbox"
+    ) -> TransactionRecord {
+        TransactionRecord(
+            transactionId: id, originalTransactionId: original, productId: "pro.monthly", subscriptionGroupIdentifier: "G1",
+            purchaseDate: 1_000, expiresDate: 2_000, revocationDate: revoked, environment: environment,
+            signedDate: signed, appAccountToken: token)
     }
 
-    private func batch(_ transactions: [TransactionRecord], notification: String? = nil, link: (String, String)? = nil,
-                       environment: String = "Sandbox") -> FactBatch {
+    private func batch(
+        _ transactions: [TransactionRecord], notification: String? = nil, link: (String, String)? = nil,
+        environment: String = "Sandbox"
+    ) -> FactBatch {
         var batch = FactBatch(appId: "app", environment: environment)
         batch.transactions = transactions.map { ($0, "jws-\($0.transactionId)-\($0.signedDate)") }
         if let notification {
-            batch.notification = StoredNotification(notificationUUID: notification, appId: "app", environment: environment,
-                                                    notificationType: "DID_RENEW", subtype: nil, signedDate: 5, receivedAt: 6,
-                                                    originalTransactionId: transactions.first?.originalTransactionId, jws: "n")
+            batch.notification = StoredNotification(
+                notificationUUID: notification, appId: "app", environment: environment,
+                notificationType: "DID_RENEW", subtype: nil, signedDate: 5, receivedAt: 6,
+                originalTransactionId: transactions.first?.originalTransactionId, jws: "n")
         }
         if let link { batch.requestedLink = (link.0, link.1) }
         return batch
@@ -33,17 +39,20 @@ class FactStoreContract: XCTestCase {
         let store = try makeStore()
         XCTAssertEqual(try store.apply(batch([transaction("1", signed: 10, revoked: 9)])), .applied)
         XCTAssertEqual(try store.apply(batch([transaction("1", signed: 5)])), .applied, "an older copy is accepted and ignored")
-        XCTAssertEqual(try store.facts(appId: "app", environment: "Sandbox", originalTransactionId: "1000")?.transactions.first?.revocationDate, 9)
+        XCTAssertEqual(
+            try store.facts(appId: "app", environment: "Sandbox", originalTransactionId: "1000")?.transactions.first?.revocationDate, 9)
         XCTAssertEqual(try store.apply(batch([transaction("1", signed: 20)])), .applied)
-        XCTAssertNil(try store.facts(appId: "app", environment: "Sandbox", originalTransactionId: "1000")?.transactions.first?.revocationDate)
+        XCTAssertNil(
+            try store.facts(appId: "app", environment: "Sandbox", originalTransactionId: "1000")?.transactions.first?.revocationDate)
     }
 
     func testNotificationsAreIdempotent() throws {
         let store = try makeStore()
         XCTAssertEqual(try store.apply(batch([transaction("1", signed: 10)], notification: "n-1")), .applied)
         XCTAssertEqual(try store.apply(batch([transaction("1", signed: 30, revoked: 29)], notification: "n-1")), .duplicateNotification)
-        XCTAssertNil(try store.facts(appId: "app", environment: "Sandbox", originalTransactionId: "1000")?.transactions.first?.revocationDate,
-                     "nothing of a duplicate is applied")
+        XCTAssertNil(
+            try store.facts(appId: "app", environment: "Sandbox", originalTransactionId: "1000")?.transactions.first?.revocationDate,
+            "nothing of a duplicate is applied")
         XCTAssertEqual(try store.apply(batch([], notification: "n-2")), .applied)
         let stored = try store.notifications(appId: "app", limit: 10, before: nil)
         XCTAssertEqual(stored.map(\.notificationUUID), ["n-2", "n-1"], "newest first")
@@ -57,8 +66,9 @@ class FactStoreContract: XCTestCase {
         XCTAssertEqual(try store.apply(batch([transaction("1", signed: 10)], link: ("1000", token))), .applied)
         XCTAssertEqual(try store.facts(appId: "app", environment: "Sandbox", appAccountToken: token).map(\.originalTransactionId), ["1000"])
         XCTAssertEqual(try store.apply(batch([transaction("2", signed: 11)], link: ("1000", other))), .linkConflict(existingToken: token))
-        XCTAssertNil(try store.facts(appId: "app", environment: "Sandbox", originalTransactionId: "1000")?
-            .transactions.first { $0.transactionId == "2" }, "a conflict changes nothing")
+        XCTAssertNil(
+            try store.facts(appId: "app", environment: "Sandbox", originalTransactionId: "1000")?
+                .transactions.first { $0.transactionId == "2" }, "a conflict changes nothing")
         // A token inside a signed transaction links by itself.
         XCTAssertEqual(try store.apply(batch([transaction("9", original: "9000", signed: 12, token: other)])), .applied)
         XCTAssertEqual(try store.facts(appId: "app", environment: "Sandbox", appAccountToken: other).map(\.originalTransactionId), ["9000"])
@@ -94,8 +104,11 @@ class FactStoreContract: XCTestCase {
     func testRenewalAndSignals() throws {
         let store = try makeStore()
         var first = batch([transaction("1", signed: 10)])
-        first.renewal = (RenewalRecord(originalTransactionId: "1000", autoRenewStatus: 1, eligibleWinBackOfferIds: ["wb1", "wb2"],
-                                       signedDate: 10), "r1")
+        first.renewal = (
+            RenewalRecord(
+                originalTransactionId: "1000", autoRenewStatus: 1, eligibleWinBackOfferIds: ["wb1", "wb2"],
+                signedDate: 10), "r1"
+        )
         first.signals = [("1000", SubscriptionSignal(.autoRenewDisabled, at: 7))]
         XCTAssertEqual(try store.apply(first), .applied)
         var older = batch([])
@@ -132,8 +145,13 @@ final class SQLiteFactStoreTests: FactStoreContract {
         do {
             let store = try SQLiteFactStore(path: path)
             var batch = FactBatch(appId: "app", environment: "Sandbox")
-            batch.transactions = [(TransactionRecord(transactionId: "1", originalTransactionId: "1", productId: "p", purchaseDate: 1,
-                                                     signedDate: 1), "jws")]
+            batch.transactions = [
+                (
+                    TransactionRecord(
+                        transactionId: "1", originalTransactionId: "1", productId: "p", purchaseDate: 1,
+                        signedDate: 1), "jws"
+                )
+            ]
             XCTAssertEqual(try store.apply(batch), .applied)
         }
         let reopened = try SQLiteFactStore(path: path)
@@ -155,8 +173,13 @@ final class SQLiteFactStoreTests: FactStoreContract {
         let path = folder.appendingPathComponent("entitle.sqlite3").path
         let store = try SQLiteFactStore(path: path)
         var batch = FactBatch(appId: "app", environment: "Sandbox")
-        batch.transactions = [(TransactionRecord(transactionId: "1", originalTransactionId: "1", productId: "p", purchaseDate: 1,
-                                                 signedDate: 1), "jws")]
+        batch.transactions = [
+            (
+                TransactionRecord(
+                    transactionId: "1", originalTransactionId: "1", productId: "p", purchaseDate: 1,
+                    signedDate: 1), "jws"
+            )
+        ]
         XCTAssertEqual(try store.apply(batch), .applied)
         for file in [path, path + "-wal", path + "-shm"] {
             let mode = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int, file)

@@ -39,18 +39,23 @@ public final class AppStoreStandIn: @unchecked Sendable {
         var configuration = HTTPServerConfiguration()
         configuration.port = 0
         configuration.eventLoops = 1
-        server = try HTTPServer(configuration: configuration, handler: { context in
-            let scripted = state.lock.withLock { state -> HTTPResponse? in
-                state.requests.append(context.request)
-                return state.scripted.isEmpty ? nil : state.scripted.removeFirst()
-            }
-            guard Self.authorized(context.request, publicKey: publicKey, keyId: keyId, bundleId: bundleId) else {
-                context.respond(HTTPResponse(status: 401))
-                return
-            }
-            if let scripted { context.respond(scripted); return }
-            routes.handle(context)
-        })
+        server = try HTTPServer(
+            configuration: configuration,
+            handler: { context in
+                let scripted = state.lock.withLock { state -> HTTPResponse? in
+                    state.requests.append(context.request)
+                    return state.scripted.isEmpty ? nil : state.scripted.removeFirst()
+                }
+                guard Self.authorized(context.request, publicKey: publicKey, keyId: keyId, bundleId: bundleId) else {
+                    context.respond(HTTPResponse(status: 401))
+                    return
+                }
+                if let scripted {
+                    context.respond(scripted)
+                    return
+                }
+                routes.handle(context)
+            })
         server.start()
     }
 
@@ -59,7 +64,8 @@ public final class AppStoreStandIn: @unchecked Sendable {
         server.waitUntilStopped()
     }
 
-    public static func error(_ status: Int, _ code: Int64, _ message: String, headers: [(name: String, value: String)] = []) -> HTTPResponse {
+    public static func error(_ status: Int, _ code: Int64, _ message: String, headers: [(name: String, value: String)] = []) -> HTTPResponse
+    {
         .json(status, JSONValue.object(["errorCode": .int(code), "errorMessage": .string(message)]).serializedBytes, headers: headers)
     }
 
@@ -68,10 +74,10 @@ public final class AppStoreStandIn: @unchecked Sendable {
     /// Apple's checks of the bearer token.
     static func authorized(_ request: HTTPRequest, publicKey: P256.Signing.PublicKey, keyId: String, bundleId: String) -> Bool {
         guard let header = request.header("authorization"), header.hasPrefix("Bearer "),
-              let token = try? CompactJWS(header.dropFirst(7)), token.isValidES256Signature(publicKey: publicKey),
-              token.header["alg"] == "ES256", token.header["kid"]?.stringValue == keyId,
-              token.payload["aud"] == "appstoreconnect-v1", token.payload["bid"]?.stringValue == bundleId,
-              let issuedAt = token.payload["iat"]?.int64Value, let expires = token.payload["exp"]?.int64Value
+            let token = try? CompactJWS(header.dropFirst(7)), token.isValidES256Signature(publicKey: publicKey),
+            token.header["alg"] == "ES256", token.header["kid"]?.stringValue == keyId,
+            token.payload["aud"] == "appstoreconnect-v1", token.payload["bid"]?.stringValue == bundleId,
+            let issuedAt = token.payload["iat"]?.int64Value, let expires = token.payload["exp"]?.int64Value
         else { return false }
         let now = Int64(Date().timeIntervalSince1970)
         return expires > now && expires - issuedAt <= 3600 && issuedAt <= now + 60
@@ -79,9 +85,12 @@ public final class AppStoreStandIn: @unchecked Sendable {
 
     public static func signedTransaction(_ chain: TestChain, id: String, bundleId: String) -> String {
         let now = TestChain.milliseconds(chain.mintedAt)
-        return (try? chain.sign(["transactionId": .string(id), "originalTransactionId": "1000", "bundleId": .string(bundleId),
-                                 "productId": "pro.monthly", "environment": "Sandbox", "type": "Auto-Renewable Subscription",
-                                 "purchaseDate": .int(now), "expiresDate": .int(now + 86_400_000), "signedDate": .int(now)])) ?? ""
+        return
+            (try? chain.sign([
+                "transactionId": .string(id), "originalTransactionId": "1000", "bundleId": .string(bundleId),
+                "productId": "pro.monthly", "environment": "Sandbox", "type": "Auto-Renewable Subscription",
+                "purchaseDate": .int(now), "expiresDate": .int(now + 86_400_000), "signedDate": .int(now),
+            ])) ?? ""
     }
 
     private static func addRoutes(_ router: inout Router, chain: TestChain, bundleId: String, state: State) {
@@ -89,14 +98,22 @@ public final class AppStoreStandIn: @unchecked Sendable {
             let id = context.pathParameters["id"] ?? ""
             let answer = json(["signedTransactionInfo": .string(signedTransaction(chain, id: id, bundleId: bundleId))])
             // "slow" answers after 3 s, for timeouts.
-            if id == "slow" { DispatchQueue.global().asyncAfter(deadline: .now() + 3) { context.respond(answer) } } else { context.respond(answer) }
+            if id == "slow" {
+                DispatchQueue.global().asyncAfter(deadline: .now() + 3) { context.respond(answer) }
+            } else {
+                context.respond(answer)
+            }
         }
         router.add("GET", "/inApps/v2/refund/lookup/{id}") { context in
-            context.respond(json(["signedTransactions": .array([.string(signedTransaction(chain, id: "refunded", bundleId: bundleId))]),
-                                  "revision": "rr1", "hasMore": false]))
+            context.respond(
+                json([
+                    "signedTransactions": .array([.string(signedTransaction(chain, id: "refunded", bundleId: bundleId))]),
+                    "revision": "rr1", "hasMore": false,
+                ]))
         }
         router.add("GET", "/inApps/v1/lookup/{orderId}") { context in
-            context.respond(json(["status": 0, "signedTransactions": .array([.string(signedTransaction(chain, id: "o1", bundleId: bundleId))])]))
+            context.respond(
+                json(["status": 0, "signedTransactions": .array([.string(signedTransaction(chain, id: "o1", bundleId: bundleId))])]))
         }
         router.add("GET", "/inApps/v1/transactions/appTransactions/{id}") { context in
             context.respond(json(["signedAppTransactionInfo": "app-transaction-jws"]))
@@ -105,38 +122,58 @@ public final class AppStoreStandIn: @unchecked Sendable {
         router.add("PUT", "/inApps/v2/transactions/consumption/{id}") { $0.respond(HTTPResponse(status: 202)) }
         router.add("PUT", "/inApps/v1/transactions/consumption/{id}") { $0.respond(HTTPResponse(status: 202)) }
         router.add("PUT", "/inApps/v1/subscriptions/extend/{id}") { context in
-            context.respond(json(["originalTransactionId": .string(context.pathParameters["id"] ?? ""), "webOrderLineItemId": "9993",
-                                  "success": true, "effectiveDate": 1_698_148_900_000]))
+            context.respond(
+                json([
+                    "originalTransactionId": .string(context.pathParameters["id"] ?? ""), "webOrderLineItemId": "9993",
+                    "success": true, "effectiveDate": 1_698_148_900_000,
+                ]))
         }
         router.add("POST", "/inApps/v1/subscriptions/extend/mass") { context in
             context.respond(json(["requestIdentifier": "758883e8-151b-47b7-abd0-60c4d804c2f5"]))
         }
         router.add("GET", "/inApps/v1/subscriptions/extend/mass/{productId}/{requestIdentifier}") { context in
-            context.respond(json(["requestIdentifier": .string(context.pathParameters["requestIdentifier"] ?? ""), "complete": true,
-                                  "completeDate": 1_698_148_900_000, "succeededCount": 30, "failedCount": 2]))
+            context.respond(
+                json([
+                    "requestIdentifier": .string(context.pathParameters["requestIdentifier"] ?? ""), "complete": true,
+                    "completeDate": 1_698_148_900_000, "succeededCount": 30, "failedCount": 2,
+                ]))
         }
         // Three pages of two transactions; a revision names the position, "r3" is the end.
         router.add("GET", "/inApps/v2/history/{id}") { context in
             let revision = QueryItems(context.request.query)["revision"]
             let page = ["r1": 2, "r2": 3, "r3": 4][revision ?? ""] ?? 1
             guard page <= 3 else {
-                context.respond(json(["revision": "r3", "hasMore": false, "bundleId": .string(bundleId), "environment": "Sandbox",
-                                      "signedTransactions": .array([])]))
+                context.respond(
+                    json([
+                        "revision": "r3", "hasMore": false, "bundleId": .string(bundleId), "environment": "Sandbox",
+                        "signedTransactions": .array([]),
+                    ]))
                 return
             }
             let items = (0..<2).map { JSONValue.string(signedTransaction(chain, id: "h\(page)-\($0)", bundleId: bundleId)) }
-            context.respond(json(["revision": .string("r\(page)"), "hasMore": .bool(page < 3), "bundleId": .string(bundleId),
-                                  "appAppleId": 1234, "environment": "Sandbox", "signedTransactions": .array(items)]))
+            context.respond(
+                json([
+                    "revision": .string("r\(page)"), "hasMore": .bool(page < 3), "bundleId": .string(bundleId),
+                    "appAppleId": 1234, "environment": "Sandbox", "signedTransactions": .array(items),
+                ]))
         }
         router.add("GET", "/inApps/v1/subscriptions/{id}") { context in
             let now = TestChain.milliseconds(chain.mintedAt)
-            let renewal = (try? chain.sign(["originalTransactionId": "1000", "productId": "pro.monthly", "autoRenewProductId": "pro.monthly",
-                                            "autoRenewStatus": 1, "environment": "Sandbox", "signedDate": .int(now)])) ?? ""
-            let item: JSONObject = ["status": 1, "originalTransactionId": "1000",
-                                    "signedTransactionInfo": .string(signedTransaction(chain, id: "s1", bundleId: bundleId)),
-                                    "signedRenewalInfo": .string(renewal)]
-            context.respond(json(["environment": "Sandbox", "bundleId": .string(bundleId), "appAppleId": 1234,
-                                  "data": .array([.object(["subscriptionGroupIdentifier": "G1", "lastTransactions": .array([.object(item)])])])]))
+            let renewal =
+                (try? chain.sign([
+                    "originalTransactionId": "1000", "productId": "pro.monthly", "autoRenewProductId": "pro.monthly",
+                    "autoRenewStatus": 1, "environment": "Sandbox", "signedDate": .int(now),
+                ])) ?? ""
+            let item: JSONObject = [
+                "status": 1, "originalTransactionId": "1000",
+                "signedTransactionInfo": .string(signedTransaction(chain, id: "s1", bundleId: bundleId)),
+                "signedRenewalInfo": .string(renewal),
+            ]
+            context.respond(
+                json([
+                    "environment": "Sandbox", "bundleId": .string(bundleId), "appAppleId": 1234,
+                    "data": .array([.object(["subscriptionGroupIdentifier": "G1", "lastTransactions": .array([.object(item)])])]),
+                ]))
         }
         // Pages of notifications; the pagination token is the next page's index.
         router.add("POST", "/inApps/v1/notifications/history") { context in
@@ -144,7 +181,9 @@ public final class AppStoreStandIn: @unchecked Sendable {
             let index = QueryItems(context.request.query)["paginationToken"].flatMap { Int($0.dropFirst(5)) } ?? 0
             let payloads = index < pages.count ? pages[index] : []
             let items: [JSONValue] = payloads.map {
-                .object(["signedPayload": .string($0), "sendAttempts": .array([.object(["attemptDate": 1, "sendAttemptResult": "SUCCESS"])])])
+                .object([
+                    "signedPayload": .string($0), "sendAttempts": .array([.object(["attemptDate": 1, "sendAttemptResult": "SUCCESS"])]),
+                ])
             }
             var body: JSONObject = ["hasMore": .bool(index + 1 < pages.count), "notificationHistory": .array(items)]
             if index + 1 < pages.count { body["paginationToken"] = .string("page-\(index + 1)") }
@@ -154,13 +193,15 @@ public final class AppStoreStandIn: @unchecked Sendable {
             context.respond(json(["testNotificationToken": "ce3af791-365e-4c60-841b-1674b43c1609"]))
         }
         router.add("GET", "/inApps/v1/notifications/test/{token}") { context in
-            context.respond(json(["signedPayload": "p", "sendAttempts": .array([.object(["attemptDate": 1, "sendAttemptResult": "SUCCESS"])])]))
+            context.respond(
+                json(["signedPayload": "p", "sendAttempts": .array([.object(["attemptDate": 1, "sendAttemptResult": "SUCCESS"])])]))
         }
         router.add("PUT", "/inApps/v1/transactions/{id}/appAccountToken") { context in
             let token = (try? JSONParser.parse(context.request.body))?["appAccountToken"]?.stringValue ?? ""
-            context.respond(UUID(uuidString: token) == nil
-                            ? error(400, 4000183, "Invalid request. The app account token field must be a valid UUID.")
-                            : HTTPResponse(status: 200))
+            context.respond(
+                UUID(uuidString: token) == nil
+                    ? error(400, 4000183, "Invalid request. The app account token field must be a valid UUID.")
+                    : HTTPResponse(status: 200))
         }
     }
 }

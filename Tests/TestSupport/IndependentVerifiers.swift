@@ -11,15 +11,17 @@ public enum IndependentVerifier {
 
     private static func requireOpenSSL() throws {
         guard (try? runProcess("openssl", ["version"]))?.status == 0 else {
-            throw MissingTool(description: "the openssl command line is not installed: apt-get install openssl "
-                + "(or run Scripts/install-dependencies.sh --tests)")
+            throw MissingTool(
+                description: "the openssl command line is not installed: apt-get install openssl "
+                    + "(or run Scripts/install-dependencies.sh --tests)")
         }
     }
 
     private static func requirePythonCryptography() throws {
         guard (try? runProcess(systemPython, ["-c", "import cryptography"]))?.status == 0 else {
-            throw MissingTool(description: "Python's cryptography is not installed for \(systemPython): apt-get install "
-                + "python3-cryptography (or run Scripts/install-dependencies.sh --tests)")
+            throw MissingTool(
+                description: "Python's cryptography is not installed for \(systemPython): apt-get install "
+                    + "python3-cryptography (or run Scripts/install-dependencies.sh --tests)")
         }
     }
 

@@ -22,8 +22,10 @@ public final class TestChain: @unchecked Sendable {
         mintedAt = Date()
         root = try Certificate.load(contentsOf: folder.appendingPathComponent("root.pem").path)[0]
         otherRoot = try Certificate.load(contentsOf: folder.appendingPathComponent("other-root.pem").path)[0]
-        leafKey = try P256.Signing.PrivateKey(pemRepresentation: String(contentsOf: folder.appendingPathComponent("leaf.key"),
-                                                                         encoding: .utf8))
+        leafKey = try P256.Signing.PrivateKey(
+            pemRepresentation: String(
+                contentsOf: folder.appendingPathComponent("leaf.key"),
+                encoding: .utf8))
     }
 
     deinit { try? FileManager.default.removeItem(at: folder) }
@@ -35,7 +37,10 @@ public final class TestChain: @unchecked Sendable {
 
     /// The usual header: ES256 and x5c = [leaf, intermediate, root].
     public func header() throws -> JSONObject {
-        ["alg": "ES256", "x5c": .array([.string(try x5c("leaf.pem")), .string(try x5c("intermediate.pem")), .string(try x5c("root.pem"))])]
+        [
+            "alg": "ES256",
+            "x5c": .array([.string(try x5c("leaf.pem")), .string(try x5c("intermediate.pem")), .string(try x5c("root.pem"))]),
+        ]
     }
 
     /// A compact JWS over `payload`, signed by `key` (the leaf's by default).

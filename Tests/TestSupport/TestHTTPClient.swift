@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -23,8 +24,9 @@ public final class TestHTTPClient {
 
     /// `receiveBufferSize` shrinks the socket's receive buffer (a client that reads slowly).
     public convenience init(port: Int, timeout: Double = 10, receiveBufferSize: Int32? = nil) throws {
-        try self.init(socket: socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0), port: port, timeout: timeout,
-                      receiveBufferSize: receiveBufferSize)
+        try self.init(
+            socket: socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0), port: port, timeout: timeout,
+            receiveBufferSize: receiveBufferSize)
     }
 
     /// Connects a socket made earlier (tests that run out of descriptors make theirs first).

@@ -15,7 +15,8 @@ public let packageRoot: URL = {
 /// test is skipped with `XCTSkip`, so it is reported as skipped, never as passed.
 public func conformanceDirectory() throws -> URL {
     let environment = ProcessInfo.processInfo.environment["ENTITLE_CONFORMANCE_DIR"]
-    let url = environment.map { URL(fileURLWithPath: $0) }
+    let url =
+        environment.map { URL(fileURLWithPath: $0) }
         ?? packageRoot.deletingLastPathComponent().appendingPathComponent("shared/conformance")
     guard FileManager.default.fileExists(atPath: url.appendingPathComponent("README.md").path) else {
         throw XCTSkip("the conformance folder (Apple's real signed data) is not at \(url.path)")
@@ -42,8 +43,10 @@ public struct ProcessResult: Sendable {
 
 /// Runs a program to completion. `executable` is a path or a name looked up in PATH.
 @discardableResult
-public func runProcess(_ executable: String, _ arguments: [String], input: [UInt8]? = nil,
-                       environment: [String: String]? = nil, currentDirectory: URL? = nil) throws -> ProcessResult {
+public func runProcess(
+    _ executable: String, _ arguments: [String], input: [UInt8]? = nil,
+    environment: [String: String]? = nil, currentDirectory: URL? = nil
+) throws -> ProcessResult {
     let process = Process()
     if executable.contains("/") {
         process.executableURL = URL(fileURLWithPath: executable)
@@ -68,18 +71,32 @@ public func runProcess(_ executable: String, _ arguments: [String], input: [UInt
     let outputData = stdout.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     while !errorData.isSet { usleep(1000) }
-    return ProcessResult(status: process.terminationStatus,
-                         stdout: String(decoding: outputData, as: UTF8.self),
-                         stderr: String(decoding: errorData.value, as: UTF8.self))
+    return ProcessResult(
+        status: process.terminationStatus,
+        stdout: String(decoding: outputData, as: UTF8.self),
+        stderr: String(decoding: errorData.value, as: UTF8.self))
 }
 
 private final class LockedData: @unchecked Sendable {
     private let lock = NSLock()
     private var data = Data()
     private var done = false
-    func set(_ value: Data) { lock.lock(); data = value; done = true; lock.unlock() }
-    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return done }
-    var value: Data { lock.lock(); defer { lock.unlock() }; return data }
+    func set(_ value: Data) {
+        lock.lock()
+        data = value
+        done = true
+        lock.unlock()
+    }
+    var isSet: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return done
+    }
+    var value: Data {
+        lock.lock()
+        defer { lock.unlock() }
+        return data
+    }
 }
 
 /// A fresh empty folder under the system temporary directory.

@@ -3,12 +3,14 @@ import JSON
 /// An app transaction (`signedAppTransactionInfo`, StoreKit `AppTransaction`, APPSTORE.md §4.5).
 /// Its `receiptType` serves as the environment.
 public struct AppTransaction: AppStoreModel {
-    public static let schema = ModelSchema("AppTransaction", [
-        "receiptType": .stringEnum, "appAppleId": .int64, "bundleId": .string, "applicationVersion": .string,
-        "versionExternalIdentifier": .int64, "receiptCreationDate": .date, "originalPurchaseDate": .date,
-        "originalApplicationVersion": .string, "deviceVerification": .string, "deviceVerificationNonce": .uuid,
-        "preorderDate": .date, "appTransactionId": .string, "originalPlatform": .stringEnum,
-    ])
+    public static let schema = ModelSchema(
+        "AppTransaction",
+        [
+            "receiptType": .stringEnum, "appAppleId": .int64, "bundleId": .string, "applicationVersion": .string,
+            "versionExternalIdentifier": .int64, "receiptCreationDate": .date, "originalPurchaseDate": .date,
+            "originalApplicationVersion": .string, "deviceVerification": .string, "deviceVerificationNonce": .uuid,
+            "preorderDate": .date, "appTransactionId": .string, "originalPlatform": .stringEnum,
+        ])
 
     public let json: JSONObject
     public init(validated json: JSONObject) { self.json = json }
@@ -25,10 +27,14 @@ public struct AppTransaction: AppStoreModel {
 public struct DecodedRealtimeRequestBody: AppStoreModel {
     public static let schema = ModelSchema(
         "DecodedRealtimeRequestBody",
-        required: ["originalTransactionId", "appAppleId", "productId", "userLocale", "requestIdentifier", "signedDate",
-                   "environment"],
-        ["originalTransactionId": .string, "appAppleId": .int64, "productId": .string, "userLocale": .string,
-         "requestIdentifier": .uuid, "signedDate": .date, "environment": .stringEnum]
+        required: [
+            "originalTransactionId", "appAppleId", "productId", "userLocale", "requestIdentifier", "signedDate",
+            "environment",
+        ],
+        [
+            "originalTransactionId": .string, "appAppleId": .int64, "productId": .string, "userLocale": .string,
+            "requestIdentifier": .uuid, "signedDate": .date, "environment": .stringEnum,
+        ]
     )
 
     public let json: JSONObject

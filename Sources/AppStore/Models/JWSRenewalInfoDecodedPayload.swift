@@ -2,17 +2,19 @@ import JSON
 
 /// A signed renewal info's payload (`signedRenewalInfo`, APPSTORE.md §4.3). It has no `bundleId`.
 public struct JWSRenewalInfoDecodedPayload: AppStoreModel {
-    public static let schema = ModelSchema("JWSRenewalInfoDecodedPayload", [
-        "expirationIntent": .intEnum, "originalTransactionId": .string, "autoRenewProductId": .string,
-        "productId": .string, "autoRenewStatus": .intEnum, "isInBillingRetryPeriod": .bool,
-        "priceIncreaseStatus": .intEnum, "gracePeriodExpiresDate": .date, "offerType": .intEnum,
-        "offerIdentifier": .string, "signedDate": .date, "environment": .stringEnum,
-        "recentSubscriptionStartDate": .date, "renewalDate": .date, "currency": .string, "renewalPrice": .int64,
-        "offerDiscountType": .stringEnum, "eligibleWinBackOfferIds": .array(.string), "appAccountToken": .uuid,
-        "appTransactionId": .string, "offerPeriod": .string,
-        "advancedCommerceInfo": .object(NestedSchemas.advancedCommerceRenewalInfo),
-        "commitmentInfo": .object(NestedSchemas.renewalCommitmentInfo), "renewalBillingPlanType": .stringEnum,
-    ])
+    public static let schema = ModelSchema(
+        "JWSRenewalInfoDecodedPayload",
+        [
+            "expirationIntent": .intEnum, "originalTransactionId": .string, "autoRenewProductId": .string,
+            "productId": .string, "autoRenewStatus": .intEnum, "isInBillingRetryPeriod": .bool,
+            "priceIncreaseStatus": .intEnum, "gracePeriodExpiresDate": .date, "offerType": .intEnum,
+            "offerIdentifier": .string, "signedDate": .date, "environment": .stringEnum,
+            "recentSubscriptionStartDate": .date, "renewalDate": .date, "currency": .string, "renewalPrice": .int64,
+            "offerDiscountType": .stringEnum, "eligibleWinBackOfferIds": .array(.string), "appAccountToken": .uuid,
+            "appTransactionId": .string, "offerPeriod": .string,
+            "advancedCommerceInfo": .object(NestedSchemas.advancedCommerceRenewalInfo),
+            "commitmentInfo": .object(NestedSchemas.renewalCommitmentInfo), "renewalBillingPlanType": .stringEnum,
+        ])
 
     public let json: JSONObject
     public init(validated json: JSONObject) { self.json = json }

@@ -2,18 +2,20 @@ import JSON
 
 /// A signed transaction's payload (`signedTransactionInfo`, APPSTORE.md §4.2).
 public struct JWSTransactionDecodedPayload: AppStoreModel {
-    public static let schema = ModelSchema("JWSTransactionDecodedPayload", [
-        "originalTransactionId": .string, "transactionId": .string, "webOrderLineItemId": .string,
-        "bundleId": .string, "productId": .string, "subscriptionGroupIdentifier": .string,
-        "purchaseDate": .date, "originalPurchaseDate": .date, "expiresDate": .date, "quantity": .int32,
-        "type": .stringEnum, "appAccountToken": .uuid, "inAppOwnershipType": .stringEnum, "signedDate": .date,
-        "revocationReason": .intEnum, "revocationDate": .date, "isUpgraded": .bool, "offerType": .intEnum,
-        "offerIdentifier": .string, "environment": .stringEnum, "storefront": .string, "storefrontId": .string,
-        "transactionReason": .stringEnum, "currency": .string, "price": .int64, "offerDiscountType": .stringEnum,
-        "appTransactionId": .string, "offerPeriod": .string, "revocationType": .stringEnum,
-        "revocationPercentage": .int32, "advancedCommerceInfo": .object(NestedSchemas.advancedCommerceTransactionInfo),
-        "billingPlanType": .stringEnum, "commitmentInfo": .object(NestedSchemas.transactionCommitmentInfo),
-    ])
+    public static let schema = ModelSchema(
+        "JWSTransactionDecodedPayload",
+        [
+            "originalTransactionId": .string, "transactionId": .string, "webOrderLineItemId": .string,
+            "bundleId": .string, "productId": .string, "subscriptionGroupIdentifier": .string,
+            "purchaseDate": .date, "originalPurchaseDate": .date, "expiresDate": .date, "quantity": .int32,
+            "type": .stringEnum, "appAccountToken": .uuid, "inAppOwnershipType": .stringEnum, "signedDate": .date,
+            "revocationReason": .intEnum, "revocationDate": .date, "isUpgraded": .bool, "offerType": .intEnum,
+            "offerIdentifier": .string, "environment": .stringEnum, "storefront": .string, "storefrontId": .string,
+            "transactionReason": .stringEnum, "currency": .string, "price": .int64, "offerDiscountType": .stringEnum,
+            "appTransactionId": .string, "offerPeriod": .string, "revocationType": .stringEnum,
+            "revocationPercentage": .int32, "advancedCommerceInfo": .object(NestedSchemas.advancedCommerceTransactionInfo),
+            "billingPlanType": .stringEnum, "commitmentInfo": .object(NestedSchemas.transactionCommitmentInfo),
+        ])
 
     public let json: JSONObject
     public init(validated json: JSONObject) { self.json = json }

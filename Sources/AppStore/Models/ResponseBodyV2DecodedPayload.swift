@@ -2,12 +2,14 @@ import JSON
 
 /// An App Store Server Notification V2 payload (APPSTORE.md §4.4).
 public struct ResponseBodyV2DecodedPayload: AppStoreModel {
-    public static let schema = ModelSchema("ResponseBodyV2DecodedPayload", [
-        "notificationType": .stringEnum, "subtype": .stringEnum, "notificationUUID": .string,
-        "data": .object(NotificationData.schema), "version": .string, "signedDate": .date,
-        "summary": .object(NotificationSummary.schema), "externalPurchaseToken": .object(ExternalPurchaseToken.schema),
-        "appData": .object(AppData.schema),
-    ])
+    public static let schema = ModelSchema(
+        "ResponseBodyV2DecodedPayload",
+        [
+            "notificationType": .stringEnum, "subtype": .stringEnum, "notificationUUID": .string,
+            "data": .object(NotificationData.schema), "version": .string, "signedDate": .date,
+            "summary": .object(NotificationSummary.schema), "externalPurchaseToken": .object(ExternalPurchaseToken.schema),
+            "appData": .object(AppData.schema),
+        ])
 
     public let json: JSONObject
     public init(validated json: JSONObject) { self.json = json }
@@ -37,11 +39,13 @@ public struct ResponseBodyV2DecodedPayload: AppStoreModel {
 }
 
 public struct NotificationData: AppStoreModel {
-    public static let schema = ModelSchema("NotificationData", [
-        "environment": .stringEnum, "appAppleId": .int64, "bundleId": .string, "bundleVersion": .string,
-        "signedTransactionInfo": .string, "signedRenewalInfo": .string, "status": .intEnum,
-        "consumptionRequestReason": .stringEnum,
-    ])
+    public static let schema = ModelSchema(
+        "NotificationData",
+        [
+            "environment": .stringEnum, "appAppleId": .int64, "bundleId": .string, "bundleVersion": .string,
+            "signedTransactionInfo": .string, "signedRenewalInfo": .string, "status": .intEnum,
+            "consumptionRequestReason": .stringEnum,
+        ])
 
     public let json: JSONObject
     public init(validated json: JSONObject) { self.json = json }
@@ -58,29 +62,35 @@ public struct NotificationData: AppStoreModel {
 }
 
 public struct NotificationSummary: AppStoreModel {
-    public static let schema = ModelSchema("Summary", [
-        "environment": .stringEnum, "appAppleId": .int64, "bundleId": .string, "productId": .string,
-        "requestIdentifier": .string, "storefrontCountryCodes": .array(.string), "succeededCount": .int64,
-        "failedCount": .int64,
-    ])
+    public static let schema = ModelSchema(
+        "Summary",
+        [
+            "environment": .stringEnum, "appAppleId": .int64, "bundleId": .string, "productId": .string,
+            "requestIdentifier": .string, "storefrontCountryCodes": .array(.string), "succeededCount": .int64,
+            "failedCount": .int64,
+        ])
 
     public let json: JSONObject
     public init(validated json: JSONObject) { self.json = json }
 }
 
 public struct ExternalPurchaseToken: AppStoreModel {
-    public static let schema = ModelSchema("ExternalPurchaseToken", [
-        "externalPurchaseId": .string, "tokenCreationDate": .int64, "appAppleId": .int64, "bundleId": .string,
-    ])
+    public static let schema = ModelSchema(
+        "ExternalPurchaseToken",
+        [
+            "externalPurchaseId": .string, "tokenCreationDate": .int64, "appAppleId": .int64, "bundleId": .string,
+        ])
 
     public let json: JSONObject
     public init(validated json: JSONObject) { self.json = json }
 }
 
 public struct AppData: AppStoreModel {
-    public static let schema = ModelSchema("AppData", [
-        "appAppleId": .int64, "bundleId": .string, "environment": .stringEnum, "signedAppTransactionInfo": .string,
-    ])
+    public static let schema = ModelSchema(
+        "AppData",
+        [
+            "appAppleId": .int64, "bundleId": .string, "environment": .stringEnum, "signedAppTransactionInfo": .string,
+        ])
 
     public let json: JSONObject
     public init(validated json: JSONObject) { self.json = json }

@@ -27,8 +27,10 @@ public struct VerifiedNotification: Sendable {
 
     /// Nested items that failed, by their member name (`signedTransactionInfo`, …).
     public var nestedFailures: [(name: String, failure: VerificationFailure)] {
-        [("signedTransactionInfo", transactionResult?.failure), ("signedRenewalInfo", renewalInfoResult?.failure),
-         ("signedAppTransactionInfo", appTransactionResult?.failure)].compactMap { item in item.1.map { (item.0, $0) } }
+        [
+            ("signedTransactionInfo", transactionResult?.failure), ("signedRenewalInfo", renewalInfoResult?.failure),
+            ("signedAppTransactionInfo", appTransactionResult?.failure),
+        ].compactMap { item in item.1.map { (item.0, $0) } }
     }
 }
 
@@ -41,19 +43,22 @@ extension SignedDataVerifier {
         }
     }
 
-    public func verifyNotificationAndContents(_ parsed: SignedPayload,
-                                              effectiveDate: Date? = nil) -> VerificationResult<VerifiedNotification> {
+    public func verifyNotificationAndContents(
+        _ parsed: SignedPayload,
+        effectiveDate: Date? = nil
+    ) -> VerificationResult<VerifiedNotification> {
         let notification: ResponseBodyV2DecodedPayload
         switch verifyNotification(parsed, effectiveDate: effectiveDate) {
         case .valid(let payload): notification = payload
         case .invalid(let failure): return .invalid(failure)
         }
-        return .valid(VerifiedNotification(
-            notification: notification,
-            transactionResult: notification.data?.signedTransactionInfo.map { verifyTransaction($0, effectiveDate: effectiveDate) },
-            renewalInfoResult: notification.data?.signedRenewalInfo.map { verifyRenewalInfo($0, effectiveDate: effectiveDate) },
-            appTransactionResult: notification.appData?.signedAppTransactionInfo.map {
-                verifyAppTransaction($0, effectiveDate: effectiveDate)
-            }))
+        return .valid(
+            VerifiedNotification(
+                notification: notification,
+                transactionResult: notification.data?.signedTransactionInfo.map { verifyTransaction($0, effectiveDate: effectiveDate) },
+                renewalInfoResult: notification.data?.signedRenewalInfo.map { verifyRenewalInfo($0, effectiveDate: effectiveDate) },
+                appTransactionResult: notification.appData?.signedAppTransactionInfo.map {
+                    verifyAppTransaction($0, effectiveDate: effectiveDate)
+                }))
     }
 }

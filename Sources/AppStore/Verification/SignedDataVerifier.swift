@@ -24,8 +24,10 @@ public final class SignedDataVerifier: Sendable {
         /// Effective date = now and OCSP; otherwise the payload's signing date and no network.
         public var onlineChecks: Bool
 
-        public init(rootCertificates: [Certificate], bundleId: String, appAppleId: Int64?,
-                    environment: AppStoreEnvironment, onlineChecks: Bool) {
+        public init(
+            rootCertificates: [Certificate], bundleId: String, appAppleId: Int64?,
+            environment: AppStoreEnvironment, onlineChecks: Bool
+        ) {
             self.rootCertificates = rootCertificates
             self.bundleId = bundleId
             self.appAppleId = appAppleId
@@ -60,9 +62,11 @@ public final class SignedDataVerifier: Sendable {
     /// Full chain validations performed (cache misses); tests and metrics read it.
     public var chainValidationCount: Int { validations.load(ordering: .relaxed) }
 
-    public init(_ configuration: Configuration, revocationChecker: (any RevocationChecker)? = nil,
-                chainCache: VerifiedChainCache = VerifiedChainCache(),
-                clock: @escaping @Sendable () -> Date = { Date() }) throws {
+    public init(
+        _ configuration: Configuration, revocationChecker: (any RevocationChecker)? = nil,
+        chainCache: VerifiedChainCache = VerifiedChainCache(),
+        clock: @escaping @Sendable () -> Date = { Date() }
+    ) throws {
         guard AppStoreEnvironment.knownValues.contains(configuration.environment.rawValue) else {
             throw ConfigurationError.unknownEnvironment(configuration.environment.rawValue)
         }
@@ -72,7 +76,9 @@ public final class SignedDataVerifier: Sendable {
         if configuration.onlineChecks && revocationChecker == nil { throw ConfigurationError.onlineChecksNeedRevocationChecker }
         if configuration.environment.isSigned && configuration.rootCertificates.isEmpty { throw ConfigurationError.noRootCertificates }
         self.configuration = configuration
-        chainVerifier = configuration.rootCertificates.isEmpty ? nil
+        chainVerifier =
+            configuration.rootCertificates.isEmpty
+            ? nil
             : try CertificateChainVerifier(trustedRoots: configuration.rootCertificates)
         self.revocationChecker = revocationChecker
         self.chainCache = chainCache
@@ -105,8 +111,10 @@ public final class SignedDataVerifier: Sendable {
         parsing(jws) { verifyNotification($0, effectiveDate: effectiveDate) }
     }
 
-    public func verifyNotification(_ parsed: SignedPayload,
-                                   effectiveDate: Date? = nil) -> VerificationResult<ResponseBodyV2DecodedPayload> {
+    public func verifyNotification(
+        _ parsed: SignedPayload,
+        effectiveDate: Date? = nil
+    ) -> VerificationResult<ResponseBodyV2DecodedPayload> {
         verify(parsed, effectiveDate: effectiveDate, signedDateKey: "signedDate") { (payload: ResponseBodyV2DecodedPayload) in
             let identity = payload.identity
             return (identity.bundleId, identity.appAppleId, identity.environment, checksBundle: true, checksAppAppleId: true)
@@ -127,8 +135,10 @@ public final class SignedDataVerifier: Sendable {
         parsing(jws) { verifyRealtimeRequest($0, effectiveDate: effectiveDate) }
     }
 
-    public func verifyRealtimeRequest(_ parsed: SignedPayload,
-                                      effectiveDate: Date? = nil) -> VerificationResult<DecodedRealtimeRequestBody> {
+    public func verifyRealtimeRequest(
+        _ parsed: SignedPayload,
+        effectiveDate: Date? = nil
+    ) -> VerificationResult<DecodedRealtimeRequestBody> {
         verify(parsed, effectiveDate: effectiveDate, signedDateKey: "signedDate") { (payload: DecodedRealtimeRequestBody) in
             (nil, payload.appAppleId, payload.string("environment"), checksBundle: false, checksAppAppleId: true)
         }
@@ -136,16 +146,20 @@ public final class SignedDataVerifier: Sendable {
 
     // MARK: - The checks, in order
 
-    private typealias Identity = (bundleId: String?, appAppleId: Int64?, environment: String?,
-                                  checksBundle: Bool, checksAppAppleId: Bool)
+    private typealias Identity = (
+        bundleId: String?, appAppleId: Int64?, environment: String?,
+        checksBundle: Bool, checksAppAppleId: Bool
+    )
 
     /// Steps 1–2: format (`SignedPayload` reads the segments and the payload, or says why not).
     private func parsing<Model>(_ jws: String, _ verify: (SignedPayload) -> VerificationResult<Model>) -> VerificationResult<Model> {
         do { return verify(try SignedPayload(jws)) } catch { return .invalid(error) }
     }
 
-    private func verify<Model: AppStoreModel>(_ parsed: SignedPayload, effectiveDate override: Date?, signedDateKey: String,
-                                              identity: (Model) -> Identity) -> VerificationResult<Model> {
+    private func verify<Model: AppStoreModel>(
+        _ parsed: SignedPayload, effectiveDate override: Date?, signedDateKey: String,
+        identity: (Model) -> Identity
+    ) -> VerificationResult<Model> {
         // Step 3: the payload decodes as the model.
         let payload: Model
         do { payload = try Model(decoding: parsed.payload) } catch {
@@ -154,24 +168,33 @@ public final class SignedDataVerifier: Sendable {
         // Step 4: Xcode and LocalTesting data is unsigned by design; only identity checks apply.
         let environment = configuration.environment
         if environment.isSigned {
-            let effective = override ?? (configuration.onlineChecks ? clock()
-                : payload.json[signedDateKey]?.doubleValue.map { Date(timeIntervalSince1970: ($0 / 1000).rounded(.towardZero)) }
-                ?? clock())
+            let effective =
+                override
+                ?? (configuration.onlineChecks
+                    ? clock()
+                    : payload.json[signedDateKey]?.doubleValue.map { Date(timeIntervalSince1970: ($0 / 1000).rounded(.towardZero)) }
+                        ?? clock())
             if let failure = verifySignature(parsed.segments, effectiveDate: effective) { return .invalid(failure) }
         }
         // Steps 12–13: identity, then environment.
         let claimed = identity(payload)
         if claimed.checksBundle && claimed.bundleId != configuration.bundleId {
-            return .invalid(VerificationFailure(.invalidAppIdentifier,
-                                                "bundle ID \(claimed.bundleId ?? "(absent)") is not \(configuration.bundleId)"))
+            return .invalid(
+                VerificationFailure(
+                    .invalidAppIdentifier,
+                    "bundle ID \(claimed.bundleId ?? "(absent)") is not \(configuration.bundleId)"))
         }
         if claimed.checksAppAppleId && environment == .production && claimed.appAppleId != configuration.appAppleId {
-            return .invalid(VerificationFailure(.invalidAppIdentifier,
-                                                "appAppleId \(claimed.appAppleId.map(String.init) ?? "(absent)") is not \(configuration.appAppleId ?? 0)"))
+            return .invalid(
+                VerificationFailure(
+                    .invalidAppIdentifier,
+                    "appAppleId \(claimed.appAppleId.map(String.init) ?? "(absent)") is not \(configuration.appAppleId ?? 0)"))
         }
         guard claimed.environment == environment.rawValue else {
-            return .invalid(VerificationFailure(.invalidEnvironment,
-                                                "environment \(claimed.environment ?? "(absent)") is not \(environment.rawValue)"))
+            return .invalid(
+                VerificationFailure(
+                    .invalidEnvironment,
+                    "environment \(claimed.environment ?? "(absent)") is not \(environment.rawValue)"))
         }
         return .valid(payload)
     }
@@ -201,8 +224,10 @@ public final class SignedDataVerifier: Sendable {
     }
 
     /// The leaf's key once the header is sound and its path to a root is valid at `effectiveDate`.
-    private func validatedLeafKey(_ segments: JWSSegments,
-                                  effectiveDate: Date) -> Result<P256.Signing.PublicKey, VerificationFailure> {
+    private func validatedLeafKey(
+        _ segments: JWSSegments,
+        effectiveDate: Date
+    ) -> Result<P256.Signing.PublicKey, VerificationFailure> {
         let now = clock()
         let cacheKey = segments.headerText
         if let entry = chainCache.lookup(cacheKey, now: now) {
@@ -262,9 +287,11 @@ public final class SignedDataVerifier: Sendable {
             }
         }
         let validFrom = path.map(\.notBefore).max()!, validUntil = path.map(\.notAfter).min()!
-        chainCache.store(VerifiedChainCache.Entry(leafKey: key, validFrom: validFrom, validUntil: validUntil,
-                                                  expires: now.addingTimeInterval(VerifiedChainCache.timeToLive)),
-                         under: cacheKey, now: now)
+        chainCache.store(
+            VerifiedChainCache.Entry(
+                leafKey: key, validFrom: validFrom, validUntil: validUntil,
+                expires: now.addingTimeInterval(VerifiedChainCache.timeToLive)),
+            under: cacheKey, now: now)
         return .success(key)
     }
 

@@ -40,11 +40,12 @@ public struct SignedPayload: Sendable {
     /// The environment the payload claims for `kind` (notifications: their identity source; app
     /// transactions: `receiptType`). Unverified: only for choosing the verifier.
     public func claimedEnvironment(as kind: SignedPayloadKind) -> AppStoreEnvironment? {
-        let name: String? = switch kind {
-        case .notification: (try? ResponseBodyV2DecodedPayload(decoding: payload))?.identity.environment
-        case .appTransaction: payload["receiptType"]?.stringValue
-        case .transaction, .renewalInfo, .realtimeRequest: payload["environment"]?.stringValue
-        }
+        let name: String? =
+            switch kind {
+            case .notification: (try? ResponseBodyV2DecodedPayload(decoding: payload))?.identity.environment
+            case .appTransaction: payload["receiptType"]?.stringValue
+            case .transaction, .renewalInfo, .realtimeRequest: payload["environment"]?.stringValue
+            }
         return name.map(AppStoreEnvironment.init(rawValue:))
     }
 

@@ -54,7 +54,8 @@ public final class VerifiedChainCache: Sendable {
             guard entries.count > capacity else { return }
             entries = entries.filter { $0.value.expires > now }
             while entries.count > capacity,
-                  let oldest = entries.min(by: { $0.value.expires < $1.value.expires })?.key {
+                let oldest = entries.min(by: { $0.value.expires < $1.value.expires })?.key
+            {
                 entries[oldest] = nil
             }
         }

@@ -31,7 +31,8 @@ public struct APIKeyAuthenticator: Sendable {
         let bytes = Array(header.utf8)
         // "Bearer " (scheme case-insensitive, RFC 9110 §11.1), then the key.
         guard bytes.count > 7, bytes[6] == 0x20,
-              String(decoding: bytes[0..<6], as: UTF8.self).lowercased() == "bearer" else {
+            String(decoding: bytes[0..<6], as: UTF8.self).lowercased() == "bearer"
+        else {
             throw Self.unauthorized("the Authorization header must be Bearer <key>")
         }
         let digest = SHA256.hash(Array(bytes[7...]))

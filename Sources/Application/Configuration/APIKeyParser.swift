@@ -20,15 +20,18 @@ enum APIKeyParser {
             let role = roleName.flatMap(APIKeyRole.init(rawValue:))
             if let roleName, role == nil { reader.problem("\(keyPath).role", "unknown role \"\(roleName)\" (client or server)") }
             guard let digest = text.flatMap({ digest(of: $0, problemPath: "\(keyPath).key", reader: &reader) }),
-                  let role else { continue }
+                let role
+            else { continue }
             keys.append(APIKeyConfiguration(sha256: digest, role: role))
         }
         return keys
     }
 
     /// `role:key` pairs separated by commas, from an environment variable.
-    static func parseEnvironmentList(_ list: String, name: String,
-                                     reader: inout ConfigurationReader) -> [APIKeyConfiguration] {
+    static func parseEnvironmentList(
+        _ list: String, name: String,
+        reader: inout ConfigurationReader
+    ) -> [APIKeyConfiguration] {
         var keys: [APIKeyConfiguration] = []
         for (index, entry) in list.split(separator: ",").enumerated() {
             let parts = entry.split(separator: ":", maxSplits: 1)

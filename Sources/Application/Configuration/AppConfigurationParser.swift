@@ -11,8 +11,10 @@ enum AppConfigurationParser {
         "verification", "appStoreServerAPI", "billingRetryGrantsAccess",
     ]
 
-    static func parse(_ object: JSONObject, path: String, folder: String, environment: [String: String],
-                      reader: inout ConfigurationReader) -> AppConfiguration? {
+    static func parse(
+        _ object: JSONObject, path: String, folder: String, environment: [String: String],
+        reader: inout ConfigurationReader
+    ) -> AppConfiguration? {
         reader.checkMembers(object, allowed: allowedMembers, path: path)
         let id = reader.string(object, "id", path: path, required: true)
         let envPrefix = "ENTITLE_APP_" + (id ?? "").uppercased().map { $0.isLetter || $0.isNumber ? String($0) : "_" }.joined() + "_"
@@ -22,7 +24,9 @@ enum AppConfigurationParser {
         }
         var appAppleId: Int64?
         if let value = object["appAppleId"] {
-            if case .int(let number) = value, number > 0 { appAppleId = number } else {
+            if case .int(let number) = value, number > 0 {
+                appAppleId = number
+            } else {
                 reader.problem("\(path).appAppleId", "must be a positive integer (the app's Apple ID, not a string)")
             }
         }
@@ -30,40 +34,53 @@ enum AppConfigurationParser {
         if environments.contains(.production) && appAppleId == nil && object["appAppleId"] == nil {
             reader.problem(path, "\"appAppleId\" is required when Production is enabled")
         }
-        let signingKey = parseSigningKey(reader.object(object, "signingKey", path: path, required: true),
-                                         path: "\(path).signingKey", folder: folder, envPrefix: envPrefix,
-                                         environment: environment, reader: &reader)
-        var apiKeys = APIKeyParser.parse(reader.array(object, "apiKeys", path: path) ?? [], path: "\(path).apiKeys",
-                                         reader: &reader)
+        let signingKey = parseSigningKey(
+            reader.object(object, "signingKey", path: path, required: true),
+            path: "\(path).signingKey", folder: folder, envPrefix: envPrefix,
+            environment: environment, reader: &reader)
+        var apiKeys = APIKeyParser.parse(
+            reader.array(object, "apiKeys", path: path) ?? [], path: "\(path).apiKeys",
+            reader: &reader)
         if let extra = environment[envPrefix + "API_KEYS"] {
             apiKeys += APIKeyParser.parseEnvironmentList(extra, name: envPrefix + "API_KEYS", reader: &reader)
         }
-        let products = parseProducts(reader.object(object, "products", path: path), path: "\(path).products",
-                                     reader: &reader)
-        let offers = parseOffers(reader.object(object, "offers", path: path), products: products,
-                                 path: "\(path).offers", reader: &reader)
-        let verification = VerificationSettingsParser.parse(reader.object(object, "verification", path: path),
-                                                            path: "\(path).verification", folder: folder, reader: &reader)
-        let serverAPI = parseServerAPI(reader.object(object, "appStoreServerAPI", path: path), path: "\(path).appStoreServerAPI",
-                                       folder: folder, reader: &reader)
+        let products = parseProducts(
+            reader.object(object, "products", path: path), path: "\(path).products",
+            reader: &reader)
+        let offers = parseOffers(
+            reader.object(object, "offers", path: path), products: products,
+            path: "\(path).offers", reader: &reader)
+        let verification = VerificationSettingsParser.parse(
+            reader.object(object, "verification", path: path),
+            path: "\(path).verification", folder: folder, reader: &reader)
+        let serverAPI = parseServerAPI(
+            reader.object(object, "appStoreServerAPI", path: path), path: "\(path).appStoreServerAPI",
+            folder: folder, reader: &reader)
         let billingRetryGrantsAccess = reader.bool(object, "billingRetryGrantsAccess", path: path) ?? false
         guard let id, let bundleId, let signingKey else { return nil }
-        return AppConfiguration(id: id, bundleId: bundleId, appAppleId: appAppleId, environments: environments,
-                                signingKey: signingKey, apiKeys: apiKeys, products: products, offers: offers,
-                                billingRetryGrantsAccess: billingRetryGrantsAccess, verification: verification,
-                                serverAPI: serverAPI)
+        return AppConfiguration(
+            id: id, bundleId: bundleId, appAppleId: appAppleId, environments: environments,
+            signingKey: signingKey, apiKeys: apiKeys, products: products, offers: offers,
+            billingRetryGrantsAccess: billingRetryGrantsAccess, verification: verification,
+            serverAPI: serverAPI)
     }
 
     static func isValidBundleId(_ value: String) -> Bool {
         let parts = value.split(separator: ".", omittingEmptySubsequences: false)
         return parts.allSatisfy { part in
-            !part.isEmpty && part.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic
-                || ("0"..."9").contains($0) || $0 == "-") }
+            !part.isEmpty
+                && part.unicodeScalars.allSatisfy {
+                    $0.isASCII
+                        && ($0.properties.isAlphabetic
+                            || ("0"..."9").contains($0) || $0 == "-")
+                }
         }
     }
 
-    private static func parseEnvironments(_ object: JSONObject, path: String,
-                                          reader: inout ConfigurationReader) -> [AppStoreEnvironment] {
+    private static func parseEnvironments(
+        _ object: JSONObject, path: String,
+        reader: inout ConfigurationReader
+    ) -> [AppStoreEnvironment] {
         guard let names = reader.stringArray(object, "environments", path: path) else {
             return object["environments"] == nil ? [.production, .sandbox] : []
         }
@@ -82,9 +99,11 @@ enum AppConfigurationParser {
         return environments
     }
 
-    private static func parseSigningKey(_ object: JSONObject?, path: String, folder: String, envPrefix: String,
-                                        environment: [String: String],
-                                        reader: inout ConfigurationReader) -> SigningKeyConfiguration? {
+    private static func parseSigningKey(
+        _ object: JSONObject?, path: String, folder: String, envPrefix: String,
+        environment: [String: String],
+        reader: inout ConfigurationReader
+    ) -> SigningKeyConfiguration? {
         guard let object else { return nil }
         reader.checkMembers(object, allowed: ["keyId", "issuerId", "privateKeyFile"], path: path)
         let keyId = reader.string(object, "keyId", path: path, required: true)
@@ -105,8 +124,10 @@ enum AppConfigurationParser {
     }
 
     /// Loads the `.p8`. Messages name the file and the kind of problem, never the key's bytes.
-    static func loadPrivateKey(_ keyPath: String, problemPath: String,
-                               reader: inout ConfigurationReader) -> P256.Signing.PrivateKey? {
+    static func loadPrivateKey(
+        _ keyPath: String, problemPath: String,
+        reader: inout ConfigurationReader
+    ) -> P256.Signing.PrivateKey? {
         guard let data = FileManager.default.contents(atPath: keyPath) else {
             let reason = FileManager.default.fileExists(atPath: keyPath) ? "cannot be read" : "no such file"
             reader.problem(problemPath, "\(keyPath): \(reason)")
@@ -129,8 +150,10 @@ enum AppConfigurationParser {
         }
     }
 
-    private static func parseProducts(_ object: JSONObject?, path: String,
-                                      reader: inout ConfigurationReader) -> [String: CatalogProduct] {
+    private static func parseProducts(
+        _ object: JSONObject?, path: String,
+        reader: inout ConfigurationReader
+    ) -> [String: CatalogProduct] {
         guard let object else { return [:] }
         for key in object.duplicateKeys { reader.problem(path, "duplicate product ID \"\(key)\"") }
         var products: [String: CatalogProduct] = [:]
@@ -153,8 +176,10 @@ enum AppConfigurationParser {
         return products
     }
 
-    private static func parseOffers(_ object: JSONObject?, products: [String: CatalogProduct], path: String,
-                                    reader: inout ConfigurationReader) -> [String: OfferConfiguration] {
+    private static func parseOffers(
+        _ object: JSONObject?, products: [String: CatalogProduct], path: String,
+        reader: inout ConfigurationReader
+    ) -> [String: OfferConfiguration] {
         guard let object else { return [:] }
         for key in object.duplicateKeys { reader.problem(path, "duplicate offer ID \"\(key)\"") }
         var offers: [String: OfferConfiguration] = [:]
@@ -170,9 +195,12 @@ enum AppConfigurationParser {
             let identifier = reader.string(offer, "offerIdentifier", path: offerPath, required: true)
             var rule = OfferEligibility.PromotionalRule.any
             if let name = reader.string(offer, "eligibility", path: offerPath) {
-                if let parsed = OfferEligibility.PromotionalRule(rawValue: name) { rule = parsed } else {
-                    reader.problem("\(offerPath).eligibility",
-                                   "unknown rule \"\(name)\" (\(OfferEligibility.PromotionalRule.allCases.map(\.rawValue).joined(separator: ", ")))")
+                if let parsed = OfferEligibility.PromotionalRule(rawValue: name) {
+                    rule = parsed
+                } else {
+                    reader.problem(
+                        "\(offerPath).eligibility",
+                        "unknown rule \"\(name)\" (\(OfferEligibility.PromotionalRule.allCases.map(\.rawValue).joined(separator: ", ")))")
                 }
             }
             if let productId, products[productId] == nil {
@@ -187,8 +215,10 @@ enum AppConfigurationParser {
         return offers
     }
 
-    private static func parseServerAPI(_ object: JSONObject?, path: String, folder: String,
-                                       reader: inout ConfigurationReader) -> ServerAPISettings {
+    private static func parseServerAPI(
+        _ object: JSONObject?, path: String, folder: String,
+        reader: inout ConfigurationReader
+    ) -> ServerAPISettings {
         var settings = ServerAPISettings()
         guard let object else { return settings }
         reader.checkMembers(object, allowed: ["productionURL", "sandboxURL", "caFile"], path: path)

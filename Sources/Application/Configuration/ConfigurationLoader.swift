@@ -5,9 +5,12 @@ import JSON
 /// Reads the JSON configuration of API.md, applies environment overrides, loads the signing
 /// keys and checks every rule. Either a complete `EntitleConfiguration` or every problem at once.
 public enum ConfigurationLoader {
-    public static func load(path: String,
-                            environment: [String: String] = ProcessInfo.processInfo.environment)
-        throws(ConfigurationError) -> EntitleConfiguration {
+    public static func load(
+        path: String,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    )
+        throws(ConfigurationError) -> EntitleConfiguration
+    {
         guard let data = FileManager.default.contents(atPath: path) else {
             let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "no such file"
             throw ConfigurationError(problems: ["\(path): \(reason)"])
@@ -35,8 +38,10 @@ public enum ConfigurationLoader {
 
     // MARK: - Top level
 
-    private static func parse(_ root: JSONObject, folder: String, path: String, environment: [String: String],
-                              reader: inout ConfigurationReader) -> EntitleConfiguration? {
+    private static func parse(
+        _ root: JSONObject, folder: String, path: String, environment: [String: String],
+        reader: inout ConfigurationReader
+    ) -> EntitleConfiguration? {
         reader.checkMembers(root, allowed: ["server", "storage", "apps"], path: "config")
         var server = parseServer(reader.object(root, "server", path: "config"), reader: &reader)
         applyServerOverrides(&server, environment: environment, reader: &reader)
@@ -58,8 +63,10 @@ public enum ConfigurationLoader {
                 reader.problem("apps[\(index)]", "expected an object, found \(value.typeName)")
                 continue
             }
-            if let app = AppConfigurationParser.parse(appObject, path: "apps[\(index)]", folder: folder,
-                                                      environment: environment, reader: &reader) {
+            if let app = AppConfigurationParser.parse(
+                appObject, path: "apps[\(index)]", folder: folder,
+                environment: environment, reader: &reader)
+            {
                 apps.append(app)
             }
         }
@@ -70,10 +77,14 @@ public enum ConfigurationLoader {
     private static func parseServer(_ object: JSONObject?, reader: inout ConfigurationReader) -> ServerSettings {
         var server = ServerSettings()
         guard let object else { return server }
-        reader.checkMembers(object, allowed: ["host", "port", "eventLoops", "maxBodyBytes", "maxConnections",
-                                              "shutdownGraceSeconds", "headerTimeoutSeconds", "idleTimeoutSeconds",
-                                              "blockingThreads"],
-                            path: "server")
+        reader.checkMembers(
+            object,
+            allowed: [
+                "host", "port", "eventLoops", "maxBodyBytes", "maxConnections",
+                "shutdownGraceSeconds", "headerTimeoutSeconds", "idleTimeoutSeconds",
+                "blockingThreads",
+            ],
+            path: "server")
         if let host = reader.string(object, "host", path: "server") { server.host = host }
         if let port = reader.integer(object, "port", path: "server", range: 0...65535) { server.port = Int(port) }
         if let loops = reader.integer(object, "eventLoops", path: "server", range: 0...256) { server.eventLoops = Int(loops) }
@@ -86,9 +97,11 @@ public enum ConfigurationLoader {
         if let count = reader.integer(object, "blockingThreads", path: "server", range: 0...1024) {
             server.blockingThreads = Int(count)
         }
-        for (key, keyPath) in [("shutdownGraceSeconds", \ServerSettings.shutdownGraceSeconds),
-                               ("headerTimeoutSeconds", \.headerTimeoutSeconds),
-                               ("idleTimeoutSeconds", \.idleTimeoutSeconds)] {
+        for (key, keyPath) in [
+            ("shutdownGraceSeconds", \ServerSettings.shutdownGraceSeconds),
+            ("headerTimeoutSeconds", \.headerTimeoutSeconds),
+            ("idleTimeoutSeconds", \.idleTimeoutSeconds),
+        ] {
             guard let value = object[key] else { continue }
             guard let seconds = value.doubleValue, seconds > 0, seconds <= 3600 else {
                 reader.problem("server.\(key)", "expected a number of seconds between 0 and 3600")
@@ -101,8 +114,10 @@ public enum ConfigurationLoader {
 
     /// `ENTITLE_HOST`, `ENTITLE_PORT`, `ENTITLE_EVENT_LOOPS`, `ENTITLE_MAX_BODY_BYTES`,
     /// `ENTITLE_MAX_CONNECTIONS`, `ENTITLE_BLOCKING_THREADS` override the file (deployments set them in the unit's environment).
-    private static func applyServerOverrides(_ server: inout ServerSettings, environment: [String: String],
-                                             reader: inout ConfigurationReader) {
+    private static func applyServerOverrides(
+        _ server: inout ServerSettings, environment: [String: String],
+        reader: inout ConfigurationReader
+    ) {
         if let host = environment["ENTITLE_HOST"], !host.isEmpty { server.host = host }
         let integers: [(String, WritableKeyPath<ServerSettings, Int>, ClosedRange<Int>)] = [
             ("ENTITLE_PORT", \.port, 0...65535),

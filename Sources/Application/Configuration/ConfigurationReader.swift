@@ -33,8 +33,11 @@ struct ConfigurationReader {
             return nil
         }
         guard let string = value.stringValue, !string.isEmpty else {
-            problem("\(path).\(key)", value.stringValue == nil ? "expected a string, found \(value.typeName)"
-                                                                 : "must not be empty")
+            problem(
+                "\(path).\(key)",
+                value.stringValue == nil
+                    ? "expected a string, found \(value.typeName)"
+                    : "must not be empty")
             return nil
         }
         return string

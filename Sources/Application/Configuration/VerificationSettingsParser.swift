@@ -7,8 +7,10 @@ import JSON
 /// (files) or, without it, from every `.cer`/`.pem` in `apple-roots/` beside the configuration.
 /// Each must be one of Apple's roots unless `allowPrivateRoots` is true.
 enum VerificationSettingsParser {
-    static func parse(_ object: JSONObject?, path: String, folder: String,
-                      reader: inout ConfigurationReader) -> VerificationSettings {
+    static func parse(
+        _ object: JSONObject?, path: String, folder: String,
+        reader: inout ConfigurationReader
+    ) -> VerificationSettings {
         var settings = VerificationSettings()
         var files: [String]
         if let object {
@@ -28,8 +30,10 @@ enum VerificationSettingsParser {
             }
             for certificate in certificates {
                 if AppleRootCertificates.appleRootName(of: certificate) == nil && !settings.allowPrivateRoots {
-                    reader.problem("\(path).rootCertificates", "\(file) is not an Apple root certificate (SHA-256 "
-                                   + "\(certificate.sha256Fingerprint)); set verification.allowPrivateRoots for private test chains")
+                    reader.problem(
+                        "\(path).rootCertificates",
+                        "\(file) is not an Apple root certificate (SHA-256 "
+                            + "\(certificate.sha256Fingerprint)); set verification.allowPrivateRoots for private test chains")
                     continue
                 }
                 settings.rootCertificates.append(certificate)

@@ -59,6 +59,7 @@ public struct ServiceError: HTTPStatusError, Equatable, CustomStringConvertible 
         ServiceError(status: 422, code: "OFFER_UNAVAILABLE", message: message, details: ["reason": .string(reason)])
     }
 
-    public static let conflict = ServiceError(status: 409, code: "CONFLICT",
-                                              message: "this subscription is linked to another appAccountToken; nothing changed")
+    public static let conflict = ServiceError(
+        status: 409, code: "CONFLICT",
+        message: "this subscription is linked to another appAccountToken; nothing changed")
 }

@@ -49,8 +49,10 @@ public final class BlockingPool: Sendable {
     }
 
     /// Runs `work` on a pool thread and hands its result to `completion` there.
-    public func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T,
-                                 completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+    public func run<T: Sendable>(
+        _ work: @escaping @Sendable () throws -> T,
+        completion: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) {
         let accepted = submit { completion(Result { try work() }) }
         if !accepted { completion(.failure(ServiceError.overloaded)) }
     }

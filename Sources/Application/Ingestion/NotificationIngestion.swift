@@ -20,8 +20,10 @@ public struct NotificationIngestion: Sendable {
 
     /// Verifies on the caller's thread (the pool when verification waits on OCSP); the write goes
     /// to the store's writer, which calls back after the commit. No thread waits per notification.
-    public func ingest(_ parsed: SignedPayload, source: String = "notification", receivedAt: Date,
-                       completion: @escaping @Sendable (Result<Outcome, any Error>) -> Void) {
+    public func ingest(
+        _ parsed: SignedPayload, source: String = "notification", receivedAt: Date,
+        completion: @escaping @Sendable (Result<Outcome, any Error>) -> Void
+    ) {
         let work: @Sendable () -> Void = {
             let batch: FactBatch
             do { batch = try self.batch(parsed, source: source, receivedAt: receivedAt) } catch {
@@ -45,22 +47,26 @@ public struct NotificationIngestion: Sendable {
     /// Verification and the facts to store (CPU only unless the app uses online checks).
     func batch(_ parsed: SignedPayload, source: String, receivedAt: Date) throws -> FactBatch {
         let verified = verification.verifiedNotification(parsed)
-        instrumentation.verified(app: app.id, source: source, kind: SignedPayloadKind.notification.rawValue,
-                                 result: verified.statusName)
+        instrumentation.verified(
+            app: app.id, source: source, kind: SignedPayloadKind.notification.rawValue,
+            result: verified.statusName)
         guard case .valid(let (notification, environment)) = verified else {
             instrumentation.notificationOutcome(app: app.id, result: verified.statusName)
             throw verified.failure!
         }
         instrumentation.notificationReceived(app: app.id, type: notification.notification.notificationType?.rawValue ?? "UNKNOWN")
-        let nested: [(SignedPayloadKind, String?)] = [(.transaction, notification.transactionResult?.statusName),
-                                                      (.renewalInfo, notification.renewalInfoResult?.statusName),
-                                                      (.appTransaction, notification.appTransactionResult?.statusName)]
+        let nested: [(SignedPayloadKind, String?)] = [
+            (.transaction, notification.transactionResult?.statusName),
+            (.renewalInfo, notification.renewalInfoResult?.statusName),
+            (.appTransaction, notification.appTransactionResult?.statusName),
+        ]
         for case let (kind, result?) in nested {
             instrumentation.verified(app: app.id, source: source, kind: kind.rawValue, result: result)
         }
         do {
-            return try NotificationFacts.batch(notification, jws: parsed.text, appId: app.id, environment: environment.rawValue,
-                                               receivedAt: Milliseconds.since1970(receivedAt))
+            return try NotificationFacts.batch(
+                notification, jws: parsed.text, appId: app.id, environment: environment.rawValue,
+                receivedAt: Milliseconds.since1970(receivedAt))
         } catch {
             instrumentation.notificationOutcome(app: app.id, result: error.refusalName)
             throw error

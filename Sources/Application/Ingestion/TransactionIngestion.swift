@@ -21,13 +21,16 @@ public struct TransactionIngestion: Sendable {
 
     /// Verifies on the caller's thread (on the pool when verification waits on OCSP), writes
     /// through the store's writer, then reads the subscriber back on the pool.
-    public func post(signedTransaction: String, signedRenewalInfo: String?, appAccountToken: String?, now: Date,
-                     completion: @escaping @Sendable (Result<Posted, any Error>) -> Void) {
+    public func post(
+        signedTransaction: String, signedRenewalInfo: String?, appAccountToken: String?, now: Date,
+        completion: @escaping @Sendable (Result<Posted, any Error>) -> Void
+    ) {
         let prepare: @Sendable () -> Void = {
             let prepared: (FactBatch, JWSTransactionDecodedPayload, AppStoreEnvironment)
             do {
-                prepared = try batch(signedTransaction: signedTransaction, signedRenewalInfo: signedRenewalInfo,
-                                     appAccountToken: appAccountToken)
+                prepared = try batch(
+                    signedTransaction: signedTransaction, signedRenewalInfo: signedRenewalInfo,
+                    appAccountToken: appAccountToken)
             } catch {
                 completion(.failure(error))
                 return
@@ -49,8 +52,10 @@ public struct TransactionIngestion: Sendable {
     }
 
     /// Verification and the facts to store (CPU only unless the app uses online checks).
-    func batch(signedTransaction: String, signedRenewalInfo: String?,
-               appAccountToken: String?) throws -> (FactBatch, JWSTransactionDecodedPayload, AppStoreEnvironment) {
+    func batch(
+        signedTransaction: String, signedRenewalInfo: String?,
+        appAccountToken: String?
+    ) throws -> (FactBatch, JWSTransactionDecodedPayload, AppStoreEnvironment) {
         let token = try AppAccountToken.validated(appAccountToken)
         let parsed: SignedPayload
         do { parsed = try SignedPayload(signedTransaction) } catch {
@@ -68,8 +73,9 @@ public struct TransactionIngestion: Sendable {
             guard case .valid(let (renewalPayload, _)) = result else { throw result.failure! }
             renewal = (renewalPayload, parsedRenewal.text)
         }
-        let batch = try NotificationFacts.batch(transaction: payload, jws: parsed.text, renewal: renewal, appAccountToken: token,
-                                                appId: app.id, environment: environment.rawValue)
+        let batch = try NotificationFacts.batch(
+            transaction: payload, jws: parsed.text, renewal: renewal, appAccountToken: token,
+            appId: app.id, environment: environment.rawValue)
         return (batch, payload, environment)
     }
 

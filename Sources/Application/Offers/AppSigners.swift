@@ -12,8 +12,9 @@ public struct AppSigners: Sendable {
         let key = app.signingKey
         promotionalOffer = PromotionalOfferSigner(privateKey: key.privateKey, keyId: key.keyId, bundleId: app.bundleId)
         if let issuerId = key.issuerId {
-            let creator = JWSSignatureCreator(privateKey: key.privateKey, keyId: key.keyId, issuerId: issuerId,
-                                              bundleId: app.bundleId)
+            let creator = JWSSignatureCreator(
+                privateKey: key.privateKey, keyId: key.keyId, issuerId: issuerId,
+                bundleId: app.bundleId)
             promotionalOfferV2 = PromotionalOfferV2SignatureCreator(creator)
             introductoryOfferEligibility = IntroductoryOfferEligibilitySignatureCreator(creator)
         } else {

@@ -58,38 +58,46 @@ public struct OfferService: Sendable {
 
     /// Signs on the caller's thread when the offer's rule needs no history (CPU only, about a
     /// tenth of a millisecond); reads the customer's history on the pool when it does.
-    public func signPromotionalOffer(_ request: PromotionalOfferRequest, now: Date, nonce: UUID = SecureRandom.uuid(),
-                                     completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {
+    public func signPromotionalOffer(
+        _ request: PromotionalOfferRequest, now: Date, nonce: UUID = SecureRandom.uuid(),
+        completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void
+    ) {
         guard needsHistory(offerId: request.offerId), let history, let pool else {
             completion(Result { try signCounted(request, status: SubscriberStatus(), now: now, nonce: nonce) })
             return
         }
-        pool.run({
-            let token = try AppAccountToken.validated(request.appAccountToken)
-            let status = try history.status(appAccountToken: token, transactionId: request.transactionId, now: now)
-            return try signCounted(request, status: status, now: now, nonce: nonce)
-        }, completion: completion)
+        pool.run(
+            {
+                let token = try AppAccountToken.validated(request.appAccountToken)
+                let status = try history.status(appAccountToken: token, transactionId: request.transactionId, now: now)
+                return try signCounted(request, status: status, now: now, nonce: nonce)
+            }, completion: completion)
     }
 
     /// Decided from the customer's stored transactions, read on the pool.
-    public func introductoryOfferEligibility(_ request: IntroductoryOfferRequest, now: Date,
-                                             completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {
+    public func introductoryOfferEligibility(
+        _ request: IntroductoryOfferRequest, now: Date,
+        completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void
+    ) {
         guard let history, let pool else {
             completion(Result { try introductoryOfferEligibility(request, transactions: [], timestamp: now) })
             return
         }
-        pool.run({
-            let token = try AppAccountToken.validated(request.appAccountToken)
-            let transactions = try history.customerFacts(appAccountToken: token, transactionId: request.transactionId)
-                .flatMap(\.transactions)
-            let answer = try introductoryOfferEligibility(request, transactions: transactions, timestamp: now)
-            if answer["jws"] != nil { instrumentation.offerSigned(app: app.id, kind: "intro-eligibility-jws") }
-            return answer
-        }, completion: completion)
+        pool.run(
+            {
+                let token = try AppAccountToken.validated(request.appAccountToken)
+                let transactions = try history.customerFacts(appAccountToken: token, transactionId: request.transactionId)
+                    .flatMap(\.transactions)
+                let answer = try introductoryOfferEligibility(request, transactions: transactions, timestamp: now)
+                if answer["jws"] != nil { instrumentation.offerSigned(app: app.id, kind: "intro-eligibility-jws") }
+                return answer
+            }, completion: completion)
     }
 
-    private func signCounted(_ request: PromotionalOfferRequest, status: SubscriberStatus, now: Date,
-                             nonce: UUID) throws -> JSONObject {
+    private func signCounted(
+        _ request: PromotionalOfferRequest, status: SubscriberStatus, now: Date,
+        nonce: UUID
+    ) throws -> JSONObject {
         let answer = try signPromotionalOffer(request, subscriptions: status.subscriptions, nonce: nonce, timestamp: now)
         instrumentation.offerSigned(app: app.id, kind: "v1")
         if answer["jws"] != nil { instrumentation.offerSigned(app: app.id, kind: "promotional-jws") }
@@ -101,16 +109,19 @@ public struct OfferService: Sendable {
     /// Signs a catalogued promotional offer: the v1 signature always, the v2 JWS when the key has
     /// an issuer ID. Never falls back to another offer.
     /// `subscriptions` is the customer's stored history (needed when the offer's rule is not `any`).
-    public func signPromotionalOffer(_ request: PromotionalOfferRequest, subscriptions: [SubscriptionState] = [],
-                                     nonce: UUID = SecureRandom.uuid(),
-                                     timestamp: Date = Date()) throws(ServiceError) -> JSONObject {
+    public func signPromotionalOffer(
+        _ request: PromotionalOfferRequest, subscriptions: [SubscriptionState] = [],
+        nonce: UUID = SecureRandom.uuid(),
+        timestamp: Date = Date()
+    ) throws(ServiceError) -> JSONObject {
         _ = try AppAccountToken.validated(request.appAccountToken)
         guard let offer = app.offers[request.offerId] else {
             throw .offerUnavailable("NOT_IN_CATALOG", "offer \"\(request.offerId)\" is not in the offer catalog")
         }
         guard offer.productId == request.productId else {
-            throw .offerUnavailable("NOT_IN_CATALOG",
-                                    "offer \"\(request.offerId)\" belongs to another product than \"\(request.productId)\"")
+            throw .offerUnavailable(
+                "NOT_IN_CATALOG",
+                "offer \"\(request.offerId)\" belongs to another product than \"\(request.productId)\"")
         }
         try checkEligibility(offer, subscriptions: subscriptions)
         let milliseconds = Int64((timestamp.timeIntervalSince1970 * 1000).rounded(.down))
@@ -128,10 +139,12 @@ public struct OfferService: Sendable {
                 "signature": .string(signature),
             ]
             if let v2 = signers.promotionalOfferV2 {
-                answer["jws"] = .string(try v2.createSignature(productId: offer.productId,
-                                                               offerIdentifier: offer.offerIdentifier,
-                                                               transactionId: request.transactionId,
-                                                               nonce: nonce, issuedAt: timestamp))
+                answer["jws"] = .string(
+                    try v2.createSignature(
+                        productId: offer.productId,
+                        offerIdentifier: offer.offerIdentifier,
+                        transactionId: request.transactionId,
+                        nonce: nonce, issuedAt: timestamp))
             }
             return answer
         } catch {
@@ -143,8 +156,9 @@ public struct OfferService: Sendable {
     private func checkEligibility(_ offer: OfferConfiguration, subscriptions: [SubscriptionState]) throws(ServiceError) {
         let group = app.products[offer.productId]?.subscriptionGroup
         guard OfferEligibility.promotional(rule: offer.eligibility, group: group, subscriptions: subscriptions) else {
-            throw .offerUnavailable("NOT_ELIGIBLE",
-                                    "this offer is for \(offer.eligibility.rawValue) subscribers and the customer's stored history does not qualify")
+            throw .offerUnavailable(
+                "NOT_ELIGIBLE",
+                "this offer is for \(offer.eligibility.rawValue) subscribers and the customer's stored history does not qualify")
         }
     }
 
@@ -153,17 +167,21 @@ public struct OfferService: Sendable {
 
     /// Answers introductory-offer eligibility for the product's subscription group.
     /// Decided per subscription group from `transactions`, the customer's stored transactions.
-    public func introductoryOfferEligibility(_ request: IntroductoryOfferRequest, transactions: [TransactionRecord],
-                                             nonce: UUID = SecureRandom.uuid(),
-                                             timestamp: Date = Date()) throws(ServiceError) -> JSONObject {
+    public func introductoryOfferEligibility(
+        _ request: IntroductoryOfferRequest, transactions: [TransactionRecord],
+        nonce: UUID = SecureRandom.uuid(),
+        timestamp: Date = Date()
+    ) throws(ServiceError) -> JSONObject {
         _ = try AppAccountToken.validated(request.appAccountToken)
         guard let product = app.products[request.productId] else {
-            throw ServiceError(status: 422, code: "UNKNOWN_PRODUCT",
-                               message: "product \"\(request.productId)\" is not configured")
+            throw ServiceError(
+                status: 422, code: "UNKNOWN_PRODUCT",
+                message: "product \"\(request.productId)\" is not configured")
         }
         guard let group = product.subscriptionGroup else {
-            throw ServiceError(status: 422, code: "NOT_A_SUBSCRIPTION",
-                               message: "product \"\(request.productId)\" has no subscription group")
+            throw ServiceError(
+                status: 422, code: "NOT_A_SUBSCRIPTION",
+                message: "product \"\(request.productId)\" has no subscription group")
         }
         let reason = OfferEligibility.introductory(group: group, transactions: transactions) { app.products[$0]?.subscriptionGroup }
         let eligible = reason == .neverSubscribedToGroup
@@ -175,10 +193,12 @@ public struct OfferService: Sendable {
         ]
         if let transactionId = request.transactionId, let creator = signers.introductoryOfferEligibility {
             do {
-                answer["jws"] = .string(try creator.createSignature(productId: request.productId,
-                                                                    allowIntroductoryOffer: eligible,
-                                                                    transactionId: transactionId,
-                                                                    nonce: nonce, issuedAt: timestamp))
+                answer["jws"] = .string(
+                    try creator.createSignature(
+                        productId: request.productId,
+                        allowIntroductoryOffer: eligible,
+                        transactionId: transactionId,
+                        nonce: nonce, issuedAt: timestamp))
             } catch {
                 throw ServiceError(status: 500, code: "SIGNING_FAILED", message: "the eligibility could not be signed")
             }

@@ -24,38 +24,52 @@ public struct SubscriberQueries: Sendable {
     /// The subscriber a subscription belongs to (its whole subscriber when it is linked).
     public func subscriber(originalTransactionId: String, environment: AppStoreEnvironment?, at now: Date) throws -> JSONObject? {
         let environment = try chosen(environment)
-        guard let facts = try store.facts(appId: app.id, environment: environment.rawValue,
-                                          originalTransactionId: originalTransactionId) else { return nil }
+        guard
+            let facts = try store.facts(
+                appId: app.id, environment: environment.rawValue,
+                originalTransactionId: originalTransactionId)
+        else { return nil }
         if let token = facts.appAccountToken { return try subscriber(appAccountToken: token, environment: environment, at: now) }
         return render([facts], appAccountToken: nil, environment: environment, now: now)
     }
 
-    public func subscriber(appAccountToken: String, environment: AppStoreEnvironment?, at now: Date,
-                           completion: @escaping @Sendable (Result<JSONObject?, any Error>) -> Void) {
+    public func subscriber(
+        appAccountToken: String, environment: AppStoreEnvironment?, at now: Date,
+        completion: @escaping @Sendable (Result<JSONObject?, any Error>) -> Void
+    ) {
         pool.run({ try subscriber(appAccountToken: appAccountToken, environment: environment, at: now) }, completion: completion)
     }
 
-    public func subscriber(originalTransactionId: String, environment: AppStoreEnvironment?, at now: Date,
-                           completion: @escaping @Sendable (Result<JSONObject?, any Error>) -> Void) {
-        pool.run({ try subscriber(originalTransactionId: originalTransactionId, environment: environment, at: now) },
-                 completion: completion)
+    public func subscriber(
+        originalTransactionId: String, environment: AppStoreEnvironment?, at now: Date,
+        completion: @escaping @Sendable (Result<JSONObject?, any Error>) -> Void
+    ) {
+        pool.run(
+            { try subscriber(originalTransactionId: originalTransactionId, environment: environment, at: now) },
+            completion: completion)
     }
 
     /// After a sync: the subscriber the synced transaction belongs to, in the environment the
     /// sync found it in (nil when none).
-    public func subscriber(transactionId: String, syncedIn environment: AppStoreEnvironment?,
-                           completion: @escaping @Sendable (Result<JSONObject?, any Error>) -> Void) {
-        pool.run({
-            guard let environment else { return nil }
-            let original = try store.originalTransactionId(appId: app.id, environment: environment.rawValue, transactionId: transactionId)
-                ?? transactionId
-            return try subscriber(originalTransactionId: original, environment: environment, at: Date())
-        }, completion: completion)
+    public func subscriber(
+        transactionId: String, syncedIn environment: AppStoreEnvironment?,
+        completion: @escaping @Sendable (Result<JSONObject?, any Error>) -> Void
+    ) {
+        pool.run(
+            {
+                guard let environment else { return nil }
+                let original =
+                    try store.originalTransactionId(appId: app.id, environment: environment.rawValue, transactionId: transactionId)
+                    ?? transactionId
+                return try subscriber(originalTransactionId: original, environment: environment, at: Date())
+            }, completion: completion)
     }
 
     /// The notification audit trail, newest first.
-    public func notifications(limit: Int, before: Int64?,
-                              completion: @escaping @Sendable (Result<[StoredNotification], any Error>) -> Void) {
+    public func notifications(
+        limit: Int, before: Int64?,
+        completion: @escaping @Sendable (Result<[StoredNotification], any Error>) -> Void
+    ) {
         pool.run({ try store.notifications(appId: app.id, limit: limit, before: before) }, completion: completion)
     }
 
@@ -70,9 +84,10 @@ public struct SubscriberQueries: Sendable {
             facts = try store.facts(appId: app.id, environment: environment, appAccountToken: token)
         }
         if let transactionId,
-           let original = try store.originalTransactionId(appId: app.id, environment: environment, transactionId: transactionId),
-           !facts.contains(where: { $0.originalTransactionId == original }),
-           let found = try store.facts(appId: app.id, environment: environment, originalTransactionId: original) {
+            let original = try store.originalTransactionId(appId: app.id, environment: environment, transactionId: transactionId),
+            !facts.contains(where: { $0.originalTransactionId == original }),
+            let found = try store.facts(appId: app.id, environment: environment, originalTransactionId: original)
+        {
             facts.append(found)
         }
         return facts
@@ -80,8 +95,9 @@ public struct SubscriberQueries: Sendable {
 
     /// The customer's status at `now` (promotional-offer rules).
     func status(appAccountToken: String?, transactionId: String?, now: Date) throws -> SubscriberStatus {
-        evaluate(try customerFacts(appAccountToken: appAccountToken, transactionId: transactionId),
-                 environment: app.defaultEnvironment, now: now)
+        evaluate(
+            try customerFacts(appAccountToken: appAccountToken, transactionId: transactionId),
+            environment: app.defaultEnvironment, now: now)
     }
 
     // MARK: - Evaluation
@@ -95,14 +111,18 @@ public struct SubscriberQueries: Sendable {
     }
 
     private func evaluate(_ facts: [SubscriptionFacts], environment: AppStoreEnvironment, now: Date) -> SubscriberStatus {
-        SubscriberEvaluation.evaluate(facts, now: Milliseconds.since1970(now), environment: environment.rawValue,
-                                      products: app.products, billingRetryGrantsAccess: app.billingRetryGrantsAccess)
+        SubscriberEvaluation.evaluate(
+            facts, now: Milliseconds.since1970(now), environment: environment.rawValue,
+            products: app.products, billingRetryGrantsAccess: app.billingRetryGrantsAccess)
     }
 
-    private func render(_ facts: [SubscriptionFacts], appAccountToken: String?, environment: AppStoreEnvironment,
-                        now: Date) -> JSONObject {
-        SubscriberView.render(evaluate(facts, environment: environment, now: now), appAccountToken: appAccountToken,
-                              environment: environment)
+    private func render(
+        _ facts: [SubscriptionFacts], appAccountToken: String?, environment: AppStoreEnvironment,
+        now: Date
+    ) -> JSONObject {
+        SubscriberView.render(
+            evaluate(facts, environment: environment, now: now), appAccountToken: appAccountToken,
+            environment: environment)
     }
 }
 

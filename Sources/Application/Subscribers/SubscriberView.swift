@@ -8,8 +8,10 @@ enum SubscriberView {
         var subscriptions = JSONObject()
         for state in status.subscriptions { subscriptions[state.productId] = .object(json(state)) }
         let nonSubscriptions: [JSONValue] = status.nonSubscriptions.map { transaction in
-            var item: JSONObject = ["productId": .string(transaction.productId), "transactionId": .string(transaction.transactionId),
-                                    "type": .string(transaction.type)]
+            var item: JSONObject = [
+                "productId": .string(transaction.productId), "transactionId": .string(transaction.transactionId),
+                "type": .string(transaction.type),
+            ]
             Timestamps.set(&item, "purchaseDate", transaction.purchaseDate)
             Timestamps.set(&item, "revocationDate", transaction.revocationDate)
             return .object(item)
@@ -26,9 +28,11 @@ enum SubscriberView {
     }
 
     static func json(_ state: SubscriptionState) -> JSONObject {
-        var object: JSONObject = ["state": .string(state.state.rawValue), "isActive": .bool(state.isActive),
-                                  "originalTransactionId": .string(state.originalTransactionId),
-                                  "transactionId": .string(state.transactionId)]
+        var object: JSONObject = [
+            "state": .string(state.state.rawValue), "isActive": .bool(state.isActive),
+            "originalTransactionId": .string(state.originalTransactionId),
+            "transactionId": .string(state.transactionId),
+        ]
         Timestamps.set(&object, "purchaseDate", state.purchaseDate)
         Timestamps.set(&object, "originalPurchaseDate", state.originalPurchaseDate)
         Timestamps.set(&object, "expiresDate", state.expiresDate)
@@ -52,8 +56,10 @@ enum SubscriberView {
     }
 
     static func json(_ entitlement: ProductGrant) -> JSONObject {
-        var object: JSONObject = ["isActive": .bool(entitlement.isActive), "state": .string(entitlement.state),
-                                  "productId": .string(entitlement.productId)]
+        var object: JSONObject = [
+            "isActive": .bool(entitlement.isActive), "state": .string(entitlement.state),
+            "productId": .string(entitlement.productId),
+        ]
         if let original = entitlement.originalTransactionId { object["originalTransactionId"] = .string(original) }
         Timestamps.set(&object, "expiresDate", entitlement.expiresDate)
         Timestamps.set(&object, "gracePeriodExpiresDate", entitlement.gracePeriodExpiresDate)

@@ -1,7 +1,8 @@
+import JSON
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import JSON
 
 /// API.md's date convention: ISO 8601 UTC with milliseconds, plus the same instant in a sibling
 /// `…Ms` member; absent dates are omitted.

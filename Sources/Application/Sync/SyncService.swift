@@ -17,7 +17,8 @@ public struct SyncReport: Sendable {
         if let environment { object["environment"] = .string(environment.rawValue) }
         if duplicates > 0 { object["duplicates"] = .int(Int64(duplicates)) }
         if let revision { object["revision"] = .string(revision) }
-        object["failures"] = .array(failures.map { .object(["item": .string($0.item), "status": .string($0.status), "reason": .string($0.reason)]) })
+        object["failures"] = .array(
+            failures.map { .object(["item": .string($0.item), "status": .string($0.status), "reason": .string($0.reason)]) })
         return object
     }
 }
@@ -47,16 +48,20 @@ public struct SyncService: Sendable {
 
     /// One client per enabled environment the API serves (Production, Sandbox), with the app's key
     /// and issuer ID.
-    init(app: AppConfiguration, verification: VerificationService, notifications: NotificationIngestion, store: any FactStore,
-         pool: BlockingPool, instrumentation: any Instrumentation, retry: RetryPolicy = RetryPolicy()) throws {
+    init(
+        app: AppConfiguration, verification: VerificationService, notifications: NotificationIngestion, store: any FactStore,
+        pool: BlockingPool, instrumentation: any Instrumentation, retry: RetryPolicy = RetryPolicy()
+    ) throws {
         guard let issuerId = app.signingKey.issuerId else { throw SetupError.noIssuerId(app.id) }
-        let tokens = BearerTokenFactory(privateKey: app.signingKey.privateKey, keyId: app.signingKey.keyId,
-                                        issuerId: issuerId, bundleId: app.bundleId)
+        let tokens = BearerTokenFactory(
+            privateKey: app.signingKey.privateKey, keyId: app.signingKey.keyId,
+            issuerId: issuerId, bundleId: app.bundleId)
         var clients: [AppStoreEnvironment: AppStoreServerAPIClient] = [:]
         for environment in app.environments where environment.hasServerAPI {
             let url = environment == .production ? app.serverAPI.productionURL : app.serverAPI.sandboxURL
-            clients[environment] = try AppStoreServerAPIClient(environment: environment.rawValue, tokens: tokens, baseURL: url,
-                                                               caFile: app.serverAPI.caFile)
+            clients[environment] = try AppStoreServerAPIClient(
+                environment: environment.rawValue, tokens: tokens, baseURL: url,
+                caFile: app.serverAPI.caFile)
         }
         self.app = app
         self.verification = verification
@@ -143,17 +148,22 @@ public struct SyncService: Sendable {
             } catch {
                 verdict = .invalid(error)
             }
-            instrumentation.verified(app: app.id, source: "sync", kind: SignedPayloadKind.transaction.rawValue,
-                                     result: verdict.statusName)
+            instrumentation.verified(
+                app: app.id, source: "sync", kind: SignedPayloadKind.transaction.rawValue,
+                result: verdict.statusName)
             switch verdict {
             case .valid(let (payload, _)):
                 if let record = TransactionRecord(payload) { batch.transactions.append((record, jws)) }
             case .invalid(let failure):
-                report.failures.append((claimedId ?? "transaction",
-                                        failure.status.rawValue, failure.reason))
+                report.failures.append(
+                    (
+                        claimedId ?? "transaction",
+                        failure.status.rawValue, failure.reason
+                    ))
             }
         }
-        let subscription = original ?? batch.transactions.first { $0.record.transactionId == transactionId }?.record.originalTransactionId
+        let subscription =
+            original ?? batch.transactions.first { $0.record.transactionId == transactionId }?.record.originalTransactionId
             ?? batch.transactions.first?.record.originalTransactionId
         if let subscription, let revision = history.revision { batch.syncRevision = (subscription, revision) }
         report.stored = batch.transactions.count
@@ -164,8 +174,9 @@ public struct SyncService: Sendable {
             do { result = verification.verifiedRenewalInfo(try SignedPayload(jws), environment: environment) } catch {
                 result = .invalid(error)
             }
-            instrumentation.verified(app: app.id, source: "sync", kind: SignedPayloadKind.renewalInfo.rawValue,
-                                     result: result.statusName)
+            instrumentation.verified(
+                app: app.id, source: "sync", kind: SignedPayloadKind.renewalInfo.rawValue,
+                result: result.statusName)
             switch result {
             case .valid(let (payload, _)):
                 guard let record = RenewalRecord(payload) else { continue }

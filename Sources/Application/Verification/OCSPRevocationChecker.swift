@@ -35,10 +35,14 @@ public final class OCSPRevocationChecker: RevocationChecker {
         }
         let response: HTTPClientResponse
         do {
-            response = try client.send(HTTPClientRequest(method: "POST", url: url,
-                                                         headers: [("Content-Type", "application/ocsp-request"),
-                                                                   ("Accept", "application/ocsp-response")],
-                                                         body: request))
+            response = try client.send(
+                HTTPClientRequest(
+                    method: "POST", url: url,
+                    headers: [
+                        ("Content-Type", "application/ocsp-request"),
+                        ("Accept", "application/ocsp-response"),
+                    ],
+                    body: request))
         } catch {
             return .unavailable("responder \(url) unreachable: \(error)")
         }

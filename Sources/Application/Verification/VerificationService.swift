@@ -55,17 +55,23 @@ public final class VerificationService: Sendable {
 
     /// Signed environments get a verifier only when roots are configured; without them
     /// verification of that environment answers that no root is configured.
-    public init(app: AppConfiguration, revocationChecker: (any RevocationChecker)? = nil,
-                clock: @escaping @Sendable () -> Date = { Date() }) throws {
+    public init(
+        app: AppConfiguration, revocationChecker: (any RevocationChecker)? = nil,
+        clock: @escaping @Sendable () -> Date = { Date() }
+    ) throws {
         self.app = app
         self.revocationChecker = revocationChecker
         self.clock = clock
-        verifiers = Mutex(try Self.makeVerifiers(app, roots: app.verification.rootCertificates,
-                                                 revocationChecker: revocationChecker, clock: clock))
+        verifiers = Mutex(
+            try Self.makeVerifiers(
+                app, roots: app.verification.rootCertificates,
+                revocationChecker: revocationChecker, clock: clock))
     }
 
-    private static func makeVerifiers(_ app: AppConfiguration, roots: [Certificate], revocationChecker: (any RevocationChecker)?,
-                                      clock: @escaping @Sendable () -> Date) throws -> [AppStoreEnvironment: SignedDataVerifier] {
+    private static func makeVerifiers(
+        _ app: AppConfiguration, roots: [Certificate], revocationChecker: (any RevocationChecker)?,
+        clock: @escaping @Sendable () -> Date
+    ) throws -> [AppStoreEnvironment: SignedDataVerifier] {
         var verifiers: [AppStoreEnvironment: SignedDataVerifier] = [:]
         let cache = VerifiedChainCache()
         for environment in app.environments where !environment.isSigned || !roots.isEmpty {
@@ -74,8 +80,9 @@ public final class VerificationService: Sendable {
                 appAppleId: app.appAppleId, environment: environment,
                 onlineChecks: environment.isSigned && app.verification.onlineChecks)
             do {
-                verifiers[environment] = try SignedDataVerifier(configuration, revocationChecker: revocationChecker,
-                                                                chainCache: cache, clock: clock)
+                verifiers[environment] = try SignedDataVerifier(
+                    configuration, revocationChecker: revocationChecker,
+                    chainCache: cache, clock: clock)
             } catch let error as SignedDataVerifier.ConfigurationError {
                 throw SetupError.verifier(environment: environment.rawValue, error)
             }
@@ -99,8 +106,10 @@ public final class VerificationService: Sendable {
     public var waitsOnNetwork: Bool { app.verification.onlineChecks }
 
     /// The verifier for the environment `parsed` claims (or `environment`), or why there is none.
-    public func verifier(for parsed: SignedPayload, kind: SignedPayloadKind,
-                         environment: AppStoreEnvironment? = nil) -> Result<SignedDataVerifier, VerificationFailure> {
+    public func verifier(
+        for parsed: SignedPayload, kind: SignedPayloadKind,
+        environment: AppStoreEnvironment? = nil
+    ) -> Result<SignedDataVerifier, VerificationFailure> {
         guard let chosen = environment ?? parsed.claimedEnvironment(as: kind) else {
             return .failure(VerificationFailure(.invalidJWTFormat, "the payload names no environment"))
         }
@@ -109,8 +118,10 @@ public final class VerificationService: Sendable {
         }
         guard let verifier = verifiers.withLock({ $0[chosen] }) else {
             // A deployment problem, not bad data: retryable, so the App Store redelivers once fixed.
-            return .failure(VerificationFailure(.retryableVerificationFailure,
-                                                "no trusted root certificate is configured (run entitle fetch-apple-roots)"))
+            return .failure(
+                VerificationFailure(
+                    .retryableVerificationFailure,
+                    "no trusted root certificate is configured (run entitle fetch-apple-roots)"))
         }
         return .success(verifier)
     }
@@ -118,23 +129,31 @@ public final class VerificationService: Sendable {
     // MARK: - Typed verification (ingestion)
 
     /// A verified notification with its nested verdicts, and the environment that decided.
-    public func verifiedNotification(_ parsed: SignedPayload,
-                                     environment: AppStoreEnvironment? = nil) -> VerificationResult<(VerifiedNotification, AppStoreEnvironment)> {
+    public func verifiedNotification(
+        _ parsed: SignedPayload,
+        environment: AppStoreEnvironment? = nil
+    ) -> VerificationResult<(VerifiedNotification, AppStoreEnvironment)> {
         typed(parsed, .notification, environment) { $0.verifyNotificationAndContents(parsed) }
     }
 
-    public func verifiedTransaction(_ parsed: SignedPayload,
-                                    environment: AppStoreEnvironment? = nil) -> VerificationResult<(JWSTransactionDecodedPayload, AppStoreEnvironment)> {
+    public func verifiedTransaction(
+        _ parsed: SignedPayload,
+        environment: AppStoreEnvironment? = nil
+    ) -> VerificationResult<(JWSTransactionDecodedPayload, AppStoreEnvironment)> {
         typed(parsed, .transaction, environment) { $0.verifyTransaction(parsed) }
     }
 
-    public func verifiedRenewalInfo(_ parsed: SignedPayload,
-                                    environment: AppStoreEnvironment? = nil) -> VerificationResult<(JWSRenewalInfoDecodedPayload, AppStoreEnvironment)> {
+    public func verifiedRenewalInfo(
+        _ parsed: SignedPayload,
+        environment: AppStoreEnvironment? = nil
+    ) -> VerificationResult<(JWSRenewalInfoDecodedPayload, AppStoreEnvironment)> {
         typed(parsed, .renewalInfo, environment) { $0.verifyRenewalInfo(parsed) }
     }
 
-    private func typed<Model>(_ parsed: SignedPayload, _ kind: SignedPayloadKind, _ environment: AppStoreEnvironment?,
-                              _ verify: (SignedDataVerifier) -> VerificationResult<Model>) -> VerificationResult<(Model, AppStoreEnvironment)> {
+    private func typed<Model>(
+        _ parsed: SignedPayload, _ kind: SignedPayloadKind, _ environment: AppStoreEnvironment?,
+        _ verify: (SignedDataVerifier) -> VerificationResult<Model>
+    ) -> VerificationResult<(Model, AppStoreEnvironment)> {
         switch verifier(for: parsed, kind: kind, environment: environment) {
         case .failure(let failure): return .invalid(failure)
         case .success(let verifier):
@@ -149,8 +168,10 @@ public final class VerificationService: Sendable {
 
     /// Verifies `jws` as `kind` with the verifier of `environment`, or of the environment the
     /// payload claims when nil. `effectiveDate` overrides the app's policy (re-verification, CLI).
-    public func verify(_ jws: String, kind: SignedPayloadKind, environment: AppStoreEnvironment? = nil,
-                       effectiveDate: Date? = nil) -> VerificationOutcome {
+    public func verify(
+        _ jws: String, kind: SignedPayloadKind, environment: AppStoreEnvironment? = nil,
+        effectiveDate: Date? = nil
+    ) -> VerificationOutcome {
         let parsed: SignedPayload
         do { parsed = try SignedPayload(jws) } catch {
             return VerificationOutcome(kind: kind, environment: environment, result: .invalid(error))
@@ -159,8 +180,9 @@ public final class VerificationService: Sendable {
         switch self.verifier(for: parsed, kind: kind, environment: environment) {
         case .success(let chosen): verifier = chosen
         case .failure(let failure):
-            return VerificationOutcome(kind: kind, environment: environment ?? parsed.claimedEnvironment(as: kind),
-                                       result: .invalid(failure))
+            return VerificationOutcome(
+                kind: kind, environment: environment ?? parsed.claimedEnvironment(as: kind),
+                result: .invalid(failure))
         }
         let environment = verifier.configuration.environment
         func known<Model: AppStoreModel>(_ result: VerificationResult<Model>) -> VerificationResult<JSONObject> {
@@ -176,21 +198,33 @@ public final class VerificationService: Sendable {
                 return VerificationOutcome(kind: kind, environment: environment, result: .invalid(failure))
             case .valid(let verified):
                 var outcome = VerificationOutcome(kind: kind, environment: environment, result: .valid(verified.notification.knownJSON))
-                if let result = verified.transactionResult { outcome.nested.append((.transaction, "signedTransactionInfo", "transactionInfo", known(result))) }
-                if let result = verified.renewalInfoResult { outcome.nested.append((.renewalInfo, "signedRenewalInfo", "renewalInfo", known(result))) }
+                if let result = verified.transactionResult {
+                    outcome.nested.append((.transaction, "signedTransactionInfo", "transactionInfo", known(result)))
+                }
+                if let result = verified.renewalInfoResult {
+                    outcome.nested.append((.renewalInfo, "signedRenewalInfo", "renewalInfo", known(result)))
+                }
                 if let result = verified.appTransactionResult {
                     outcome.nested.append((.appTransaction, "signedAppTransactionInfo", "appTransactionInfo", known(result)))
                 }
                 return outcome
             }
-        case .transaction: return VerificationOutcome(kind: kind, environment: environment,
-                                                      result: known(verifier.verifyTransaction(parsed, effectiveDate: effectiveDate)))
-        case .renewalInfo: return VerificationOutcome(kind: kind, environment: environment,
-                                                      result: known(verifier.verifyRenewalInfo(parsed, effectiveDate: effectiveDate)))
-        case .appTransaction: return VerificationOutcome(kind: kind, environment: environment,
-                                                         result: known(verifier.verifyAppTransaction(parsed, effectiveDate: effectiveDate)))
-        case .realtimeRequest: return VerificationOutcome(kind: kind, environment: environment,
-                                                          result: known(verifier.verifyRealtimeRequest(parsed, effectiveDate: effectiveDate)))
+        case .transaction:
+            return VerificationOutcome(
+                kind: kind, environment: environment,
+                result: known(verifier.verifyTransaction(parsed, effectiveDate: effectiveDate)))
+        case .renewalInfo:
+            return VerificationOutcome(
+                kind: kind, environment: environment,
+                result: known(verifier.verifyRenewalInfo(parsed, effectiveDate: effectiveDate)))
+        case .appTransaction:
+            return VerificationOutcome(
+                kind: kind, environment: environment,
+                result: known(verifier.verifyAppTransaction(parsed, effectiveDate: effectiveDate)))
+        case .realtimeRequest:
+            return VerificationOutcome(
+                kind: kind, environment: environment,
+                result: known(verifier.verifyRealtimeRequest(parsed, effectiveDate: effectiveDate)))
         }
     }
 }

@@ -13,8 +13,12 @@ enum ErrorAnswer {
         if let known {
             body = known.body
         } else {
-            body = .object(["error": .object(["code": "INTERNAL", "requestId": .string(requestID),
-                                              "message": .string("an unexpected error occurred; quote request id \(requestID)")])])
+            body = .object([
+                "error": .object([
+                    "code": "INTERNAL", "requestId": .string(requestID),
+                    "message": .string("an unexpected error occurred; quote request id \(requestID)"),
+                ])
+            ])
         }
         var headers: [(name: String, value: String)] = [("Content-Type", "application/json")]
         if status == 401 { headers.append(("WWW-Authenticate", "Bearer")) }

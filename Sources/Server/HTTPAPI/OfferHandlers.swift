@@ -12,10 +12,11 @@ struct OfferHandlers: Sendable {
         do {
             let caller = try application.authenticator.authenticate(authorization: context.request.header("authorization"))
             let body = try RequestBody(context.request)
-            let request = PromotionalOfferRequest(productId: try body.requiredString("productId"),
-                                                  offerId: try body.requiredString("offerId"),
-                                                  appAccountToken: try body.optionalString("appAccountToken"),
-                                                  transactionId: try body.optionalString("transactionId"))
+            let request = PromotionalOfferRequest(
+                productId: try body.requiredString("productId"),
+                offerId: try body.requiredString("offerId"),
+                appAccountToken: try body.optionalString("appAccountToken"),
+                transactionId: try body.optionalString("transactionId"))
             let app = caller.app.id
             application.services(for: caller).offers.signPromotionalOffer(request, now: Date()) { result in
                 context.reply(result.map { .object($0) }, app: app)
@@ -32,9 +33,10 @@ struct OfferHandlers: Sendable {
             if body.object["eligible"] != nil {
                 throw ServiceError.badRequest("\"eligible\" is decided from stored history and cannot be sent")
             }
-            let request = IntroductoryOfferRequest(productId: try body.requiredString("productId"),
-                                                   appAccountToken: try body.optionalString("appAccountToken"),
-                                                   transactionId: try body.optionalString("transactionId"))
+            let request = IntroductoryOfferRequest(
+                productId: try body.requiredString("productId"),
+                appAccountToken: try body.optionalString("appAccountToken"),
+                transactionId: try body.optionalString("transactionId"))
             let app = caller.app.id
             application.services(for: caller).offers.introductoryOfferEligibility(request, now: Date()) { result in
                 context.reply(result.map { .object($0) }, app: app)

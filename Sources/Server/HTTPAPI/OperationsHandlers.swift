@@ -14,14 +14,18 @@ struct OperationsHandlers: Sendable {
 
     func readiness(_ context: HTTPRequestContext) {
         application.readiness { readiness in
-            let body: JSONValue = .object(["status": .string(readiness.ready ? "ready" : "not ready"),
-                                           "checks": .object(readiness.checks)])
+            let body: JSONValue = .object([
+                "status": .string(readiness.ready ? "ready" : "not ready"),
+                "checks": .object(readiness.checks),
+            ])
             context.respond(.json(readiness.ready ? 200 : 503, body.serializedBytes))
         }
     }
 
     func metrics(_ context: HTTPRequestContext) {
-        context.respond(HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
-                                     body: Array(metrics.render().utf8)))
+        context.respond(
+            HTTPResponse(
+                status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
+                body: Array(metrics.render().utf8)))
     }
 }

@@ -23,10 +23,16 @@ struct SubscriberHandlers: Sendable {
             application.services(for: caller).transactions.post(
                 signedTransaction: try body.requiredString("signedTransaction"),
                 signedRenewalInfo: try body.optionalString("signedRenewalInfo"),
-                appAccountToken: try body.optionalString("appAccountToken"), now: Date()) { result in
-                    context.reply(result.map { .object(["transaction": .object($0.transaction.knownJSON),
-                                                        "subscriber": .object($0.subscriber)]) }, app: app)
-                }
+                appAccountToken: try body.optionalString("appAccountToken"), now: Date()
+            ) { result in
+                context.reply(
+                    result.map {
+                        .object([
+                            "transaction": .object($0.transaction.knownJSON),
+                            "subscriber": .object($0.subscriber),
+                        ])
+                    }, app: app)
+            }
         } catch {
             context.reply(error: error, app: nil)
         }
@@ -41,9 +47,10 @@ struct SubscriberHandlers: Sendable {
             let app = caller.app.id
             application.services(for: caller).subscribers.subscriber(
                 appAccountToken: context.pathParameters["appAccountToken"] ?? "", environment: query.environment,
-                at: try query.instant(for: caller, now: Date())) { result in
-                    context.reply(Self.subscriber(result, missing: "no subscriber with this appAccountToken"), app: app)
-                }
+                at: try query.instant(for: caller, now: Date())
+            ) { result in
+                context.reply(Self.subscriber(result, missing: "no subscriber with this appAccountToken"), app: app)
+            }
         } catch {
             context.reply(error: error, app: nil)
         }
@@ -56,9 +63,10 @@ struct SubscriberHandlers: Sendable {
             let app = caller.app.id
             application.services(for: caller).subscribers.subscriber(
                 originalTransactionId: context.pathParameters["originalTransactionId"] ?? "", environment: query.environment,
-                at: try query.instant(for: caller, now: Date())) { result in
-                    context.reply(Self.subscriber(result, missing: "no subscription with this originalTransactionId"), app: app)
-                }
+                at: try query.instant(for: caller, now: Date())
+            ) { result in
+                context.reply(Self.subscriber(result, missing: "no subscription with this originalTransactionId"), app: app)
+            }
         } catch {
             context.reply(error: error, app: nil)
         }
@@ -92,9 +100,11 @@ struct SubscriberHandlers: Sendable {
 
     private static func page(_ stored: [StoredNotification], limit: Int) -> JSONValue {
         let items: [JSONValue] = stored.map { notification in
-            var item: JSONObject = ["notificationUUID": .string(notification.notificationUUID),
-                                    "notificationType": .string(notification.notificationType),
-                                    "environment": .string(notification.environment)]
+            var item: JSONObject = [
+                "notificationUUID": .string(notification.notificationUUID),
+                "notificationType": .string(notification.notificationType),
+                "environment": .string(notification.environment),
+            ]
             if let subtype = notification.subtype { item["subtype"] = .string(subtype) }
             Timestamps.set(&item, "signedDate", notification.signedDate)
             Timestamps.set(&item, "receivedAt", notification.receivedAt)

@@ -23,12 +23,13 @@ struct SyncHandlers: Sendable {
             sync.syncSubscriber(appAccountToken: token) { synced in
                 guard case .success(let report) = synced else { return context.reply(synced.map { _ in .null }, app: services.app.id) }
                 services.subscribers.subscriber(appAccountToken: token, environment: report.environment, at: Date()) { read in
-                    context.reply(read.flatMap { found in
-                        guard let found else {
-                            return .failure(ServiceError.notFound("no stored subscription is linked to this appAccountToken"))
-                        }
-                        return .success(.object(["sync": .object(report.json), "subscriber": .object(found)]))
-                    }, app: services.app.id)
+                    context.reply(
+                        read.flatMap { found in
+                            guard let found else {
+                                return .failure(ServiceError.notFound("no stored subscription is linked to this appAccountToken"))
+                            }
+                            return .success(.object(["sync": .object(report.json), "subscriber": .object(found)]))
+                        }, app: services.app.id)
                 }
             }
         } catch {
@@ -43,11 +44,12 @@ struct SyncHandlers: Sendable {
             sync.syncTransaction(transactionId) { synced in
                 guard case .success(let report) = synced else { return context.reply(synced.map { _ in .null }, app: services.app.id) }
                 services.subscribers.subscriber(transactionId: transactionId, syncedIn: report.environment) { read in
-                    context.reply(read.map { subscriber in
-                        var answer: JSONObject = ["sync": .object(report.json)]
-                        if let subscriber { answer["subscriber"] = .object(subscriber) }
-                        return .object(answer)
-                    }, app: services.app.id)
+                    context.reply(
+                        read.map { subscriber in
+                            var answer: JSONObject = ["sync": .object(report.json)]
+                            if let subscriber { answer["subscriber"] = .object(subscriber) }
+                            return .object(answer)
+                        }, app: services.app.id)
                 }
             }
         } catch {

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import HTTP
 import JSON
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// JSON-lines logging: one line per request (never a body, key or signature), plus start-up,
 /// warning and shutdown lines.

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Application
 import HTTP
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Counters for `GET /metrics` (Prometheus text format 0.0.4).
 ///
@@ -13,7 +14,10 @@ import Synchronization
 public final class Metrics: Instrumentation, Sendable {
     static let latencyBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
-    struct RouteStatus: Hashable { let route: String; let status: Int }
+    struct RouteStatus: Hashable {
+        let route: String
+        let status: Int
+    }
 
     struct Histogram {
         var buckets = [Int](repeating: 0, count: Metrics.latencyBuckets.count)
@@ -125,10 +129,12 @@ public final class Metrics: Instrumentation, Sendable {
         let (statistics, pool) = sources.withLock { $0 }
         if let statistics {
             gauge(&lines, "entitle_http_open_connections", "Client connections open now.", statistics.open)
-            counter(&lines, "entitle_http_connections_refused_total", "Connections refused at the connection limit or for want of descriptors.",
-                    statistics.refused)
-            counter(&lines, "entitle_http_connections_timed_out_total", "Connections closed by a request, write or idle deadline.",
-                    statistics.timedOut)
+            counter(
+                &lines, "entitle_http_connections_refused_total", "Connections refused at the connection limit or for want of descriptors.",
+                statistics.refused)
+            counter(
+                &lines, "entitle_http_connections_timed_out_total", "Connections closed by a request, write or idle deadline.",
+                statistics.timedOut)
         }
         if let pool {
             gauge(&lines, "entitle_blocking_pool_threads", "Threads of the blocking pool.", pool.threadCount)
@@ -174,7 +180,8 @@ public final class Metrics: Instrumentation, Sendable {
     private func renderProcess(into lines: inout [String]) {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
-        let cpu = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+        let cpu =
+            Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
             + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
         lines.append("# HELP process_cpu_seconds_total User and system CPU time spent, in seconds.")
         lines.append("# TYPE process_cpu_seconds_total counter")
