@@ -51,9 +51,17 @@ public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
         }
     }
 
+    /// The same members whatever their order; a repeated name (kept by a lenient parse) must
+    /// carry the same values in the same order on both sides.
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
-        lhs.members.count == rhs.members.count
-            && lhs.members.allSatisfy { member in rhs[member.key] == member.value }
+        guard lhs.members.count == rhs.members.count else { return false }
+        if lhs.duplicateKeys.isEmpty && rhs.duplicateKeys.isEmpty {
+            return lhs.members.allSatisfy { member in rhs[member.key] == member.value }
+        }
+        func grouped(_ object: JSONObject) -> [String: [JSONValue]] {
+            object.members.reduce(into: [:]) { groups, member in groups[member.key, default: []].append(member.value) }
+        }
+        return grouped(lhs) == grouped(rhs)
     }
 }
 

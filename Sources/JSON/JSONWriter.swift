@@ -35,9 +35,10 @@ extension JSONValue {
         }
     }
 
+    /// Swift's shortest representation that reads back to the same `Double` ("2.0", "-0.0",
+    /// "1e+308"): a double stays a double through write and parse (integers are `.int`).
     private static func format(_ value: Double) -> String {
         guard value.isFinite else { return "null" }
-        if value.rounded() == value && abs(value) < 1e15 { return String(Int64(value)) }
         return String(value)
     }
 
