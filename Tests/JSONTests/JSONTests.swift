@@ -39,4 +39,18 @@ final class JSONTests: XCTestCase {
         XCTAssertEqual(text, #"{"s":"q\"\\\u0001é","n":-3,"d":0.5,"l":[null,true]}"#)
         XCTAssertEqual(try JSONParser.parse(text), object)
     }
+
+    /// Found by the JSON fuzz target: an integral double was written as an integer and read back
+    /// as `.int`, and an object with a repeated name was not equal to itself.
+    func testDoublesStayDoublesAndRepeatedNamesCompareEqual() throws {
+        for text in ["[2.0]", "[-0.0]", "[1e308]", "[123456789012345678901234567890]"] {
+            let value = try JSONParser.parse(text)
+            XCTAssertEqual(try JSONParser.parse(value.serializedBytes), value, text)
+            if case .array(let items) = value { XCTAssertEqual(items.first.map { if case .double = $0 { true } else { false } }, true) }
+        }
+        let repeated = try JSONParser.parse(#"{"a":[2],"a":{"a":"x"}}"#, rejectDuplicateKeys: false)
+        XCTAssertEqual(repeated, repeated)
+        XCTAssertEqual(try JSONParser.parse(repeated.serializedBytes, rejectDuplicateKeys: false), repeated)
+        XCTAssertNotEqual(try JSONParser.parse(#"{"a":{"a":"x"},"a":[2]}"#, rejectDuplicateKeys: false), repeated)
+    }
 }
