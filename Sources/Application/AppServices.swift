@@ -3,7 +3,7 @@ import Entitlements
 import Foundation
 
 /// Every use case of one configured app, wired once.
-public struct AppServices: Sendable {
+public final class AppServices: Sendable {
     public let app: AppConfiguration
     public let verification: VerificationService
     public let subscribers: SubscriberQueries
@@ -42,7 +42,7 @@ public struct AppServices: Sendable {
         _ jws: String, kind: SignedPayloadKind,
         completion: @escaping @Sendable (VerificationOutcome) -> Void
     ) {
-        let work: @Sendable () -> Void = {
+        let work: @Sendable () -> Void = { [self] in
             let outcome = verification.verify(jws, kind: kind)
             instrumentation.verified(app: app.id, source: "verify", kind: kind.rawValue, result: outcome.result.statusName)
             for item in outcome.nested {

@@ -1,26 +1,78 @@
 internal import COpenSSL
 import Foundation
+import Synchronization
 
 /// SHA-256 (FIPS 180-4).
 public enum SHA256 {
     public static let byteCount = 32
 
     /// The digest of `data`.
+    ///
+    /// OpenSSL 3's one-shot `SHA256()` looks the algorithm up in the provider tables and makes a
+    /// digest context on every call, which costs more than hashing a short message (an API key,
+    /// a v1 offer payload). The algorithm is fetched once and contexts are reused from a pool.
     public static func hash(_ data: some ContiguousBytes) -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: byteCount)
+        let context = contexts.take()
         data.withUnsafeBytes { input in
             digest.withUnsafeMutableBufferPointer { output in
-                _ = COpenSSL.SHA256(
-                    input.baseAddress?.assumingMemoryBound(to: UInt8.self), input.count,
-                    output.baseAddress)
+                var length: UInt32 = 0
+                let hashed = EVP_DigestInit_ex2(context, algorithm.raw, nil) == 1
+                    && EVP_DigestUpdate(context, input.baseAddress, input.count) == 1
+                    && EVP_DigestFinal_ex(context, output.baseAddress, &length) == 1
+                // Only allocation failure inside OpenSSL gets here: fall back to the one-shot call.
+                if !hashed { _ = EVP_Digest(input.baseAddress, input.count, output.baseAddress, &length, algorithm.raw, nil) }
             }
         }
+        contexts.give(context)
         return digest
     }
+
+    /// `EVP_MD_fetch(NULL, "SHA256", NULL)`, held for the process (a fetched EVP_MD is immutable
+    /// and may be shared between threads).
+    private static let algorithm = FetchedDigest(name: "SHA256")
+    private static let contexts = DigestContextPool()
 
     /// The digest as lower-case hex (fingerprints).
     public static func hexDigest(_ data: some ContiguousBytes) -> String {
         Hex.encode(hash(data))
+    }
+}
+
+/// A fetched digest implementation. Invariant for `@unchecked Sendable`: it is never modified
+/// after the fetch and OpenSSL documents fetched algorithms as shareable.
+final class FetchedDigest: @unchecked Sendable {
+    let raw: OpaquePointer
+
+    init(name: String) {
+        guard let fetched = EVP_MD_fetch(nil, name, nil) else { fatalError("OpenSSL has no \(name)") }
+        raw = fetched
+    }
+
+    deinit { EVP_MD_free(raw) }
+}
+
+/// Idle `EVP_MD_CTX`s. Invariant for `@unchecked Sendable` of `Idle`: a context in the pool is
+/// used by nobody; the caller that takes one out is its only user until it gives it back.
+final class DigestContextPool: Sendable {
+    private struct Idle: @unchecked Sendable { let context: OpaquePointer }
+    private let idle = Mutex<[Idle]>([])
+    private static let limit = 16
+
+    func take() -> OpaquePointer {
+        if let parked = idle.withLock({ $0.popLast() }) { return parked.context }
+        guard let fresh = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new: out of memory") }
+        return fresh
+    }
+
+    func give(_ context: OpaquePointer) {
+        let parked = Idle(context: context)
+        let kept = idle.withLock { idle -> Bool in
+            guard idle.count < Self.limit else { return false }
+            idle.append(parked)
+            return true
+        }
+        if !kept { EVP_MD_CTX_free(context) }
     }
 }
 

@@ -1,5 +1,6 @@
 internal import COpenSSL
 import Foundation
+import Synchronization
 
 /// Randomness from OpenSSL's DRBG (seeded by the kernel, no system call per use).
 ///
@@ -15,9 +16,11 @@ public enum SecureRandom {
         return output
     }
 
-    /// A random (version 4) UUID.
+    /// A random (version 4) UUID. Offer nonces are public (they are in the answer), so 16 bytes
+    /// are taken from a buffer refilled from the DRBG 4 KiB at a time: one `RAND_bytes` (and its
+    /// lock) per 256 nonces instead of one per nonce.
     public static func uuid() -> UUID {
-        var bytes = Self.bytes(16)
+        var bytes = nonceBytes.take16()
         bytes[6] = bytes[6] & 0x0F | 0x40
         bytes[8] = bytes[8] & 0x3F | 0x80
         return UUID(
@@ -26,6 +29,27 @@ public enum SecureRandom {
                 bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
             ))
     }
+}
+
+/// DRBG output handed out 16 bytes at a time (each byte once).
+private final class NonceBuffer: Sendable {
+    private struct State { var bytes: [UInt8] = []; var offset = 0 }
+    private let state = Mutex(State())
+
+    func take16() -> [UInt8] {
+        state.withLock { state in
+            if state.offset + 16 > state.bytes.count {
+                state.bytes = SecureRandom.bytes(4096)
+                state.offset = 0
+            }
+            defer { state.offset += 16 }
+            return Array(state.bytes[state.offset..<state.offset + 16])
+        }
+    }
+}
+
+extension SecureRandom {
+    fileprivate static let nonceBytes = NonceBuffer()
 }
 
 extension UUID {

@@ -27,11 +27,11 @@ public struct Router: Sendable {
 
     /// Finds the route, records its pattern and parameters on the context, and runs it.
     public func handle(_ context: HTTPRequestContext) {
-        let pathSegments = context.request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        let pathSegments = Array(context.request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst())
+        let method = context.request.method == "HEAD" ? "GET" : context.request.method
         var allowed: [String] = []
         for route in routes {
-            guard let parameters = match(route.segments, Array(pathSegments)) else { continue }
-            let method = context.request.method == "HEAD" ? "GET" : context.request.method
+            guard let parameters = match(route.segments, pathSegments) else { continue }
             guard route.method == method else {
                 allowed.append(route.method)
                 continue

@@ -30,12 +30,11 @@ public struct APIKeyAuthenticator: Sendable {
         }
         let bytes = Array(header.utf8)
         // "Bearer " (scheme case-insensitive, RFC 9110 §11.1), then the key.
-        guard bytes.count > 7, bytes[6] == 0x20,
-            String(decoding: bytes[0..<6], as: UTF8.self).lowercased() == "bearer"
-        else {
+        let scheme = Array("bearer".utf8)
+        guard bytes.count > 7, bytes[6] == 0x20, (0..<6).allSatisfy({ bytes[$0] | 0x20 == scheme[$0] }) else {
             throw Self.unauthorized("the Authorization header must be Bearer <key>")
         }
-        let digest = SHA256.hash(Array(bytes[7...]))
+        let digest = SHA256.hash(bytes[7...])
         var found: Int?
         for (index, entry) in entries.enumerated() where Self.constantTimeEqual(entry.digest, digest) {
             if found == nil { found = index }

@@ -11,7 +11,8 @@ import Glibc
 /// warning and shutdown lines.
 ///
 /// Event loops never write: each loop appends its request lines to its own buffer, hands the
-/// buffer over once per loop iteration, and a dedicated thread does the `write(2)`s. If the output
+/// buffer over once per loop iteration, and a dedicated thread does the `write(2)`s, at least
+/// every 50 ms (request lines) or at once (start-up, warning and shutdown lines). If the output
 /// stalls (a full pipe), lines beyond `maxPendingBytes` are dropped and counted, never waited for.
 public final class Logger: HTTPServerObserver, Sendable {
     /// What one event loop has buffered. Invariant for `@unchecked Sendable`: shard i is touched
@@ -55,25 +56,27 @@ public final class Logger: HTTPServerObserver, Sendable {
         for member in fields.members { line[member.key] = member.value }
         var bytes = JSONValue.object(line).serializedBytes
         bytes.append(0x0A)
-        enqueue(bytes)
+        enqueue(bytes, urgent: true)
     }
 
     public func requestCompleted(_ record: HTTPRequestRecord, loop: Int) {
         metrics?.recordRequest(record, loop: loop)
         let shard = shards[loop % shards.count]
-        var line = Array(#"{"time":""#.utf8)
-        line += shard.clock.now().utf8
-        line += Array(#"","level":""#.utf8)
+        var line: [UInt8] = []
+        line.reserveCapacity(256)
+        line.append(contentsOf: #"{"time":""#.utf8)
+        line.append(contentsOf: shard.clock.now().utf8)
+        line.append(contentsOf: #"","level":""#.utf8)
         line += Self.level(record).utf8
-        line += Array(#"","msg":"request","method":"#.utf8)
+        line.append(contentsOf: #"","msg":"request","method":"#.utf8)
         JSONValue.writeString(record.method, into: &line)
-        line += Array(#","route":"#.utf8)
+        line.append(contentsOf: #","route":"#.utf8)
         JSONValue.writeString(record.route, into: &line)
         if let path = record.path {
-            line += Array(#","path":"#.utf8)
+            line.append(contentsOf: #","path":"#.utf8)
             JSONValue.writeString(path, into: &line)
         }
-        line += Array(#","status":"#.utf8)
+        line.append(contentsOf: #","status":"#.utf8)
         line += String(record.status).utf8
         for (key, value) in record.annotations where record.status >= 400 || key == "app" {
             line.append(UInt8(ascii: ","))
@@ -81,13 +84,18 @@ public final class Logger: HTTPServerObserver, Sendable {
             line.append(UInt8(ascii: ":"))
             JSONValue.writeString(value, into: &line)
         }
-        line += Array(#","durationMs":"#.utf8)
-        line += String(Double(Int(record.durationSeconds * 1_000_000)) / 1000).utf8
-        line += Array(#","bytes":"#.utf8)
+        line.append(contentsOf: #","durationMs":"#.utf8)
+        // Milliseconds with three decimals, formatted as integers (Double's description is slow).
+        let microseconds = max(0, Int(record.durationSeconds * 1_000_000))
+        line += String(microseconds / 1000).utf8
+        let fraction = microseconds % 1000
+        line += (fraction < 10 ? ".00" : fraction < 100 ? ".0" : ".").utf8
+        line += String(fraction).utf8
+        line.append(contentsOf: #","bytes":"#.utf8)
         line += String(record.bytesSent).utf8
-        line += Array(#","requestId":"#.utf8)
+        line.append(contentsOf: #","requestId":"#.utf8)
         JSONValue.writeString(record.requestID, into: &line)
-        line += Array("}\n".utf8)
+        line.append(contentsOf: "}\n".utf8)
         shard.buffer += line
     }
 
@@ -120,22 +128,28 @@ public final class Logger: HTTPServerObserver, Sendable {
         finished.wait()
     }
 
-    private func enqueue(_ bytes: [UInt8]) {
+    /// Queues bytes for the writer thread. The writer wakes by itself every `flushInterval`;
+    /// it is signalled only when much is pending, so a busy loop does not pay a wake-up (a futex
+    /// call and a context switch) per iteration.
+    private func enqueue(_ bytes: [UInt8], urgent: Bool = false) {
         guard output != nil else { return }
-        let accepted = pending.withLock { pending -> Bool in
+        let pendingBytes = pending.withLock { pending -> Int? in
             guard !pending.stopping, pending.bytes + bytes.count <= Self.maxPendingBytes else {
                 pending.dropped += 1
-                return false
+                return nil
             }
             pending.chunks.append(bytes)
             pending.bytes += bytes.count
-            return true
+            return pending.bytes
         }
-        guard accepted else { return }
+        guard let pendingBytes, urgent || pendingBytes >= Self.signalThresholdBytes else { return }
         wakeUp.lock()
         wakeUp.signal()
         wakeUp.unlock()
     }
+
+    static let signalThresholdBytes = 256 << 10
+    static let flushInterval = 0.05
 
     private func writeLoop() {
         guard let output else { return }
@@ -143,7 +157,7 @@ public final class Logger: HTTPServerObserver, Sendable {
             wakeUp.lock()
             var (chunks, stopping) = take()
             while chunks.isEmpty && !stopping {
-                wakeUp.wait()
+                _ = wakeUp.wait(until: Date(timeIntervalSinceNow: Self.flushInterval))
                 (chunks, stopping) = take()
             }
             wakeUp.unlock()

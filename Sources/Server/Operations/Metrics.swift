@@ -46,16 +46,47 @@ public final class Metrics: Instrumentation, Sendable {
         let state = Mutex(Shard())
     }
 
-    /// A counter family: its help text and its series, keyed by the rendered label set.
-    private static let families: [(name: String, help: String)] = [
-        ("entitle_verifications_total", "Signed-data verifications, by app, source, kind and result."),
-        ("entitle_notifications_received_total", "Verified App Store Server Notifications, by app and type."),
-        ("entitle_notification_outcomes_total", "What became of each notification: applied, duplicate, or the refusal's status."),
-        ("entitle_offers_signed_total", "Offer signatures made, by app and kind."),
-    ]
+    /// The use-case counter families, each with its label names and help text.
+    enum Family: Int, CaseIterable {
+        case verifications, notificationsReceived, notificationOutcomes, offersSigned
+
+        var name: String {
+            switch self {
+            case .verifications: "entitle_verifications_total"
+            case .notificationsReceived: "entitle_notifications_received_total"
+            case .notificationOutcomes: "entitle_notification_outcomes_total"
+            case .offersSigned: "entitle_offers_signed_total"
+            }
+        }
+
+        var labels: [String] {
+            switch self {
+            case .verifications: ["app", "source", "kind", "result"]
+            case .notificationsReceived: ["app", "type"]
+            case .notificationOutcomes: ["app", "result"]
+            case .offersSigned: ["app", "kind"]
+            }
+        }
+
+        var help: String {
+            switch self {
+            case .verifications: "Signed-data verifications, by app, source, kind and result."
+            case .notificationsReceived: "Verified App Store Server Notifications, by app and type."
+            case .notificationOutcomes: "What became of each notification: applied, duplicate, or the refusal's status."
+            case .offersSigned: "Offer signatures made, by app and kind."
+            }
+        }
+    }
+
+    /// One series: its family and label values (in the family's label order). Counting hashes
+    /// these few short strings; formatting and escaping wait for a scrape.
+    struct Series: Hashable {
+        let family: Family
+        let values: [String]
+    }
 
     private let shards: [ShardBox]
-    private let counters = Mutex<[String: [String: Int]]>([:])
+    private let counters = Mutex<[Series: Int]>([:])
     /// Set once the server is bound; read at scrape time.
     private let sources = Mutex<(HTTPServerStatistics?, BlockingPool?)>((nil, nil))
     private let startedAt = Double(time(nil))
@@ -76,39 +107,40 @@ public final class Metrics: Instrumentation, Sendable {
     // MARK: - Instrumentation
 
     public func verified(app: String, source: String, kind: String, result: String) {
-        count("entitle_verifications_total", [("app", app), ("source", source), ("kind", kind), ("result", result)])
+        count(.verifications, [app, source, kind, result])
     }
 
-    public func notificationReceived(app: String, type: String) {
-        count("entitle_notifications_received_total", [("app", app), ("type", type)])
+    public func notificationReceived(app: String, type: String) { count(.notificationsReceived, [app, type]) }
+
+    public func notificationOutcome(app: String, result: String) { count(.notificationOutcomes, [app, result]) }
+
+    public func offerSigned(app: String, kind: String) { count(.offersSigned, [app, kind]) }
+
+    private func count(_ family: Family, _ values: [String]) {
+        let series = Series(family: family, values: values)
+        counters.withLock { $0[series, default: 0] += 1 }
     }
 
-    public func notificationOutcome(app: String, result: String) {
-        count("entitle_notification_outcomes_total", [("app", app), ("result", result)])
-    }
-
-    public func offerSigned(app: String, kind: String) {
-        count("entitle_offers_signed_total", [("app", app), ("kind", kind)])
-    }
-
-    private func count(_ family: String, _ labels: [(String, String)]) {
-        let key = labels.map { "\($0.0)=\"\(Self.escaped($0.1))\"" }.joined(separator: ",")
-        counters.withLock { $0[family, default: [:]][key, default: 0] += 1 }
+    /// `name="value",…` as the text format writes labels.
+    private static func labelText(_ series: Series) -> String {
+        zip(series.family.labels, series.values).map { "\($0.0)=\"\(escaped($0.1))\"" }.joined(separator: ",")
     }
 
     /// Label values escaped as the text format requires (values come from signed data).
     private static func escaped(_ value: String) -> String {
-        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+        guard value.utf8.contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") || $0 == 0x0A }) else { return value }
+        return value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
             .replacingOccurrences(of: "\n", with: "\\n")
     }
 
     /// The sum of a family's series whose labels include all of `labels` (tests, diagnostics).
     public func total(_ family: String, matching labels: [String: String] = [:]) -> Int {
-        let wanted = labels.map { "\($0.key)=\"\(Self.escaped($0.value))\"" }
-        return counters.withLock { counters in
-            (counters[family] ?? [:]).filter { series in
-                let parts = Set(series.key.split(separator: ",").map(String.init))
-                return wanted.allSatisfy(parts.contains)
+        counters.withLock { counters in
+            counters.filter { series, _ in
+                series.family.name == family
+                    && labels.allSatisfy { label, value in
+                        series.family.labels.firstIndex(of: label).map { series.values[$0] == value } ?? false
+                    }
             }.values.reduce(0, +)
         }
     }
@@ -119,12 +151,11 @@ public final class Metrics: Instrumentation, Sendable {
         var lines: [String] = []
         renderRequests(into: &lines)
         let counted = counters.withLock { $0 }
-        for (family, help) in Self.families {
-            lines.append("# HELP \(family) \(help)")
-            lines.append("# TYPE \(family) counter")
-            for (labels, count) in (counted[family] ?? [:]).sorted(by: { $0.key < $1.key }) {
-                lines.append("\(family){\(labels)} \(count)")
-            }
+        for family in Family.allCases {
+            lines.append("# HELP \(family.name) \(family.help)")
+            lines.append("# TYPE \(family.name) counter")
+            let series = counted.filter { $0.key.family == family }.map { (Self.labelText($0.key), $0.value) }
+            for (labels, count) in series.sorted(by: { $0.0 < $1.0 }) { lines.append("\(family.name){\(labels)} \(count)") }
         }
         let (statistics, pool) = sources.withLock { $0 }
         if let statistics {
