@@ -34,10 +34,10 @@ JSON
 
 rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$SERVER_PID/status"; }
 
-run_compare() {  # kind path extra-args…
+run_compare() {  # kind path extra-args…  (--target-pid: the server's CPU time per request)
   local kind="$1" path="$2"; shift 2
-  python3 "$PEER/compare.py" --target "http://127.0.0.1:$PORT$path" --kind "$kind" "${WRK_ARGS[@]}" "$@" \
-    2>"$WORK/compare-$kind.err" | tail -n 1
+  python3 "$PEER/compare.py" --target "http://127.0.0.1:$PORT$path" --kind "$kind" --target-pid "$SERVER_PID" \
+    "${WRK_ARGS[@]}" "$@" 2>"$WORK/compare-$kind.err" | tail -n 1
 }
 
 field() { python3 -c "import json,sys; d=json.loads(sys.argv[1]); print(eval(sys.argv[2], {}, {'d': d}))" "$1" "$2"; }
@@ -63,7 +63,7 @@ stop_server
 
 write_config "57246542-96fe-1a63-e053-0824d011072a"
 start_server
-SIGN_JWS=$(run_compare sign /v1/promotional-offers/sign --header "Authorization: Bearer client_bench_key_not_secret" --label target-v1+jws)
+SIGN_JWS=$(run_compare sign-jws /v1/promotional-offers/sign --header "Authorization: Bearer client_bench_key_not_secret" --label target-v1+jws)
 stop_server
 
 CEILING=$(bash "$PEER/crypto-ceiling.sh" 3 1 2>/dev/null)
@@ -76,10 +76,21 @@ PY_VERIFY=$(echo "$PYTHON" | grep python.verify.transaction | python3 -c 'import
 echo
 echo "== Entitle benchmark ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores) =="
 echo "healthz req/s: $(field "$HEALTHZ" 'd["medians"]["target"]["rps"]') ($(field "$HEALTHZ" 'round(d["ratios"]["target_over_nginx"], 2)') x nginx $(field "$HEALTHZ" 'd["medians"]["nginx"]["rps"]'))"
-echo "sign (v1) req/s: $(field "$SIGN" 'd["medians"]["target"]["rps"]') ($(field "$SIGN" 'round(d["ratios"]["target_over_peer_w2"], 2)') x peer-w2 $(field "$SIGN" 'd["medians"]["peer_w2"]["rps"]'); p99 $(field "$SIGN" 'd["medians"]["target"]["p99_ms"]') ms)"
-echo "sign (v1 + JWS) req/s: $(field "$SIGN_JWS" 'd["medians"]["target"]["rps"]') ($(field "$SIGN_JWS" 'round(d["ratios"]["target_over_peer_w2"], 2)') x peer-w2 $(field "$SIGN_JWS" 'd["medians"]["peer_w2"]["rps"]'); p99 $(field "$SIGN_JWS" 'd["medians"]["target"]["p99_ms"]') ms)"
-echo "verify req/s: $(field "$VERIFY" 'd["medians"]["target"]["rps"]') ($(field "$VERIFY" 'round(d["ratios"]["target_over_peer_w2"], 2)') x peer-w2 $(field "$VERIFY" 'd["medians"]["peer_w2"]["rps"]'); p99 $(field "$VERIFY" 'd["medians"]["target"]["p99_ms"]') ms)"
 SIGN1=$(field "$CEILING" 'd["procs_1"]["sign_per_s"]')
+# One line per endpoint: req/s, the ratio to the peer (2 workers), p99 against nginx's p99 of the
+# same run, and the server's CPU per request (with, for signing, the crypto efficiency: the ECDSA
+# time the answer needs at `openssl speed`'s 1-core rate over that CPU time).
+report() {  # label result signatures-per-request
+  local label="$1" result="$2" signatures="$3"
+  local line="$label req/s: $(field "$result" 'd["medians"]["target"]["rps"]') ($(field "$result" 'round(d["ratios"]["target_over_peer_w2"], 2)') x peer-w2 $(field "$result" 'd["medians"]["peer_w2"]["rps"]'); p99 $(field "$result" 'd["medians"]["target"]["p99_ms"]') ms = $(field "$result" 'round(d["medians"]["target"]["p99_ms"] / d["medians"]["nginx"]["p99_ms"], 2)') x nginx p99; CPU $(field "$result" 'd["medians"]["target"].get("cpu_us_per_req")') us/request"
+  if [ "$signatures" -gt 0 ]; then
+    line="$line; crypto efficiency $(field "$result" "round($signatures / $SIGN1 * 1e6 / d['medians']['target']['cpu_us_per_req'], 2)")"
+  fi
+  echo "$line)"
+}
+report "sign (v1)" "$SIGN" 1
+report "sign (v1 + JWS)" "$SIGN_JWS" 2
+report "verify" "$VERIFY" 0
 VERIFY1=$(field "$CEILING" 'd["procs_1"]["verify_per_s"]')
 while read -r line; do
   name=$(field "$line" 'd["name"]'); value=$(field "$line" 'd["value"]')

@@ -12,8 +12,8 @@ final class EVPKey: @unchecked Sendable {
     /// Initialised `EVP_PKEY_CTX`s ready for sign or verify. Creating and initialising one costs
     /// about as much as half a signature in OpenSSL 3, so they are reused; each is lent to one
     /// caller at a time (taken out of the pool while in use).
-    private let signingContexts = ContextPool()
-    private let verifyingContexts = ContextPool()
+    private let signingContexts = ContextPool { EVP_PKEY_CTX_free($0) }
+    private let verifyingContexts = ContextPool { EVP_PKEY_CTX_free($0) }
 
     init(taking raw: OpaquePointer) { self.raw = raw }
 
@@ -86,13 +86,17 @@ final class EVPKey: @unchecked Sendable {
     }
 }
 
-/// Up to 16 idle `EVP_PKEY_CTX`s of one key and operation; each is used by one caller at a time.
-private final class ContextPool: Sendable {
+/// Up to 16 idle OpenSSL contexts of one kind (`EVP_PKEY_CTX` of one key and operation,
+/// `EVP_MD_CTX`); each is used by one caller at a time, and freed with `free` when not kept.
+final class ContextPool: Sendable {
     /// A context parked in the pool; only the caller that takes it out uses it.
     private struct Idle: @unchecked Sendable { let context: OpaquePointer }
 
     private let idle = Mutex<[Idle]>([])
+    private let free: @Sendable (OpaquePointer) -> Void
     private static let limit = 16
+
+    init(free: @escaping @Sendable (OpaquePointer) -> Void) { self.free = free }
 
     func take() -> OpaquePointer? { idle.withLock { $0.popLast()?.context } }
 
@@ -103,10 +107,10 @@ private final class ContextPool: Sendable {
             idle.append(parked)
             return true
         }
-        if !kept { EVP_PKEY_CTX_free(context) }
+        if !kept { free(context) }
     }
 
     deinit {
-        for parked in idle.withLock({ $0 }) { EVP_PKEY_CTX_free(parked.context) }
+        for parked in idle.withLock({ $0 }) { free(parked.context) }
     }
 }

@@ -13,7 +13,7 @@ public enum SHA256 {
     /// a v1 offer payload). The algorithm is fetched once and contexts are reused from a pool.
     public static func hash(_ data: some ContiguousBytes) -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: byteCount)
-        let context = contexts.take()
+        guard let context = contexts.take() ?? EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new: out of memory") }
         data.withUnsafeBytes { input in
             digest.withUnsafeMutableBufferPointer { output in
                 var length: UInt32 = 0
@@ -31,7 +31,7 @@ public enum SHA256 {
     /// `EVP_MD_fetch(NULL, "SHA256", NULL)`, held for the process (a fetched EVP_MD is immutable
     /// and may be shared between threads).
     private static let algorithm = FetchedDigest(name: "SHA256")
-    private static let contexts = DigestContextPool()
+    private static let contexts = ContextPool { EVP_MD_CTX_free($0) }
 
     /// The digest as lower-case hex (fingerprints).
     public static func hexDigest(_ data: some ContiguousBytes) -> String {
@@ -50,30 +50,6 @@ final class FetchedDigest: @unchecked Sendable {
     }
 
     deinit { EVP_MD_free(raw) }
-}
-
-/// Idle `EVP_MD_CTX`s. Invariant for `@unchecked Sendable` of `Idle`: a context in the pool is
-/// used by nobody; the caller that takes one out is its only user until it gives it back.
-final class DigestContextPool: Sendable {
-    private struct Idle: @unchecked Sendable { let context: OpaquePointer }
-    private let idle = Mutex<[Idle]>([])
-    private static let limit = 16
-
-    func take() -> OpaquePointer {
-        if let parked = idle.withLock({ $0.popLast() }) { return parked.context }
-        guard let fresh = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new: out of memory") }
-        return fresh
-    }
-
-    func give(_ context: OpaquePointer) {
-        let parked = Idle(context: context)
-        let kept = idle.withLock { idle -> Bool in
-            guard idle.count < Self.limit else { return false }
-            idle.append(parked)
-            return true
-        }
-        if !kept { EVP_MD_CTX_free(context) }
-    }
 }
 
 /// Lower-case hexadecimal text.
