@@ -1,6 +1,5 @@
 internal import COpenSSL
 import Foundation
-import Synchronization
 
 /// SHA-256 (FIPS 180-4).
 public enum SHA256 {
@@ -17,7 +16,8 @@ public enum SHA256 {
         data.withUnsafeBytes { input in
             digest.withUnsafeMutableBufferPointer { output in
                 var length: UInt32 = 0
-                let hashed = EVP_DigestInit_ex2(context, algorithm.raw, nil) == 1
+                let hashed =
+                    EVP_DigestInit_ex2(context, algorithm.raw, nil) == 1
                     && EVP_DigestUpdate(context, input.baseAddress, input.count) == 1
                     && EVP_DigestFinal_ex(context, output.baseAddress, &length) == 1
                 // Only allocation failure inside OpenSSL gets here: fall back to the one-shot call.

@@ -33,7 +33,10 @@ public enum SecureRandom {
 
 /// DRBG output handed out 16 bytes at a time (each byte once).
 private final class NonceBuffer: Sendable {
-    private struct State { var bytes: [UInt8] = []; var offset = 0 }
+    private struct State {
+        var bytes: [UInt8] = []
+        var offset = 0
+    }
     private let state = Mutex(State())
 
     func take16() -> [UInt8] {
