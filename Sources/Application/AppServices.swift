@@ -32,7 +32,8 @@ public final class AppServices: Sendable {
             instrumentation: instrumentation)
         offers = OfferService(app: app, history: subscribers, pool: pool, instrumentation: instrumentation)
         sync = try? SyncService(
-            app: app, verification: verification, notifications: notifications, store: store, pool: pool,
+            app: app, verification: verification, notifications: notifications, subscribers: subscribers,
+            store: store, pool: pool,
             instrumentation: instrumentation)
     }
 

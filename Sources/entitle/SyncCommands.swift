@@ -30,29 +30,17 @@ enum SyncCommands {
 
     static func sync(_ raw: [String]) throws -> Int32 {
         let arguments = try Arguments(raw, valueOptions: ["config", "app", "app-account-token", "transaction-id"])
-        let (services, sync) = try services(arguments)
+        let (_, sync) = try services(arguments)
         return try report {
+            let synced: SyncService.Synced
             if let token = arguments["app-account-token"] {
                 guard UUID.isCanonicalText(token) else { throw UsageError("--app-account-token must be a UUID") }
-                let report = try sync.syncSubscriber(appAccountToken: token)
-                var answer: JSONObject = ["sync": .object(report.json)]
-                if let subscriber = try services.subscribers.subscriber(
-                    appAccountToken: token, environment: report.environment,
-                    at: Date())
-                {
-                    answer["subscriber"] = .object(subscriber)
-                }
-                return answer
+                synced = try sync.syncSubscriberAndRead(appAccountToken: token)
+            } else {
+                synced = try sync.syncTransactionAndRead(try arguments.required("transaction-id"))
             }
-            let transactionId = try arguments.required("transaction-id")
-            let report = try sync.syncTransaction(transactionId)
-            var answer: JSONObject = ["sync": .object(report.json)]
-            let subscriber = try awaitResult {
-                services.subscribers.subscriber(
-                    transactionId: transactionId,
-                    syncedIn: report.environment, completion: $0)
-            }
-            if let subscriber { answer["subscriber"] = .object(subscriber) }
+            var answer: JSONObject = ["sync": .object(synced.report.json)]
+            if let subscriber = synced.subscriber { answer["subscriber"] = .object(subscriber) }
             return answer
         }
     }

@@ -49,20 +49,10 @@ public struct SubscriberQueries: Sendable {
             completion: completion)
     }
 
-    /// After a sync: the subscriber the synced transaction belongs to, in the environment the
-    /// sync found it in (nil when none).
-    public func subscriber(
-        transactionId: String, syncedIn environment: AppStoreEnvironment?,
-        completion: @escaping @Sendable (Result<JSONObject?, any Error>) -> Void
-    ) {
-        pool.run(
-            {
-                guard let environment else { return nil }
-                let original =
-                    try store.originalTransactionId(appId: app.id, environment: environment.rawValue, transactionId: transactionId)
-                    ?? transactionId
-                return try subscriber(originalTransactionId: original, environment: environment, at: Date())
-            }, completion: completion)
+    /// The subscriber a transaction (any of its ids) belongs to in `environment`.
+    public func subscriber(transactionId: String, environment: AppStoreEnvironment, at now: Date) throws -> JSONObject? {
+        let original = try store.originalTransactionId(appId: app.id, environment: environment.rawValue, transactionId: transactionId)
+        return try subscriber(originalTransactionId: original ?? transactionId, environment: environment, at: now)
     }
 
     /// The notification audit trail, newest first.

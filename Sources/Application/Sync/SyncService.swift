@@ -31,6 +31,7 @@ public struct SyncService: Sendable {
     let app: AppConfiguration
     let verification: VerificationService
     let notifications: NotificationIngestion
+    let subscribers: SubscriberQueries
     let store: any FactStore
     let pool: BlockingPool
     let instrumentation: any Instrumentation
@@ -49,7 +50,8 @@ public struct SyncService: Sendable {
     /// One client per enabled environment the API serves (Production, Sandbox), with the app's key
     /// and issuer ID.
     init(
-        app: AppConfiguration, verification: VerificationService, notifications: NotificationIngestion, store: any FactStore,
+        app: AppConfiguration, verification: VerificationService, notifications: NotificationIngestion, subscribers: SubscriberQueries,
+        store: any FactStore,
         pool: BlockingPool, instrumentation: any Instrumentation, retry: RetryPolicy = RetryPolicy()
     ) throws {
         guard let issuerId = app.signingKey.issuerId else { throw SetupError.noIssuerId(app.id) }
@@ -66,6 +68,7 @@ public struct SyncService: Sendable {
         self.app = app
         self.verification = verification
         self.notifications = notifications
+        self.subscribers = subscribers
         self.store = store
         self.pool = pool
         self.instrumentation = instrumentation
@@ -78,16 +81,39 @@ public struct SyncService: Sendable {
 
     // MARK: - Off the event loops
 
-    public func syncTransaction(_ transactionId: String, completion: @escaping @Sendable (Result<SyncReport, any Error>) -> Void) {
-        pool.run({ try syncTransaction(transactionId) }, completion: completion)
+    /// What a sync reports, with the subscriber as it stands after it (nil when nothing is stored).
+    public struct Synced: Sendable {
+        public var report: SyncReport
+        public var subscriber: JSONObject?
     }
 
-    public func syncSubscriber(appAccountToken: String, completion: @escaping @Sendable (Result<SyncReport, any Error>) -> Void) {
-        pool.run({ try syncSubscriber(appAccountToken: appAccountToken) }, completion: completion)
+    /// Syncs the subscription `transactionId` belongs to, then reads its subscriber, on the pool.
+    public func syncTransaction(_ transactionId: String, completion: @escaping @Sendable (Result<Synced, any Error>) -> Void) {
+        pool.run({ try syncTransactionAndRead(transactionId) }, completion: completion)
+    }
+
+    /// Syncs every subscription linked to the token, then reads the subscriber, on the pool.
+    public func syncSubscriber(appAccountToken: String, completion: @escaping @Sendable (Result<Synced, any Error>) -> Void) {
+        pool.run({ try syncSubscriberAndRead(appAccountToken: appAccountToken) }, completion: completion)
     }
 
     public func backfill(start: Int64, end: Int64, completion: @escaping @Sendable (Result<SyncReport, any Error>) -> Void) {
         pool.run({ try backfill(start: start, end: end) }, completion: completion)
+    }
+
+    /// The same, blocking (the pool, the CLI).
+    public func syncTransactionAndRead(_ transactionId: String) throws -> Synced {
+        let report = try syncTransaction(transactionId)
+        let subscriber = try report.environment.flatMap {
+            try subscribers.subscriber(transactionId: transactionId, environment: $0, at: Date())
+        }
+        return Synced(report: report, subscriber: subscriber)
+    }
+
+    public func syncSubscriberAndRead(appAccountToken: String) throws -> Synced {
+        let report = try syncSubscriber(appAccountToken: appAccountToken)
+        let subscriber = try subscribers.subscriber(appAccountToken: appAccountToken, environment: report.environment, at: Date())
+        return Synced(report: report, subscriber: subscriber)
     }
 
     // MARK: - Customers

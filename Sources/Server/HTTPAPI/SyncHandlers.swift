@@ -4,8 +4,8 @@ import HTTP
 import JSON
 
 /// `POST /v1/subscribers/{appAccountToken}/sync`, `POST /v1/transactions/{transactionId}/sync` and
-/// `POST /v1/notifications/apple/backfill` (server key). The sync use cases wait on Apple on the
-/// blocking pool.
+/// `POST /v1/notifications/apple/backfill` (server key): decode, call the sync use case (it waits
+/// on Apple on the blocking pool), encode.
 struct SyncHandlers: Sendable {
     let application: EntitleApplication
 
@@ -19,18 +19,14 @@ struct SyncHandlers: Sendable {
     func syncSubscriber(_ context: HTTPRequestContext) {
         do {
             let (services, sync) = try services(context)
-            let token = context.pathParameters["appAccountToken"] ?? ""
-            sync.syncSubscriber(appAccountToken: token) { synced in
-                guard case .success(let report) = synced else { return context.reply(synced.map { _ in .null }, app: services.app.id) }
-                services.subscribers.subscriber(appAccountToken: token, environment: report.environment, at: Date()) { read in
-                    context.reply(
-                        read.flatMap { found in
-                            guard let found else {
-                                return .failure(ServiceError.notFound("no stored subscription is linked to this appAccountToken"))
-                            }
-                            return .success(.object(["sync": .object(report.json), "subscriber": .object(found)]))
-                        }, app: services.app.id)
-                }
+            sync.syncSubscriber(appAccountToken: context.pathParameters["appAccountToken"] ?? "") { result in
+                context.reply(
+                    result.flatMap { synced in
+                        guard let subscriber = synced.subscriber else {
+                            return .failure(ServiceError.notFound("no stored subscription is linked to this appAccountToken"))
+                        }
+                        return .success(.object(["sync": .object(synced.report.json), "subscriber": .object(subscriber)]))
+                    }, app: services.app.id)
             }
         } catch {
             context.reply(error: error, app: nil)
@@ -40,17 +36,13 @@ struct SyncHandlers: Sendable {
     func syncTransaction(_ context: HTTPRequestContext) {
         do {
             let (services, sync) = try services(context)
-            let transactionId = context.pathParameters["transactionId"] ?? ""
-            sync.syncTransaction(transactionId) { synced in
-                guard case .success(let report) = synced else { return context.reply(synced.map { _ in .null }, app: services.app.id) }
-                services.subscribers.subscriber(transactionId: transactionId, syncedIn: report.environment) { read in
-                    context.reply(
-                        read.map { subscriber in
-                            var answer: JSONObject = ["sync": .object(report.json)]
-                            if let subscriber { answer["subscriber"] = .object(subscriber) }
-                            return .object(answer)
-                        }, app: services.app.id)
-                }
+            sync.syncTransaction(context.pathParameters["transactionId"] ?? "") { result in
+                context.reply(
+                    result.map { synced in
+                        var answer: JSONObject = ["sync": .object(synced.report.json)]
+                        if let subscriber = synced.subscriber { answer["subscriber"] = .object(subscriber) }
+                        return .object(answer)
+                    }, app: services.app.id)
             }
         } catch {
             context.reply(error: error, app: nil)

@@ -161,7 +161,12 @@ public final class Logger: HTTPServerObserver, Sendable {
                 (chunks, stopping) = take()
             }
             wakeUp.unlock()
-            for chunk in chunks { Self.writeAll(chunk, to: output) }
+            // One write for everything taken (each loop iteration's lines are one chunk).
+            if chunks.count == 1 {
+                Self.writeAll(chunks[0], to: output)
+            } else if !chunks.isEmpty {
+                Self.writeAll(Array(chunks.joined()), to: output)
+            }
             if stopping && chunks.isEmpty {
                 finished.signal()
                 return
