@@ -51,7 +51,12 @@ public final class AppServices: Sendable {
             }
             completion(outcome)
         }
-        if verification.waitsOnNetwork { pool.submit(work) } else { work() }
+        verification.schedule(work, on: pool) {
+            completion(
+                VerificationOutcome(
+                    kind: kind, environment: nil,
+                    result: .invalid(VerificationFailure(.retryableVerificationFailure, "the server is busy; try again"))))
+        }
     }
 
     /// The sync use cases, or why the app has none.

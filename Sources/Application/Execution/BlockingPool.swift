@@ -48,6 +48,12 @@ public final class BlockingPool: Sendable {
         return accepted
     }
 
+    /// Runs `job` on a pool thread, or `overloaded` at once when the queue is full (so the
+    /// caller can still answer).
+    public func submit(_ job: @escaping @Sendable () -> Void, overloaded: () -> Void) {
+        if !submit(job) { overloaded() }
+    }
+
     /// Runs `work` on a pool thread and hands its result to `completion` there.
     public func run<T: Sendable>(
         _ work: @escaping @Sendable () throws -> T,

@@ -36,7 +36,7 @@ public struct NotificationIngestion: Sendable {
                 completion(outcome)
             }
         }
-        if verification.waitsOnNetwork { pool.submit(work) } else { work() }
+        verification.schedule(work, on: pool) { completion(.failure(ServiceError.overloaded)) }
     }
 
     /// The same, blocking until durable (back-fill on the pool, the CLI).

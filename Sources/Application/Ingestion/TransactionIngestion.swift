@@ -48,7 +48,7 @@ public struct TransactionIngestion: Sendable {
                 }
             }
         }
-        if verification.waitsOnNetwork { pool.submit(prepare) } else { prepare() }
+        verification.schedule(prepare, on: pool) { completion(.failure(ServiceError.overloaded)) }
     }
 
     /// Verification and the facts to store (CPU only unless the app uses online checks).

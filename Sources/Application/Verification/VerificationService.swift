@@ -102,8 +102,14 @@ public final class VerificationService: Sendable {
         return app.environments.filter { $0.isSigned && !present.contains($0) }
     }
 
-    /// Whether verification blocks on the network (OCSP): the use case then runs it on the pool.
+    /// Whether verification blocks on the network (OCSP).
     public var waitsOnNetwork: Bool { app.verification.onlineChecks }
+
+    /// Runs work that verifies where it belongs: here (CPU only) or, when verification waits on
+    /// OCSP, on the blocking pool; `overloaded` runs instead when the pool's queue is full.
+    func schedule(_ work: @escaping @Sendable () -> Void, on pool: BlockingPool, overloaded: () -> Void) {
+        if waitsOnNetwork { pool.submit(work, overloaded: overloaded) } else { work() }
+    }
 
     /// The verifier for the environment `parsed` claims (or `environment`), or why there is none.
     public func verifier(
