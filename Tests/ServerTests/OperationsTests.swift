@@ -38,6 +38,22 @@ final class OperationsTests: XCTestCase {
         return path
     }
 
+    /// Starts `executable` (an `entitle serve`, perhaps through a shell) with its log lines readable.
+    private func serve(_ executable: URL, _ arguments: [String]) throws -> (Process, LineReader) {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        return (process, LineReader(output.fileHandleForReading))
+    }
+
+    private func stop(_ process: Process) {
+        process.terminate()
+        process.waitUntilExit()
+    }
+
     // MARK: - Logs and the error path
 
     func testErrorLinesCarryCodeReasonAppAndRouteAtTheirLevel() throws {
@@ -144,17 +160,8 @@ final class OperationsTests: XCTestCase {
                 #""billingRetryGrantsAccess": false, "verification": {"allowPrivateRoots": true}"#
             )
         ])
-        let process = Process()
-        process.executableURL = entitleExecutable
-        process.arguments = ["serve", "--config", path]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        defer {
-            process.terminate()
-            process.waitUntilExit()
-        }
-        let reader = LineReader(output.fileHandleForReading)
+        let (process, reader) = try serve(entitleExecutable, ["serve", "--config", path])
+        defer { stop(process) }
         let port = Int(try XCTUnwrap(try JSONParser.parse(try XCTUnwrap(reader.nextLine()))["port"]?.int64Value))
         func readiness() throws -> (Int, JSONValue) {
             let client = try TestHTTPClient(port: port)
@@ -202,17 +209,9 @@ final class OperationsTests: XCTestCase {
     /// With few descriptors, `maxConnections` is clamped to what they allow, and start-up says so.
     func testMaxConnectionsIsClampedToTheDescriptorLimit() throws {
         let path = try writeConfig()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "ulimit -n 256 && exec \"$0\" serve --config \"$1\"", entitleExecutable.path, path]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        defer {
-            process.terminate()
-            process.waitUntilExit()
-        }
-        let reader = LineReader(output.fileHandleForReading)
+        let (process, reader) = try serve(
+            URL(fileURLWithPath: "/bin/sh"), ["-c", "ulimit -n 256 && exec \"$0\" serve --config \"$1\"", entitleExecutable.path, path])
+        defer { stop(process) }
         var warning: String?
         for _ in 0..<6 {
             guard let line = reader.nextLine() else { break }
