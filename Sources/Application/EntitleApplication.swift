@@ -77,9 +77,10 @@ public final class EntitleApplication: Sendable {
             var roots = JSONObject()
             var rootsReady = true
             for app in configuration.apps {
-                let missing = apps[app.id]?.verification.environmentsMissingRoots ?? []
+                guard let verification = apps[app.id]?.verification else { continue }
+                let missing = verification.environmentsMissingRoots
                 if missing.isEmpty {
-                    let names = app.verification.rootCertificates.map { AppleRootCertificates.appleRootName(of: $0) ?? "private root" }
+                    let names = verification.trustedRoots.map { AppleRootCertificates.appleRootName(of: $0) ?? "private root" }
                     roots[app.id] = .string(names.isEmpty ? "not needed" : names.joined(separator: ", "))
                 } else {
                     rootsReady = false

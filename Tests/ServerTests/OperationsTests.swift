@@ -183,6 +183,7 @@ final class OperationsTests: XCTestCase {
             after = try readiness().0
         }
         XCTAssertEqual(after, 200, "roots added to apple-roots/ are trusted after SIGHUP")
+        XCTAssertEqual(try readiness().1["checks"]?["rootCertificates"]?["example"], "private root")
     }
 
     // MARK: - The command line

@@ -96,6 +96,13 @@ public final class VerificationService: Sendable {
         verifiers.withLock { $0 = fresh }
     }
 
+    /// The roots trusted now (after any `replaceRoots`).
+    public var trustedRoots: [Certificate] {
+        verifiers.withLock { verifiers in
+            verifiers.values.first { $0.configuration.environment.isSigned }?.configuration.rootCertificates ?? []
+        }
+    }
+
     /// Signed environments (Production, Sandbox) that have no trusted root: their data answers 503.
     public var environmentsMissingRoots: [AppStoreEnvironment] {
         let present = verifiers.withLock { Set($0.keys) }
