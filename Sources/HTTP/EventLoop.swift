@@ -176,12 +176,15 @@ final class EventLoop: @unchecked Sendable {
         guard reserveFD >= 0 else { return false }
         close(reserveFD)
         let fd = entitle_accept_nonblocking(listenFD)
+        let acceptError = fd < 0 ? errno : 0
         if fd >= 0 {
             statistics.refusedConnections.add(1, ordering: .relaxed)
             refuse(fd)
         }
         reserveFD = Self.openReserve()
-        return fd >= 0 && reserveFD >= 0
+        // Handled: a client refused, or nobody was waiting after all. Anything else (the freed
+        // descriptor taken by another thread, no reserve to be had) pauses the listener.
+        return reserveFD >= 0 && (fd >= 0 || acceptError == EAGAIN || acceptError == EWOULDBLOCK)
     }
 
     private func pauseListener() {
