@@ -141,7 +141,12 @@ final class SubscriberEndpointTests: XCTestCase {
         XCTAssertEqual(subscription["offerType"], "INTRODUCTORY")
         XCTAssertEqual(subscription["ownershipType"], "PURCHASED")
         XCTAssertEqual(subscription["eligibleWinBackOfferIds"], .array(["wb1"]))
-        XCTAssertEqual(request("GET", "/v1/subscribers/by-transaction/1000").1["subscriber"]?["appAccountToken"]?.stringValue, token)
+        XCTAssertEqual(
+            request("GET", "/v1/subscribers/by-transaction/1000", key: "server_key_0123456789").1["subscriber"]?["appAccountToken"]?
+                .stringValue, token)
+        let (forbidden, refusal) = request("GET", "/v1/subscribers/by-transaction/1000")
+        XCTAssertEqual(forbidden, 403, "a client key (public, inside the app) cannot walk original transaction ids")
+        XCTAssertEqual(refusal["error"]?["code"], "FORBIDDEN")
 
         // Auto-renew turned off, by notification.
         let off = try notification(
@@ -275,6 +280,27 @@ final class SubscriberEndpointTests: XCTestCase {
         XCTAssertEqual(metrics.total("entitle_notification_outcomes_total", matching: ["result": "duplicate"]), 1)
         XCTAssertEqual(metrics.total("entitle_notification_outcomes_total", matching: ["result": "VERIFICATION_FAILURE"]), 1)
         XCTAssertEqual(metrics.total("entitle_notification_outcomes_total"), 3, "one outcome per notification received")
+    }
+
+    /// In an app that enables Production and Sandbox, a Sandbox subscription is found by its
+    /// original transaction id without naming the environment.
+    func testLookupByTransactionSearchesEveryEnabledEnvironment() throws {
+        let config = try String(contentsOf: folder.appendingPathComponent("entitle.json"), encoding: .utf8)
+            .replacingOccurrences(
+                of: #""environments": ["Sandbox"],"#,
+                with: #""environments": ["Production", "Sandbox"], "appAppleId": 1234,"#
+            )
+            .replacingOccurrences(of: "facts.sqlite3", with: "both.sqlite3")
+        try writeFile(folder.appendingPathComponent("both.json"), config)
+        entitle = try EntitleServer(
+            configuration: ConfigurationLoader.load(path: folder.appendingPathComponent("both.json").path, environment: [:]),
+            logOutput: nil)
+        XCTAssertEqual(request("POST", "/v1/transactions", ["signedTransaction": .string(try transaction("1000"))]).0, 200)
+        let (found, answer) = request("GET", "/v1/subscribers/by-transaction/1000", key: "server_key_0123456789")
+        XCTAssertEqual(found, 200, "\(answer)")
+        XCTAssertEqual(answer["subscriber"]?["environment"], "Sandbox")
+        XCTAssertEqual(
+            request("GET", "/v1/subscribers/by-transaction/1000?environment=Production", key: "server_key_0123456789").0, 404)
     }
 
     func testLinkingAndConflicts() throws {

@@ -22,16 +22,23 @@ public struct SubscriberQueries: Sendable {
     }
 
     /// The subscriber a subscription belongs to (its whole subscriber when it is linked).
+    /// Without `environment`, every enabled environment is searched (Production first): an
+    /// original transaction id belongs to one environment, and the caller need not know which.
     public func subscriber(originalTransactionId: String, environment: AppStoreEnvironment?, at now: Date) throws -> JSONObject? {
-        let environment = try chosen(environment)
-        guard
-            let facts = try store.facts(
-                appId: app.id, environment: environment.rawValue,
-                originalTransactionId: originalTransactionId)
-        else { return nil }
-        if let token = facts.appAccountToken { return try subscriber(appAccountToken: token, environment: environment, at: now) }
-        return render([facts], appAccountToken: nil, environment: environment, now: now)
+        let candidates = environment == nil ? searchOrder : [try chosen(environment)]
+        for environment in candidates {
+            guard
+                let facts = try store.facts(
+                    appId: app.id, environment: environment.rawValue, originalTransactionId: originalTransactionId)
+            else { continue }
+            if let token = facts.appAccountToken { return try subscriber(appAccountToken: token, environment: environment, at: now) }
+            return render([facts], appAccountToken: nil, environment: environment, now: now)
+        }
+        return nil
     }
+
+    /// The enabled environments, Production first.
+    private var searchOrder: [AppStoreEnvironment] { AppStoreEnvironment.all.filter(app.environments.contains) }
 
     public func subscriber(
         appAccountToken: String, environment: AppStoreEnvironment?, at now: Date,

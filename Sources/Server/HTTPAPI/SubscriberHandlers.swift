@@ -56,9 +56,12 @@ struct SubscriberHandlers: Sendable {
         }
     }
 
+    /// Server keys only: original transaction ids are nearly sequential, so a client key (public,
+    /// inside the app) could walk them; an app proves possession by posting its signed transaction.
     func getSubscriberByTransaction(_ context: HTTPRequestContext) {
         do {
             let caller = try caller(context)
+            try caller.requireServerKey("looking a subscriber up by originalTransactionId")
             let query = try Query(context.request)
             let app = caller.app.id
             application.services(for: caller).subscribers.subscriber(
