@@ -1,3 +1,4 @@
+import AppStore
 import Application
 import Crypto
 import Foundation
@@ -7,7 +8,7 @@ import Storage
 enum SignOfferCommand {
     static let usage = """
         entitle sign-offer --config PATH --app ID --product P --offer O \
-        [--app-account-token U] [--transaction-id T] [--nonce UUID] [--timestamp MS]
+        [--app-account-token U] [--transaction-id T] [--environment E] [--nonce UUID] [--timestamp MS]
         """
 
     static func run(_ raw: [String]) throws -> Int32 {
@@ -15,7 +16,7 @@ enum SignOfferCommand {
             raw,
             valueOptions: [
                 "config", "app", "product", "offer", "app-account-token",
-                "transaction-id", "nonce", "timestamp",
+                "transaction-id", "environment", "nonce", "timestamp",
             ])
         let configuration = try loadConfiguration(arguments)
         let appId = try arguments.required("app")
@@ -36,7 +37,8 @@ enum SignOfferCommand {
             productId: try arguments.required("product"),
             offerId: try arguments.required("offer"),
             appAccountToken: arguments["app-account-token"],
-            transactionId: arguments["transaction-id"])
+            transactionId: arguments["transaction-id"],
+            environment: arguments["environment"].map(AppStoreEnvironment.init(rawValue:)))
         // The catalog rule may need stored history: the same use case as the endpoint, over the
         // database when there is one.
         let offers: OfferService

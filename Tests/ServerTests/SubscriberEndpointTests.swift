@@ -285,6 +285,17 @@ final class SubscriberEndpointTests: XCTestCase {
     /// In an app that enables Production and Sandbox, a Sandbox subscription is found by its
     /// original transaction id without naming the environment.
     func testLookupByTransactionSearchesEveryEnabledEnvironment() throws {
+        try useBothEnvironments()
+        XCTAssertEqual(request("POST", "/v1/transactions", ["signedTransaction": .string(try transaction("1000"))]).0, 200)
+        let (found, answer) = request("GET", "/v1/subscribers/by-transaction/1000", key: "server_key_0123456789")
+        XCTAssertEqual(found, 200, "\(answer)")
+        XCTAssertEqual(answer["subscriber"]?["environment"], "Sandbox")
+        XCTAssertEqual(
+            request("GET", "/v1/subscribers/by-transaction/1000?environment=Production", key: "server_key_0123456789").0, 404)
+    }
+
+    /// A server for an app that enables Production and Sandbox, on its own database.
+    private func useBothEnvironments() throws {
         let config = try String(contentsOf: folder.appendingPathComponent("entitle.json"), encoding: .utf8)
             .replacingOccurrences(
                 of: #""environments": ["Sandbox"],"#,
@@ -295,12 +306,55 @@ final class SubscriberEndpointTests: XCTestCase {
         entitle = try EntitleServer(
             configuration: ConfigurationLoader.load(path: folder.appendingPathComponent("both.json").path, environment: [:]),
             logOutput: nil)
-        XCTAssertEqual(request("POST", "/v1/transactions", ["signedTransaction": .string(try transaction("1000"))]).0, 200)
-        let (found, answer) = request("GET", "/v1/subscribers/by-transaction/1000", key: "server_key_0123456789")
-        XCTAssertEqual(found, 200, "\(answer)")
-        XCTAssertEqual(answer["subscriber"]?["environment"], "Sandbox")
+    }
+
+    /// Eligibility is decided on the history of the environment the purchase happens in: the
+    /// request's `environment`, else its transaction's, else the one where the customer has facts.
+    func testOffersAreDecidedInTheCustomersEnvironment() throws {
+        try useBothEnvironments()
+        let lapsed = "11111111-2222-4333-8444-555555555555"
+        // A Sandbox customer in an active free trial, and a Sandbox customer whose subscription ended.
+        XCTAssertEqual(request("POST", "/v1/transactions", ["signedTransaction": .string(try transaction("1000", token: token))]).0, 200)
         XCTAssertEqual(
-            request("GET", "/v1/subscribers/by-transaction/1000?environment=Production", key: "server_key_0123456789").0, 404)
+            request(
+                "POST", "/v1/transactions",
+                ["signedTransaction": .string(try transaction("2000", original: "2000", token: lapsed, revoked: base))]
+            ).0, 200)
+        let path = "/v1/introductory-offers/eligibility"
+
+        let inferred = request("POST", path, ["productId": "pro.monthly", "appAccountToken": .string(token)]).1
+        XCTAssertEqual(inferred["eligible"], .bool(false), "\(inferred)")
+        XCTAssertEqual(inferred["reason"], "ALREADY_SUBSCRIBED_TO_GROUP")
+        XCTAssertEqual(inferred["environment"], "Sandbox")
+        let byTransaction = request("POST", path, ["productId": "pro.monthly", "transactionId": "1000"]).1
+        XCTAssertEqual(byTransaction["eligible"], .bool(false))
+        XCTAssertEqual(byTransaction["environment"], "Sandbox")
+        XCTAssertNotNil(byTransaction["jws"], "the JWS says the trial is not allowed")
+        let named = request("POST", path, ["productId": "pro.monthly", "appAccountToken": .string(token), "environment": "Production"]).1
+        XCTAssertEqual(named["eligible"], .bool(true), "no Production history: eligible there")
+        XCTAssertEqual(named["environment"], "Production")
+        let stranger = request("POST", path, ["productId": "pro.monthly", "appAccountToken": "99999999-2222-4333-8444-555555555555"]).1
+        XCTAssertEqual(stranger["environment"], "Production", "no facts anywhere: Production")
+        XCTAssertEqual(request("POST", path, ["productId": "pro.monthly", "environment": "Xcode"]).0, 400, "not enabled")
+
+        let sign = "/v1/promotional-offers/sign"
+        let current = request("POST", sign, ["productId": "pro.monthly", "offerId": "loyal", "appAccountToken": .string(token)])
+        XCTAssertEqual(current.0, 200, "a current Sandbox subscriber gets the offer for current subscribers: \(current.1)")
+        XCTAssertEqual(current.1["environment"], "Sandbox")
+        XCTAssertEqual(
+            request(
+                "POST", sign,
+                [
+                    "productId": "pro.monthly", "offerId": "loyal", "appAccountToken": .string(token),
+                    "environment": "Production",
+                ]
+            ).1["error"]?["reason"], "NOT_ELIGIBLE")
+        let winBack = request("POST", sign, ["productId": "pro.monthly", "offerId": "comeback", "appAccountToken": .string(lapsed)])
+        XCTAssertEqual(winBack.0, 200, "a lapsed Sandbox customer gets the win-back offer: \(winBack.1)")
+        XCTAssertNotNil(winBack.1["signature"])
+        XCTAssertEqual(
+            request("POST", sign, ["productId": "pro.monthly", "offerId": "comeback", "transactionId": "1000"]).1["error"]?["reason"],
+            "NOT_ELIGIBLE", "the trial customer is current, not lapsed")
     }
 
     func testLinkingAndConflicts() throws {

@@ -58,6 +58,14 @@ public struct AppConfiguration: Sendable {
         environments.contains(.production) ? .production : environments.first ?? .production
     }
 
+    /// `environment` when this app enables it; a request naming another is a 400.
+    public func enabled(_ environment: AppStoreEnvironment) throws(ServiceError) -> AppStoreEnvironment {
+        guard environments.contains(environment) else {
+            throw .badRequest("environment must be one of \(environments.map(\.rawValue).joined(separator: ", "))")
+        }
+        return environment
+    }
+
     /// Xcode or LocalTesting beside Production: unsigned data is accepted on a production server.
     public var enablesUnsignedBesideProduction: Bool {
         environments.contains(.production) && environments.contains { !$0.isSigned }

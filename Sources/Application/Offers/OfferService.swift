@@ -10,12 +10,18 @@ public struct PromotionalOfferRequest: Sendable {
     public var offerId: String
     public var appAccountToken: String?
     public var transactionId: String?
+    /// Where the purchase will happen (StoreKit's `AppTransaction.environment`), when the app says.
+    public var environment: AppStoreEnvironment?
 
-    public init(productId: String, offerId: String, appAccountToken: String? = nil, transactionId: String? = nil) {
+    public init(
+        productId: String, offerId: String, appAccountToken: String? = nil, transactionId: String? = nil,
+        environment: AppStoreEnvironment? = nil
+    ) {
         self.productId = productId
         self.offerId = offerId
         self.appAccountToken = appAccountToken
         self.transactionId = transactionId
+        self.environment = environment
     }
 }
 
@@ -24,11 +30,16 @@ public struct IntroductoryOfferRequest: Sendable {
     public var productId: String
     public var appAccountToken: String?
     public var transactionId: String?
+    /// Where the purchase will happen (StoreKit's `AppTransaction.environment`), when the app says.
+    public var environment: AppStoreEnvironment?
 
-    public init(productId: String, appAccountToken: String? = nil, transactionId: String? = nil) {
+    public init(
+        productId: String, appAccountToken: String? = nil, transactionId: String? = nil, environment: AppStoreEnvironment? = nil
+    ) {
         self.productId = productId
         self.appAccountToken = appAccountToken
         self.transactionId = transactionId
+        self.environment = environment
     }
 }
 
@@ -63,14 +74,21 @@ public struct OfferService: Sendable {
         completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void
     ) {
         guard needsHistory(offerId: request.offerId), let history, let pool else {
-            completion(Result { try signCounted(request, status: SubscriberStatus(), now: now, nonce: nonce) })
+            completion(
+                Result {
+                    let environment = try request.environment.map(app.enabled)
+                    return try signCounted(request, status: SubscriberStatus(), environment: environment, now: now, nonce: nonce)
+                })
             return
         }
         pool.run(
             {
                 let token = try AppAccountToken.validated(request.appAccountToken)
-                let status = try history.status(appAccountToken: token, transactionId: request.transactionId, now: now)
-                return try signCounted(request, status: status, now: now, nonce: nonce)
+                let environment = try history.purchaseEnvironment(
+                    requested: request.environment, appAccountToken: token, transactionId: request.transactionId)
+                let status = try history.status(
+                    appAccountToken: token, transactionId: request.transactionId, in: environment, now: now)
+                return try signCounted(request, status: status, environment: environment, now: now, nonce: nonce)
             }, completion: completion)
     }
 
@@ -80,25 +98,35 @@ public struct OfferService: Sendable {
         completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void
     ) {
         guard let history, let pool else {
-            completion(Result { try introductoryOfferEligibility(request, transactions: [], timestamp: now) })
+            completion(
+                Result {
+                    let environment = try request.environment.map(app.enabled) ?? app.defaultEnvironment
+                    return try introductoryOfferEligibility(request, transactions: [], environment: environment, timestamp: now)
+                })
             return
         }
         pool.run(
             {
                 let token = try AppAccountToken.validated(request.appAccountToken)
-                let transactions = try history.customerFacts(appAccountToken: token, transactionId: request.transactionId)
-                    .flatMap(\.transactions)
-                let answer = try introductoryOfferEligibility(request, transactions: transactions, timestamp: now)
+                let environment = try history.purchaseEnvironment(
+                    requested: request.environment, appAccountToken: token, transactionId: request.transactionId)
+                let transactions = try history.customerFacts(
+                    appAccountToken: token, transactionId: request.transactionId, in: environment
+                ).flatMap(\.transactions)
+                let answer = try introductoryOfferEligibility(
+                    request, transactions: transactions, environment: environment, timestamp: now)
                 if answer["jws"] != nil { instrumentation.offerSigned(app: app.id, kind: "intro-eligibility-jws") }
                 return answer
             }, completion: completion)
     }
 
+    /// `environment` is said in the answer when it was decided (the rule read history) or asked for.
     private func signCounted(
-        _ request: PromotionalOfferRequest, status: SubscriberStatus, now: Date,
+        _ request: PromotionalOfferRequest, status: SubscriberStatus, environment: AppStoreEnvironment?, now: Date,
         nonce: UUID
     ) throws -> JSONObject {
-        let answer = try signPromotionalOffer(request, subscriptions: status.subscriptions, nonce: nonce, timestamp: now)
+        var answer = try signPromotionalOffer(request, subscriptions: status.subscriptions, nonce: nonce, timestamp: now)
+        if let environment { answer["environment"] = .string(environment.rawValue) }
         instrumentation.offerSigned(app: app.id, kind: "v1")
         if answer["jws"] != nil { instrumentation.offerSigned(app: app.id, kind: "promotional-jws") }
         return answer
@@ -168,7 +196,7 @@ public struct OfferService: Sendable {
     /// Answers introductory-offer eligibility for the product's subscription group.
     /// Decided per subscription group from `transactions`, the customer's stored transactions.
     public func introductoryOfferEligibility(
-        _ request: IntroductoryOfferRequest, transactions: [TransactionRecord],
+        _ request: IntroductoryOfferRequest, transactions: [TransactionRecord], environment: AppStoreEnvironment,
         nonce: UUID = SecureRandom.uuid(),
         timestamp: Date = Date()
     ) throws(ServiceError) -> JSONObject {
@@ -190,6 +218,7 @@ public struct OfferService: Sendable {
             "subscriptionGroupIdentifier": .string(group),
             "eligible": .bool(eligible),
             "reason": .string(reason.rawValue),
+            "environment": .string(environment.rawValue),
         ]
         if let transactionId = request.transactionId, let creator = signers.introductoryOfferEligibility {
             do {

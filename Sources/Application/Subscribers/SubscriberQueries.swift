@@ -72,39 +72,73 @@ public struct SubscriberQueries: Sendable {
 
     // MARK: - History for offers
 
-    /// The stored subscriptions of the customer a request names: those linked to its token, plus
-    /// the subscription its transaction id belongs to.
-    func customerFacts(appAccountToken: String?, transactionId: String?) throws -> [SubscriptionFacts] {
-        let environment = app.defaultEnvironment.rawValue
+    /// The environment an offer request is about, so eligibility is decided on the history of the
+    /// environment the purchase will happen in (App Review and TestFlight buy in Sandbox): the
+    /// request's own `environment` (StoreKit's `AppTransaction.environment`), else the stored
+    /// environment of its `transactionId`, else the one environment where the customer has facts,
+    /// else Production (or the app's first environment when Production is not enabled).
+    func purchaseEnvironment(
+        requested: AppStoreEnvironment?, appAccountToken: String?,
+        transactionId: String?
+    ) throws -> AppStoreEnvironment {
+        if let requested { return try app.enabled(requested) }
+        if let transactionId {
+            for environment in searchOrder where try subscription(of: transactionId, in: environment) != nil {
+                return environment
+            }
+        }
+        if let appAccountToken {
+            let withFacts = try searchOrder.filter {
+                try !store.facts(appId: app.id, environment: $0.rawValue, appAccountToken: appAccountToken).isEmpty
+            }
+            if withFacts.count == 1 { return withFacts[0] }
+        }
+        return app.defaultEnvironment
+    }
+
+    /// The stored subscriptions of the customer a request names, in `environment`: those linked
+    /// to its token, plus the subscription its transaction id belongs to.
+    func customerFacts(
+        appAccountToken: String?, transactionId: String?,
+        in environment: AppStoreEnvironment
+    ) throws -> [SubscriptionFacts] {
         var facts: [SubscriptionFacts] = []
         if let token = appAccountToken {
-            facts = try store.facts(appId: app.id, environment: environment, appAccountToken: token)
+            facts = try store.facts(appId: app.id, environment: environment.rawValue, appAccountToken: token)
         }
-        if let transactionId,
-            let original = try store.originalTransactionId(appId: app.id, environment: environment, transactionId: transactionId),
+        if let transactionId, let original = try subscription(of: transactionId, in: environment),
             !facts.contains(where: { $0.originalTransactionId == original }),
-            let found = try store.facts(appId: app.id, environment: environment, originalTransactionId: original)
+            let found = try store.facts(appId: app.id, environment: environment.rawValue, originalTransactionId: original)
         {
             facts.append(found)
         }
         return facts
     }
 
-    /// The customer's status at `now` (promotional-offer rules).
-    func status(appAccountToken: String?, transactionId: String?, now: Date) throws -> SubscriberStatus {
+    /// The customer's status at `now` in `environment` (promotional-offer rules).
+    func status(
+        appAccountToken: String?, transactionId: String?, in environment: AppStoreEnvironment,
+        now: Date
+    ) throws -> SubscriberStatus {
         evaluate(
-            try customerFacts(appAccountToken: appAccountToken, transactionId: transactionId),
-            environment: app.defaultEnvironment, now: now)
+            try customerFacts(appAccountToken: appAccountToken, transactionId: transactionId, in: environment),
+            environment: environment, now: now)
+    }
+
+    /// The stored subscription `id` names in `environment`: a stored transaction's, or `id` itself
+    /// when it is an original transaction id with stored facts.
+    private func subscription(of id: String, in environment: AppStoreEnvironment) throws -> String? {
+        if let original = try store.originalTransactionId(appId: app.id, environment: environment.rawValue, transactionId: id) {
+            return original
+        }
+        return try store.facts(appId: app.id, environment: environment.rawValue, originalTransactionId: id) == nil ? nil : id
     }
 
     // MARK: - Evaluation
 
     private func chosen(_ environment: AppStoreEnvironment?) throws(ServiceError) -> AppStoreEnvironment {
         guard let environment else { return app.defaultEnvironment }
-        guard app.environments.contains(environment) else {
-            throw .badRequest("environment must be one of \(app.environments.map(\.rawValue).joined(separator: ", "))")
-        }
-        return environment
+        return try app.enabled(environment)
     }
 
     private func evaluate(_ facts: [SubscriptionFacts], environment: AppStoreEnvironment, now: Date) -> SubscriberStatus {

@@ -1,3 +1,4 @@
+import AppStore
 import Application
 import Foundation
 import HTTP
@@ -16,7 +17,8 @@ struct OfferHandlers: Sendable {
                 productId: try body.requiredString("productId"),
                 offerId: try body.requiredString("offerId"),
                 appAccountToken: try body.optionalString("appAccountToken"),
-                transactionId: try body.optionalString("transactionId"))
+                transactionId: try body.optionalString("transactionId"),
+                environment: try body.optionalString("environment").map(AppStoreEnvironment.init(rawValue:)))
             let app = caller.app.id
             application.services(for: caller).offers.signPromotionalOffer(request, now: Date()) { result in
                 context.reply(result.map { .object($0) }, app: app)
@@ -36,7 +38,8 @@ struct OfferHandlers: Sendable {
             let request = IntroductoryOfferRequest(
                 productId: try body.requiredString("productId"),
                 appAccountToken: try body.optionalString("appAccountToken"),
-                transactionId: try body.optionalString("transactionId"))
+                transactionId: try body.optionalString("transactionId"),
+                environment: try body.optionalString("environment").map(AppStoreEnvironment.init(rawValue:)))
             let app = caller.app.id
             application.services(for: caller).offers.introductoryOfferEligibility(request, now: Date()) { result in
                 context.reply(result.map { .object($0) }, app: app)
