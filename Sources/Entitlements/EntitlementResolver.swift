@@ -13,8 +13,11 @@ public struct ProductGrant: Sendable, Equatable {
     public var ownershipType: String?
     /// For ordering inactive grants: the most recent wins.
     public var lastEventDate: Int64
+    /// The environment of the facts behind the grant (`Production`, `Sandbox`, …).
+    public var environment: String = ""
 
     public init(_ subscription: SubscriptionState) {
+        environment = subscription.environment
         productId = subscription.productId
         isActive = subscription.isActive
         state = subscription.state.rawValue
@@ -29,8 +32,9 @@ public struct ProductGrant: Sendable, Equatable {
 
     public init(
         productId: String, isActive: Bool, state: String, originalTransactionId: String?, expiresDate: Int64?,
-        ownershipType: String?, lastEventDate: Int64
+        ownershipType: String?, lastEventDate: Int64, environment: String = ""
     ) {
+        self.environment = environment
         self.productId = productId
         self.isActive = isActive
         self.state = state
@@ -59,7 +63,7 @@ public enum EntitlementResolver {
         return best
     }
 
-    static func isBetter(_ candidate: ProductGrant, than existing: ProductGrant) -> Bool {
+    public static func isBetter(_ candidate: ProductGrant, than existing: ProductGrant) -> Bool {
         if candidate.isActive != existing.isActive { return candidate.isActive }
         if candidate.isActive {
             switch (candidate.expiresDate, existing.expiresDate) {

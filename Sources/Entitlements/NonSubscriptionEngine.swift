@@ -14,7 +14,7 @@ public enum NonSubscriptionEngine {
                 productId: transaction.productId, isActive: !revoked, state: revoked ? "REVOKED" : "ACTIVE",
                 originalTransactionId: transaction.originalTransactionId, expiresDate: nil,
                 ownershipType: transaction.ownershipType,
-                lastEventDate: transaction.revocationDate ?? transaction.purchaseDate)
+                lastEventDate: transaction.revocationDate ?? transaction.purchaseDate, environment: transaction.environment)
         case .nonRenewing:
             let expires = duration.map { $0.end(from: transaction.purchaseDate) }
             let active = !revoked && transaction.purchaseDate <= now && (expires.map { now < $0 } ?? false)
@@ -23,7 +23,8 @@ public enum NonSubscriptionEngine {
                 state: revoked ? "REVOKED" : active ? "ACTIVE" : "EXPIRED",
                 originalTransactionId: transaction.originalTransactionId, expiresDate: expires,
                 ownershipType: transaction.ownershipType,
-                lastEventDate: transaction.revocationDate ?? expires ?? transaction.purchaseDate)
+                lastEventDate: transaction.revocationDate ?? expires ?? transaction.purchaseDate,
+                environment: transaction.environment)
         default:
             return nil
         }

@@ -12,13 +12,43 @@ public struct SubscriberStatus: Sendable, Equatable {
     public init() {}
 }
 
-/// Facts → status for one customer in one environment: the one place that decides which
-/// transactions are subscriptions (auto-renewable ones) and which are other purchases.
+/// Facts → status for one customer: the one place that decides which transactions are
+/// subscriptions (auto-renewable ones) and which are other purchases, and which grants count.
 public enum SubscriberEvaluation {
+    /// One environment's facts.
     public static func evaluate(
         _ facts: [SubscriptionFacts], now: Int64, environment: String,
         products: [String: CatalogProduct], billingRetryGrantsAccess: Bool
     ) -> SubscriberStatus {
+        evaluate([(environment, facts)], now: now, products: products, billingRetryGrantsAccess: billingRetryGrantsAccess) { _ in true }
+    }
+
+    /// Several environments' facts, each evaluated in its own environment (a Sandbox fact never
+    /// changes a Production subscription). Subscriptions and purchases of every environment are
+    /// listed; only grants of environments `grantsAccess` permits make entitlements, and the best
+    /// of those wins per entitlement.
+    public static func evaluate(
+        _ environments: [(environment: String, facts: [SubscriptionFacts])], now: Int64,
+        products: [String: CatalogProduct], billingRetryGrantsAccess: Bool, grantsAccess: (String) -> Bool
+    ) -> SubscriberStatus {
+        var status = SubscriberStatus()
+        var grants: [ProductGrant] = []
+        for (environment, facts) in environments {
+            let one = statesAndGrants(
+                facts, now: now, environment: environment, products: products,
+                billingRetryGrantsAccess: billingRetryGrantsAccess)
+            status.subscriptions += one.status.subscriptions
+            status.nonSubscriptions += one.status.nonSubscriptions
+            if grantsAccess(environment) { grants += one.grants }
+        }
+        status.entitlements = EntitlementResolver.resolve(grants) { products[$0]?.entitlements ?? [] }
+        return status
+    }
+
+    private static func statesAndGrants(
+        _ facts: [SubscriptionFacts], now: Int64, environment: String,
+        products: [String: CatalogProduct], billingRetryGrantsAccess: Bool
+    ) -> (status: SubscriberStatus, grants: [ProductGrant]) {
         var status = SubscriberStatus()
         var grants: [ProductGrant] = []
         for subscription in facts {
@@ -40,8 +70,7 @@ public enum SubscriberEvaluation {
                 }
             }
         }
-        status.entitlements = EntitlementResolver.resolve(grants) { products[$0]?.entitlements ?? [] }
-        return status
+        return (status, grants)
     }
 }
 

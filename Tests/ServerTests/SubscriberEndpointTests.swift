@@ -70,13 +70,13 @@ final class SubscriberEndpointTests: XCTestCase {
 
     private func transaction(
         _ id: String, original: String = "1000", token: String? = nil, revoked: Int64? = nil,
-        signed: Int64? = nil
+        signed: Int64? = nil, environment: String = "Sandbox"
     ) throws -> String {
         var payload: JSONObject = [
             "transactionId": .string(id), "originalTransactionId": .string(original), "bundleId": "com.example.app",
             "productId": "pro.monthly", "subscriptionGroupIdentifier": "G1", "type": "Auto-Renewable Subscription",
             "purchaseDate": .int(base - day), "originalPurchaseDate": .int(base - day), "expiresDate": .int(base + 29 * day),
-            "inAppOwnershipType": "PURCHASED", "environment": "Sandbox", "signedDate": .int(signed ?? base + 1),
+            "inAppOwnershipType": "PURCHASED", "environment": .string(environment), "signedDate": .int(signed ?? base + 1),
             "offerType": 1, "offerDiscountType": "FREE_TRIAL",
         ]
         if let token { payload["appAccountToken"] = .string(token) }
@@ -292,6 +292,67 @@ final class SubscriberEndpointTests: XCTestCase {
         XCTAssertEqual(answer["subscriber"]?["environment"], "Sandbox")
         XCTAssertEqual(
             request("GET", "/v1/subscribers/by-transaction/1000?environment=Production", key: "server_key_0123456789").0, 404)
+    }
+
+    /// One subscriber view over Production and Sandbox, and the Sandbox access policy.
+    func testOneViewOverProductionAndSandbox() throws {
+        try useBothEnvironments()
+        let sandboxOnly = token, productionOnly = "22222222-2222-4333-8444-555555555555"
+        let both = "33333333-2222-4333-8444-555555555555"
+        func post(_ jws: String) { XCTAssertEqual(request("POST", "/v1/transactions", ["signedTransaction": .string(jws)]).0, 200) }
+        post(try transaction("1000", token: sandboxOnly))
+        post(try transaction("2000", original: "2000", token: productionOnly, environment: "Production"))
+        post(try transaction("3000", original: "3000", token: both, revoked: base, environment: "Production"))
+        post(try transaction("4000", original: "4000", token: both))
+
+        let sandbox = try XCTUnwrap(subscriber(sandboxOnly))
+        XCTAssertEqual(sandbox["environments"], .array(["Sandbox"]))
+        XCTAssertEqual(sandbox["environment"], "Sandbox", "kept when the customer has facts in one environment")
+        XCTAssertEqual(sandbox["entitlements"]?["pro"]?["isActive"], .bool(true), "App Review sees what it bought")
+        XCTAssertEqual(sandbox["entitlements"]?["pro"]?["environment"], "Sandbox")
+        XCTAssertEqual(sandbox["entitlements"]?["pro"]?["isSandbox"], .bool(true))
+        XCTAssertEqual(sandbox["subscriptions"]?["pro.monthly"]?["environment"], "Sandbox")
+        XCTAssertEqual(sandbox["subscriptions"]?["pro.monthly"]?["isSandbox"], .bool(true))
+
+        let production = try XCTUnwrap(subscriber(productionOnly))
+        XCTAssertEqual(production["environments"], .array(["Production"]))
+        XCTAssertEqual(production["entitlements"]?["pro"]?["isSandbox"], .bool(false))
+        XCTAssertEqual(production["subscriptions"]?["pro.monthly"]?["originalTransactionId"], "2000")
+
+        let mixed = try XCTUnwrap(subscriber(both))
+        XCTAssertEqual(mixed["environments"], .array(["Production", "Sandbox"]))
+        XCTAssertNil(mixed["environment"], "two environments: no single one")
+        XCTAssertEqual(mixed["entitlements"]?["pro"]?["isActive"], .bool(true), "the best grant across environments")
+        XCTAssertEqual(mixed["entitlements"]?["pro"]?["originalTransactionId"], "4000")
+        XCTAssertEqual(mixed["subscriptions"]?["pro.monthly"]?["originalTransactionId"], "4000", "the active one is listed")
+        let narrowed = request("GET", "/v1/subscribers/\(both)?environment=Production").1["subscriber"]
+        XCTAssertEqual(narrowed?["environment"], "Production")
+        XCTAssertNil(narrowed?["environments"], "?environment= answers exactly as before")
+        XCTAssertEqual(narrowed?["entitlements"]?["pro"]?["isActive"], .bool(false), "a Sandbox fact never changes Production")
+
+        for (policy, testers, sandboxActive, mixedActive) in [
+            ("none", "", false, false), ("listed", #", "sandboxTesters": ["\#(sandboxOnly.uppercased())"]"#, true, false),
+        ] {
+            let config = try String(contentsOf: folder.appendingPathComponent("both.json"), encoding: .utf8)
+                .replacingOccurrences(of: #""appAppleId": 1234,"#, with: #""appAppleId": 1234, "sandboxAccess": "\#(policy)"\#(testers),"#)
+            try writeFile(folder.appendingPathComponent("policy.json"), config)
+            entitle = try EntitleServer(
+                configuration: ConfigurationLoader.load(path: folder.appendingPathComponent("policy.json").path, environment: [:]),
+                logOutput: nil)
+            let tester = try XCTUnwrap(subscriber(sandboxOnly), policy)
+            XCTAssertNotNil(tester["subscriptions"]?["pro.monthly"], "\(policy): the Sandbox subscription still shows")
+            XCTAssertEqual(tester["entitlements"]?["pro"]?["isActive"]?.boolValue ?? false, sandboxActive, policy)
+            XCTAssertEqual(try XCTUnwrap(subscriber(both))["entitlements"]?["pro"]?["isActive"], .bool(mixedActive), policy)
+            XCTAssertEqual(try XCTUnwrap(subscriber(productionOnly))["entitlements"]?["pro"]?["isActive"], .bool(true), policy)
+        }
+        XCTAssertThrowsError(
+            try ConfigurationLoader.load(
+                path: try {
+                    let bad = try String(contentsOf: folder.appendingPathComponent("both.json"), encoding: .utf8)
+                        .replacingOccurrences(of: #""appAppleId": 1234,"#, with: #""appAppleId": 1234, "sandboxTesters": ["nope"],"#)
+                    try writeFile(folder.appendingPathComponent("bad.json"), bad)
+                    return folder.appendingPathComponent("bad.json").path
+                }(), environment: [:]))
     }
 
     /// A server for an app that enables Production and Sandbox, on its own database.

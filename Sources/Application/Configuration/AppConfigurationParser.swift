@@ -8,7 +8,7 @@ import JSON
 enum AppConfigurationParser {
     static let allowedMembers: Set<String> = [
         "id", "bundleId", "appAppleId", "environments", "signingKey", "apiKeys", "products", "offers",
-        "verification", "appStoreServerAPI", "billingRetryGrantsAccess",
+        "verification", "appStoreServerAPI", "billingRetryGrantsAccess", "sandboxAccess", "sandboxTesters",
     ]
 
     static func parse(
@@ -57,12 +57,33 @@ enum AppConfigurationParser {
             reader.object(object, "appStoreServerAPI", path: path), path: "\(path).appStoreServerAPI",
             folder: folder, reader: &reader)
         let billingRetryGrantsAccess = reader.bool(object, "billingRetryGrantsAccess", path: path) ?? false
+        let sandboxAccess = parseSandboxAccess(object, path: path, reader: &reader)
         guard let id, let bundleId, let signingKey else { return nil }
-        return AppConfiguration(
+        var app = AppConfiguration(
             id: id, bundleId: bundleId, appAppleId: appAppleId, environments: environments,
             signingKey: signingKey, apiKeys: apiKeys, products: products, offers: offers,
             billingRetryGrantsAccess: billingRetryGrantsAccess, verification: verification,
             serverAPI: serverAPI)
+        app.sandboxAccess = sandboxAccess
+        return app
+    }
+
+    /// `sandboxAccess`: `all` (default), `listed` (the appAccountTokens in `sandboxTesters`), `none`.
+    private static func parseSandboxAccess(_ object: JSONObject, path: String, reader: inout ConfigurationReader) -> SandboxAccess {
+        let testers = reader.stringArray(object, "sandboxTesters", path: path)
+        for token in testers ?? [] where !UUID.isCanonicalText(token) {
+            reader.problem("\(path).sandboxTesters", "\"\(token)\" is not an appAccountToken (a UUID)")
+        }
+        switch reader.string(object, "sandboxAccess", path: path) ?? "all" {
+        case "all", "none":
+            if testers != nil { reader.problem("\(path).sandboxTesters", "is used only with \"sandboxAccess\": \"listed\"") }
+            return object["sandboxAccess"]?.stringValue == "none" ? .none : .all
+        case "listed":
+            return .listed(Set((testers ?? []).map { $0.lowercased() }))
+        case let other:
+            reader.problem("\(path).sandboxAccess", "unknown policy \"\(other)\" (all, listed, none)")
+            return .all
+        }
     }
 
     static func isValidBundleId(_ value: String) -> Bool {

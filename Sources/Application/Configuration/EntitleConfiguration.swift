@@ -50,6 +50,8 @@ public struct AppConfiguration: Sendable {
     public var products: [String: CatalogProduct]
     public var offers: [String: OfferConfiguration]
     public var billingRetryGrantsAccess: Bool
+    /// Whether Sandbox purchases (App Review, TestFlight, testers) grant entitlements.
+    public var sandboxAccess: SandboxAccess = .all
     public var verification: VerificationSettings
     public var serverAPI: ServerAPISettings
 
@@ -112,6 +114,24 @@ public struct APIKeyConfiguration: Sendable {
     /// same constant-time comparison of two 32-byte digests, whichever form the file used.
     public var sha256: [UInt8]
     public var role: APIKeyRole
+}
+
+/// Who gets entitlements from Sandbox purchases. Every Sandbox subscription is still shown.
+public enum SandboxAccess: Sendable, Equatable {
+    /// Every Sandbox purchase counts (App Review and TestFlight see what they bought).
+    case all
+    /// Only the customers with these appAccountTokens (lower-case).
+    case listed(Set<String>)
+    /// No Sandbox purchase makes an entitlement active.
+    case none
+
+    public func grantsAccess(appAccountToken: String?) -> Bool {
+        switch self {
+        case .all: true
+        case .listed(let testers): appAccountToken.map(testers.contains) ?? false
+        case .none: false
+        }
+    }
 }
 
 public struct OfferConfiguration: Sendable {

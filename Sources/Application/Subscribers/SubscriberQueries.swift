@@ -13,12 +13,28 @@ public struct SubscriberQueries: Sendable {
     let pool: BlockingPool
 
     /// The customer linked to `appAccountToken`, nil when nothing is stored for them.
+    ///
+    /// Without `environment`, an app that enables several environments answers for all of them
+    /// at once (App Review and TestFlight buy in Sandbox against the production server): every
+    /// entry says its `environment` and `isSandbox`, the answer lists the `environments` where the
+    /// customer has facts, and the best grant of the environments the app's `sandboxAccess`
+    /// permits decides each entitlement. Facts stay separate per environment; only the view spans
+    /// them. With `environment` (or in a one-environment app) the answer is that environment's.
     public func subscriber(appAccountToken: String, environment: AppStoreEnvironment?, at now: Date) throws -> JSONObject? {
         let token = try AppAccountToken.validated(appAccountToken)
-        let environment = try chosen(environment)
-        let facts = try store.facts(appId: app.id, environment: environment.rawValue, appAccountToken: token)
-        guard !facts.isEmpty else { return nil }
-        return render(facts, appAccountToken: token, environment: environment, now: now)
+        if environment != nil || app.environments.count == 1 {
+            let environment = try chosen(environment)
+            let facts = try store.facts(appId: app.id, environment: environment.rawValue, appAccountToken: token)
+            guard !facts.isEmpty else { return nil }
+            return render(facts, appAccountToken: token, environment: environment, now: now)
+        }
+        let found = try searchOrder.map { ($0, try store.facts(appId: app.id, environment: $0.rawValue, appAccountToken: token)) }
+            .filter { !$0.1.isEmpty }
+        guard !found.isEmpty else { return nil }
+        let status = SubscriberEvaluation.evaluate(
+            found.map { ($0.0.rawValue, $0.1) }, now: Milliseconds.since1970(now), products: app.products,
+            billingRetryGrantsAccess: app.billingRetryGrantsAccess, grantsAccess: grantsAccess(token))
+        return SubscriberView.render(status, appAccountToken: token, environments: found.map(\.0))
     }
 
     /// The subscriber a subscription belongs to (its whole subscriber when it is linked).
@@ -26,15 +42,23 @@ public struct SubscriberQueries: Sendable {
     /// original transaction id belongs to one environment, and the caller need not know which.
     public func subscriber(originalTransactionId: String, environment: AppStoreEnvironment?, at now: Date) throws -> JSONObject? {
         let candidates = environment == nil ? searchOrder : [try chosen(environment)]
-        for environment in candidates {
+        for candidate in candidates {
             guard
                 let facts = try store.facts(
-                    appId: app.id, environment: environment.rawValue, originalTransactionId: originalTransactionId)
+                    appId: app.id, environment: candidate.rawValue, originalTransactionId: originalTransactionId)
             else { continue }
             if let token = facts.appAccountToken { return try subscriber(appAccountToken: token, environment: environment, at: now) }
-            return render([facts], appAccountToken: nil, environment: environment, now: now)
+            return render([facts], appAccountToken: nil, environment: candidate, now: now)
         }
         return nil
+    }
+
+    /// Whether an environment's grants count for this customer: Sandbox ones as `sandboxAccess` says.
+    private func grantsAccess(_ appAccountToken: String?) -> (String) -> Bool {
+        let sandboxAccess = app.sandboxAccess
+        return { environment in
+            environment != AppStoreEnvironment.sandbox.rawValue || sandboxAccess.grantsAccess(appAccountToken: appAccountToken)
+        }
     }
 
     /// The enabled environments, Production first.
@@ -141,10 +165,12 @@ public struct SubscriberQueries: Sendable {
         return try app.enabled(environment)
     }
 
-    private func evaluate(_ facts: [SubscriptionFacts], environment: AppStoreEnvironment, now: Date) -> SubscriberStatus {
+    private func evaluate(
+        _ facts: [SubscriptionFacts], environment: AppStoreEnvironment, now: Date, appAccountToken: String? = nil
+    ) -> SubscriberStatus {
         SubscriberEvaluation.evaluate(
-            facts, now: Milliseconds.since1970(now), environment: environment.rawValue,
-            products: app.products, billingRetryGrantsAccess: app.billingRetryGrantsAccess)
+            [(environment.rawValue, facts)], now: Milliseconds.since1970(now), products: app.products,
+            billingRetryGrantsAccess: app.billingRetryGrantsAccess, grantsAccess: grantsAccess(appAccountToken))
     }
 
     private func render(
@@ -152,7 +178,7 @@ public struct SubscriberQueries: Sendable {
         now: Date
     ) -> JSONObject {
         SubscriberView.render(
-            evaluate(facts, environment: environment, now: now), appAccountToken: appAccountToken,
+            evaluate(facts, environment: environment, now: now, appAccountToken: appAccountToken), appAccountToken: appAccountToken,
             environment: environment)
     }
 }

@@ -27,6 +27,57 @@ enum SubscriberView {
         return subscriber
     }
 
+    /// The answer over several environments: each entry says its `environment` and `isSandbox`;
+    /// `environments` lists where the customer has facts, `environment` stays when there is one.
+    /// A product subscribed in two environments is listed once: the active one, else Production's.
+    static func render(_ status: SubscriberStatus, appAccountToken: String, environments: [AppStoreEnvironment]) -> JSONObject {
+        var chosen: [String: SubscriptionState] = [:]
+        var order: [String] = []
+        for state in status.subscriptions {
+            guard let existing = chosen[state.productId] else {
+                chosen[state.productId] = state
+                order.append(state.productId)
+                continue
+            }
+            if state.isActive && !existing.isActive { chosen[state.productId] = state }
+        }
+        var subscriptions = JSONObject()
+        for productId in order {
+            var entry = json(chosen[productId]!)
+            entry["isSandbox"] = .bool(isSandbox(chosen[productId]!.environment))
+            subscriptions[productId] = .object(entry)
+        }
+        let nonSubscriptions: [JSONValue] = status.nonSubscriptions.map { transaction in
+            var item: JSONObject = [
+                "productId": .string(transaction.productId), "transactionId": .string(transaction.transactionId),
+                "type": .string(transaction.type),
+            ]
+            Timestamps.set(&item, "purchaseDate", transaction.purchaseDate)
+            Timestamps.set(&item, "revocationDate", transaction.revocationDate)
+            item["environment"] = .string(transaction.environment)
+            item["isSandbox"] = .bool(isSandbox(transaction.environment))
+            return .object(item)
+        }
+        var entitlements = JSONObject()
+        for name in status.entitlements.keys.sorted() {
+            let grant = status.entitlements[name]!
+            var entry = json(grant)
+            entry["environment"] = .string(grant.environment)
+            entry["isSandbox"] = .bool(isSandbox(grant.environment))
+            entitlements[name] = .object(entry)
+        }
+        var subscriber: JSONObject = ["appAccountToken": .string(appAccountToken)]
+        if environments.count == 1 { subscriber["environment"] = .string(environments[0].rawValue) }
+        subscriber["environments"] = .array(environments.map { .string($0.rawValue) })
+        subscriber["entitlements"] = .object(entitlements)
+        subscriber["subscriptions"] = .object(subscriptions)
+        subscriber["nonSubscriptions"] = .array(nonSubscriptions)
+        return subscriber
+    }
+
+    /// Anything but Production is a test purchase.
+    private static func isSandbox(_ environment: String) -> Bool { environment != AppStoreEnvironment.production.rawValue }
+
     static func json(_ state: SubscriptionState) -> JSONObject {
         var object: JSONObject = [
             "state": .string(state.state.rawValue), "isActive": .bool(state.isActive),
