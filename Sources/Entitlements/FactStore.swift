@@ -94,6 +94,8 @@ public protocol FactStore: Sendable {
     func syncRevision(appId: String, environment: String, originalTransactionId: String) throws -> String?
     /// The subscription a transaction belongs to, by any of its transaction ids.
     func originalTransactionId(appId: String, environment: String, transactionId: String) throws -> String?
+    /// The subscriptions whose transactions or renewal info carry `appTransactionId`.
+    func originalTransactionIds(appId: String, environment: String, appTransactionId: String) throws -> [String]
     /// Newest first; `before` is a sequence number for paging.
     func notifications(appId: String, limit: Int, before: Int64?) throws -> [StoredNotification]
     /// A cheap query proving the store answers (for `/readyz`).

@@ -12,6 +12,8 @@ public final class InMemoryFactStore: FactStore {
         var signals: [Key: [SubscriptionSignal]] = [:]
         var notifications: [StoredNotification] = []
         var revisions: [Key: String] = [:]
+        /// Subscription (original transaction id) → its app transaction id.
+        var appTransactions: [Key: String] = [:]
         var sequence: Int64 = 0
     }
 
@@ -37,10 +39,12 @@ public final class InMemoryFactStore: FactStore {
                 if let stored = state.transactions[transactionKey], !record.newer(than: stored) { continue }
                 state.transactions[transactionKey] = record
                 if let token = record.appAccountToken { state.links[key(record.originalTransactionId)] = token }
+                if let app = record.appTransactionId { state.appTransactions[key(record.originalTransactionId)] = app }
             }
             if let (record, _) = batch.renewal {
                 let renewalKey = key(record.originalTransactionId)
                 if state.renewals[renewalKey].map({ record.signedDate > $0.signedDate }) ?? true { state.renewals[renewalKey] = record }
+                if let app = record.appTransactionId { state.appTransactions[renewalKey] = app }
             }
             for (original, signal) in batch.signals { state.signals[key(original), default: []].append(signal) }
             if let link = batch.requestedLink, state.links[key(link.originalTransactionId)] == nil {
@@ -74,6 +78,13 @@ public final class InMemoryFactStore: FactStore {
                 originalTransactionId: originalTransactionId, environment: environment,
                 appAccountToken: state.links[key], transactions: transactions.sorted { $0.purchaseDate < $1.purchaseDate },
                 renewal: state.renewals[key], signals: state.signals[key] ?? [])
+        }
+    }
+
+    public func originalTransactionIds(appId: String, environment: String, appTransactionId: String) throws -> [String] {
+        state.withLock { state in
+            state.appTransactions.filter { $0.key.app == appId && $0.key.environment == environment && $0.value == appTransactionId }
+                .map(\.key.id).sorted()
         }
     }
 

@@ -22,6 +22,9 @@ public struct TransactionRecord: Sendable, Equatable {
     public var environment: String
     public var signedDate: Int64
     public var appAccountToken: String?
+    /// The app download the purchase belongs to (`appTransactionId`): a customer without an
+    /// appAccountToken is found by it.
+    public var appTransactionId: String?
 
     public init(
         transactionId: String, originalTransactionId: String, productId: String,
@@ -30,8 +33,9 @@ public struct TransactionRecord: Sendable, Equatable {
         revocationDate: Int64? = nil, revocationReason: Int64? = nil, revocationType: String? = nil,
         isUpgraded: Bool = false, offerType: Int64? = nil, offerDiscountType: String? = nil,
         offerIdentifier: String? = nil, ownershipType: String? = "PURCHASED", environment: String = "Sandbox",
-        signedDate: Int64, appAccountToken: String? = nil
+        signedDate: Int64, appAccountToken: String? = nil, appTransactionId: String? = nil
     ) {
+        self.appTransactionId = appTransactionId
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
         self.productId = productId
@@ -68,7 +72,8 @@ public struct TransactionRecord: Sendable, Equatable {
             revocationType: payload.revocationType?.rawValue, isUpgraded: payload.isUpgraded ?? false,
             offerType: payload.offerType?.rawValue, offerDiscountType: payload.offerDiscountType?.rawValue,
             offerIdentifier: payload.offerIdentifier, ownershipType: payload.inAppOwnershipType?.rawValue,
-            environment: environment, signedDate: signedDate, appAccountToken: payload.appAccountToken)
+            environment: environment, signedDate: signedDate, appAccountToken: payload.appAccountToken,
+            appTransactionId: payload.appTransactionId)
     }
 
     /// Merging copies of one transaction: the newer `signedDate` wins (a later refund is never
@@ -88,13 +93,15 @@ public struct RenewalRecord: Sendable, Equatable {
     public var eligibleWinBackOfferIds: [String]
     public var environment: String
     public var signedDate: Int64
+    public var appTransactionId: String?
 
     public init(
         originalTransactionId: String, productId: String? = nil, autoRenewProductId: String? = nil,
         autoRenewStatus: Int64? = 1, isInBillingRetryPeriod: Bool = false, gracePeriodExpiresDate: Int64? = nil,
         expirationIntent: Int64? = nil, eligibleWinBackOfferIds: [String] = [], environment: String = "Sandbox",
-        signedDate: Int64
+        signedDate: Int64, appTransactionId: String? = nil
     ) {
+        self.appTransactionId = appTransactionId
         self.originalTransactionId = originalTransactionId
         self.productId = productId
         self.autoRenewProductId = autoRenewProductId
@@ -115,7 +122,8 @@ public struct RenewalRecord: Sendable, Equatable {
             originalTransactionId: original, productId: payload.productId, autoRenewProductId: payload.autoRenewProductId,
             autoRenewStatus: payload.autoRenewStatus?.rawValue, isInBillingRetryPeriod: payload.isInBillingRetryPeriod ?? false,
             gracePeriodExpiresDate: payload.gracePeriodExpiresDate, expirationIntent: payload.expirationIntent?.rawValue,
-            eligibleWinBackOfferIds: payload.eligibleWinBackOfferIds ?? [], environment: environment, signedDate: signedDate)
+            eligibleWinBackOfferIds: payload.eligibleWinBackOfferIds ?? [], environment: environment, signedDate: signedDate,
+            appTransactionId: payload.appTransactionId)
     }
 }
 

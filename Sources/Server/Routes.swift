@@ -21,6 +21,7 @@ enum Routes {
         router.add("POST", "/v1/notifications/apple") { notifications.handle($0) }
         router.add("GET", "/v1/notifications") { subscribers.listNotifications($0) }
         router.add("GET", "/v1/subscribers/by-transaction/{originalTransactionId}") { subscribers.getSubscriberByTransaction($0) }
+        router.add("GET", "/v1/subscribers/by-app-transaction/{appTransactionId}") { subscribers.getSubscriberByAppTransaction($0) }
         router.add("GET", "/v1/subscribers/{appAccountToken}") { subscribers.getSubscriber($0) }
         router.add("POST", "/v1/subscribers/{appAccountToken}/sync") { sync.syncSubscriber($0) }
         router.add("POST", "/v1/transactions/{transactionId}/sync") { sync.syncTransaction($0) }

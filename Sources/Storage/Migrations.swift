@@ -46,5 +46,13 @@ enum Migrations {
             app_id TEXT NOT NULL, environment TEXT NOT NULL, original_transaction_id TEXT NOT NULL, revision TEXT NOT NULL,
             PRIMARY KEY (app_id, environment, original_transaction_id));
         """,
+        // 4: the app download each subscription belongs to, so a customer without an
+        // appAccountToken is found by the appTransactionId of any of its transactions.
+        """
+        CREATE TABLE app_transactions (
+            app_id TEXT NOT NULL, environment TEXT NOT NULL, original_transaction_id TEXT NOT NULL,
+            app_transaction_id TEXT NOT NULL, PRIMARY KEY (app_id, environment, original_transaction_id));
+        CREATE INDEX app_transactions_by_id ON app_transactions (app_id, environment, app_transaction_id);
+        """,
     ]
 }

@@ -142,8 +142,14 @@ public final class SQLiteFactStore: FactStore {
         {
             throw LinkConflict(existingToken: existing)
         }
-        for (record, jws) in batch.transactions { try upsert(database, record, jws: jws, app: batch.appId) }
-        if let (record, jws) = batch.renewal { try upsert(database, record, jws: jws, app: batch.appId) }
+        for (record, jws) in batch.transactions {
+            try upsert(database, record, jws: jws, app: batch.appId)
+            try recordAppTransaction(database, batch.appId, record.environment, record.originalTransactionId, record.appTransactionId)
+        }
+        if let (record, jws) = batch.renewal {
+            try upsert(database, record, jws: jws, app: batch.appId)
+            try recordAppTransaction(database, batch.appId, record.environment, record.originalTransactionId, record.appTransactionId)
+        }
         for (original, signal) in batch.signals {
             try database.statement("INSERT INTO signals (app_id, environment, original_transaction_id, kind, at) VALUES (?, ?, ?, ?, ?)")
                 .bind([
@@ -232,6 +238,20 @@ public final class SQLiteFactStore: FactStore {
         ]).run()
     }
 
+    /// Remembers the app download a subscription belongs to (the same for all its copies).
+    static func recordAppTransaction(
+        _ database: SQLiteDatabase, _ app: String, _ environment: String, _ original: String, _ appTransactionId: String?
+    ) throws {
+        guard let appTransactionId else { return }
+        try database.statement(
+            """
+            INSERT INTO app_transactions (app_id, environment, original_transaction_id, app_transaction_id)
+            VALUES (?, ?, ?, ?) ON CONFLICT (app_id, environment, original_transaction_id)
+            DO UPDATE SET app_transaction_id = excluded.app_transaction_id
+            """
+        ).bind([.text(app), .text(environment), .text(original), .text(appTransactionId)]).run()
+    }
+
     static func token(_ database: SQLiteDatabase, _ app: String, _ environment: String, _ original: String) throws -> String? {
         let query = try database.statement(
             """
@@ -281,6 +301,20 @@ public final class SQLiteFactStore: FactStore {
             return try originals.compactMap {
                 try Self.facts(database, appId: appId, environment: environment, originalTransactionId: $0, token: appAccountToken)
             }
+        }
+    }
+
+    public func originalTransactionIds(appId: String, environment: String, appTransactionId: String) throws -> [String] {
+        try read { database in
+            let query = try database.statement(
+                """
+                SELECT original_transaction_id FROM app_transactions
+                WHERE app_id = ? AND environment = ? AND app_transaction_id = ? ORDER BY original_transaction_id
+                """
+            ).bind([.text(appId), .text(environment), .text(appTransactionId)])
+            var found: [String] = []
+            while try query.step() { if let id = query.text(0) { found.append(id) } }
+            return found
         }
     }
 

@@ -355,6 +355,27 @@ final class SubscriberEndpointTests: XCTestCase {
                 }(), environment: [:]))
     }
 
+    /// A customer without an appAccountToken is found by the appTransactionId of its purchases.
+    func testCustomersWithoutATokenAreFoundByAppTransactionId() throws {
+        try useBothEnvironments()
+        let untokened = try chain.sign([
+            "transactionId": "5000", "originalTransactionId": "5000", "bundleId": "com.example.app", "productId": "pro.monthly",
+            "subscriptionGroupIdentifier": "G1", "type": "Auto-Renewable Subscription", "purchaseDate": .int(base - day),
+            "expiresDate": .int(base + 29 * day), "inAppOwnershipType": "PURCHASED", "environment": "Sandbox",
+            "signedDate": .int(base + 1), "appTransactionId": "704288453214872451",
+        ])
+        XCTAssertEqual(request("POST", "/v1/transactions", ["signedTransaction": .string(untokened)]).0, 200)
+        let path = "/v1/subscribers/by-app-transaction/704288453214872451"
+        let (status, answer) = request("GET", path, key: "server_key_0123456789")
+        XCTAssertEqual(status, 200, "\(answer)")
+        XCTAssertEqual(answer["subscriber"]?["appTransactionId"], "704288453214872451")
+        XCTAssertNil(answer["subscriber"]?["appAccountToken"])
+        XCTAssertEqual(answer["subscriber"]?["environments"], .array(["Sandbox"]))
+        XCTAssertEqual(answer["subscriber"]?["entitlements"]?["pro"]?["isActive"], .bool(true))
+        XCTAssertEqual(request("GET", path).0, 403, "client keys cannot look customers up by id")
+        XCTAssertEqual(request("GET", "/v1/subscribers/by-app-transaction/1", key: "server_key_0123456789").0, 404)
+    }
+
     /// A server for an app that enables Production and Sandbox, on its own database.
     private func useBothEnvironments() throws {
         let config = try String(contentsOf: folder.appendingPathComponent("entitle.json"), encoding: .utf8)

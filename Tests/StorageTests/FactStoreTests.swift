@@ -86,6 +86,21 @@ class FactStoreContract: XCTestCase {
         XCTAssertEqual(try store.facts(appId: "app", environment: "Sandbox", originalTransactionId: "1000")?.appAccountToken, other)
     }
 
+    func testSubscriptionsAreFoundByTheirAppTransactionId() throws {
+        let store = try makeStore()
+        var first = transaction("1", signed: 10)
+        first.appTransactionId = "705"
+        var other = transaction("9", original: "9000", signed: 11)
+        other.appTransactionId = "705"
+        XCTAssertEqual(try store.apply(batch([first, other])), .applied)
+        var renewal = batch([], environment: "Sandbox")
+        renewal.renewal = (RenewalRecord(originalTransactionId: "8000", signedDate: 12, appTransactionId: "706"), "r")
+        XCTAssertEqual(try store.apply(renewal), .applied)
+        XCTAssertEqual(try store.originalTransactionIds(appId: "app", environment: "Sandbox", appTransactionId: "705"), ["1000", "9000"])
+        XCTAssertEqual(try store.originalTransactionIds(appId: "app", environment: "Sandbox", appTransactionId: "706"), ["8000"])
+        XCTAssertEqual(try store.originalTransactionIds(appId: "app", environment: "Production", appTransactionId: "705"), [])
+    }
+
     func testSyncRevisionIsStoredWithItsFacts() throws {
         let store = try makeStore()
         var sync = batch([transaction("1", signed: 10)])
@@ -159,7 +174,7 @@ final class SQLiteFactStoreTests: FactStoreContract {
         XCTAssertEqual(try reopened.integrityCheck(), "ok")
         let mode = try runProcess("sqlite3", [path, "PRAGMA journal_mode; PRAGMA user_version;"])
         XCTAssertEqual(mode.status, 0, "the sqlite3 command line (Debian's sqlite3) is needed: \(mode.stderr)")
-        XCTAssertEqual(mode.stdout, "wal\n3\n")
+        XCTAssertEqual(mode.stdout, "wal\n4\n")
     }
 
     /// The README promises WAL and `synchronous = FULL`: an acknowledged fact survives power loss.

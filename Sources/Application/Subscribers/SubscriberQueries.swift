@@ -53,6 +53,33 @@ public struct SubscriberQueries: Sendable {
         return nil
     }
 
+    /// The customer of an app download (`appTransactionId`): every subscription and purchase whose
+    /// transactions or renewal info carry it, in every enabled environment (or `environment`), for
+    /// customers who bought before the app set an appAccountToken or redeemed an offer code outside it.
+    public func subscriber(appTransactionId: String, environment: AppStoreEnvironment?, at now: Date) throws -> JSONObject? {
+        let candidates = environment == nil ? searchOrder : [try chosen(environment)]
+        var found: [(AppStoreEnvironment, [SubscriptionFacts])] = []
+        for candidate in candidates {
+            let facts = try store.originalTransactionIds(appId: app.id, environment: candidate.rawValue, appTransactionId: appTransactionId)
+                .compactMap { try store.facts(appId: app.id, environment: candidate.rawValue, originalTransactionId: $0) }
+            if !facts.isEmpty { found.append((candidate, facts)) }
+        }
+        guard !found.isEmpty else { return nil }
+        let status = SubscriberEvaluation.evaluate(
+            found.map { ($0.0.rawValue, $0.1) }, now: Milliseconds.since1970(now), products: app.products,
+            billingRetryGrantsAccess: app.billingRetryGrantsAccess, grantsAccess: grantsAccess(nil))
+        var answer = SubscriberView.render(status, appAccountToken: nil, environments: found.map(\.0))
+        answer["appTransactionId"] = .string(appTransactionId)
+        return answer
+    }
+
+    public func subscriber(
+        appTransactionId: String, environment: AppStoreEnvironment?, at now: Date,
+        completion: @escaping @Sendable (Result<JSONObject?, any Error>) -> Void
+    ) {
+        pool.run({ try subscriber(appTransactionId: appTransactionId, environment: environment, at: now) }, completion: completion)
+    }
+
     /// Whether an environment's grants count for this customer: Sandbox ones as `sandboxAccess` says.
     private func grantsAccess(_ appAccountToken: String?) -> (String) -> Bool {
         let sandboxAccess = app.sandboxAccess

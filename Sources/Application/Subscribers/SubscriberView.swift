@@ -30,7 +30,7 @@ enum SubscriberView {
     /// The answer over several environments: each entry says its `environment` and `isSandbox`;
     /// `environments` lists where the customer has facts, `environment` stays when there is one.
     /// A product subscribed in two environments is listed once: the active one, else Production's.
-    static func render(_ status: SubscriberStatus, appAccountToken: String, environments: [AppStoreEnvironment]) -> JSONObject {
+    static func render(_ status: SubscriberStatus, appAccountToken: String?, environments: [AppStoreEnvironment]) -> JSONObject {
         var chosen: [String: SubscriptionState] = [:]
         var order: [String] = []
         for state in status.subscriptions {
@@ -66,7 +66,8 @@ enum SubscriberView {
             entry["isSandbox"] = .bool(isSandbox(grant.environment))
             entitlements[name] = .object(entry)
         }
-        var subscriber: JSONObject = ["appAccountToken": .string(appAccountToken)]
+        var subscriber = JSONObject()
+        if let appAccountToken { subscriber["appAccountToken"] = .string(appAccountToken) }
         if environments.count == 1 { subscriber["environment"] = .string(environments[0].rawValue) }
         subscriber["environments"] = .array(environments.map { .string($0.rawValue) })
         subscriber["entitlements"] = .object(entitlements)

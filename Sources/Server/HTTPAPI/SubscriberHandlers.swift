@@ -75,6 +75,24 @@ struct SubscriberHandlers: Sendable {
         }
     }
 
+    /// Server keys only, like the lookup by original transaction id.
+    func getSubscriberByAppTransaction(_ context: HTTPRequestContext) {
+        do {
+            let caller = try caller(context)
+            try caller.requireServerKey("looking a subscriber up by appTransactionId")
+            let query = try Query(context.request)
+            let app = caller.app.id
+            application.services(for: caller).subscribers.subscriber(
+                appTransactionId: context.pathParameters["appTransactionId"] ?? "", environment: query.environment,
+                at: try query.instant(for: caller, now: Date())
+            ) { result in
+                context.reply(Self.subscriber(result, missing: "no subscription with this appTransactionId"), app: app)
+            }
+        } catch {
+            context.reply(error: error, app: nil)
+        }
+    }
+
     static func subscriber(_ result: Result<JSONObject?, any Error>, missing: String) -> Result<JSONValue, any Error> {
         result.flatMap { found in
             guard let found else { return .failure(ServiceError.notFound(missing)) }
