@@ -39,6 +39,10 @@ public struct FactBatch: Sendable {
     public var signals: [(originalTransactionId: String, signal: SubscriptionSignal)] = []
     /// A client's request to link an untokened subscription to its account token.
     public var requestedLink: (originalTransactionId: String, appAccountToken: String)?
+    /// Whether a requested link to another token than the existing one moves the subscription
+    /// (recorded as a `LinkTransfer` at `requestedAt`) instead of being refused.
+    public var transfersLink = false
+    public var requestedAt: Int64 = 0
     /// The transaction-history `revision` reached by a sync, stored with the facts it brought.
     public var syncRevision: (originalTransactionId: String, revision: String)?
 
@@ -54,6 +58,23 @@ public enum ApplyOutcome: Sendable, Equatable {
     case duplicateNotification
     /// The subscription is linked to another account token: nothing was applied.
     case linkConflict(existingToken: String)
+    /// Applied, and the subscription moved from the token it was linked to.
+    case transferred(from: String)
+}
+
+/// A subscription moved from one appAccountToken to another (`transferPolicy: transfer`).
+public struct LinkTransfer: Sendable, Equatable {
+    public var originalTransactionId: String
+    public var from: String
+    public var to: String
+    public var at: Int64
+
+    public init(originalTransactionId: String, from: String, to: String, at: Int64) {
+        self.originalTransactionId = originalTransactionId
+        self.from = from
+        self.to = to
+        self.at = at
+    }
 }
 
 /// All stored facts of one subscription in one environment.
@@ -94,6 +115,8 @@ public protocol FactStore: Sendable {
     func syncRevision(appId: String, environment: String, originalTransactionId: String) throws -> String?
     /// The subscription a transaction belongs to, by any of its transaction ids.
     func originalTransactionId(appId: String, environment: String, transactionId: String) throws -> String?
+    /// The subscription moves into or out of `appAccountToken`, oldest first.
+    func linkTransfers(appId: String, environment: String, appAccountToken: String) throws -> [LinkTransfer]
     /// The subscriptions whose transactions or renewal info carry `appTransactionId`.
     func originalTransactionIds(appId: String, environment: String, appTransactionId: String) throws -> [String]
     /// Newest first; `before` is a sequence number for paging.

@@ -14,6 +14,7 @@ public final class InMemoryFactStore: FactStore {
         var revisions: [Key: String] = [:]
         /// Subscription (original transaction id) → its app transaction id.
         var appTransactions: [Key: String] = [:]
+        var transfers: [(app: String, environment: String, transfer: LinkTransfer)] = []
         var sequence: Int64 = 0
     }
 
@@ -29,10 +30,20 @@ public final class InMemoryFactStore: FactStore {
                 return .duplicateNotification
             }
             func key(_ id: String) -> Key { Key(app: batch.appId, environment: batch.environment, id: id) }
+            var outcome = ApplyOutcome.applied
             if let link = batch.requestedLink, let existing = state.links[key(link.originalTransactionId)],
                 existing != link.appAccountToken
             {
-                return .linkConflict(existingToken: existing)
+                guard batch.transfersLink else { return .linkConflict(existingToken: existing) }
+                state.links[key(link.originalTransactionId)] = link.appAccountToken
+                state.transfers.append(
+                    (
+                        batch.appId, batch.environment,
+                        LinkTransfer(
+                            originalTransactionId: link.originalTransactionId, from: existing, to: link.appAccountToken,
+                            at: batch.requestedAt)
+                    ))
+                outcome = .transferred(from: existing)
             }
             for (record, _) in batch.transactions {
                 let transactionKey = key(record.transactionId)
@@ -56,7 +67,7 @@ public final class InMemoryFactStore: FactStore {
                 notification.sequence = state.sequence
                 state.notifications.append(notification)
             }
-            return .applied
+            return outcome
         }
     }
 
@@ -78,6 +89,15 @@ public final class InMemoryFactStore: FactStore {
                 originalTransactionId: originalTransactionId, environment: environment,
                 appAccountToken: state.links[key], transactions: transactions.sorted { $0.purchaseDate < $1.purchaseDate },
                 renewal: state.renewals[key], signals: state.signals[key] ?? [])
+        }
+    }
+
+    public func linkTransfers(appId: String, environment: String, appAccountToken: String) throws -> [LinkTransfer] {
+        state.withLock { state in
+            state.transfers.filter {
+                $0.app == appId && $0.environment == environment
+                    && ($0.transfer.from == appAccountToken || $0.transfer.to == appAccountToken)
+            }.map(\.transfer)
         }
     }
 

@@ -54,5 +54,13 @@ enum Migrations {
             app_transaction_id TEXT NOT NULL, PRIMARY KEY (app_id, environment, original_transaction_id));
         CREATE INDEX app_transactions_by_id ON app_transactions (app_id, environment, app_transaction_id);
         """,
+        // 5: subscriptions moved between appAccountTokens (transferPolicy "transfer"), shown on both.
+        """
+        CREATE TABLE link_transfers (
+            app_id TEXT NOT NULL, environment TEXT NOT NULL, original_transaction_id TEXT NOT NULL,
+            from_token TEXT NOT NULL, to_token TEXT NOT NULL, at INTEGER NOT NULL);
+        CREATE INDEX link_transfers_from ON link_transfers (app_id, environment, from_token);
+        CREATE INDEX link_transfers_to ON link_transfers (app_id, environment, to_token);
+        """,
     ]
 }

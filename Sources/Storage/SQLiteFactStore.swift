@@ -136,11 +136,14 @@ public final class SQLiteFactStore: FactStore {
             ]).run()
             if database.changes == 0 { return .duplicateNotification }
         }
+        var outcome = ApplyOutcome.applied
         if let requested = batch.requestedLink,
             let existing = try token(database, batch.appId, batch.environment, requested.originalTransactionId),
             existing != requested.appAccountToken
         {
-            throw LinkConflict(existingToken: existing)
+            guard batch.transfersLink else { throw LinkConflict(existingToken: existing) }
+            try transfer(database, batch, requested.originalTransactionId, from: existing, to: requested.appAccountToken)
+            outcome = .transferred(from: existing)
         }
         for (record, jws) in batch.transactions {
             try upsert(database, record, jws: jws, app: batch.appId)
@@ -168,7 +171,21 @@ public final class SQLiteFactStore: FactStore {
                 """
             ).bind([.text(batch.appId), .text(batch.environment), .text(sync.originalTransactionId), .text(sync.revision)]).run()
         }
-        return .applied
+        return outcome
+    }
+
+    /// Moves a subscription to another token and records the move.
+    static func transfer(_ database: SQLiteDatabase, _ batch: FactBatch, _ original: String, from: String, to: String) throws {
+        try database.statement(
+            "UPDATE subscriber_links SET app_account_token = ? WHERE app_id = ? AND environment = ? AND original_transaction_id = ?"
+        ).bind([.text(to), .text(batch.appId), .text(batch.environment), .text(original)]).run()
+        try database.statement(
+            """
+            INSERT INTO link_transfers (app_id, environment, original_transaction_id, from_token, to_token, at)
+            VALUES (?, ?, ?, ?, ?, ?)
+            """
+        ).bind([.text(batch.appId), .text(batch.environment), .text(original), .text(from), .text(to), .integer(batch.requestedAt)])
+            .run()
     }
 
     /// Inserts, or replaces only with a newer `signedDate` (E-01): an old copy never wins.
@@ -301,6 +318,25 @@ public final class SQLiteFactStore: FactStore {
             return try originals.compactMap {
                 try Self.facts(database, appId: appId, environment: environment, originalTransactionId: $0, token: appAccountToken)
             }
+        }
+    }
+
+    public func linkTransfers(appId: String, environment: String, appAccountToken: String) throws -> [LinkTransfer] {
+        try read { database in
+            let query = try database.statement(
+                """
+                SELECT original_transaction_id, from_token, to_token, at FROM link_transfers
+                WHERE app_id = ? AND environment = ? AND (from_token = ? OR to_token = ?) ORDER BY rowid
+                """
+            ).bind([.text(appId), .text(environment), .text(appAccountToken), .text(appAccountToken)])
+            var found: [LinkTransfer] = []
+            while try query.step() {
+                found.append(
+                    LinkTransfer(
+                        originalTransactionId: query.text(0) ?? "", from: query.text(1) ?? "", to: query.text(2) ?? "",
+                        at: query.int64(3) ?? 0))
+            }
+            return found
         }
     }
 

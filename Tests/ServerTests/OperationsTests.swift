@@ -240,6 +240,7 @@ private struct FailingStore: FactStore {
     func syncRevision(appId: String, environment: String, originalTransactionId: String) throws -> String? { throw error }
     func originalTransactionId(appId: String, environment: String, transactionId: String) throws -> String? { throw error }
     func originalTransactionIds(appId: String, environment: String, appTransactionId: String) throws -> [String] { throw error }
+    func linkTransfers(appId: String, environment: String, appAccountToken: String) throws -> [LinkTransfer] { throw error }
     func notifications(appId: String, limit: Int, before: Int64?) throws -> [StoredNotification] { throw error }
     func checkHealth() throws { throw error }
 }

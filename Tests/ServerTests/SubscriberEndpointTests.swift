@@ -376,6 +376,36 @@ final class SubscriberEndpointTests: XCTestCase {
         XCTAssertEqual(request("GET", "/v1/subscribers/by-app-transaction/1", key: "server_key_0123456789").0, 404)
     }
 
+    /// `transferPolicy`: `refuse` keeps the link (409), `transfer` moves it and both subscribers
+    /// show the move.
+    func testTransferPolicies() throws {
+        let second = "11111111-2222-4333-8444-555555555555"
+        let untokened = try transaction("1000")
+        XCTAssertEqual(
+            request("POST", "/v1/transactions", ["signedTransaction": .string(untokened), "appAccountToken": .string(token)]).0, 200)
+        XCTAssertEqual(
+            request("POST", "/v1/transactions", ["signedTransaction": .string(untokened), "appAccountToken": .string(second)]).0, 409,
+            "refuse is the default")
+        let config = try String(contentsOf: folder.appendingPathComponent("entitle.json"), encoding: .utf8)
+            .replacingOccurrences(
+                of: #""environments": ["Sandbox"],"#, with: #""environments": ["Sandbox"], "transferPolicy": "transfer","#)
+        try writeFile(folder.appendingPathComponent("transfer.json"), config)
+        entitle = try EntitleServer(
+            configuration: ConfigurationLoader.load(path: folder.appendingPathComponent("transfer.json").path, environment: [:]),
+            logOutput: nil)
+        let (moved, answer) = request(
+            "POST", "/v1/transactions", ["signedTransaction": .string(untokened), "appAccountToken": .string(second)])
+        XCTAssertEqual(moved, 200, "\(answer)")
+        XCTAssertEqual(answer["subscriber"]?["appAccountToken"]?.stringValue, second)
+        let newOwner = try XCTUnwrap(subscriber(second))
+        XCTAssertEqual(newOwner["entitlements"]?["pro"]?["isActive"], .bool(true))
+        XCTAssertEqual(newOwner["transfers"]?.arrayValue?.first?["from"]?.stringValue, token)
+        XCTAssertEqual(newOwner["transfers"]?.arrayValue?.first?["to"]?.stringValue, second)
+        let formerOwner = try XCTUnwrap(subscriber(token), "the token it moved from still answers, with the move")
+        XCTAssertNil(formerOwner["entitlements"]?["pro"])
+        XCTAssertEqual(formerOwner["transfers"]?.arrayValue?.first?["originalTransactionId"], "1000")
+    }
+
     /// A server for an app that enables Production and Sandbox, on its own database.
     private func useBothEnvironments() throws {
         let config = try String(contentsOf: folder.appendingPathComponent("entitle.json"), encoding: .utf8)

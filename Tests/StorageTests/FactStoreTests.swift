@@ -86,6 +86,23 @@ class FactStoreContract: XCTestCase {
         XCTAssertEqual(try store.facts(appId: "app", environment: "Sandbox", originalTransactionId: "1000")?.appAccountToken, other)
     }
 
+    func testATransferMovesTheLinkAndIsRecorded() throws {
+        let store = try makeStore()
+        let first = "7e3fb20b-4cdb-47cc-936d-99d65f608138", second = "11111111-2222-4333-8444-555555555555"
+        XCTAssertEqual(try store.apply(batch([transaction("1", signed: 10)], link: ("1000", first))), .applied)
+        var moving = batch([transaction("2", signed: 11)], link: ("1000", second))
+        moving.transfersLink = true
+        moving.requestedAt = 77
+        XCTAssertEqual(try store.apply(moving), .transferred(from: first))
+        XCTAssertEqual(try store.facts(appId: "app", environment: "Sandbox", originalTransactionId: "1000")?.appAccountToken, second)
+        let move = LinkTransfer(originalTransactionId: "1000", from: first, to: second, at: 77)
+        XCTAssertEqual(try store.linkTransfers(appId: "app", environment: "Sandbox", appAccountToken: first), [move])
+        XCTAssertEqual(try store.linkTransfers(appId: "app", environment: "Sandbox", appAccountToken: second), [move])
+        XCTAssertEqual(
+            try store.apply(batch([transaction("3", signed: 12)], link: ("1000", first))), .linkConflict(existingToken: second),
+            "without transfersLink a different token is still refused")
+    }
+
     func testSubscriptionsAreFoundByTheirAppTransactionId() throws {
         let store = try makeStore()
         var first = transaction("1", signed: 10)
@@ -174,7 +191,7 @@ final class SQLiteFactStoreTests: FactStoreContract {
         XCTAssertEqual(try reopened.integrityCheck(), "ok")
         let mode = try runProcess("sqlite3", [path, "PRAGMA journal_mode; PRAGMA user_version;"])
         XCTAssertEqual(mode.status, 0, "the sqlite3 command line (Debian's sqlite3) is needed: \(mode.stderr)")
-        XCTAssertEqual(mode.stdout, "wal\n4\n")
+        XCTAssertEqual(mode.stdout, "wal\n5\n")
     }
 
     /// The README promises WAL and `synchronous = FULL`: an acknowledged fact survives power loss.

@@ -8,7 +8,7 @@ import JSON
 enum AppConfigurationParser {
     static let allowedMembers: Set<String> = [
         "id", "bundleId", "appAppleId", "environments", "signingKey", "apiKeys", "products", "offers",
-        "verification", "appStoreServerAPI", "billingRetryGrantsAccess", "sandboxAccess", "sandboxTesters",
+        "verification", "appStoreServerAPI", "billingRetryGrantsAccess", "sandboxAccess", "sandboxTesters", "transferPolicy",
     ]
 
     static func parse(
@@ -65,6 +65,13 @@ enum AppConfigurationParser {
             billingRetryGrantsAccess: billingRetryGrantsAccess, verification: verification,
             serverAPI: serverAPI)
         app.sandboxAccess = sandboxAccess
+        if let name = reader.string(object, "transferPolicy", path: path) {
+            if let policy = TransferPolicy(rawValue: name) {
+                app.transferPolicy = policy
+            } else {
+                reader.problem("\(path).transferPolicy", "unknown policy \"\(name)\" (refuse, transfer)")
+            }
+        }
         return app
     }
 

@@ -52,6 +52,8 @@ public struct AppConfiguration: Sendable {
     public var billingRetryGrantsAccess: Bool
     /// Whether Sandbox purchases (App Review, TestFlight, testers) grant entitlements.
     public var sandboxAccess: SandboxAccess = .all
+    /// What a client post that names another token for an already linked subscription does.
+    public var transferPolicy: TransferPolicy = .refuse
     public var verification: VerificationSettings
     public var serverAPI: ServerAPISettings
 
@@ -114,6 +116,13 @@ public struct APIKeyConfiguration: Sendable {
     /// same constant-time comparison of two 32-byte digests, whichever form the file used.
     public var sha256: [UInt8]
     public var role: APIKeyRole
+}
+
+public enum TransferPolicy: String, Sendable {
+    /// 409 `CONFLICT`, nothing changes.
+    case refuse
+    /// The subscription moves to the token that posted it; the move is recorded and shown on both.
+    case transfer
 }
 
 /// Who gets entitlements from Sandbox purchases. Every Sandbox subscription is still shown.

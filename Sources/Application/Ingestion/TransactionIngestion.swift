@@ -30,7 +30,7 @@ public struct TransactionIngestion: Sendable {
             do {
                 prepared = try batch(
                     signedTransaction: signedTransaction, signedRenewalInfo: signedRenewalInfo,
-                    appAccountToken: appAccountToken)
+                    appAccountToken: appAccountToken, now: now)
             } catch {
                 completion(.failure(error))
                 return
@@ -54,7 +54,7 @@ public struct TransactionIngestion: Sendable {
     /// Verification and the facts to store (CPU only unless the app uses online checks).
     func batch(
         signedTransaction: String, signedRenewalInfo: String?,
-        appAccountToken: String?
+        appAccountToken: String?, now: Date
     ) throws -> (FactBatch, JWSTransactionDecodedPayload, AppStoreEnvironment) {
         let token = try AppAccountToken.validated(appAccountToken)
         let parsed: SignedPayload
@@ -73,9 +73,11 @@ public struct TransactionIngestion: Sendable {
             guard case .valid(let (renewalPayload, _)) = result else { throw result.failure! }
             renewal = (renewalPayload, parsedRenewal.text)
         }
-        let batch = try NotificationFacts.batch(
+        var batch = try NotificationFacts.batch(
             transaction: payload, jws: parsed.text, renewal: renewal, appAccountToken: token,
             appId: app.id, environment: environment.rawValue)
+        batch.transfersLink = app.transferPolicy == .transfer
+        batch.requestedAt = Milliseconds.since1970(now)
         return (batch, payload, environment)
     }
 

@@ -25,16 +25,47 @@ public struct SubscriberQueries: Sendable {
         if environment != nil || app.environments.count == 1 {
             let environment = try chosen(environment)
             let facts = try store.facts(appId: app.id, environment: environment.rawValue, appAccountToken: token)
-            guard !facts.isEmpty else { return nil }
-            return render(facts, appAccountToken: token, environment: environment, now: now)
+            // A token whose subscription moved away still answers, with the move.
+            guard try !facts.isEmpty || hasTransfers(token, in: [environment]) else { return nil }
+            var answer = render(facts, appAccountToken: token, environment: environment, now: now)
+            try addTransfers(&answer, appAccountToken: token, environments: [environment])
+            return answer
         }
         let found = try searchOrder.map { ($0, try store.facts(appId: app.id, environment: $0.rawValue, appAccountToken: token)) }
             .filter { !$0.1.isEmpty }
-        guard !found.isEmpty else { return nil }
+        if found.isEmpty {
+            let moved = try searchOrder.filter { try hasTransfers(token, in: [$0]) }
+            guard !moved.isEmpty else { return nil }
+            var answer = SubscriberView.render(SubscriberStatus(), appAccountToken: token, environments: moved)
+            try addTransfers(&answer, appAccountToken: token, environments: moved)
+            return answer
+        }
         let status = SubscriberEvaluation.evaluate(
             found.map { ($0.0.rawValue, $0.1) }, now: Milliseconds.since1970(now), products: app.products,
             billingRetryGrantsAccess: app.billingRetryGrantsAccess, grantsAccess: grantsAccess(token))
-        return SubscriberView.render(status, appAccountToken: token, environments: found.map(\.0))
+        var answer = SubscriberView.render(status, appAccountToken: token, environments: found.map(\.0))
+        try addTransfers(&answer, appAccountToken: token, environments: searchOrder)
+        return answer
+    }
+
+    private func hasTransfers(_ token: String, in environments: [AppStoreEnvironment]) throws -> Bool {
+        try environments.contains { try !store.linkTransfers(appId: app.id, environment: $0.rawValue, appAccountToken: token).isEmpty }
+    }
+
+    /// `"transfers"`: subscriptions moved into or out of this token (`transferPolicy: transfer`).
+    private func addTransfers(_ answer: inout JSONObject, appAccountToken: String, environments: [AppStoreEnvironment]) throws {
+        var moves: [JSONValue] = []
+        for environment in environments {
+            for move in try store.linkTransfers(appId: app.id, environment: environment.rawValue, appAccountToken: appAccountToken) {
+                var item: JSONObject = [
+                    "originalTransactionId": .string(move.originalTransactionId), "from": .string(move.from),
+                    "to": .string(move.to), "environment": .string(environment.rawValue),
+                ]
+                Timestamps.set(&item, "at", move.at)
+                moves.append(.object(item))
+            }
+        }
+        if !moves.isEmpty { answer["transfers"] = .array(moves) }
     }
 
     /// The subscriber a subscription belongs to (its whole subscriber when it is linked).
