@@ -12,6 +12,8 @@ public final class AppServices: Sendable {
     public let offers: OfferService
     /// Nil when the app cannot call the App Store Server API (no issuer ID).
     public let sync: SyncService?
+    /// Set App Account Token calls, when the app asks for them and can call the API.
+    let tokenReporter: AppAccountTokenReporter?
     let pool: BlockingPool
     let instrumentation: any Instrumentation
 
@@ -24,17 +26,23 @@ public final class AppServices: Sendable {
         self.instrumentation = instrumentation
         verification = try VerificationService(app: app, revocationChecker: revocationChecker)
         subscribers = SubscriberQueries(app: app, store: store, pool: pool)
-        transactions = TransactionIngestion(
-            app: app, verification: verification, store: store, subscribers: subscribers,
-            pool: pool, instrumentation: instrumentation)
         notifications = NotificationIngestion(
             app: app, verification: verification, store: store, pool: pool,
             instrumentation: instrumentation)
         offers = OfferService(app: app, history: subscribers, pool: pool, instrumentation: instrumentation)
-        sync = try? SyncService(
+        let sync = try? SyncService(
             app: app, verification: verification, notifications: notifications, subscribers: subscribers,
             store: store, pool: pool,
             instrumentation: instrumentation)
+        self.sync = sync
+        tokenReporter =
+            app.serverAPI.setAppAccountToken
+            ? sync.map {
+                AppAccountTokenReporter(app: app, store: store, pool: pool, clients: $0.clients)
+            } : nil
+        transactions = TransactionIngestion(
+            app: app, verification: verification, store: store, subscribers: subscribers,
+            pool: pool, instrumentation: instrumentation, tokenReporter: tokenReporter)
     }
 
     /// `POST /v1/verify`: verifies and decodes one signed item without storing it (on the pool

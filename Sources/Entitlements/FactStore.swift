@@ -43,6 +43,11 @@ public struct FactBatch: Sendable {
     /// (recorded as a `LinkTransfer` at `requestedAt`) instead of being refused.
     public var transfersLink = false
     public var requestedAt: Int64 = 0
+    /// Queue a Set App Account Token call for the requested link, in the same transaction (so a
+    /// crash after the commit cannot lose it).
+    public var queuesTokenCall = false
+    /// The end of a queued call: done (nil) or to be tried again at the instant given.
+    public var tokenCallOutcome: (originalTransactionId: String, retryAt: Int64?)?
     /// The transaction-history `revision` reached by a sync, stored with the facts it brought.
     public var syncRevision: (originalTransactionId: String, revision: String)?
 
@@ -60,6 +65,23 @@ public enum ApplyOutcome: Sendable, Equatable {
     case linkConflict(existingToken: String)
     /// Applied, and the subscription moved from the token it was linked to.
     case transferred(from: String)
+}
+
+/// A Set App Account Token call waiting to be made (or made again) for a linked subscription.
+public struct PendingTokenCall: Sendable, Equatable {
+    public var appId: String
+    public var environment: String
+    public var originalTransactionId: String
+    public var appAccountToken: String
+    public var attempts: Int
+
+    public init(appId: String, environment: String, originalTransactionId: String, appAccountToken: String, attempts: Int) {
+        self.appId = appId
+        self.environment = environment
+        self.originalTransactionId = originalTransactionId
+        self.appAccountToken = appAccountToken
+        self.attempts = attempts
+    }
 }
 
 /// A subscription moved from one appAccountToken to another (`transferPolicy: transfer`).
@@ -115,6 +137,8 @@ public protocol FactStore: Sendable {
     func syncRevision(appId: String, environment: String, originalTransactionId: String) throws -> String?
     /// The subscription a transaction belongs to, by any of its transaction ids.
     func originalTransactionId(appId: String, environment: String, transactionId: String) throws -> String?
+    /// Queued Set App Account Token calls of an app that are due at `now`.
+    func dueTokenCalls(appId: String, now: Int64, limit: Int) throws -> [PendingTokenCall]
     /// The subscription moves into or out of `appAccountToken`, oldest first.
     func linkTransfers(appId: String, environment: String, appAccountToken: String) throws -> [LinkTransfer]
     /// The subscriptions whose transactions or renewal info carry `appTransactionId`.

@@ -15,6 +15,7 @@ public final class InMemoryFactStore: FactStore {
         /// Subscription (original transaction id) → its app transaction id.
         var appTransactions: [Key: String] = [:]
         var transfers: [(app: String, environment: String, transfer: LinkTransfer)] = []
+        var tokenCalls: [Key: (call: PendingTokenCall, nextAt: Int64)] = [:]
         var sequence: Int64 = 0
     }
 
@@ -61,6 +62,23 @@ public final class InMemoryFactStore: FactStore {
             if let link = batch.requestedLink, state.links[key(link.originalTransactionId)] == nil {
                 state.links[key(link.originalTransactionId)] = link.appAccountToken
             }
+            if let link = batch.requestedLink, batch.queuesTokenCall {
+                state.tokenCalls[key(link.originalTransactionId)] = (
+                    PendingTokenCall(
+                        appId: batch.appId, environment: batch.environment, originalTransactionId: link.originalTransactionId,
+                        appAccountToken: link.appAccountToken, attempts: 0), batch.requestedAt
+                )
+            }
+            if let outcome = batch.tokenCallOutcome {
+                let callKey = key(outcome.originalTransactionId)
+                if let retryAt = outcome.retryAt, var pending = state.tokenCalls[callKey] {
+                    pending.call.attempts += 1
+                    pending.nextAt = retryAt
+                    state.tokenCalls[callKey] = pending
+                } else {
+                    state.tokenCalls[callKey] = nil
+                }
+            }
             if let sync = batch.syncRevision { state.revisions[key(sync.originalTransactionId)] = sync.revision }
             if var notification = batch.notification {
                 state.sequence += 1
@@ -89,6 +107,14 @@ public final class InMemoryFactStore: FactStore {
                 originalTransactionId: originalTransactionId, environment: environment,
                 appAccountToken: state.links[key], transactions: transactions.sorted { $0.purchaseDate < $1.purchaseDate },
                 renewal: state.renewals[key], signals: state.signals[key] ?? [])
+        }
+    }
+
+    public func dueTokenCalls(appId: String, now: Int64, limit: Int) throws -> [PendingTokenCall] {
+        state.withLock { state in
+            Array(
+                state.tokenCalls.values.filter { $0.call.appId == appId && $0.nextAt <= now }.sorted { $0.nextAt < $1.nextAt }
+                    .prefix(limit).map(\.call))
         }
     }
 

@@ -62,5 +62,13 @@ enum Migrations {
         CREATE INDEX link_transfers_from ON link_transfers (app_id, environment, from_token);
         CREATE INDEX link_transfers_to ON link_transfers (app_id, environment, to_token);
         """,
+        // 6: Set App Account Token calls queued with the link they report, until Apple took them.
+        """
+        CREATE TABLE token_calls (
+            app_id TEXT NOT NULL, environment TEXT NOT NULL, original_transaction_id TEXT NOT NULL,
+            app_account_token TEXT NOT NULL, attempts INTEGER NOT NULL, next_at INTEGER NOT NULL,
+            PRIMARY KEY (app_id, environment, original_transaction_id));
+        CREATE INDEX token_calls_due ON token_calls (app_id, next_at);
+        """,
     ]
 }

@@ -162,6 +162,32 @@ public final class SQLiteFactStore: FactStore {
         }
         if let requested = batch.requestedLink {
             try link(database, batch.appId, batch.environment, requested.originalTransactionId, requested.appAccountToken)
+            if batch.queuesTokenCall {
+                try database.statement(
+                    """
+                    INSERT INTO token_calls (app_id, environment, original_transaction_id, app_account_token, attempts, next_at)
+                    VALUES (?, ?, ?, ?, 0, ?) ON CONFLICT (app_id, environment, original_transaction_id)
+                    DO UPDATE SET app_account_token = excluded.app_account_token, attempts = 0, next_at = excluded.next_at
+                    """
+                ).bind([
+                    .text(batch.appId), .text(batch.environment), .text(requested.originalTransactionId),
+                    .text(requested.appAccountToken), .integer(batch.requestedAt),
+                ]).run()
+            }
+        }
+        if let outcome = batch.tokenCallOutcome {
+            if let retryAt = outcome.retryAt {
+                try database.statement(
+                    """
+                    UPDATE token_calls SET attempts = attempts + 1, next_at = ?
+                    WHERE app_id = ? AND environment = ? AND original_transaction_id = ?
+                    """
+                ).bind([.integer(retryAt), .text(batch.appId), .text(batch.environment), .text(outcome.originalTransactionId)]).run()
+            } else {
+                try database.statement(
+                    "DELETE FROM token_calls WHERE app_id = ? AND environment = ? AND original_transaction_id = ?"
+                ).bind([.text(batch.appId), .text(batch.environment), .text(outcome.originalTransactionId)]).run()
+            }
         }
         if let sync = batch.syncRevision {
             try database.statement(
@@ -318,6 +344,25 @@ public final class SQLiteFactStore: FactStore {
             return try originals.compactMap {
                 try Self.facts(database, appId: appId, environment: environment, originalTransactionId: $0, token: appAccountToken)
             }
+        }
+    }
+
+    public func dueTokenCalls(appId: String, now: Int64, limit: Int) throws -> [PendingTokenCall] {
+        try read { database in
+            let query = try database.statement(
+                """
+                SELECT environment, original_transaction_id, app_account_token, attempts FROM token_calls
+                WHERE app_id = ? AND next_at <= ? ORDER BY next_at LIMIT ?
+                """
+            ).bind([.text(appId), .integer(now), .integer(Int64(limit))])
+            var due: [PendingTokenCall] = []
+            while try query.step() {
+                due.append(
+                    PendingTokenCall(
+                        appId: appId, environment: query.text(0) ?? "", originalTransactionId: query.text(1) ?? "",
+                        appAccountToken: query.text(2) ?? "", attempts: Int(query.int64(3) ?? 0)))
+            }
+            return due
         }
     }
 

@@ -33,7 +33,7 @@ final class SyncEndpointTests: XCTestCase {
         try? FileManager.default.removeItem(at: folder)
     }
 
-    private func server(issuer: Bool) throws -> EntitleServer {
+    private func server(issuer: Bool, api: String = "") throws -> EntitleServer {
         let issuerMember = issuer ? #", "issuerId": "57246542-96fe-1a63-e053-0824d011072a""# : ""
         try writeFile(
             folder.appendingPathComponent("entitle.json"),
@@ -42,7 +42,7 @@ final class SyncEndpointTests: XCTestCase {
               "signingKey": {"keyId": "KEY1", "privateKeyFile": "key.p8"\(issuerMember)},
               "apiKeys": [{"key": "client_key_0123456789", "role": "client"}, {"key": "server_key_0123456789", "role": "server"}],
               "verification": {"rootCertificates": ["\(chain.folder.appendingPathComponent("root.pem").path)"], "allowPrivateRoots": true},
-              "appStoreServerAPI": {"sandboxURL": "\(standIn.baseURL)"},
+              "appStoreServerAPI": {"sandboxURL": "\(standIn.baseURL)"\(api)},
               "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"]}}}]}
             """)
         return try EntitleServer(
@@ -61,6 +61,30 @@ final class SyncEndpointTests: XCTestCase {
                 headers: [("authorization", "Bearer \(key)"), ("content-type", "application/json")],
                 body: body.map { JSONValue.object($0).serializedBytes } ?? []))
         return (response.status, (try? JSONParser.parse(response.body)) ?? .null)
+    }
+
+    /// A client links an untokened subscription: Apple is told (Set App Account Token, bearer JWT
+    /// checked by the stand-in), and a call Apple refuses is made again later; the link stays.
+    func testLinkingAnUntokenedSubscriptionTellsAppleAndRetries() throws {
+        let entitle = try server(issuer: true, api: #", "setAppAccountToken": true, "tokenRetrySeconds": 0.2"#)
+        let store = entitle.application.store
+        standIn.script(AppStoreStandIn.error(500, 5000000, "An unknown error occurred."))
+        let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+        let transaction = AppStoreStandIn.signedTransaction(chain, id: "1000", bundleId: "com.example.app")
+        let response = entitle.handle(
+            HTTPRequest(
+                method: "POST", target: "/v1/transactions",
+                headers: [("authorization", "Bearer client_key_0123456789"), ("content-type", "application/json")],
+                body: JSONValue.object(["signedTransaction": .string(transaction), "appAccountToken": .string(token)]).serializedBytes))
+        XCTAssertEqual(response.status, 200, String(decoding: response.body, as: UTF8.self))
+        func calls() -> [HTTPRequest] { standIn.requests.filter { $0.path == "/inApps/v1/transactions/1000/appAccountToken" } }
+        for _ in 0..<100 where calls().count < 2 { Thread.sleep(forTimeInterval: 0.05) }
+        XCTAssertEqual(calls().count, 2, "the refused call was made again")
+        XCTAssertEqual(calls().last?.method, "PUT")
+        XCTAssertEqual(try JSONParser.parse(calls().last?.body ?? [])["appAccountToken"]?.stringValue, token)
+        for _ in 0..<50 where try !store.dueTokenCalls(appId: "app", now: .max, limit: 10).isEmpty { Thread.sleep(forTimeInterval: 0.05) }
+        XCTAssertEqual(try store.dueTokenCalls(appId: "app", now: .max, limit: 10), [], "taken by Apple: nothing left queued")
+        XCTAssertEqual(try store.facts(appId: "app", environment: "Sandbox", originalTransactionId: "1000")?.appAccountToken, token)
     }
 
     func testSyncStoresTheHistoryAndThenOnlyChanges() throws {

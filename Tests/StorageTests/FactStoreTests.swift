@@ -103,6 +103,29 @@ class FactStoreContract: XCTestCase {
             "without transfersLink a different token is still refused")
     }
 
+    func testTokenCallsAreQueuedWithTheLinkUntilDone() throws {
+        let store = try makeStore()
+        let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+        var linking = batch([transaction("1", signed: 10)], link: ("1000", token))
+        linking.queuesTokenCall = true
+        linking.requestedAt = 100
+        XCTAssertEqual(try store.apply(linking), .applied)
+        let call = PendingTokenCall(
+            appId: "app", environment: "Sandbox", originalTransactionId: "1000", appAccountToken: token, attempts: 0)
+        XCTAssertEqual(try store.dueTokenCalls(appId: "app", now: 99, limit: 10), [], "not due before it was queued")
+        XCTAssertEqual(try store.dueTokenCalls(appId: "app", now: 100, limit: 10), [call])
+        var retry = FactBatch(appId: "app", environment: "Sandbox")
+        retry.tokenCallOutcome = ("1000", 500)
+        XCTAssertEqual(try store.apply(retry), .applied)
+        XCTAssertEqual(try store.dueTokenCalls(appId: "app", now: 499, limit: 10), [], "deferred")
+        XCTAssertEqual(try store.dueTokenCalls(appId: "app", now: 500, limit: 10).map(\.attempts), [1])
+        var done = FactBatch(appId: "app", environment: "Sandbox")
+        done.tokenCallOutcome = ("1000", nil)
+        XCTAssertEqual(try store.apply(done), .applied)
+        XCTAssertEqual(try store.dueTokenCalls(appId: "app", now: .max, limit: 10), [])
+        XCTAssertEqual(try store.facts(appId: "app", environment: "Sandbox", originalTransactionId: "1000")?.appAccountToken, token)
+    }
+
     func testSubscriptionsAreFoundByTheirAppTransactionId() throws {
         let store = try makeStore()
         var first = transaction("1", signed: 10)
@@ -191,7 +214,7 @@ final class SQLiteFactStoreTests: FactStoreContract {
         XCTAssertEqual(try reopened.integrityCheck(), "ok")
         let mode = try runProcess("sqlite3", [path, "PRAGMA journal_mode; PRAGMA user_version;"])
         XCTAssertEqual(mode.status, 0, "the sqlite3 command line (Debian's sqlite3) is needed: \(mode.stderr)")
-        XCTAssertEqual(mode.stdout, "wal\n5\n")
+        XCTAssertEqual(mode.stdout, "wal\n6\n")
     }
 
     /// The README promises WAL and `synchronous = FULL`: an acknowledged fact survives power loss.

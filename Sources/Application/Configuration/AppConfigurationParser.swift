@@ -249,7 +249,16 @@ enum AppConfigurationParser {
     ) -> ServerAPISettings {
         var settings = ServerAPISettings()
         guard let object else { return settings }
-        reader.checkMembers(object, allowed: ["productionURL", "sandboxURL", "caFile"], path: path)
+        reader.checkMembers(
+            object, allowed: ["productionURL", "sandboxURL", "caFile", "setAppAccountToken", "tokenRetrySeconds"], path: path)
+        settings.setAppAccountToken = reader.bool(object, "setAppAccountToken", path: path) ?? false
+        if let seconds = object["tokenRetrySeconds"] {
+            if let value = seconds.doubleValue, value > 0, value <= 86_400 {
+                settings.tokenRetrySeconds = value
+            } else {
+                reader.problem("\(path).tokenRetrySeconds", "expected a number of seconds between 0 and 86400")
+            }
+        }
         for (key, keyPath) in [("productionURL", \ServerAPISettings.productionURL), ("sandboxURL", \.sandboxURL)] {
             guard let url = reader.string(object, key, path: path) else { continue }
             if URL(string: url)?.scheme == nil { reader.problem("\(path).\(key)", "\"\(url)\" is not a URL") }

@@ -82,6 +82,10 @@ public struct ServerAPISettings: Sendable {
     public var sandboxURL: String?
     /// A private CA to trust (local stand-ins); Apple's hosts use the system's.
     public var caFile: String?
+    /// Tell Apple (Set App Account Token) when a client links an untokened subscription.
+    public var setAppAccountToken = false
+    /// The first retry of a failed Set App Account Token call, doubling up to an hour.
+    public var tokenRetrySeconds = 60.0
 }
 
 /// How the app's signed data is verified (APPSTORE.md §3).

@@ -18,6 +18,7 @@ public struct TransactionIngestion: Sendable {
     let subscribers: SubscriberQueries
     let pool: BlockingPool
     let instrumentation: any Instrumentation
+    let tokenReporter: AppAccountTokenReporter?
 
     /// Verifies on the caller's thread (on the pool when verification waits on OCSP), writes
     /// through the store's writer, then reads the subscriber back on the pool.
@@ -41,6 +42,7 @@ public struct TransactionIngestion: Sendable {
                 case .failure(let error): completion(.failure(error))
                 case .success(.linkConflict): completion(.failure(ServiceError.conflict))
                 case .success:
+                    if batch.queuesTokenCall { tokenReporter?.kick() }
                     let original = batch.transactions[0].record.originalTransactionId
                     subscribers.subscriber(originalTransactionId: original, environment: environment, at: now) { read in
                         completion(read.map { Posted(transaction: payload, subscriber: $0 ?? [:]) })
@@ -78,6 +80,7 @@ public struct TransactionIngestion: Sendable {
             appId: app.id, environment: environment.rawValue)
         batch.transfersLink = app.transferPolicy == .transfer
         batch.requestedAt = Milliseconds.since1970(now)
+        batch.queuesTokenCall = tokenReporter != nil && batch.requestedLink != nil
         return (batch, payload, environment)
     }
 
