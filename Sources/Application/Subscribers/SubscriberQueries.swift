@@ -140,8 +140,8 @@ public struct SubscriberQueries: Sendable {
 
     /// The subscriber a transaction (any of its ids) belongs to in `environment`.
     public func subscriber(transactionId: String, environment: AppStoreEnvironment, at now: Date) throws -> JSONObject? {
-        let original = try store.originalTransactionId(appId: app.id, environment: environment.rawValue, transactionId: transactionId)
-        return try subscriber(originalTransactionId: original ?? transactionId, environment: environment, at: now)
+        guard let original = try subscription(of: transactionId, in: environment) else { return nil }
+        return try subscriber(originalTransactionId: original, environment: environment, at: now)
     }
 
     /// The notification audit trail, newest first.
@@ -209,7 +209,7 @@ public struct SubscriberQueries: Sendable {
 
     /// The stored subscription `id` names in `environment`: a stored transaction's, or `id` itself
     /// when it is an original transaction id with stored facts.
-    private func subscription(of id: String, in environment: AppStoreEnvironment) throws -> String? {
+    func subscription(of id: String, in environment: AppStoreEnvironment) throws -> String? {
         if let original = try store.originalTransactionId(appId: app.id, environment: environment.rawValue, transactionId: id) {
             return original
         }

@@ -7,15 +7,7 @@ enum SubscriberView {
     static func render(_ status: SubscriberStatus, appAccountToken: String?, environment: AppStoreEnvironment) -> JSONObject {
         var subscriptions = JSONObject()
         for state in status.subscriptions { subscriptions[state.productId] = .object(json(state)) }
-        let nonSubscriptions: [JSONValue] = status.nonSubscriptions.map { transaction in
-            var item: JSONObject = [
-                "productId": .string(transaction.productId), "transactionId": .string(transaction.transactionId),
-                "type": .string(transaction.type),
-            ]
-            Timestamps.set(&item, "purchaseDate", transaction.purchaseDate)
-            Timestamps.set(&item, "revocationDate", transaction.revocationDate)
-            return .object(item)
-        }
+        let nonSubscriptions: [JSONValue] = status.nonSubscriptions.map { .object(json($0)) }
         var entitlements = JSONObject()
         for name in status.entitlements.keys.sorted() { entitlements[name] = .object(json(status.entitlements[name]!)) }
         var subscriber = JSONObject()
@@ -48,12 +40,7 @@ enum SubscriberView {
             subscriptions[productId] = .object(entry)
         }
         let nonSubscriptions: [JSONValue] = status.nonSubscriptions.map { transaction in
-            var item: JSONObject = [
-                "productId": .string(transaction.productId), "transactionId": .string(transaction.transactionId),
-                "type": .string(transaction.type),
-            ]
-            Timestamps.set(&item, "purchaseDate", transaction.purchaseDate)
-            Timestamps.set(&item, "revocationDate", transaction.revocationDate)
+            var item = json(transaction)
             item["environment"] = .string(transaction.environment)
             item["isSandbox"] = .bool(isSandbox(transaction.environment))
             return .object(item)
@@ -78,6 +65,16 @@ enum SubscriberView {
 
     /// Anything but Production is a test purchase.
     private static func isSandbox(_ environment: String) -> Bool { environment != AppStoreEnvironment.production.rawValue }
+
+    static func json(_ transaction: TransactionRecord) -> JSONObject {
+        var item: JSONObject = [
+            "productId": .string(transaction.productId), "transactionId": .string(transaction.transactionId),
+            "type": .string(transaction.type),
+        ]
+        Timestamps.set(&item, "purchaseDate", transaction.purchaseDate)
+        Timestamps.set(&item, "revocationDate", transaction.revocationDate)
+        return item
+    }
 
     static func json(_ state: SubscriptionState) -> JSONObject {
         var object: JSONObject = [

@@ -122,7 +122,7 @@ public struct SyncService: Sendable {
     /// known; otherwise Production, then Sandbox when Apple does not know the id (§5.8).
     public func syncTransaction(_ transactionId: String) throws -> SyncReport {
         var candidates = environments
-        if let known = try candidates.first(where: { try subscription(of: transactionId, environment: $0) != nil }) {
+        if let known = try candidates.first(where: { try subscribers.subscription(of: transactionId, in: $0) != nil }) {
             candidates = [known]
         }
         var lastError: AppStoreAPIError?
@@ -155,7 +155,7 @@ public struct SyncService: Sendable {
         guard let client = clients[environment] else {
             throw AppStoreAPIError.decoding("\(environment.rawValue) is not enabled", environment: environment.rawValue)
         }
-        let original = try subscription(of: transactionId, environment: environment)
+        let original = try subscribers.subscription(of: transactionId, in: environment)
         let since = try original.flatMap {
             try store.syncRevision(appId: app.id, environment: environment.rawValue, originalTransactionId: $0)
         }
@@ -214,15 +214,6 @@ public struct SyncService: Sendable {
             }
         }
         return report
-    }
-
-    /// The stored subscription `id` names: a stored transaction's, or `id` itself when it is an
-    /// original transaction id with stored facts.
-    public func subscription(of id: String, environment: AppStoreEnvironment) throws -> String? {
-        if let original = try store.originalTransactionId(appId: app.id, environment: environment.rawValue, transactionId: id) {
-            return original
-        }
-        return try store.facts(appId: app.id, environment: environment.rawValue, originalTransactionId: id) == nil ? nil : id
     }
 
     // MARK: - Notifications

@@ -204,6 +204,7 @@ public final class VerificationService: Sendable {
             case .invalid(let failure): .invalid(failure)
             }
         }
+        let result: VerificationResult<JSONObject>
         switch kind {
         case .notification:
             switch verifier.verifyNotificationAndContents(parsed, effectiveDate: effectiveDate) {
@@ -222,22 +223,11 @@ public final class VerificationService: Sendable {
                 }
                 return outcome
             }
-        case .transaction:
-            return VerificationOutcome(
-                kind: kind, environment: environment,
-                result: known(verifier.verifyTransaction(parsed, effectiveDate: effectiveDate)))
-        case .renewalInfo:
-            return VerificationOutcome(
-                kind: kind, environment: environment,
-                result: known(verifier.verifyRenewalInfo(parsed, effectiveDate: effectiveDate)))
-        case .appTransaction:
-            return VerificationOutcome(
-                kind: kind, environment: environment,
-                result: known(verifier.verifyAppTransaction(parsed, effectiveDate: effectiveDate)))
-        case .realtimeRequest:
-            return VerificationOutcome(
-                kind: kind, environment: environment,
-                result: known(verifier.verifyRealtimeRequest(parsed, effectiveDate: effectiveDate)))
+        case .transaction: result = known(verifier.verifyTransaction(parsed, effectiveDate: effectiveDate))
+        case .renewalInfo: result = known(verifier.verifyRenewalInfo(parsed, effectiveDate: effectiveDate))
+        case .appTransaction: result = known(verifier.verifyAppTransaction(parsed, effectiveDate: effectiveDate))
+        case .realtimeRequest: result = known(verifier.verifyRealtimeRequest(parsed, effectiveDate: effectiveDate))
         }
+        return VerificationOutcome(kind: kind, environment: environment, result: result)
     }
 }
