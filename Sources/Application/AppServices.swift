@@ -14,26 +14,35 @@ public final class AppServices: Sendable {
     public let sync: SyncService?
     /// Set App Account Token calls, when the app asks for them and can call the API.
     let tokenReporter: AppAccountTokenReporter?
+    /// The pull feed and delivery control.
+    public let events: EventFeed
+    /// Delivers the outbox, when the app has webhook endpoints or forwards notifications.
+    public let deliveries: WebhookDispatcher?
     let pool: BlockingPool
     let instrumentation: any Instrumentation
 
     init(
         app: AppConfiguration, store: any FactStore, pool: BlockingPool, revocationChecker: (any RevocationChecker)?,
-        instrumentation: any Instrumentation
+        delivery: DeliverySettings, instrumentation: any Instrumentation
     ) throws {
         self.app = app
         self.pool = pool
         self.instrumentation = instrumentation
         verification = try VerificationService(app: app, revocationChecker: revocationChecker)
         subscribers = SubscriberQueries(app: app, store: store, pool: pool)
+        let deliveries = WebhookDispatcher(app: app, store: store, settings: delivery, instrumentation: instrumentation)
+        self.deliveries = deliveries
+        let eventWriter = AppEventWriter(app: app, subscribers: subscribers, instrumentation: instrumentation, deliveries: deliveries)
+        events = EventFeed(app: app, store: store, pool: pool, eventWriter: eventWriter)
         notifications = NotificationIngestion(
             app: app, verification: verification, store: store, pool: pool,
-            instrumentation: instrumentation)
+            instrumentation: instrumentation, eventWriter: eventWriter)
         offers = OfferService(app: app, history: subscribers, pool: pool, instrumentation: instrumentation)
-        let sync = try? SyncService(
+        var sync = try? SyncService(
             app: app, verification: verification, notifications: notifications, subscribers: subscribers,
             store: store, pool: pool,
             instrumentation: instrumentation)
+        sync?.eventWriter = eventWriter
         self.sync = sync
         tokenReporter =
             app.serverAPI.setAppAccountToken
@@ -42,7 +51,7 @@ public final class AppServices: Sendable {
             } : nil
         transactions = TransactionIngestion(
             app: app, verification: verification, store: store, subscribers: subscribers,
-            pool: pool, instrumentation: instrumentation, tokenReporter: tokenReporter)
+            pool: pool, instrumentation: instrumentation, tokenReporter: tokenReporter, eventWriter: eventWriter)
     }
 
     /// `POST /v1/verify`: verifies and decodes one signed item without storing it (on the pool

@@ -28,7 +28,7 @@ public final class EntitleApplication: Sendable {
         for app in configuration.apps {
             apps[app.id] = try AppServices(
                 app: app, store: store, pool: self.pool, revocationChecker: checker,
-                instrumentation: instrumentation)
+                delivery: configuration.delivery, instrumentation: instrumentation)
         }
         self.apps = apps
         appsByBundle = Dictionary(uniqueKeysWithValues: apps.values.map { ($0.app.bundleId, $0) })
@@ -45,7 +45,7 @@ public final class EntitleApplication: Sendable {
     /// An App Store Server Notification, routed to the app whose bundle ID it claims (then
     /// verified against that app's verifiers). The JWS is read once for routing and verification.
     public func ingestNotification(
-        signedPayload: String, receivedAt: Date,
+        signedPayload: String, body: String? = nil, receivedAt: Date,
         completion: @escaping @Sendable (Result<NotificationIngestion.Outcome, any Error>) -> Void
     ) {
         let parsed: SignedPayload
@@ -58,8 +58,14 @@ public final class EntitleApplication: Sendable {
             completion(.failure(VerificationFailure(.invalidAppIdentifier, "no configured app has bundle ID \(claimed)")))
             return
         }
-        services.notifications.ingest(parsed, receivedAt: receivedAt, completion: completion)
+        services.notifications.ingest(parsed, body: body, receivedAt: receivedAt, completion: completion)
     }
+
+    /// Starts delivering every app's outbox (webhooks, forwarding) on their own threads.
+    public func startDeliveries() { for services in apps.values { services.deliveries?.start() } }
+
+    /// Stops the deliverers; a delivery in flight ends first (its outcome is recorded).
+    public func stopDeliveries() { for services in apps.values { services.deliveries?.stop() } }
 
     // MARK: - Operations
 

@@ -50,6 +50,15 @@ public struct FactBatch: Sendable {
     public var tokenCallOutcome: (originalTransactionId: String, retryAt: Int64?)?
     /// The transaction-history `revision` reached by a sync, stored with the facts it brought.
     public var syncRevision: (originalTransactionId: String, revision: String)?
+    /// Where the facts came from, as events name it: the notification's UUID, `clientPost`,
+    /// `sync` or `backfill`.
+    public var source = "clientPost"
+    /// Derives the events the batch causes and writes them in its transaction (nil: none).
+    public var eventWriter: (any EventWriting)?
+    /// A stored notification to pass on (written as a delivery in the same transaction).
+    public var forward: ForwardedNotification?
+    /// The id of a `TEST` event asked for by `POST /v1/webhooks/test` (the batch carries no facts).
+    public var webhookTestId: String?
 
     public init(appId: String, environment: String) {
         self.appId = appId
@@ -147,6 +156,21 @@ public protocol FactStore: Sendable {
     func notifications(appId: String, limit: Int, before: Int64?) throws -> [StoredNotification]
     /// A cheap query proving the store answers (for `/readyz`).
     func checkHealth() throws
+
+    // MARK: Events and deliveries (the outbox)
+
+    /// Events after `sequence`, oldest first.
+    func events(appId: String, after sequence: Int64, limit: Int) throws -> [OutboxEvent]
+    func event(appId: String, id: String) throws -> OutboxEvent?
+    /// Takes up to `limit` due deliveries of one endpoint for this caller: they stay pending, not
+    /// due again before `leaseUntil` (a crashed deliverer's claims come back then).
+    func claimDeliveries(appId: String, endpoint: String, now: Int64, leaseUntil: Int64, limit: Int) throws -> [WebhookDelivery]
+    func record(_ outcomes: [DeliveryOutcome]) throws
+    /// Newest first; `status` nil lists all; `before` is a `createdAt` for paging.
+    func deliveries(appId: String, status: WebhookDelivery.Status?, limit: Int) throws -> [WebhookDelivery]
+    /// Makes a delivery pending and due at `now`, with a fresh retry window; nil when unknown.
+    func retryDelivery(appId: String, id: String, now: Int64) throws -> WebhookDelivery?
+    func deliveryBacklog(appId: String) throws -> DeliveryBacklog
 }
 
 extension FactStore {

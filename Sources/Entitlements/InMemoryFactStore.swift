@@ -17,6 +17,54 @@ public final class InMemoryFactStore: FactStore {
         var transfers: [(app: String, environment: String, transfer: LinkTransfer)] = []
         var tokenCalls: [Key: (call: PendingTokenCall, nextAt: Int64)] = [:]
         var sequence: Int64 = 0
+        var events: [OutboxEvent] = []
+        var lastEventSequence: [String: Int64] = [:]
+        var deliveries: [WebhookDelivery] = []
+
+        func facts(_ appId: String, _ environment: String, original: String) -> SubscriptionFacts? {
+            let transactions = self.transactions.filter {
+                $0.key.app == appId && $0.key.environment == environment && $0.value.originalTransactionId == original
+            }.map(\.value)
+            guard !transactions.isEmpty else { return nil }
+            let key = Key(app: appId, environment: environment, id: original)
+            return SubscriptionFacts(
+                originalTransactionId: original, environment: environment,
+                appAccountToken: links[key], transactions: transactions.sorted { $0.purchaseDate < $1.purchaseDate },
+                renewal: renewals[key], signals: signals[key] ?? [])
+        }
+
+        func facts(_ appId: String, _ environment: String, token: String) -> [SubscriptionFacts] {
+            links.filter { $0.key.app == appId && $0.key.environment == environment && $0.value == token }.map(\.key.id).sorted()
+                .compactMap { facts(appId, environment, original: $0) }
+        }
+
+        func transfers(_ appId: String, _ environment: String, token: String) -> [LinkTransfer] {
+            transfers.filter {
+                $0.app == appId && $0.environment == environment && ($0.transfer.from == token || $0.transfer.to == token)
+            }.map(\.transfer)
+        }
+    }
+
+    /// The state as stored before a batch, for `FactChange.read`.
+    private struct Reader: FactReading {
+        let state: State
+        let appId: String
+
+        func facts(environment: String, originalTransactionId: String) -> SubscriptionFacts? {
+            state.facts(appId, environment, original: originalTransactionId)
+        }
+
+        func facts(environment: String, appAccountToken: String) -> [SubscriptionFacts] {
+            state.facts(appId, environment, token: appAccountToken)
+        }
+
+        func token(environment: String, originalTransactionId: String) -> String? {
+            state.links[Key(app: appId, environment: environment, id: originalTransactionId)]
+        }
+
+        func linkTransfers(environment: String, appAccountToken: String) -> [LinkTransfer] {
+            state.transfers(appId, environment, token: appAccountToken)
+        }
     }
 
     private let state = Mutex(State())
@@ -24,18 +72,27 @@ public final class InMemoryFactStore: FactStore {
     public init() {}
 
     public func apply(_ batch: FactBatch) throws -> ApplyOutcome {
-        state.withLock { state in
+        let (outcome, events) = try write(batch)
+        if batch.wroteToOutbox(outcome, events: events) { batch.eventWriter?.committed(events) }
+        return outcome
+    }
+
+    private func write(_ batch: FactBatch) throws -> (ApplyOutcome, [OutboxEvent]) {
+        try state.withLock { state in
             if let notification = batch.notification,
                 state.notifications.contains(where: { $0.notificationUUID == notification.notificationUUID })
             {
-                return .duplicateNotification
+                return (.duplicateNotification, [])
             }
             func key(_ id: String) -> Key { Key(app: batch.appId, environment: batch.environment, id: id) }
+            let pending = try batch.eventWriter.map {
+                try FactChange.read(batch, environments: $0.environments, from: Reader(state: state, appId: batch.appId))
+            }
             var outcome = ApplyOutcome.applied
             if let link = batch.requestedLink, let existing = state.links[key(link.originalTransactionId)],
                 existing != link.appAccountToken
             {
-                guard batch.transfersLink else { return .linkConflict(existingToken: existing) }
+                guard batch.transfersLink else { return (.linkConflict(existingToken: existing), []) }
                 state.links[key(link.originalTransactionId)] = link.appAccountToken
                 state.transfers.append(
                     (
@@ -85,29 +142,35 @@ public final class InMemoryFactStore: FactStore {
                 notification.sequence = state.sequence
                 state.notifications.append(notification)
             }
-            return outcome
+            var events: [OutboxEvent] = []
+            if let writer = batch.eventWriter, let pending {
+                let first = (state.lastEventSequence[batch.appId] ?? 0) + 1
+                events = writer.events(for: FactChange.applying(batch, to: pending), firstSequence: first)
+                for event in events {
+                    state.events.append(event)
+                    state.lastEventSequence[batch.appId] = event.sequence
+                    for endpoint in event.endpoints {
+                        state.deliveries.append(
+                            Self.delivery(batch.appId, .event, event.id, event.type, endpoint, at: event.createdAt, body: event.body))
+                    }
+                }
+            }
+            if let forward = batch.forward {
+                state.deliveries.append(
+                    Self.delivery(
+                        batch.appId, .forward, nil, batch.notification?.notificationType, forward.url,
+                        at: batch.notification?.receivedAt ?? batch.requestedAt, body: forward.body))
+            }
+            return (outcome, events)
         }
     }
 
     public func facts(appId: String, environment: String, appAccountToken: String) throws -> [SubscriptionFacts] {
-        let originals = state.withLock { state in
-            state.links.filter { $0.key.app == appId && $0.key.environment == environment && $0.value == appAccountToken }.map(\.key.id)
-        }
-        return try originals.sorted().compactMap { try facts(appId: appId, environment: environment, originalTransactionId: $0) }
+        state.withLock { $0.facts(appId, environment, token: appAccountToken) }
     }
 
     public func facts(appId: String, environment: String, originalTransactionId: String) throws -> SubscriptionFacts? {
-        state.withLock { state in
-            let transactions = state.transactions.filter {
-                $0.key.app == appId && $0.key.environment == environment && $0.value.originalTransactionId == originalTransactionId
-            }.map(\.value)
-            guard !transactions.isEmpty else { return nil }
-            let key = Key(app: appId, environment: environment, id: originalTransactionId)
-            return SubscriptionFacts(
-                originalTransactionId: originalTransactionId, environment: environment,
-                appAccountToken: state.links[key], transactions: transactions.sorted { $0.purchaseDate < $1.purchaseDate },
-                renewal: state.renewals[key], signals: state.signals[key] ?? [])
-        }
+        state.withLock { $0.facts(appId, environment, original: originalTransactionId) }
     }
 
     public func dueTokenCalls(appId: String, now: Int64, limit: Int) throws -> [PendingTokenCall] {
@@ -119,12 +182,7 @@ public final class InMemoryFactStore: FactStore {
     }
 
     public func linkTransfers(appId: String, environment: String, appAccountToken: String) throws -> [LinkTransfer] {
-        state.withLock { state in
-            state.transfers.filter {
-                $0.app == appId && $0.environment == environment
-                    && ($0.transfer.from == appAccountToken || $0.transfer.to == appAccountToken)
-            }.map(\.transfer)
-        }
+        state.withLock { $0.transfers(appId, environment, token: appAccountToken) }
     }
 
     public func originalTransactionIds(appId: String, environment: String, appTransactionId: String) throws -> [String] {
@@ -152,4 +210,99 @@ public final class InMemoryFactStore: FactStore {
     }
 
     public func checkHealth() throws {}
+
+    // MARK: - Outbox
+
+    /// Delivery ids only need to be unique within this store.
+    private static let deliveryCounter = Mutex<Int>(0)
+
+    private static func delivery(
+        _ app: String, _ kind: WebhookDelivery.Kind, _ eventId: String?, _ eventType: String?, _ endpoint: String, at: Int64,
+        body: String
+    ) -> WebhookDelivery {
+        let number = deliveryCounter.withLock {
+            $0 += 1
+            return $0
+        }
+        return WebhookDelivery(
+            id: "delivery-\(number)", appId: app, kind: kind, eventId: eventId, eventType: eventType, endpoint: endpoint,
+            status: .pending, attempts: 0, nextAt: at, createdAt: at, windowStart: at, body: body)
+    }
+
+    public func events(appId: String, after sequence: Int64, limit: Int) throws -> [OutboxEvent] {
+        state.withLock { Array($0.events.filter { $0.appId == appId && $0.sequence > sequence }.prefix(limit)) }
+    }
+
+    public func event(appId: String, id: String) throws -> OutboxEvent? {
+        state.withLock { $0.events.first { $0.appId == appId && $0.id == id } }
+    }
+
+    public func claimDeliveries(appId: String, endpoint: String, now: Int64, leaseUntil: Int64, limit: Int) throws -> [WebhookDelivery] {
+        state.withLock { state in
+            let due = state.deliveries.indices.filter {
+                let delivery = state.deliveries[$0]
+                return delivery.appId == appId && delivery.endpoint == endpoint && delivery.status == .pending && delivery.nextAt <= now
+            }.sorted { state.deliveries[$0].nextAt < state.deliveries[$1].nextAt }.prefix(limit)
+            return due.map { index in
+                let claimed = state.deliveries[index]
+                state.deliveries[index].nextAt = leaseUntil
+                return claimed
+            }
+        }
+    }
+
+    public func record(_ outcomes: [DeliveryOutcome]) throws {
+        state.withLock { state in
+            for outcome in outcomes {
+                guard let index = state.deliveries.firstIndex(where: { $0.id == outcome.id && $0.status == .pending }) else { continue }
+                state.deliveries[index].attempts += 1
+                state.deliveries[index].lastStatus = outcome.httpStatus
+                state.deliveries[index].lastError = outcome.error
+                switch outcome.result {
+                case .delivered(let at):
+                    state.deliveries[index].status = .delivered
+                    state.deliveries[index].nextAt = at
+                    state.deliveries[index].deliveredAt = at
+                case .retry(let at): state.deliveries[index].nextAt = at
+                case .failed(let at):
+                    state.deliveries[index].status = .failed
+                    state.deliveries[index].nextAt = at
+                }
+            }
+        }
+    }
+
+    public func deliveries(appId: String, status: WebhookDelivery.Status?, limit: Int) throws -> [WebhookDelivery] {
+        state.withLock { state in
+            Array(
+                state.deliveries.filter { $0.appId == appId && (status == nil || $0.status == status) }.reversed().prefix(limit)
+                    .map { delivery in
+                        var listed = delivery
+                        listed.body = ""
+                        return listed
+                    })
+        }
+    }
+
+    public func retryDelivery(appId: String, id: String, now: Int64) throws -> WebhookDelivery? {
+        state.withLock { state in
+            guard let index = state.deliveries.firstIndex(where: { $0.appId == appId && $0.id == id }) else { return nil }
+            state.deliveries[index].status = .pending
+            state.deliveries[index].nextAt = now
+            state.deliveries[index].windowStart = now
+            var listed = state.deliveries[index]
+            listed.body = ""
+            return listed
+        }
+    }
+
+    public func deliveryBacklog(appId: String) throws -> DeliveryBacklog {
+        state.withLock { state in
+            let mine = state.deliveries.filter { $0.appId == appId }
+            let pending = mine.filter { $0.status == .pending }
+            return DeliveryBacklog(
+                pending: pending.count, failed: mine.filter { $0.status == .failed }.count,
+                oldestPendingCreatedAt: pending.map(\.createdAt).min())
+        }
+    }
 }

@@ -88,7 +88,7 @@ public enum SubscriptionEngine {
     }
 
     /// `TRIAL`, `INTRO`, `PROMOTIONAL`, `OFFER_CODE`, `WIN_BACK` or `NORMAL`.
-    static func periodType(_ transaction: TransactionRecord) -> String {
+    public static func periodType(_ transaction: TransactionRecord) -> String {
         switch transaction.offerType {
         case 1: transaction.offerDiscountType == "FREE_TRIAL" ? "TRIAL" : "INTRO"
         case 2: "PROMOTIONAL"

@@ -25,6 +25,9 @@ public struct TransactionRecord: Sendable, Equatable {
     /// The app download the purchase belongs to (`appTransactionId`): a customer without an
     /// appAccountToken is found by it.
     public var appTransactionId: String?
+    /// What the customer paid, in milliunits of `currency` (Apple's `price`), when Apple said.
+    public var price: Int64?
+    public var currency: String?
 
     public init(
         transactionId: String, originalTransactionId: String, productId: String,
@@ -33,9 +36,12 @@ public struct TransactionRecord: Sendable, Equatable {
         revocationDate: Int64? = nil, revocationReason: Int64? = nil, revocationType: String? = nil,
         isUpgraded: Bool = false, offerType: Int64? = nil, offerDiscountType: String? = nil,
         offerIdentifier: String? = nil, ownershipType: String? = "PURCHASED", environment: String = "Sandbox",
-        signedDate: Int64, appAccountToken: String? = nil, appTransactionId: String? = nil
+        signedDate: Int64, appAccountToken: String? = nil, appTransactionId: String? = nil,
+        price: Int64? = nil, currency: String? = nil
     ) {
         self.appTransactionId = appTransactionId
+        self.price = price
+        self.currency = currency
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
         self.productId = productId
@@ -73,7 +79,7 @@ public struct TransactionRecord: Sendable, Equatable {
             offerType: payload.offerType?.rawValue, offerDiscountType: payload.offerDiscountType?.rawValue,
             offerIdentifier: payload.offerIdentifier, ownershipType: payload.inAppOwnershipType?.rawValue,
             environment: environment, signedDate: signedDate, appAccountToken: payload.appAccountToken,
-            appTransactionId: payload.appTransactionId)
+            appTransactionId: payload.appTransactionId, price: payload.price, currency: payload.currency)
     }
 
     /// Merging copies of one transaction: the newer `signedDate` wins (a later refund is never

@@ -33,7 +33,7 @@ public final class EntitleServer: Sendable {
         application = try EntitleApplication(
             configuration: configuration,
             store: try store ?? SQLiteFactStore(path: configuration.storage.sqlitePath),
-            revocationChecker: revocationChecker, instrumentation: metrics)
+            revocationChecker: revocationChecker, instrumentation: ServerInstrumentation(metrics: metrics, logger: logger))
         router = Routes.make(application, metrics: metrics)
 
         var http = HTTPServerConfiguration()
@@ -55,6 +55,7 @@ public final class EntitleServer: Sendable {
 
     public func start() {
         httpServer.start()
+        application.startDeliveries()
         logger.log(
             "info", "listening",
             [
@@ -85,10 +86,12 @@ public final class EntitleServer: Sendable {
 
     public func shutdown() { httpServer.shutdown() }
 
-    /// Blocks until the HTTP server has stopped, then lets queued blocking work finish.
+    /// Blocks until the HTTP server has stopped, then lets queued blocking work finish and stops
+    /// the deliverers (what they have not delivered stays pending in the store).
     public func waitUntilStopped() {
         httpServer.waitUntilStopped()
         application.pool.stop()
+        application.stopDeliveries()
     }
 
     /// Serves one request without a socket (in-process tests; blocks the calling thread).

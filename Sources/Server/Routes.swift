@@ -10,6 +10,7 @@ enum Routes {
         let subscribers = SubscriberHandlers(application: application)
         let notifications = NotificationHandler(application: application)
         let sync = SyncHandlers(application: application)
+        let events = EventHandlers(application: application)
         var router = Router()
         router.add("GET", "/healthz") { operations.health($0) }
         router.add("GET", "/readyz") { operations.readiness($0) }
@@ -26,6 +27,11 @@ enum Routes {
         router.add("POST", "/v1/subscribers/{appAccountToken}/sync") { sync.syncSubscriber($0) }
         router.add("POST", "/v1/transactions/{transactionId}/sync") { sync.syncTransaction($0) }
         router.add("POST", "/v1/notifications/apple/backfill") { sync.backfill($0) }
+        router.add("GET", "/v1/events") { events.listEvents($0) }
+        router.add("GET", "/v1/events/{id}") { events.getEvent($0) }
+        router.add("GET", "/v1/webhooks/deliveries") { events.listDeliveries($0) }
+        router.add("POST", "/v1/webhooks/deliveries/{id}/retry") { events.retryDelivery($0) }
+        router.add("POST", "/v1/webhooks/test") { events.sendTest($0) }
         return router
     }
 }

@@ -14,7 +14,7 @@ import Synchronization
 /// - Reader connections are pooled; each is used by one caller at a time.
 public final class SQLiteFactStore: FactStore {
     public let path: String
-    private let writerLoop: WriterLoop
+    let writerLoop: WriterLoop
     private let readers = Mutex<[DatabaseBox]>([])
 
     /// Lets a connection live in a `Mutex` (see `SQLiteDatabase`'s invariant).
@@ -75,52 +75,36 @@ public final class SQLiteFactStore: FactStore {
 
     // MARK: - Writing
 
-    /// Group commit on the writer thread: every batch queued while the previous commit was syncing
+    /// Group commit on the writer thread: every write queued while the previous commit was syncing
     /// is written in one SQLite transaction (each inside its own savepoint, so one batch's conflict
     /// rolls back only that batch) and shares one WAL sync. Completions run after the commit.
     public func apply(_ batch: FactBatch, completion: @escaping @Sendable (Result<ApplyOutcome, Error>) -> Void) {
-        writerLoop.enqueue(WriterLoop.Pending(batch: batch, completion: completion))
+        writerLoop.enqueue({ try Self.writeOrRollBack(batch, into: $0) }) { result in
+            if case .success(let (outcome, events)) = result, batch.wroteToOutbox(outcome, events: events) {
+                batch.eventWriter?.committed(events)
+            }
+            completion(result.map(\.0))
+        }
     }
 
     /// Blocks until the batch is durable (tests, the CLI, handlers already off the event loops).
     public func apply(_ batch: FactBatch) throws -> ApplyOutcome {
-        let done = DispatchSemaphore(value: 0)
-        let box = ResultBox()
-        apply(batch) { result in
-            box.result = result
-            done.signal()
-        }
-        done.wait()
-        return try box.result!.get()
+        let (outcome, events) = try writerLoop.perform { try Self.writeOrRollBack(batch, into: $0) }
+        if batch.wroteToOutbox(outcome, events: events) { batch.eventWriter?.committed(events) }
+        return outcome
     }
-
-    /// Carries a result from the writer thread to a waiting caller (the semaphore orders the accesses).
-    private final class ResultBox: @unchecked Sendable { var result: Result<ApplyOutcome, Error>? }
 
     deinit { writerLoop.stop() }
 
-    static func writeInSavepoint(_ batch: FactBatch, into database: SQLiteDatabase) -> Result<ApplyOutcome, Error> {
-        do {
-            try database.execute("SAVEPOINT batch")
-            do {
-                let outcome = try write(batch, into: database)
-                try database.execute("RELEASE batch")
-                return .success(outcome)
-            } catch let conflict as LinkConflict {
-                try database.execute("ROLLBACK TO batch")
-                try database.execute("RELEASE batch")
-                return .success(.linkConflict(existingToken: conflict.existingToken))
-            } catch {
-                try? database.execute("ROLLBACK TO batch")
-                try? database.execute("RELEASE batch")
-                return .failure(error)
-            }
-        } catch {
-            return .failure(error)
+    /// A link conflict undoes the whole batch (the notification too, so Apple's retry is applied).
+    static func writeOrRollBack(_ batch: FactBatch, into database: SQLiteDatabase) throws -> (ApplyOutcome, [OutboxEvent]) {
+        do { return try write(batch, into: database) } catch let conflict as LinkConflict {
+            throw WriterLoop.RolledBack(value: (ApplyOutcome.linkConflict(existingToken: conflict.existingToken), [OutboxEvent]()))
         }
     }
 
-    static func write(_ batch: FactBatch, into database: SQLiteDatabase) throws -> ApplyOutcome {
+    /// The batch's facts, then the events they cause (returned, to be announced after the commit).
+    static func write(_ batch: FactBatch, into database: SQLiteDatabase) throws -> (ApplyOutcome, [OutboxEvent]) {
         if let notification = batch.notification {
             try database.statement(
                 """
@@ -134,7 +118,11 @@ public final class SQLiteFactStore: FactStore {
                 .integer(notification.receivedAt), .from(notification.originalTransactionId),
                 .text(notification.jws),
             ]).run()
-            if database.changes == 0 { return .duplicateNotification }
+            if database.changes == 0 { return (.duplicateNotification, []) }
+        }
+        // What the batch changes, read once before writing (events are derived from it).
+        let pending = try batch.eventWriter.map {
+            try FactChange.read(batch, environments: $0.environments, from: SQLiteFactReader(database: database, appId: batch.appId))
         }
         var outcome = ApplyOutcome.applied
         if let requested = batch.requestedLink,
@@ -197,7 +185,13 @@ public final class SQLiteFactStore: FactStore {
                 """
             ).bind([.text(batch.appId), .text(batch.environment), .text(sync.originalTransactionId), .text(sync.revision)]).run()
         }
-        return outcome
+        var events: [OutboxEvent] = []
+        if let writer = batch.eventWriter, let pending {
+            events = writer.events(for: FactChange.applying(batch, to: pending), firstSequence: try lastSequence(database, batch.appId) + 1)
+            try insert(events, into: database)
+        }
+        if let forward = batch.forward { try insertForward(forward, batch: batch, into: database) }
+        return (outcome, events)
     }
 
     /// Moves a subscription to another token and records the move.
@@ -221,8 +215,8 @@ public final class SQLiteFactStore: FactStore {
             INSERT INTO transactions (app_id, environment, transaction_id, original_transaction_id, product_id,
                 subscription_group, type, purchase_date, original_purchase_date, expires_date, revocation_date,
                 revocation_reason, revocation_type, is_upgraded, offer_type, offer_discount_type, offer_identifier,
-                ownership_type, signed_date, app_account_token, jws)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ownership_type, signed_date, app_account_token, jws, price, currency)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (app_id, environment, transaction_id) DO UPDATE SET
                 original_transaction_id = excluded.original_transaction_id, product_id = excluded.product_id,
                 subscription_group = excluded.subscription_group, type = excluded.type,
@@ -232,7 +226,8 @@ public final class SQLiteFactStore: FactStore {
                 is_upgraded = excluded.is_upgraded, offer_type = excluded.offer_type,
                 offer_discount_type = excluded.offer_discount_type, offer_identifier = excluded.offer_identifier,
                 ownership_type = excluded.ownership_type, signed_date = excluded.signed_date,
-                app_account_token = excluded.app_account_token, jws = excluded.jws
+                app_account_token = excluded.app_account_token, jws = excluded.jws, price = excluded.price,
+                currency = excluded.currency
             WHERE excluded.signed_date > transactions.signed_date
             """
         ).bind([
@@ -242,7 +237,7 @@ public final class SQLiteFactStore: FactStore {
             .from(record.revocationDate), .from(record.revocationReason), .from(record.revocationType),
             .from(record.isUpgraded), .from(record.offerType), .from(record.offerDiscountType),
             .from(record.offerIdentifier), .from(record.ownershipType), .integer(record.signedDate),
-            .from(record.appAccountToken), .text(jws),
+            .from(record.appAccountToken), .text(jws), .from(record.price), .from(record.currency),
         ]).run()
         // The signed token links the subscription to its subscriber (ENTITLEMENTS.md, "Subscribers"),
         // only when this copy was stored: an older copy carrying another token never moves the link.
@@ -319,7 +314,7 @@ public final class SQLiteFactStore: FactStore {
     private static let readerLimit = 16
     private let readerSlots = DispatchSemaphore(value: SQLiteFactStore.readerLimit)
 
-    private func read<T>(_ body: (SQLiteDatabase) throws -> T) throws -> T {
+    func read<T>(_ body: (SQLiteDatabase) throws -> T) throws -> T {
         readerSlots.wait()
         defer { readerSlots.signal() }
         let box = try readers.withLock { $0.popLast() } ?? DatabaseBox(database: try SQLiteDatabase(path: path))
@@ -332,18 +327,20 @@ public final class SQLiteFactStore: FactStore {
 
     /// One reader connection for the whole answer: the links, then each subscription's facts.
     public func facts(appId: String, environment: String, appAccountToken: String) throws -> [SubscriptionFacts] {
-        try read { database in
-            let query = try database.statement(
-                """
-                SELECT original_transaction_id FROM subscriber_links
-                WHERE app_id = ? AND environment = ? AND app_account_token = ? ORDER BY original_transaction_id
-                """
-            ).bind([.text(appId), .text(environment), .text(appAccountToken)])
-            var originals: [String] = []
-            while try query.step() { if let original = query.text(0) { originals.append(original) } }
-            return try originals.compactMap {
-                try Self.facts(database, appId: appId, environment: environment, originalTransactionId: $0, token: appAccountToken)
-            }
+        try read { try Self.facts($0, appId: appId, environment: environment, appAccountToken: appAccountToken) }
+    }
+
+    static func facts(_ database: SQLiteDatabase, appId: String, environment: String, appAccountToken: String) throws -> [SubscriptionFacts] {
+        let query = try database.statement(
+            """
+            SELECT original_transaction_id FROM subscriber_links
+            WHERE app_id = ? AND environment = ? AND app_account_token = ? ORDER BY original_transaction_id
+            """
+        ).bind([.text(appId), .text(environment), .text(appAccountToken)])
+        var originals: [String] = []
+        while try query.step() { if let original = query.text(0) { originals.append(original) } }
+        return try originals.compactMap {
+            try Self.facts(database, appId: appId, environment: environment, originalTransactionId: $0, token: appAccountToken)
         }
     }
 
@@ -367,22 +364,24 @@ public final class SQLiteFactStore: FactStore {
     }
 
     public func linkTransfers(appId: String, environment: String, appAccountToken: String) throws -> [LinkTransfer] {
-        try read { database in
-            let query = try database.statement(
-                """
-                SELECT original_transaction_id, from_token, to_token, at FROM link_transfers
-                WHERE app_id = ? AND environment = ? AND (from_token = ? OR to_token = ?) ORDER BY rowid
-                """
-            ).bind([.text(appId), .text(environment), .text(appAccountToken), .text(appAccountToken)])
-            var found: [LinkTransfer] = []
-            while try query.step() {
-                found.append(
-                    LinkTransfer(
-                        originalTransactionId: query.text(0) ?? "", from: query.text(1) ?? "", to: query.text(2) ?? "",
-                        at: query.int64(3) ?? 0))
-            }
-            return found
+        try read { try Self.linkTransfers($0, appId: appId, environment: environment, appAccountToken: appAccountToken) }
+    }
+
+    static func linkTransfers(_ database: SQLiteDatabase, appId: String, environment: String, appAccountToken: String) throws -> [LinkTransfer] {
+        let query = try database.statement(
+            """
+            SELECT original_transaction_id, from_token, to_token, at FROM link_transfers
+            WHERE app_id = ? AND environment = ? AND (from_token = ? OR to_token = ?) ORDER BY rowid
+            """
+        ).bind([.text(appId), .text(environment), .text(appAccountToken), .text(appAccountToken)])
+        var found: [LinkTransfer] = []
+        while try query.step() {
+            found.append(
+                LinkTransfer(
+                    originalTransactionId: query.text(0) ?? "", from: query.text(1) ?? "", to: query.text(2) ?? "",
+                    at: query.int64(3) ?? 0))
         }
+        return found
     }
 
     public func originalTransactionIds(appId: String, environment: String, appTransactionId: String) throws -> [String] {
@@ -406,7 +405,7 @@ public final class SQLiteFactStore: FactStore {
     }
 
     /// `token`, when the caller already knows it, saves the link lookup.
-    private static func facts(
+    static func facts(
         _ database: SQLiteDatabase, appId: String, environment: String, originalTransactionId: String,
         token knownToken: String? = nil
     ) throws -> SubscriptionFacts? {
@@ -416,7 +415,7 @@ public final class SQLiteFactStore: FactStore {
                 """
                 SELECT transaction_id, product_id, subscription_group, type, purchase_date, original_purchase_date, expires_date,
                     revocation_date, revocation_reason, revocation_type, is_upgraded, offer_type, offer_discount_type,
-                    offer_identifier, ownership_type, signed_date, app_account_token
+                    offer_identifier, ownership_type, signed_date, app_account_token, price, currency
                 FROM transactions WHERE app_id = ? AND environment = ? AND original_transaction_id = ? ORDER BY purchase_date
                 """
             ).bind(bindings)
@@ -432,7 +431,8 @@ public final class SQLiteFactStore: FactStore {
                         revocationType: transactions.text(9), isUpgraded: transactions.int64(10) == 1,
                         offerType: transactions.int64(11), offerDiscountType: transactions.text(12),
                         offerIdentifier: transactions.text(13), ownershipType: transactions.text(14), environment: environment,
-                        signedDate: transactions.int64(15) ?? 0, appAccountToken: transactions.text(16)))
+                        signedDate: transactions.int64(15) ?? 0, appAccountToken: transactions.text(16),
+                        price: transactions.int64(17), currency: transactions.text(18)))
             }
             guard !records.isEmpty else { return nil }
             let renewalQuery = try database.statement(

@@ -3,12 +3,14 @@ import Entitlements
 import Foundation
 import Synchronization
 
-/// The single writer: a thread that owns the write connection and commits queued batches in groups.
+/// The single writer: a thread that owns the write connection and commits queued writes in groups.
 /// It keeps itself alive while running; `stop()` (from the store's deinit) ends it.
 final class WriterLoop: @unchecked Sendable {
+    /// One queued write. `write` runs inside the group's transaction, in its own savepoint;
+    /// `report` runs once the commit is known (nil: committed; else why it failed).
     struct Pending: @unchecked Sendable {
-        let batch: FactBatch
-        let completion: @Sendable (Result<ApplyOutcome, Error>) -> Void
+        let write: (SQLiteDatabase) -> Void
+        let report: (_ commitError: Error?) -> Void
     }
 
     // Invariant for `@unchecked Sendable`: `database` is used only by the writer thread;
@@ -25,10 +27,57 @@ final class WriterLoop: @unchecked Sendable {
         thread.start()
     }
 
-    func enqueue(_ pending: Pending) {
+    /// Queues `body` to run in a savepoint of the next group commit; `completion` gets its result
+    /// after the commit (a thrown error rolls back only this write).
+    func enqueue<T: Sendable>(_ body: @escaping (SQLiteDatabase) throws -> T, completion: @escaping @Sendable (Result<T, Error>) -> Void) {
+        let box = ResultBox<T>()
+        let pending = Pending(
+            write: { database in box.result = Self.inSavepoint(database, body) },
+            report: { commitError in
+                if let commitError { completion(.failure(commitError)) } else { completion(box.result!) }
+            })
         state.withLock { $0.queue.append(pending) }
         wake.signal()
     }
+
+    /// The same, waiting for the commit (callers already off the event loops).
+    func perform<T: Sendable>(_ body: @escaping (SQLiteDatabase) throws -> T) throws -> T {
+        let done = DispatchSemaphore(value: 0)
+        let box = ResultBox<T>()
+        enqueue(body) { result in
+            box.result = result
+            done.signal()
+        }
+        done.wait()
+        return try box.result!.get()
+    }
+
+    /// Carries a result from the writer thread to a waiting caller (the semaphore orders the accesses).
+    private final class ResultBox<T>: @unchecked Sendable { var result: Result<T, Error>? }
+
+    private static func inSavepoint<T: Sendable>(_ database: SQLiteDatabase, _ body: (SQLiteDatabase) throws -> T) -> Result<T, Error> {
+        do {
+            try database.execute("SAVEPOINT write")
+            do {
+                let value = try body(database)
+                try database.execute("RELEASE write")
+                return .success(value)
+            } catch let answer as RolledBack<T> {
+                try database.execute("ROLLBACK TO write")
+                try database.execute("RELEASE write")
+                return .success(answer.value)
+            } catch {
+                try? database.execute("ROLLBACK TO write")
+                try? database.execute("RELEASE write")
+                return .failure(error)
+            }
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Thrown by a write to undo everything it did and still answer `value`.
+    struct RolledBack<T: Sendable>: Error { let value: T }
 
     func stop() {
         state.withLock { $0.stopped = true }
@@ -49,15 +98,15 @@ final class WriterLoop: @unchecked Sendable {
 
     private func commit(_ pending: [Pending]) {
         defer { database.resetAll() }
-        var outcomes: [Result<ApplyOutcome, Error>]
+        var commitError: Error?
         do {
             try database.execute("BEGIN IMMEDIATE")
-            outcomes = pending.map { SQLiteFactStore.writeInSavepoint($0.batch, into: database) }
+            for item in pending { item.write(database) }
             try database.execute("COMMIT")
         } catch {
             try? database.execute("ROLLBACK")
-            outcomes = pending.map { _ in .failure(error) }
+            commitError = error
         }
-        for (item, outcome) in zip(pending, outcomes) { item.completion(outcome) }
+        for item in pending { item.report(commitError) }
     }
 }

@@ -244,4 +244,13 @@ private struct FailingStore: FactStore {
     func dueTokenCalls(appId: String, now: Int64, limit: Int) throws -> [PendingTokenCall] { throw error }
     func notifications(appId: String, limit: Int, before: Int64?) throws -> [StoredNotification] { throw error }
     func checkHealth() throws { throw error }
+    func events(appId: String, after sequence: Int64, limit: Int) throws -> [OutboxEvent] { throw error }
+    func event(appId: String, id: String) throws -> OutboxEvent? { throw error }
+    func claimDeliveries(appId: String, endpoint: String, now: Int64, leaseUntil: Int64, limit: Int) throws -> [WebhookDelivery] {
+        throw error
+    }
+    func record(_ outcomes: [DeliveryOutcome]) throws { throw error }
+    func deliveries(appId: String, status: WebhookDelivery.Status?, limit: Int) throws -> [WebhookDelivery] { throw error }
+    func retryDelivery(appId: String, id: String, now: Int64) throws -> WebhookDelivery? { throw error }
+    func deliveryBacklog(appId: String) throws -> DeliveryBacklog { throw error }
 }

@@ -214,7 +214,7 @@ final class SQLiteFactStoreTests: FactStoreContract {
         XCTAssertEqual(try reopened.integrityCheck(), "ok")
         let mode = try runProcess("sqlite3", [path, "PRAGMA journal_mode; PRAGMA user_version;"])
         XCTAssertEqual(mode.status, 0, "the sqlite3 command line (Debian's sqlite3) is needed: \(mode.stderr)")
-        XCTAssertEqual(mode.stdout, "wal\n6\n")
+        XCTAssertEqual(mode.stdout, "wal\n7\n")
     }
 
     /// The README promises WAL and `synchronous = FULL`: an acknowledged fact survives power loss.

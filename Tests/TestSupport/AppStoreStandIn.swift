@@ -4,7 +4,6 @@ import Foundation
 import HTTP
 import JSON
 import Synchronization
-import TestSupport
 
 /// A local App Store Server API on loopback: real HTTP, bearer JWT checked like Apple does
 /// (ES256 with the configured key, `aud`, `bid`, `exp`), signed items signed by a test chain,

@@ -9,6 +9,7 @@ enum AppConfigurationParser {
     static let allowedMembers: Set<String> = [
         "id", "bundleId", "appAppleId", "environments", "signingKey", "apiKeys", "products", "offers",
         "verification", "appStoreServerAPI", "billingRetryGrantsAccess", "sandboxAccess", "sandboxTesters", "transferPolicy",
+        "webhooks", "forwardNotifications",
     ]
 
     static func parse(
@@ -65,6 +66,10 @@ enum AppConfigurationParser {
             billingRetryGrantsAccess: billingRetryGrantsAccess, verification: verification,
             serverAPI: serverAPI)
         app.sandboxAccess = sandboxAccess
+        app.webhooks = WebhookConfigurationParser.parseWebhooks(
+            reader.array(object, "webhooks", path: path) ?? [], path: "\(path).webhooks", reader: &reader)
+        app.forwardNotifications = WebhookConfigurationParser.parseForwarding(
+            reader.object(object, "forwardNotifications", path: path), path: "\(path).forwardNotifications", reader: &reader)
         if let name = reader.string(object, "transferPolicy", path: path) {
             if let policy = TransferPolicy(rawValue: name) {
                 app.transferPolicy = policy

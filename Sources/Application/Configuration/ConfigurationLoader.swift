@@ -42,7 +42,7 @@ public enum ConfigurationLoader {
         _ root: JSONObject, folder: String, path: String, environment: [String: String],
         reader: inout ConfigurationReader
     ) -> EntitleConfiguration? {
-        reader.checkMembers(root, allowed: ["server", "storage", "apps"], path: "config")
+        reader.checkMembers(root, allowed: ["server", "storage", "delivery", "apps"], path: "config")
         var server = parseServer(reader.object(root, "server", path: "config"), reader: &reader)
         applyServerOverrides(&server, environment: environment, reader: &reader)
         var storage = StorageSettings(sqlitePath: resolve("entitle.sqlite3", in: folder))
@@ -71,7 +71,10 @@ public enum ConfigurationLoader {
             }
         }
         checkAcrossApps(apps, reader: &reader)
-        return EntitleConfiguration(server: server, storage: storage, apps: apps, path: path)
+        var configuration = EntitleConfiguration(server: server, storage: storage, apps: apps, path: path)
+        configuration.delivery = WebhookConfigurationParser.parseDelivery(
+            reader.object(root, "delivery", path: "config"), folder: folder, reader: &reader)
+        return configuration
     }
 
     private static func parseServer(_ object: JSONObject?, reader: inout ConfigurationReader) -> ServerSettings {

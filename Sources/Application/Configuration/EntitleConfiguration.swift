@@ -7,6 +7,7 @@ import Foundation
 public struct EntitleConfiguration: Sendable {
     public var server: ServerSettings
     public var storage: StorageSettings
+    public var delivery = DeliverySettings()
     public var apps: [AppConfiguration]
     /// The configuration file, for messages and for resolving relative paths.
     public var path: String
@@ -56,6 +57,10 @@ public struct AppConfiguration: Sendable {
     public var transferPolicy: TransferPolicy = .refuse
     public var verification: VerificationSettings
     public var serverAPI: ServerAPISettings
+    /// Where the app's events are delivered, signed.
+    public var webhooks: [WebhookEndpoint] = []
+    /// Where each stored notification is passed on byte for byte, per environment.
+    public var forwardNotifications: [AppStoreEnvironment: String] = [:]
 
     /// The environment answers are about when a request names none: Production when enabled.
     public var defaultEnvironment: AppStoreEnvironment {

@@ -9,6 +9,13 @@ public protocol Instrumentation: Sendable {
     /// What became of a notification: `applied`, `duplicate`, or why it was refused.
     func notificationOutcome(app: String, result: String)
     func offerSigned(app: String, kind: String)
+    /// An event committed to the outbox, by type.
+    func eventWritten(app: String, type: String)
+    /// One delivery attempt: `delivered`, `retry` or `failed` (dead), with the HTTP status
+    /// answered (nil: none) and, when it did not succeed, why. `endpoint` is the URL's label.
+    func deliveryAttempted(app: String, endpoint: String, kind: String, result: String, httpStatus: Int?, error: String?)
+    /// The delivery backlog, measured by the deliverers now and then.
+    func deliveryBacklog(app: String, pending: Int, failed: Int, oldestPendingSeconds: Double)
 }
 
 public struct NoInstrumentation: Instrumentation {
@@ -17,4 +24,7 @@ public struct NoInstrumentation: Instrumentation {
     public func notificationReceived(app: String, type: String) {}
     public func notificationOutcome(app: String, result: String) {}
     public func offerSigned(app: String, kind: String) {}
+    public func eventWritten(app: String, type: String) {}
+    public func deliveryAttempted(app: String, endpoint: String, kind: String, result: String, httpStatus: Int?, error: String?) {}
+    public func deliveryBacklog(app: String, pending: Int, failed: Int, oldestPendingSeconds: Double) {}
 }

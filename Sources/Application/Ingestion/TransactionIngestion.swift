@@ -19,6 +19,7 @@ public struct TransactionIngestion: Sendable {
     let pool: BlockingPool
     let instrumentation: any Instrumentation
     let tokenReporter: AppAccountTokenReporter?
+    var eventWriter: (any EventWriting)?
 
     /// Verifies on the caller's thread (on the pool when verification waits on OCSP), writes
     /// through the store's writer, then reads the subscriber back on the pool.
@@ -81,6 +82,8 @@ public struct TransactionIngestion: Sendable {
         batch.transfersLink = app.transferPolicy == .transfer
         batch.requestedAt = Milliseconds.since1970(now)
         batch.queuesTokenCall = tokenReporter != nil && batch.requestedLink != nil
+        batch.source = "clientPost"
+        batch.eventWriter = eventWriter
         return (batch, payload, environment)
     }
 

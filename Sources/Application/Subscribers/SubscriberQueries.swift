@@ -54,18 +54,42 @@ public struct SubscriberQueries: Sendable {
 
     /// `"transfers"`: subscriptions moved into or out of this token (`transferPolicy: transfer`).
     private func addTransfers(_ answer: inout JSONObject, appAccountToken: String, environments: [AppStoreEnvironment]) throws {
-        var moves: [JSONValue] = []
-        for environment in environments {
-            for move in try store.linkTransfers(appId: app.id, environment: environment.rawValue, appAccountToken: appAccountToken) {
+        let moves = try environments.flatMap { environment in
+            try store.linkTransfers(appId: app.id, environment: environment.rawValue, appAccountToken: appAccountToken)
+                .map { (environment.rawValue, $0) }
+        }
+        Self.addTransfers(&answer, moves)
+    }
+
+    private static func addTransfers(_ answer: inout JSONObject, _ moves: [(environment: String, transfer: LinkTransfer)]) {
+        guard !moves.isEmpty else { return }
+        answer["transfers"] = .array(
+            moves.map { environment, move in
                 var item: JSONObject = [
                     "originalTransactionId": .string(move.originalTransactionId), "from": .string(move.from),
-                    "to": .string(move.to), "environment": .string(environment.rawValue),
+                    "to": .string(move.to), "environment": .string(environment),
                 ]
                 Timestamps.set(&item, "at", move.at)
-                moves.append(.object(item))
-            }
+                return .object(item)
+            })
+    }
+
+    /// The answer `subscriber(appAccountToken:)` (or, untokened, `subscriber(originalTransactionId:)`)
+    /// gives, from facts already read: events carry it, built inside the write that stores them.
+    func view(of subscriber: SubscriberFacts, at now: Date) -> JSONObject {
+        let found = subscriber.environments.filter { !$0.facts.isEmpty }.map { (AppStoreEnvironment(rawValue: $0.environment), $0.facts) }
+        var answer: JSONObject
+        if app.environments.count == 1 || subscriber.appAccountToken == nil || found.count == 0 {
+            let environment = found.first?.0 ?? app.defaultEnvironment
+            answer = render(found.first?.1 ?? [], appAccountToken: subscriber.appAccountToken, environment: environment, now: now)
+        } else {
+            let status = SubscriberEvaluation.evaluate(
+                found.map { ($0.0.rawValue, $0.1) }, now: Milliseconds.since1970(now), products: app.products,
+                billingRetryGrantsAccess: app.billingRetryGrantsAccess, grantsAccess: grantsAccess(subscriber.appAccountToken))
+            answer = SubscriberView.render(status, appAccountToken: subscriber.appAccountToken, environments: found.map(\.0))
         }
-        if !moves.isEmpty { answer["transfers"] = .array(moves) }
+        Self.addTransfers(&answer, subscriber.transfers)
+        return answer
     }
 
     /// The subscriber a subscription belongs to (its whole subscriber when it is linked).
@@ -120,7 +144,7 @@ public struct SubscriberQueries: Sendable {
     }
 
     /// The enabled environments, Production first.
-    private var searchOrder: [AppStoreEnvironment] { AppStoreEnvironment.all.filter(app.environments.contains) }
+    var searchOrder: [AppStoreEnvironment] { AppStoreEnvironment.all.filter(app.environments.contains) }
 
     public func subscriber(
         appAccountToken: String, environment: AppStoreEnvironment?, at now: Date,

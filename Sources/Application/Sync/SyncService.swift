@@ -37,6 +37,7 @@ public struct SyncService: Sendable {
     let instrumentation: any Instrumentation
     public let clients: [AppStoreEnvironment: AppStoreServerAPIClient]
     public let retry: RetryPolicy
+    var eventWriter: (any EventWriting)?
 
     public enum SetupError: Error, CustomStringConvertible {
         case noIssuerId(String)
@@ -162,7 +163,7 @@ public struct SyncService: Sendable {
         let statuses = try retry.run { () throws(AppStoreAPIError) in try client.getAllSubscriptionStatuses(transactionId) }
         let history = try retry.run { () throws(AppStoreAPIError) in try client.getAllTransactionHistory(transactionId, since: since) }
         var report = SyncReport(environment: environment, revision: history.revision)
-        var batch = FactBatch(appId: app.id, environment: environment.rawValue)
+        var batch = syncBatch(environment)
         let items = history.signedTransactions + statuses.lastTransactions.compactMap(\.signedTransactionInfo)
         for jws in items {
             let verdict: VerificationResult<(JWSTransactionDecodedPayload, AppStoreEnvironment)>
@@ -206,7 +207,7 @@ public struct SyncService: Sendable {
             switch result {
             case .valid(let (payload, _)):
                 guard let record = RenewalRecord(payload) else { continue }
-                var renewal = FactBatch(appId: app.id, environment: environment.rawValue)
+                var renewal = syncBatch(environment)
                 renewal.renewal = (record, jws)
                 _ = try store.apply(renewal)
             case .invalid(let failure):
@@ -214,6 +215,13 @@ public struct SyncService: Sendable {
             }
         }
         return report
+    }
+
+    private func syncBatch(_ environment: AppStoreEnvironment) -> FactBatch {
+        var batch = FactBatch(appId: app.id, environment: environment.rawValue)
+        batch.source = "sync"
+        batch.eventWriter = eventWriter
+        return batch
     }
 
     // MARK: - Notifications

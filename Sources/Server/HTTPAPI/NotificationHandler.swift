@@ -12,7 +12,8 @@ struct NotificationHandler: Sendable {
     func handle(_ context: HTTPRequestContext) {
         do {
             let signedPayload = try RequestBody(context.request).requiredString("signedPayload")
-            application.ingestNotification(signedPayload: signedPayload, receivedAt: Date()) { result in
+            let body = String(decoding: context.request.body, as: UTF8.self)
+            application.ingestNotification(signedPayload: signedPayload, body: body, receivedAt: Date()) { result in
                 context.reply(result.map { .object(["status": .string($0.rawValue)]) }, app: nil)
             }
         } catch {

@@ -48,7 +48,7 @@ public final class Metrics: Instrumentation, Sendable {
 
     /// The use-case counter families, each with its label names and help text.
     enum Family: Int, CaseIterable {
-        case verifications, notificationsReceived, notificationOutcomes, offersSigned
+        case verifications, notificationsReceived, notificationOutcomes, offersSigned, events, deliveries
 
         var name: String {
             switch self {
@@ -56,6 +56,8 @@ public final class Metrics: Instrumentation, Sendable {
             case .notificationsReceived: "entitle_notifications_received_total"
             case .notificationOutcomes: "entitle_notification_outcomes_total"
             case .offersSigned: "entitle_offers_signed_total"
+            case .events: "entitle_events_total"
+            case .deliveries: "entitle_webhook_deliveries_total"
             }
         }
 
@@ -65,6 +67,8 @@ public final class Metrics: Instrumentation, Sendable {
             case .notificationsReceived: ["app", "type"]
             case .notificationOutcomes: ["app", "result"]
             case .offersSigned: ["app", "kind"]
+            case .events: ["app", "type"]
+            case .deliveries: ["app", "endpoint", "kind", "result"]
             }
         }
 
@@ -74,6 +78,8 @@ public final class Metrics: Instrumentation, Sendable {
             case .notificationsReceived: "Verified App Store Server Notifications, by app and type."
             case .notificationOutcomes: "What became of each notification: applied, duplicate, or the refusal's status."
             case .offersSigned: "Offer signatures made, by app and kind."
+            case .events: "Events committed to the outbox, by app and type."
+            case .deliveries: "Delivery attempts (events to webhooks, forwarded notifications): delivered, retry, or failed (dead)."
             }
         }
     }
@@ -90,6 +96,8 @@ public final class Metrics: Instrumentation, Sendable {
     /// Set once the server is bound; read at scrape time.
     private let sources = Mutex<(HTTPServerStatistics?, BlockingPool?)>((nil, nil))
     private let startedAt = Double(time(nil))
+    /// The latest backlog each app's deliverers measured.
+    private let backlogs = Mutex<[String: (pending: Int, failed: Int, oldestSeconds: Double)]>([:])
 
     public init(loops: Int) {
         shards = (0..<max(loops, 1)).map { _ in ShardBox() }
@@ -115,6 +123,16 @@ public final class Metrics: Instrumentation, Sendable {
     public func notificationOutcome(app: String, result: String) { count(.notificationOutcomes, [app, result]) }
 
     public func offerSigned(app: String, kind: String) { count(.offersSigned, [app, kind]) }
+
+    public func eventWritten(app: String, type: String) { count(.events, [app, type]) }
+
+    public func deliveryAttempted(app: String, endpoint: String, kind: String, result: String, httpStatus: Int?, error: String?) {
+        count(.deliveries, [app, endpoint, kind, result])
+    }
+
+    public func deliveryBacklog(app: String, pending: Int, failed: Int, oldestPendingSeconds: Double) {
+        backlogs.withLock { $0[app] = (pending, failed, oldestPendingSeconds) }
+    }
 
     private func count(_ family: Family, _ values: [String]) {
         let series = Series(family: family, values: values)
@@ -171,6 +189,18 @@ public final class Metrics: Instrumentation, Sendable {
             gauge(&lines, "entitle_blocking_pool_threads", "Threads of the blocking pool.", pool.threadCount)
             gauge(&lines, "entitle_blocking_pool_busy_threads", "Blocking-pool threads running a job now.", pool.busyThreads)
             gauge(&lines, "entitle_blocking_pool_queued_jobs", "Jobs waiting for a blocking-pool thread.", pool.queuedJobs)
+        }
+        let backlog = backlogs.withLock { $0 }.sorted { $0.key < $1.key }
+        if !backlog.isEmpty {
+            for (name, help, value) in [
+                ("entitle_webhook_deliveries_pending", "Deliveries waiting for a (first or next) attempt.", { (b: (Int, Int, Double)) in "\(b.0)" }),
+                ("entitle_webhook_deliveries_failed", "Deliveries that ran out of retries (dead).", { "\($0.1)" }),
+                ("entitle_webhook_oldest_pending_seconds", "Age of the oldest pending delivery.", { "\($0.2)" }),
+            ] as [(String, String, ((Int, Int, Double)) -> String)] {
+                lines.append("# HELP \(name) \(help)")
+                lines.append("# TYPE \(name) gauge")
+                for (app, values) in backlog { lines.append("\(name){app=\"\(Self.escaped(app))\"} \(value(values))") }
+            }
         }
         lines.append("# HELP entitle_build_info The running build.")
         lines.append("# TYPE entitle_build_info gauge")

@@ -1,0 +1,72 @@
+/// Something that happened to a customer, derived from stored facts (README, "Events"). The type
+/// names are part of the API: receivers switch on them.
+public struct CustomerEvent: Sendable, Equatable {
+    public enum Kind: String, Sendable, CaseIterable {
+        case initialPurchase = "INITIAL_PURCHASE"
+        case trialStarted = "TRIAL_STARTED"
+        case renewal = "RENEWAL"
+        case trialConverted = "TRIAL_CONVERTED"
+        case cancellation = "CANCELLATION"
+        case trialCancelled = "TRIAL_CANCELLED"
+        case uncancellation = "UNCANCELLATION"
+        case billingIssue = "BILLING_ISSUE"
+        case billingRecovery = "BILLING_RECOVERY"
+        case productChange = "PRODUCT_CHANGE"
+        case expiration = "EXPIRATION"
+        case refund = "REFUND"
+        case refundReversed = "REFUND_REVERSED"
+        case subscriptionExtended = "SUBSCRIPTION_EXTENDED"
+        case nonRenewingPurchase = "NON_RENEWING_PURCHASE"
+        case test = "TEST"
+    }
+
+    public var kind: Kind
+    public var environment: String
+    /// The subscription (or purchase) the event is about; nil for `TEST`.
+    public var originalTransactionId: String?
+    /// The transaction whose product, period and price the event reports: the new one for a
+    /// purchase, the refunded one for a refund, the current one otherwise.
+    public var transaction: TransactionRecord?
+    /// When it happened: the notification's `signedDate`, else the fact's own instant.
+    public var occurredAt: Int64
+
+    // The type's own fields; nil where they do not apply.
+    public var isTrialConversion: Bool?
+    public var cancelReason: String?
+    public var gracePeriodExpiresDate: Int64?
+    public var newProductId: String?
+    public var previousProductId: String?
+    /// `IMMEDIATELY` (an upgrade: a new transaction replaced the period) or `AT_RENEWAL`.
+    public var takesEffect: String?
+    public var expirationReason: String?
+    public var refundedTransactionId: String?
+    public var revocationReason: Int64?
+    public var revocationType: String?
+    /// Whether the refund took away access the customer had just before it.
+    public var endedAccess: Bool?
+    public var previousExpiresDate: Int64?
+
+    public init(
+        _ kind: Kind, environment: String, originalTransactionId: String?, transaction: TransactionRecord?,
+        occurredAt: Int64
+    ) {
+        self.kind = kind
+        self.environment = environment
+        self.originalTransactionId = originalTransactionId
+        self.transaction = transaction
+        self.occurredAt = occurredAt
+    }
+}
+
+/// Apple's `expirationIntent` as the reason names of `CANCELLATION` and `EXPIRATION`.
+enum ExpirationIntentName {
+    static func name(_ intent: Int64?) -> String {
+        switch intent {
+        case 1: "UNSUBSCRIBE"
+        case 2: "BILLING_ERROR"
+        case 3: "PRICE_INCREASE"
+        case 4: "PRODUCT_UNAVAILABLE"
+        default: "UNKNOWN"
+        }
+    }
+}

@@ -1,0 +1,190 @@
+import AppStore
+
+/// The rules that turn a stored change into customer events (README, "Which fact causes which
+/// event"). Pure: the facts before and after one batch in, events out.
+///
+/// Every rule compares what was stored before the batch with what is stored after it, so a fact
+/// Entitle already had causes nothing: a duplicate notification, a sync that repeats a
+/// notification, and a client post followed by Apple's notification of the same purchase each
+/// yield their events once.
+public enum CustomerEventDerivation {
+    public static func events(_ change: FactChange, billingRetryGrantsAccess: Bool) -> [CustomerEvent] {
+        let batch = change.batch
+        var events: [CustomerEvent] = []
+        if batch.webhookTestId != nil || batch.notification?.notificationType == "TEST" {
+            let at = batch.notification?.signedDate ?? batch.requestedAt
+            events.append(CustomerEvent(.test, environment: batch.environment, originalTransactionId: nil, transaction: nil, occurredAt: at))
+        }
+        for after in change.after {
+            events += Subscription(
+                before: change.before[after.originalTransactionId], after: after, notificationAt: batch.notification?.signedDate,
+                notification: batch.notification, billingRetryGrantsAccess: billingRetryGrantsAccess
+            ).events()
+        }
+        return events
+    }
+
+    /// The rules for one subscription (or one-time purchase) the batch touched.
+    struct Subscription {
+        let before: SubscriptionFacts?
+        let after: SubscriptionFacts
+        /// The notification's `signedDate`: when the batch is a notification, every event happened then.
+        let notificationAt: Int64?
+        let notification: StoredNotification?
+        let billingRetryGrantsAccess: Bool
+
+        private var stored: [TransactionRecord] { before?.transactions ?? [] }
+
+        func events() -> [CustomerEvent] {
+            let added = after.transactions.filter { record in !stored.contains { $0.transactionId == record.transactionId } }
+            var events = added.flatMap(purchaseEvents)
+            events += after.transactions.flatMap(updateEvents)
+            events += renewalInfoEvents(addedTransactions: !added.isEmpty)
+            events += billingEvents(renewed: added.contains { isSubscription($0) && $0.transactionId != $0.originalTransactionId })
+            return events
+        }
+
+        private func event(_ kind: CustomerEvent.Kind, _ transaction: TransactionRecord?, at instant: Int64) -> CustomerEvent {
+            CustomerEvent(
+                kind, environment: after.environment, originalTransactionId: after.originalTransactionId, transaction: transaction,
+                occurredAt: notificationAt ?? instant)
+        }
+
+        private func isSubscription(_ record: TransactionRecord) -> Bool { record.type == ProductType.autoRenewable.rawValue }
+
+        private func isFreeTrial(_ record: TransactionRecord?) -> Bool {
+            record.map { SubscriptionEngine.periodType($0) == "TRIAL" } ?? false
+        }
+
+        /// A transaction Entitle did not have: a purchase, a renewal, or an upgrade's new period.
+        private func purchaseEvents(_ record: TransactionRecord) -> [CustomerEvent] {
+            guard isSubscription(record) else { return [event(.nonRenewingPurchase, record, at: record.purchaseDate)] }
+            var events: [CustomerEvent] = []
+            let previous = after.transactions.last {
+                ($0.purchaseDate, $0.transactionId) < (record.purchaseDate, record.transactionId)
+            }
+            if record.transactionId == record.originalTransactionId {
+                events.append(event(.initialPurchase, record, at: record.purchaseDate))
+            } else if let previous, previous.productId != record.productId, let end = previous.expiresDate, record.purchaseDate < end {
+                // The new product began before the old period ended: an upgrade, effective now.
+                var change = event(.productChange, record, at: record.purchaseDate)
+                change.previousProductId = previous.productId
+                change.newProductId = record.productId
+                change.takesEffect = "IMMEDIATELY"
+                events.append(change)
+            } else {
+                var renewal = event(.renewal, record, at: record.purchaseDate)
+                let converted = isFreeTrial(previous) && !isFreeTrial(record)
+                renewal.isTrialConversion = converted
+                events.append(renewal)
+                if converted { events.append(event(.trialConverted, record, at: record.purchaseDate)) }
+            }
+            if isFreeTrial(record) { events.append(event(.trialStarted, record, at: record.purchaseDate)) }
+            return events
+        }
+
+        /// A newer copy of a stored transaction (or a new one already refunded).
+        private func updateEvents(_ record: TransactionRecord) -> [CustomerEvent] {
+            let old = stored.first { $0.transactionId == record.transactionId }
+            var events: [CustomerEvent] = []
+            if record.revocationDate != nil && old?.revocationDate == nil {
+                var refund = event(.refund, record, at: record.revocationDate ?? record.signedDate)
+                refund.refundedTransactionId = record.transactionId
+                refund.revocationReason = record.revocationReason
+                refund.revocationType = record.revocationType
+                refund.endedAccess = endedAccess(refund.occurredAt, refunded: record, known: old != nil)
+                events.append(refund)
+            } else if let old, old.revocationDate != nil, record.revocationDate == nil {
+                events.append(event(.refundReversed, record, at: record.signedDate))
+            }
+            if let old, let was = old.expiresDate, let now = record.expiresDate, now > was, record.revocationDate == nil {
+                var extended = event(.subscriptionExtended, record, at: record.signedDate)
+                extended.previousExpiresDate = was
+                events.append(extended)
+            }
+            return events
+        }
+
+        /// Whether the customer had the purchase's access just before the refund and not after.
+        private func endedAccess(_ instant: Int64, refunded: TransactionRecord, known: Bool) -> Bool {
+            guard known else { return false }
+            guard isSubscription(refunded) else { return refunded.type != ProductType.consumable.rawValue }
+            return isActive(before, at: instant) && !isActive(after, at: instant)
+        }
+
+        private func isActive(_ facts: SubscriptionFacts?, at instant: Int64) -> Bool {
+            guard let facts else { return false }
+            return SubscriptionEngine.evaluate(
+                transactions: facts.transactions, renewal: facts.renewal, signals: facts.signals, now: instant,
+                environment: facts.environment, billingRetryGrantsAccess: billingRetryGrantsAccess)?.isActive ?? false
+        }
+
+        /// Auto-renewal turned off or on, a pending product change, an expiration.
+        private func renewalInfoEvents(addedTransactions: Bool) -> [CustomerEvent] {
+            guard let renewal = after.renewal, renewal != before?.renewal else { return [] }
+            let old = before?.renewal
+            let current = SubscriptionEngine.currentTransaction(of: after.transactions)
+            let at = renewal.signedDate
+            var events: [CustomerEvent] = []
+            // A subscription Entitle knew without renewal info was renewing (Apple's default).
+            let wasRenewing = old.map { $0.autoRenewStatus == 1 } ?? !stored.isEmpty
+            if renewal.autoRenewStatus == 0 && wasRenewing {
+                var cancellation = event(.cancellation, current, at: at)
+                cancellation.cancelReason = cancelReason(renewal)
+                events.append(cancellation)
+                if isFreeTrial(current), let end = current?.expiresDate, end > cancellation.occurredAt {
+                    var trial = event(.trialCancelled, current, at: at)
+                    trial.cancelReason = cancellation.cancelReason
+                    events.append(trial)
+                }
+            } else if renewal.autoRenewStatus == 1, let old, old.autoRenewStatus == 0, old.expirationIntent == nil {
+                events.append(event(.uncancellation, current, at: at))
+            }
+            if !addedTransactions, let was = old?.autoRenewProductId, let next = renewal.autoRenewProductId, was != next {
+                var change = event(.productChange, current, at: at)
+                change.previousProductId = current?.productId
+                change.newProductId = next
+                change.takesEffect = "AT_RENEWAL"
+                events.append(change)
+            }
+            if renewal.expirationIntent != nil && old?.expirationIntent == nil {
+                var expiration = event(.expiration, current, at: current?.expiresDate ?? at)
+                expiration.expirationReason = ExpirationIntentName.name(renewal.expirationIntent)
+                events.append(expiration)
+            }
+            return events
+        }
+
+        /// Apple's `expirationIntent` when it says; otherwise a customer's own switch-off.
+        private func cancelReason(_ renewal: RenewalRecord) -> String {
+            if renewal.expirationIntent != nil { return ExpirationIntentName.name(renewal.expirationIntent) }
+            switch notification?.notificationType {
+            case "DID_CHANGE_RENEWAL_STATUS": return "UNSUBSCRIBE"
+            case "DID_FAIL_TO_RENEW": return "BILLING_ERROR"
+            case "PRICE_INCREASE": return "PRICE_INCREASE"
+            default: return renewal.isInBillingRetryPeriod ? "BILLING_ERROR" : "UNKNOWN"
+            }
+        }
+
+        /// Billing trouble appearing (`BILLING_ISSUE`) or ending with a renewal (`BILLING_RECOVERY`).
+        private func billingEvents(renewed: Bool) -> [CustomerEvent] {
+            let troubleBefore = before.flatMap(billingIssueDetectedAt)
+            let troubleAfter = billingIssueDetectedAt(after)
+            let current = SubscriptionEngine.currentTransaction(of: after.transactions)
+            if troubleBefore == nil, let detected = troubleAfter {
+                var issue = event(.billingIssue, current, at: detected)
+                issue.gracePeriodExpiresDate = after.renewal?.gracePeriodExpiresDate
+                return [issue]
+            }
+            if troubleBefore != nil, troubleAfter == nil, renewed {
+                return [event(.billingRecovery, current, at: current?.purchaseDate ?? 0)]
+            }
+            return []
+        }
+
+        private func billingIssueDetectedAt(_ facts: SubscriptionFacts) -> Int64? {
+            guard let current = SubscriptionEngine.currentTransaction(of: facts.transactions), isSubscription(current) else { return nil }
+            return SubscriptionEngine.billingIssueDetectedAt(facts.signals, renewal: facts.renewal, current: current)
+        }
+    }
+}

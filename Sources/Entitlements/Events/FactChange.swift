@@ -1,0 +1,164 @@
+/// Reads a store's facts inside the transaction that writes a batch (the store's own connection),
+/// so what a batch changed is seen by the same transaction that commits it.
+public protocol FactReading {
+    func facts(environment: String, originalTransactionId: String) throws -> SubscriptionFacts?
+    func facts(environment: String, appAccountToken: String) throws -> [SubscriptionFacts]
+    func token(environment: String, originalTransactionId: String) throws -> String?
+    func linkTransfers(environment: String, appAccountToken: String) throws -> [LinkTransfer]
+}
+
+/// A customer's facts across the environments a subscriber view spans.
+public struct SubscriberFacts: Sendable {
+    public var appAccountToken: String?
+    public var environments: [(environment: String, facts: [SubscriptionFacts])]
+    public var transfers: [(environment: String, transfer: LinkTransfer)]
+
+    public init(
+        appAccountToken: String?, environments: [(environment: String, facts: [SubscriptionFacts])],
+        transfers: [(environment: String, transfer: LinkTransfer)] = []
+    ) {
+        self.appAccountToken = appAccountToken
+        self.environments = environments
+        self.transfers = transfers
+    }
+}
+
+/// What one stored batch changed: every subscription it touched as stored before and after it,
+/// and the whole subscriber of each after it (for the `subscriber` of its events).
+///
+/// Built from one read made before the write (`read`) and the batch merged in memory by the
+/// store's own rules (`applying`): deriving events costs no second read of the stored facts.
+public struct FactChange: Sendable {
+    public var batch: FactBatch
+    /// Touched subscriptions as stored before the batch (absent: new).
+    public var before: [String: SubscriptionFacts]
+    /// Touched subscriptions after the batch, in the order the batch names them.
+    public var after: [SubscriptionFacts]
+    /// The subscriber each touched subscription belongs to after the batch, by original transaction id.
+    public var subscribers: [String: SubscriberFacts]
+
+    /// The stored state a batch is about to change, read through the writing transaction.
+    /// `environments` are those a subscriber view spans (the app's enabled ones).
+    public struct Pending: Sendable {
+        var before: [String: SubscriptionFacts] = [:]
+        /// Per touched subscription, the token whose subscriber it will show in.
+        var tokens: [String: String] = [:]
+        var subscribers: [String: SubscriberFacts] = [:]
+    }
+
+    public static func read(_ batch: FactBatch, environments: [String], from reader: any FactReading) throws -> Pending {
+        var pending = Pending()
+        let environment = batch.environment
+        for original in batch.touchedSubscriptions {
+            guard let token = try token(of: original, in: batch, reader: reader) else { continue }
+            pending.tokens[original] = token
+            guard pending.subscribers[token] == nil else { continue }
+            var spans: [(String, [SubscriptionFacts])] = []
+            var transfers: [(String, LinkTransfer)] = []
+            for each in environments.contains(environment) ? environments : environments + [environment] {
+                let facts = try reader.facts(environment: each, appAccountToken: token)
+                spans.append((each, facts))
+                transfers += try reader.linkTransfers(environment: each, appAccountToken: token).map { (each, $0) }
+                if each == environment { for facts in facts { pending.before[facts.originalTransactionId] = facts } }
+            }
+            pending.subscribers[token] = SubscriberFacts(appAccountToken: token, environments: spans, transfers: transfers)
+        }
+        for original in batch.touchedSubscriptions where pending.before[original] == nil {
+            if let facts = try reader.facts(environment: environment, originalTransactionId: original) {
+                pending.before[original] = facts
+            }
+        }
+        return pending
+    }
+
+    /// The token a touched subscription will be shown under: the one it moves to, else the one
+    /// it is linked to, else the one the batch links it to.
+    private static func token(of original: String, in batch: FactBatch, reader: any FactReading) throws -> String? {
+        let requested = batch.requestedLink?.originalTransactionId == original ? batch.requestedLink?.appAccountToken : nil
+        if batch.transfersLink, let requested { return requested }
+        if let stored = try reader.token(environment: batch.environment, originalTransactionId: original) { return stored }
+        return batch.transactions.last { $0.record.originalTransactionId == original && $0.record.appAccountToken != nil }?
+            .record.appAccountToken ?? requested
+    }
+
+    /// The change once the batch is applied to what `read` found.
+    public static func applying(_ batch: FactBatch, to pending: Pending) -> FactChange {
+        var after: [SubscriptionFacts] = []
+        var subscribers: [String: SubscriberFacts] = [:]
+        var merged: [String: SubscriptionFacts] = [:]
+        for original in batch.touchedSubscriptions {
+            let facts = (pending.before[original] ?? SubscriptionFacts(empty: original, environment: batch.environment)).applying(batch)
+            merged[original] = facts
+            after.append(facts)
+        }
+        for facts in after {
+            guard let token = pending.tokens[facts.originalTransactionId], var subscriber = pending.subscribers[token],
+                facts.appAccountToken == token
+            else {
+                subscribers[facts.originalTransactionId] = SubscriberFacts(
+                    appAccountToken: facts.appAccountToken, environments: [(batch.environment, [facts])])
+                continue
+            }
+            subscriber.environments = subscriber.environments.map { span in
+                guard span.environment == batch.environment else { return span }
+                var list = span.facts.filter { merged[$0.originalTransactionId] == nil }
+                list += after.filter { pending.tokens[$0.originalTransactionId] == token && $0.appAccountToken == token }
+                return (span.environment, list.sorted { $0.originalTransactionId < $1.originalTransactionId })
+            }
+            subscribers[facts.originalTransactionId] = subscriber
+        }
+        return FactChange(batch: batch, before: pending.before, after: after, subscribers: subscribers)
+    }
+}
+
+extension FactBatch {
+    /// Every subscription the batch writes facts for, once each, in the order it names them.
+    public var touchedSubscriptions: [String] {
+        var seen = Set<String>()
+        var ordered: [String] = []
+        func add(_ original: String) { if seen.insert(original).inserted { ordered.append(original) } }
+        for (record, _) in transactions { add(record.originalTransactionId) }
+        if let renewal { add(renewal.record.originalTransactionId) }
+        for (original, _) in signals { add(original) }
+        if let link = requestedLink { add(link.originalTransactionId) }
+        return ordered
+    }
+}
+
+extension SubscriptionFacts {
+    init(empty original: String, environment: String) {
+        self.init(
+            originalTransactionId: original, environment: environment, appAccountToken: nil, transactions: [], renewal: nil,
+            signals: [])
+    }
+
+    /// These facts with a batch applied by the stores' rules: a copy replaces a stored one only
+    /// with a newer `signedDate`; a stored copy's signed token links the subscription; a requested
+    /// link fills an empty one, or moves it when the batch transfers.
+    func applying(_ batch: FactBatch) -> SubscriptionFacts {
+        var facts = self
+        for (record, _) in batch.transactions where record.originalTransactionId == originalTransactionId {
+            if let index = facts.transactions.firstIndex(where: { $0.transactionId == record.transactionId }) {
+                guard record.newer(than: facts.transactions[index]) else { continue }
+                facts.transactions[index] = record
+            } else {
+                facts.transactions.append(record)
+            }
+            if let token = record.appAccountToken { facts.appAccountToken = token }
+        }
+        facts.transactions.sort { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
+        if let (record, _) = batch.renewal, record.originalTransactionId == originalTransactionId,
+            facts.renewal.map({ record.signedDate > $0.signedDate }) ?? true
+        {
+            facts.renewal = record
+        }
+        for (original, signal) in batch.signals where original == originalTransactionId { facts.signals.append(signal) }
+        facts.signals.sort { $0.at < $1.at }
+        if let link = batch.requestedLink, link.originalTransactionId == originalTransactionId,
+            facts.appAccountToken == nil || batch.transfersLink
+        {
+            facts.appAccountToken = link.appAccountToken
+        }
+        return facts
+    }
+}

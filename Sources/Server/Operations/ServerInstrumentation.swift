@@ -1,0 +1,31 @@
+import Application
+import JSON
+
+/// What the use cases report, counted by `Metrics`; delivery failures are also logged (by the
+/// endpoint's label, never its full URL or secret), so an operator sees which endpoint fails and why.
+struct ServerInstrumentation: Instrumentation {
+    let metrics: Metrics
+    let logger: Logger
+
+    func verified(app: String, source: String, kind: String, result: String) {
+        metrics.verified(app: app, source: source, kind: kind, result: result)
+    }
+
+    func notificationReceived(app: String, type: String) { metrics.notificationReceived(app: app, type: type) }
+    func notificationOutcome(app: String, result: String) { metrics.notificationOutcome(app: app, result: result) }
+    func offerSigned(app: String, kind: String) { metrics.offerSigned(app: app, kind: kind) }
+    func eventWritten(app: String, type: String) { metrics.eventWritten(app: app, type: type) }
+
+    func deliveryAttempted(app: String, endpoint: String, kind: String, result: String, httpStatus: Int?, error: String?) {
+        metrics.deliveryAttempted(app: app, endpoint: endpoint, kind: kind, result: result, httpStatus: httpStatus, error: error)
+        guard result != "delivered" else { return }
+        var fields: JSONObject = ["app": .string(app), "endpoint": .string(endpoint), "kind": .string(kind), "result": .string(result)]
+        if let httpStatus { fields["status"] = .int(Int64(httpStatus)) }
+        if let error { fields["error"] = .string(error) }
+        logger.log(result == "failed" ? "error" : "warn", result == "failed" ? "delivery failed for good" : "delivery failed; will retry", fields)
+    }
+
+    func deliveryBacklog(app: String, pending: Int, failed: Int, oldestPendingSeconds: Double) {
+        metrics.deliveryBacklog(app: app, pending: pending, failed: failed, oldestPendingSeconds: oldestPendingSeconds)
+    }
+}

@@ -1,0 +1,210 @@
+import Entitlements
+import Foundation
+
+/// The outbox on SQLite: events written with the facts that cause them, deliveries claimed with
+/// a lease and settled by outcome. Every write goes through the writer thread.
+extension SQLiteFactStore {
+    static func lastSequence(_ database: SQLiteDatabase, _ app: String) throws -> Int64 {
+        let query = try database.statement("SELECT last FROM event_sequences WHERE app_id = ?").bind([.text(app)])
+        return try query.step() ? query.int64(0) ?? 0 : 0
+    }
+
+    static func insert(_ events: [OutboxEvent], into database: SQLiteDatabase) throws {
+        guard let last = events.last else { return }
+        for event in events {
+            try database.statement(
+                """
+                INSERT INTO events (app_id, sequence, id, type, environment, original_transaction_id, app_account_token,
+                    occurred_at, created_at, body)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+            ).bind([
+                .text(event.appId), .integer(event.sequence), .text(event.id), .text(event.type), .text(event.environment),
+                .from(event.originalTransactionId), .from(event.appAccountToken), .integer(event.occurredAt),
+                .integer(event.createdAt), .text(event.body),
+            ]).run()
+            for endpoint in event.endpoints {
+                try insertDelivery(
+                    database, app: event.appId, kind: .event, eventId: event.id, eventType: event.type, endpoint: endpoint,
+                    body: nil, at: event.createdAt)
+            }
+        }
+        try database.statement(
+            """
+            INSERT INTO event_sequences (app_id, last) VALUES (?, ?)
+            ON CONFLICT (app_id) DO UPDATE SET last = excluded.last
+            """
+        ).bind([.text(last.appId), .integer(last.sequence)]).run()
+    }
+
+    static func insertForward(_ forward: ForwardedNotification, batch: FactBatch, into database: SQLiteDatabase) throws {
+        let at = batch.notification?.receivedAt ?? batch.requestedAt
+        try insertDelivery(
+            database, app: batch.appId, kind: .forward, eventId: nil, eventType: batch.notification?.notificationType,
+            endpoint: forward.url, body: forward.body, at: at)
+    }
+
+    private static func insertDelivery(
+        _ database: SQLiteDatabase, app: String, kind: WebhookDelivery.Kind, eventId: String?, eventType: String?,
+        endpoint: String, body: String?, at: Int64
+    ) throws {
+        try database.statement(
+            """
+            INSERT INTO deliveries (id, app_id, kind, event_id, event_type, endpoint, body, status, attempts, next_at,
+                created_at, window_start)
+            VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)
+            """
+        ).bind([
+            .text(UUID().uuidString.lowercased()), .text(app), .text(kind.rawValue), .from(eventId), .from(eventType),
+            .text(endpoint), .from(body), .integer(at), .integer(at), .integer(at),
+        ]).run()
+    }
+
+    public func events(appId: String, after sequence: Int64, limit: Int) throws -> [OutboxEvent] {
+        try read { database in
+            let query = try database.statement(
+                "SELECT \(Self.eventColumns) FROM events WHERE app_id = ? AND sequence > ? ORDER BY sequence LIMIT ?"
+            ).bind([.text(appId), .integer(sequence), .integer(Int64(limit))])
+            var found: [OutboxEvent] = []
+            while try query.step() { found.append(Self.event(query)) }
+            return found
+        }
+    }
+
+    public func event(appId: String, id: String) throws -> OutboxEvent? {
+        try read { database in
+            let query = try database.statement("SELECT \(Self.eventColumns) FROM events WHERE app_id = ? AND id = ?")
+                .bind([.text(appId), .text(id)])
+            return try query.step() ? Self.event(query) : nil
+        }
+    }
+
+    private static let eventColumns =
+        "app_id, sequence, id, type, environment, original_transaction_id, app_account_token, occurred_at, created_at, body"
+
+    private static func event(_ query: SQLiteStatement) -> OutboxEvent {
+        OutboxEvent(
+            id: query.text(2) ?? "", appId: query.text(0) ?? "", sequence: query.int64(1) ?? 0, type: query.text(3) ?? "",
+            environment: query.text(4) ?? "", originalTransactionId: query.text(5), appAccountToken: query.text(6),
+            occurredAt: query.int64(7) ?? 0, createdAt: query.int64(8) ?? 0, body: query.text(9) ?? "")
+    }
+
+    private static let deliveryColumns = """
+        d.id, d.app_id, d.kind, d.event_id, d.event_type, d.endpoint, d.status, d.attempts, d.next_at, d.created_at,
+        d.window_start, d.last_status, d.last_error, d.delivered_at
+        """
+
+    private static func delivery(_ query: SQLiteStatement, body: String = "") -> WebhookDelivery {
+        WebhookDelivery(
+            id: query.text(0) ?? "", appId: query.text(1) ?? "", kind: WebhookDelivery.Kind(rawValue: query.text(2) ?? "") ?? .event,
+            eventId: query.text(3), eventType: query.text(4), endpoint: query.text(5) ?? "",
+            status: WebhookDelivery.Status(rawValue: query.text(6) ?? "") ?? .pending, attempts: Int(query.int64(7) ?? 0),
+            nextAt: query.int64(8) ?? 0, createdAt: query.int64(9) ?? 0, windowStart: query.int64(10) ?? 0,
+            lastStatus: query.int64(11).map(Int.init), lastError: query.text(12), deliveredAt: query.int64(13), body: body)
+    }
+
+    public func claimDeliveries(appId: String, endpoint: String, now: Int64, leaseUntil: Int64, limit: Int) throws -> [WebhookDelivery] {
+        try writerLoop.perform { database in
+            let query = try database.statement(
+                """
+                SELECT \(Self.deliveryColumns), COALESCE(d.body, e.body) FROM deliveries d LEFT JOIN events e ON e.id = d.event_id
+                WHERE d.app_id = ? AND d.endpoint = ? AND d.status = 'pending' AND d.next_at <= ? ORDER BY d.next_at LIMIT ?
+                """
+            ).bind([.text(appId), .text(endpoint), .integer(now), .integer(Int64(limit))])
+            var claimed: [WebhookDelivery] = []
+            while try query.step() { claimed.append(Self.delivery(query, body: query.text(14) ?? "")) }
+            query.reset()
+            for delivery in claimed {
+                try database.statement("UPDATE deliveries SET next_at = ? WHERE id = ?")
+                    .bind([.integer(leaseUntil), .text(delivery.id)]).run()
+            }
+            return claimed
+        }
+    }
+
+    public func record(_ outcomes: [DeliveryOutcome]) throws {
+        guard !outcomes.isEmpty else { return }
+        try writerLoop.perform { database in
+            for outcome in outcomes {
+                let (status, at, deliveredAt): (WebhookDelivery.Status, Int64, Int64?) =
+                    switch outcome.result {
+                    case .delivered(let at): (.delivered, at, at)
+                    case .retry(let at): (.pending, at, nil)
+                    case .failed(let at): (.failed, at, nil)
+                    }
+                try database.statement(
+                    """
+                    UPDATE deliveries SET status = ?, attempts = attempts + 1, next_at = ?, last_status = ?, last_error = ?,
+                        delivered_at = ? WHERE id = ? AND status = 'pending'
+                    """
+                ).bind([
+                    .text(status.rawValue), .integer(at), .from(outcome.httpStatus.map(Int64.init)), .from(outcome.error),
+                    .from(deliveredAt), .text(outcome.id),
+                ]).run()
+            }
+        }
+    }
+
+    public func deliveries(appId: String, status: WebhookDelivery.Status?, limit: Int) throws -> [WebhookDelivery] {
+        try read { database in
+            let query = try database.statement(
+                """
+                SELECT \(Self.deliveryColumns) FROM deliveries d WHERE d.app_id = ? AND (? IS NULL OR d.status = ?)
+                ORDER BY d.created_at DESC, d.id LIMIT ?
+                """
+            ).bind([.text(appId), .from(status?.rawValue), .from(status?.rawValue), .integer(Int64(limit))])
+            var found: [WebhookDelivery] = []
+            while try query.step() { found.append(Self.delivery(query)) }
+            return found
+        }
+    }
+
+    public func retryDelivery(appId: String, id: String, now: Int64) throws -> WebhookDelivery? {
+        try writerLoop.perform { database in
+            try database.statement(
+                "UPDATE deliveries SET status = 'pending', next_at = ?, window_start = ? WHERE app_id = ? AND id = ?"
+            ).bind([.integer(now), .integer(now), .text(appId), .text(id)]).run()
+            guard database.changes > 0 else { return nil }
+            let query = try database.statement("SELECT \(Self.deliveryColumns) FROM deliveries d WHERE d.id = ?").bind([.text(id)])
+            return try query.step() ? Self.delivery(query) : nil
+        }
+    }
+
+    public func deliveryBacklog(appId: String) throws -> DeliveryBacklog {
+        try read { database in
+            let query = try database.statement(
+                """
+                SELECT (SELECT COUNT(*) FROM deliveries WHERE app_id = ?1 AND status = 'pending'),
+                    (SELECT COUNT(*) FROM deliveries WHERE app_id = ?1 AND status = 'failed'),
+                    (SELECT MIN(created_at) FROM deliveries WHERE app_id = ?1 AND status = 'pending')
+                """
+            ).bind([.text(appId)])
+            guard try query.step() else { return DeliveryBacklog(pending: 0, failed: 0, oldestPendingCreatedAt: nil) }
+            return DeliveryBacklog(
+                pending: Int(query.int64(0) ?? 0), failed: Int(query.int64(1) ?? 0), oldestPendingCreatedAt: query.int64(2))
+        }
+    }
+}
+
+/// The writer connection seen as a `FactReading`: the reads a batch's events need, made inside
+/// the transaction that writes the batch.
+struct SQLiteFactReader: FactReading {
+    let database: SQLiteDatabase
+    let appId: String
+
+    func facts(environment: String, originalTransactionId: String) throws -> SubscriptionFacts? {
+        try SQLiteFactStore.facts(database, appId: appId, environment: environment, originalTransactionId: originalTransactionId)
+    }
+
+    func facts(environment: String, appAccountToken: String) throws -> [SubscriptionFacts] {
+        try SQLiteFactStore.facts(database, appId: appId, environment: environment, appAccountToken: appAccountToken)
+    }
+
+    func token(environment: String, originalTransactionId: String) throws -> String? {
+        try SQLiteFactStore.token(database, appId, environment, originalTransactionId)
+    }
+
+    func linkTransfers(environment: String, appAccountToken: String) throws -> [LinkTransfer] {
+        try SQLiteFactStore.linkTransfers(database, appId: appId, environment: environment, appAccountToken: appAccountToken)
+    }
+}
