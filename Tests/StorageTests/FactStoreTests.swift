@@ -174,6 +174,104 @@ class FactStoreContract: XCTestCase {
         XCTAssertEqual(facts.renewal?.eligibleWinBackOfferIds, ["wb1", "wb2"])
         XCTAssertEqual(facts.signals, [SubscriptionSignal(.autoRenewDisabled, at: 7)])
     }
+
+    // MARK: - The outbox
+
+    /// Numbers events from `firstSequence` and records what it was shown, like an app's writer.
+    final class RecordingWriter: EventWriting, @unchecked Sendable {
+        let environments = ["Sandbox"]
+        var changes: [FactChange] = []
+        var committedEvents: [[OutboxEvent]] = []
+        let endpoints: [String]
+        init(endpoints: [String] = ["https://hooks.example/a", "https://hooks.example/b"]) { self.endpoints = endpoints }
+
+        func events(for change: FactChange, firstSequence: Int64) -> [OutboxEvent] {
+            changes.append(change)
+            return CustomerEventDerivation.events(change, billingRetryGrantsAccess: false).enumerated().map { index, event in
+                OutboxEvent(
+                    id: UUID().uuidString, appId: change.batch.appId, sequence: firstSequence + Int64(index), type: event.kind.rawValue,
+                    environment: event.environment, originalTransactionId: event.originalTransactionId, appAccountToken: nil,
+                    occurredAt: event.occurredAt, createdAt: 100, body: "{\"type\":\"\(event.kind.rawValue)\"}", endpoints: endpoints)
+            }
+        }
+
+        func committed(_ events: [OutboxEvent]) { committedEvents.append(events) }
+    }
+
+    func testEventsAreWrittenWithTheirFactsNumberedInCommitOrder() throws {
+        let store = try makeStore()
+        let writer = RecordingWriter()
+        var first = batch([transaction("1000", signed: 10)], notification: "n-1")
+        first.eventWriter = writer
+        XCTAssertEqual(try store.apply(first), .applied)
+        var renewal = batch([transaction("1001", signed: 11)], notification: "n-2")
+        renewal.transactions[0].record.purchaseDate = 2_000
+        renewal.eventWriter = writer
+        XCTAssertEqual(try store.apply(renewal), .applied)
+        let events = try store.events(appId: "app", after: 0, limit: 10)
+        XCTAssertEqual(events.map(\.type), ["INITIAL_PURCHASE", "RENEWAL"])
+        XCTAssertEqual(events.map(\.sequence), [1, 2])
+        XCTAssertEqual(try store.events(appId: "app", after: 1, limit: 10).map(\.sequence), [2])
+        XCTAssertEqual(try store.event(appId: "app", id: events[1].id)?.body, "{\"type\":\"RENEWAL\"}")
+        XCTAssertEqual(writer.committedEvents.map { $0.map(\.sequence) }, [[1], [2]], "announced after each commit")
+        XCTAssertEqual(writer.changes[1].before["1000"]?.transactions.map(\.transactionId), ["1000"], "read before the write")
+        XCTAssertEqual(try store.deliveries(appId: "app", status: .pending, limit: 10).count, 4, "two endpoints each")
+    }
+
+    func testADuplicateNotificationWritesNoEvent() throws {
+        let store = try makeStore()
+        let writer = RecordingWriter()
+        var first = batch([transaction("1000", signed: 10)], notification: "n-1")
+        first.eventWriter = writer
+        XCTAssertEqual(try store.apply(first), .applied)
+        XCTAssertEqual(try store.apply(first), .duplicateNotification)
+        XCTAssertEqual(try store.events(appId: "app", after: 0, limit: 10).count, 1)
+        XCTAssertEqual(writer.changes.count, 1, "a duplicate is not even derived")
+    }
+
+    func testALinkConflictWritesNoEvent() throws {
+        let store = try makeStore()
+        XCTAssertEqual(try store.apply(batch([transaction("1000", signed: 10, token: "a")])), .applied)
+        var conflicting = batch([transaction("1001", signed: 11)], link: ("1000", "b"))
+        conflicting.eventWriter = RecordingWriter()
+        XCTAssertEqual(try store.apply(conflicting), .linkConflict(existingToken: "a"))
+        XCTAssertEqual(try store.events(appId: "app", after: 0, limit: 10), [])
+    }
+
+    func testClaimedDeliveriesAreLeasedAndSettledByOutcome() throws {
+        let store = try makeStore()
+        var first = batch([transaction("1000", signed: 10)])
+        first.eventWriter = RecordingWriter(endpoints: ["https://hooks.example/a"])
+        first.forward = ForwardedNotification(url: "https://old.example/apple", body: "{\"signedPayload\":\"x\"}")
+        XCTAssertEqual(try store.apply(first), .applied)
+        let claimed = try store.claimDeliveries(appId: "app", endpoint: "https://hooks.example/a", now: 100, leaseUntil: 500, limit: 10)
+        XCTAssertEqual(claimed.count, 1)
+        XCTAssertEqual(claimed[0].body, "{\"type\":\"INITIAL_PURCHASE\"}", "the event's body")
+        XCTAssertEqual(try store.claimDeliveries(appId: "app", endpoint: "https://hooks.example/a", now: 100, leaseUntil: 500, limit: 10), [])
+        let forward = try store.claimDeliveries(appId: "app", endpoint: "https://old.example/apple", now: 100, leaseUntil: 500, limit: 10)
+        XCTAssertEqual(forward.map(\.body), ["{\"signedPayload\":\"x\"}"])
+        XCTAssertEqual(forward.first?.kind, .forward)
+
+        try store.record([DeliveryOutcome(id: claimed[0].id, result: .retry(at: 200), httpStatus: 500, error: "answered 500")])
+        XCTAssertEqual(try store.claimDeliveries(appId: "app", endpoint: "https://hooks.example/a", now: 199, leaseUntil: 900, limit: 10), [])
+        let again = try store.claimDeliveries(appId: "app", endpoint: "https://hooks.example/a", now: 200, leaseUntil: 900, limit: 10)
+        XCTAssertEqual(again.map(\.id), [claimed[0].id])
+        XCTAssertEqual(again.first?.attempts, 1)
+        XCTAssertEqual(again.first?.lastStatus, 500)
+        try store.record([DeliveryOutcome(id: claimed[0].id, result: .delivered(at: 300), httpStatus: 204, error: nil)])
+        try store.record([DeliveryOutcome(id: forward[0].id, result: .failed(at: 300), httpStatus: nil, error: "refused")])
+        XCTAssertEqual(try store.deliveries(appId: "app", status: .delivered, limit: 10).map(\.id), [claimed[0].id])
+        XCTAssertEqual(try store.deliveries(appId: "app", status: .failed, limit: 10).map(\.id), [forward[0].id])
+        XCTAssertEqual(try store.deliveryBacklog(appId: "app"), DeliveryBacklog(pending: 0, failed: 1, oldestPendingCreatedAt: nil))
+
+        let retried = try XCTUnwrap(try store.retryDelivery(appId: "app", id: forward[0].id, now: 1_000))
+        XCTAssertEqual(retried.status, .pending)
+        XCTAssertEqual(retried.windowStart, 1_000, "a manual retry opens a new window")
+        XCTAssertNil(try store.retryDelivery(appId: "app", id: "unknown", now: 1_000))
+        XCTAssertEqual(
+            try store.claimDeliveries(appId: "app", endpoint: "https://old.example/apple", now: 1_000, leaseUntil: 2_000, limit: 10).count, 1)
+    }
+
 }
 
 /// (Linux discovers inherited tests only in classes that declare one of their own.)
