@@ -47,6 +47,34 @@ final class RealTimelineIngestionTests: XCTestCase {
             XCTAssertEqual(
                 json["subscriber"]?["entitlements"]?["pro"]?["productId"]?.stringValue, expected["currentProductId"]?.stringValue, name)
         }
+        // The events the timeline caused (README, "Which fact causes which event"); the client
+        // posts of transactions the notifications already carried add none.
+        let (status, feed) = call("GET", "/v1/events?limit=100", nil)
+        XCTAssertEqual(status, 200)
+        let events = feed["events"]?.arrayValue ?? []
+        XCTAssertEqual(
+            events.compactMap { $0["type"]?.stringValue },
+            [
+                "RENEWAL", "RENEWAL", "CANCELLATION", "EXPIRATION", "RENEWAL", "PRODUCT_CHANGE", "CANCELLATION", "UNCANCELLATION",
+                "PRODUCT_CHANGE", "PRODUCT_CHANGE", "CANCELLATION", "EXPIRATION", "RENEWAL", "RENEWAL", "REFUND",
+            ])
+        XCTAssertEqual(events.compactMap { $0["sequence"]?.int64Value }, Array(1...Int64(events.count)))
+        let upgrade = events[5]
+        XCTAssertEqual(upgrade["takesEffect"]?.stringValue, "IMMEDIATELY")
+        XCTAssertEqual(upgrade["newProductId"]?.stringValue, "com.getsession.org.pro_sub")
+        XCTAssertEqual(events[8]["takesEffect"]?.stringValue, "AT_RENEWAL")
+        XCTAssertEqual(events[8]["newProductId"]?.stringValue, "com.getsession.org.pro_sub_3_months")
+        XCTAssertEqual(events[3]["expirationReason"]?.stringValue, "UNSUBSCRIBE")
+        XCTAssertEqual(events[2]["cancelReason"]?.stringValue, "UNSUBSCRIBE")
+        let refund = events[14]
+        XCTAssertEqual(refund["refundedTransactionId"]?.stringValue, "2000001032604840")
+        XCTAssertEqual(refund["endedAccess"]?.boolValue, false, "the refunded period was not the current one")
+        XCTAssertEqual(refund["currency"]?.stringValue, "AUD")
+        XCTAssertEqual(refund["price"]?.doubleValue, 1.99)
+        XCTAssertEqual(refund["notificationType"]?.stringValue, "REFUND")
+        XCTAssertEqual(refund["occurredAtMs"]?.int64Value, 1_760_592_122_788, "the notification's signedDate")
+        XCTAssertEqual(refund["subscriber"]?["entitlements"]?["pro"]?["productId"]?.stringValue, "com.getsession.org.pro_sub_3_months")
+        XCTAssertEqual(refund["entitlements"]?.arrayValue, ["pro"])
     }
 
     /// The real Apple-signed files' folder and the manifest's `entitlementTimeline`.

@@ -76,7 +76,7 @@ enum EventBody {
             Timestamps.set(&body, "purchaseDate", transaction.purchaseDate)
             Timestamps.set(&body, "expiresDate", transaction.expiresDate)
             if let price = transaction.price {
-                // Apple gives milliunits; the event gives the amount (1990 → 19.9 in AUD).
+                // Apple gives milliunits; the event gives the amount (1990 → 1.99).
                 body["price"] = .double(Double(price) / 1000)
                 body["priceMilliunits"] = .int(price)
             }
