@@ -31,6 +31,23 @@ enum CheckConfigCommand {
             for (offerId, offer) in app.offers.sorted(by: { $0.key < $1.key }) {
                 Output.line("  offer \(offerId): \(offer.offerIdentifier) of \(offer.productId), eligibility \(offer.eligibility.rawValue)")
             }
+            // Endpoints by label only: a URL's query or user info may carry credentials, and the
+            // secret is never shown.
+            for endpoint in app.webhooks {
+                let environments = endpoint.environments.map { $0.map(\.rawValue).sorted().joined(separator: ", ") } ?? "all environments"
+                let events = endpoint.events.map { $0.sorted().joined(separator: ", ") } ?? "all events"
+                Output.line("  webhook \(endpoint.label): \(environments); \(events); secret set")
+            }
+            for (environment, url) in app.forwardNotifications.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+                Output.line("  forwards \(environment.rawValue) notifications to \(WebhookEndpoint.label(of: url))")
+            }
+        }
+        if configuration.apps.contains(where: { !$0.webhooks.isEmpty || !$0.forwardNotifications.isEmpty }) {
+            let delivery = configuration.delivery
+            Output.line(
+                "delivery: timeout \(delivery.timeoutSeconds) s, retries from \(delivery.firstRetrySeconds) s up to "
+                    + "\(delivery.maxRetrySeconds) s for \(delivery.retryWindowSeconds) s, \(delivery.concurrencyPerEndpoint) per endpoint"
+                    + (delivery.caFile.map { ", CA \($0)" } ?? ""))
         }
         return 0
     }

@@ -131,6 +131,35 @@ final class ConfigurationTests: XCTestCase {
         try assertOneProblem(text, contains: "\"appAppleId\" is required when Production is enabled")
     }
 
+    func testWebhookURLsAndSecretsAreChecked() throws {
+        let secret = "whsec_" + Data(repeating: 7, count: 32).base64EncodedString()
+        try assertOneProblem(
+            config(app: #", "webhooks": [{"url": "http://hooks.example.com/x", "secret": "\#(secret)"}]"#), contains: "must be https")
+        try assertOneProblem(config(app: #", "webhooks": [{"url": "not a url", "secret": "\#(secret)"}]"#), contains: "not an absolute URL")
+        try assertOneProblem(
+            config(app: #", "webhooks": [{"url": "https://hooks.example.com/x", "secret": "sk_live_123"}]"#), contains: "whsec_")
+        let short = "whsec_" + Data(repeating: 7, count: 8).base64EncodedString()
+        let found = try problems(config(app: #", "webhooks": [{"url": "https://hooks.example.com/x", "secret": "\#(short)"}]"#))
+        XCTAssertEqual(found.count, 1)
+        XCTAssertTrue(found.first?.contains("24 to 64 bytes") == true, "\(found)")
+        XCTAssertFalse(found.first?.contains(String(short.dropFirst(6))) == true, "the secret is never shown")
+        try assertOneProblem(
+            config(app: #", "webhooks": [{"url": "https://hooks.example.com/x", "secret": "\#(secret)", "events": ["RENEWED"]}]"#),
+            contains: "unknown event type")
+        try assertOneProblem(config(app: #", "forwardNotifications": {"Xcode": "https://old.example.com/apple"}"#), contains: "unknown environment")
+        try assertOneProblem(config(top: #""delivery": {"timeoutSeconds": 0}, "#), contains: "delivery.timeoutSeconds")
+        let valid = config(
+            app: #", "webhooks": [{"url": "https://user:pw@hooks.example.com/x?token=abc", "secret": "\#(secret)", "environments": ["Sandbox"]}],"#
+                + #" "forwardNotifications": {"Sandbox": "http://localhost:9000/apple"}"#)
+        XCTAssertEqual(try problems(valid), [])
+        let path = folder.appendingPathComponent("entitle.json").path
+        let shown = try runProcess(entitleExecutable.path, ["check-config", "--config", path])
+        XCTAssertTrue(shown.stdout.contains("webhook https://hooks.example.com/x: Sandbox; all events; secret set"), shown.stdout)
+        XCTAssertTrue(shown.stdout.contains("forwards Sandbox notifications to http://localhost:9000/apple"), shown.stdout)
+        XCTAssertFalse(shown.stdout.contains("token=abc") || shown.stdout.contains("pw@"), "credentials in a URL are not shown")
+        XCTAssertFalse(shown.stdout.contains(String(secret.dropFirst(6))), "nor the secret")
+    }
+
     func testExampleConfigurationIsValid() throws {
         let path = packageRoot.appendingPathComponent("Keys.example/entitle.json").path
         let result = try runProcess(entitleExecutable.path, ["check-config", "--config", path])

@@ -88,6 +88,84 @@ final class DurabilityTests: XCTestCase {
     }
 }
 
+extension DurabilityTests {
+    /// Events committed with their facts are delivered even when the server is killed before
+    /// delivering them: the receiver refuses (503) until the server has been SIGKILLed, and the
+    /// restarted server delivers every event, each once accepted.
+    func testCommittedEventsAreDeliveredAfterSIGKILL() throws {
+        let chain = try TestChain()
+        let receiver = try WebhookReceiver()
+        let folder = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try runProcess(
+            "openssl",
+            ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", folder.appendingPathComponent("key.p8").path])
+        try writeFile(
+            folder.appendingPathComponent("entitle.json"),
+            """
+            {"server": {"port": 0}, "delivery": {"caFile": "\(receiver.caFile)", "timeoutSeconds": 1, "firstRetrySeconds": 0.2,
+              "maxRetrySeconds": 0.5},
+             "apps": [{"id": "app", "bundleId": "com.example.app", "environments": ["Sandbox"],
+              "signingKey": {"keyId": "KEY1", "privateKeyFile": "key.p8"},
+              "apiKeys": [{"key": "server_key_0123456789", "role": "server"}],
+              "verification": {"rootCertificates": ["\(chain.folder.appendingPathComponent("root.pem").path)"], "allowPrivateRoots": true},
+              "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"]}},
+              "webhooks": [{"url": "\(receiver.url("/gate"))", "secret": "\(receiver.secret)"}]}]}
+            """)
+        let base = TestChain.milliseconds(chain.mintedAt)
+        func serve() throws -> (Process, Int) {
+            let server = Process()
+            server.executableURL = entitleExecutable
+            server.arguments = ["serve", "--config", folder.appendingPathComponent("entitle.json").path]
+            let output = Pipe()
+            server.standardOutput = output
+            try server.run()
+            let reader = LineReader(output.fileHandleForReading)
+            let port = Int(try XCTUnwrap(try JSONParser.parse(try XCTUnwrap(reader.nextLine()))["port"]?.int64Value))
+            Thread { while !output.fileHandleForReading.availableData.isEmpty {} }.start()
+            return (server, port)
+        }
+
+        let (first, port) = try serve()
+        let client = try TestHTTPClient(port: port, timeout: 5)
+        for index in 0..<10 {
+            let transaction = try chain.sign([
+                "transactionId": .string("t\(index)"), "originalTransactionId": .string("o\(index)"), "bundleId": "com.example.app",
+                "productId": "pro.monthly", "environment": "Sandbox", "type": "Auto-Renewable Subscription", "purchaseDate": .int(base),
+                "expiresDate": .int(base + 86_400_000), "signedDate": .int(base),
+            ])
+            let payload = try chain.sign([
+                "notificationType": "DID_RENEW", "notificationUUID": .string("00000000-0000-4000-8000-\(String(format: "%012d", index))"),
+                "signedDate": .int(base),
+                "data": .object(["bundleId": "com.example.app", "environment": "Sandbox", "signedTransactionInfo": .string(transaction)]),
+            ])
+            try client.send(
+                rawRequest(
+                    "POST", "/v1/notifications/apple", headers: ["Content-Type: application/json"],
+                    body: JSONValue.object(["signedPayload": .string(payload)]).serializedString))
+            XCTAssertEqual(try client.readResponse().status, 200)
+        }
+        receiver.wait(for: "/gate") { Set($0.compactMap(\.id)).count >= 1 }
+        kill(first.processIdentifier, SIGKILL)
+        first.waitUntilExit()
+        let refusedBeforeTheKill = receiver.deliveries("/gate").count
+        XCTAssertGreaterThan(refusedBeforeTheKill, 0, "deliveries were tried and refused before the kill")
+
+        try writeFile(receiver.gate, "open")
+        let (second, _) = try serve()
+        defer {
+            kill(second.processIdentifier, SIGTERM)
+            second.waitUntilExit()
+        }
+        // Attempts answered after the gate opened are accepted; every event gets one.
+        let received = receiver.wait(for: "/gate", timeout: 40) { Set($0.dropFirst(refusedBeforeTheKill).compactMap(\.id)).count == 10 }
+            .dropFirst(refusedBeforeTheKill)
+        XCTAssertEqual(Set(received.compactMap(\.id)).count, 10, "every committed event is delivered after the restart")
+        XCTAssertTrue(received.allSatisfy(\.signatureValid))
+        XCTAssertEqual(Set(received.map { $0.json["type"]?.stringValue ?? "" }), ["RENEWAL"])
+    }
+}
+
 private final class Acknowledged: @unchecked Sendable {
     private let lock = NSLock()
     private var uuids = Set<String>()

@@ -22,9 +22,9 @@ public struct WebhookEndpoint: Sendable {
 
     /// The URL as logs and metrics name it: scheme, host, port and path only (user info and a
     /// query may carry credentials).
-    public var label: String { Self.label(url) }
+    public var label: String { Self.label(of: url) }
 
-    static func label(_ url: String) -> String {
+    public static func label(of url: String) -> String {
         guard let components = URLComponents(string: url), let scheme = components.scheme, let host = components.host else {
             return "invalid-url"
         }
@@ -144,7 +144,7 @@ enum WebhookConfigurationParser {
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
             let host = components.host, !host.isEmpty
         else {
-            reader.problem(path, "\"\(WebhookEndpoint.label(text))\" is not an absolute URL")
+            reader.problem(path, "\"\(WebhookEndpoint.label(of: text))\" is not an absolute URL")
             return nil
         }
         let local = ["localhost", "127.0.0.1", "::1", "[::1]"].contains(host.lowercased())

@@ -75,7 +75,7 @@ public struct EventFeed: Sendable {
     static func json(_ delivery: WebhookDelivery) -> JSONObject {
         var object: JSONObject = [
             "id": .string(delivery.id), "kind": .string(delivery.kind.rawValue),
-            "endpoint": .string(WebhookEndpoint.label(delivery.endpoint)), "status": .string(delivery.status.rawValue),
+            "endpoint": .string(WebhookEndpoint.label(of: delivery.endpoint)), "status": .string(delivery.status.rawValue),
             "attempts": .int(Int64(delivery.attempts)),
         ]
         if let id = delivery.eventId { object["eventId"] = .string(id) }

@@ -94,7 +94,7 @@ final class DeliveryLane: Sendable {
     ) {
         self.app = app
         self.endpoint = endpoint
-        label = WebhookEndpoint.label(endpoint)
+        label = WebhookEndpoint.label(of: endpoint)
         self.secret = secret
         self.kind = kind
         self.store = store
@@ -135,7 +135,9 @@ final class DeliveryLane: Sendable {
         var limit = Self.batch
         while !stopped {
             let now = Self.now()
-            let lease = now + Int64(Double(limit) * settings.timeoutSeconds * 1000) + 30_000
+            // Long enough for every claimed attempt to time out, one after the other; a process that
+            // dies holding claims leaves them to be taken again once the lease has passed.
+            let lease = now + Int64(Double(limit + 1) * settings.timeoutSeconds * 1000)
             let claimed = (try? store.claimDeliveries(appId: app, endpoint: endpoint, now: now, leaseUntil: lease, limit: limit)) ?? []
             if claimed.isEmpty {
                 _ = bell.wait(timeout: .now() + Self.pollSeconds)
