@@ -95,7 +95,7 @@ let package = Package(
             dependencies: ["AppStoreAPI", "AppStore", "Crypto", "HTTP", "HTTPClient", "JSON", "TestSupport"],
             path: "Tests/AppStoreAPITests"
         ),
-        .testTarget(name: "ApplicationTests", dependencies: ["Application"], path: "Tests/ApplicationTests"),
+        .testTarget(name: "ApplicationTests", dependencies: ["Application", "Entitlements"], path: "Tests/ApplicationTests"),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Entitlements", "TestSupport"], path: "Tests/StorageTests"),
         .testTarget(
             name: "EntitlementsTests",

@@ -1,24 +1,18 @@
-internal import COpenSSL
 import Foundation
 
 /// HMAC-SHA256 (RFC 2104), for webhook signatures (Standard Webhooks `v1`).
+///
+/// Built on `SHA256` (a fetched digest and pooled contexts): OpenSSL 3's one-shot `HMAC()` looks
+/// the algorithm up and allocates a MAC context on every call, which costs more than signing a
+/// webhook body.
 public enum HMACSHA256 {
     public static let byteCount = 32
+    private static let blockSize = 64
 
     public static func authenticationCode(key: [UInt8], message: some ContiguousBytes) -> [UInt8] {
-        var code = [UInt8](repeating: 0, count: byteCount)
-        var length: UInt32 = 0
-        let done = key.withUnsafeBytes { keyBytes in
-            message.withUnsafeBytes { input in
-                code.withUnsafeMutableBufferPointer { output in
-                    HMAC(
-                        EVP_sha256(), keyBytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, Int32(keyBytes.count),
-                        input.baseAddress?.assumingMemoryBound(to: UInt8.self), input.count, output.baseAddress, &length) != nil
-                }
-            }
-        }
-        // HMAC() fails only when OpenSSL cannot allocate.
-        guard done, length == byteCount else { fatalError("HMAC-SHA256 failed") }
-        return code
+        var block = key.count > blockSize ? SHA256.hash(key) : key
+        block += [UInt8](repeating: 0, count: blockSize - block.count)
+        let inner = SHA256.hash(block.map { $0 ^ 0x36 }, message)
+        return SHA256.hash(block.map { $0 ^ 0x5c }, inner)
     }
 }

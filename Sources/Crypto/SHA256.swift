@@ -28,6 +28,27 @@ public enum SHA256 {
         return digest
     }
 
+    /// The digest of `first` followed by `second`, without joining them.
+    public static func hash(_ first: some ContiguousBytes, _ second: some ContiguousBytes) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: byteCount)
+        guard let context = contexts.take() ?? EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new: out of memory") }
+        let hashed = first.withUnsafeBytes { one in
+            second.withUnsafeBytes { two in
+                digest.withUnsafeMutableBufferPointer { output in
+                    var length: UInt32 = 0
+                    return EVP_DigestInit_ex2(context, algorithm.raw, nil) == 1
+                        && EVP_DigestUpdate(context, one.baseAddress, one.count) == 1
+                        && EVP_DigestUpdate(context, two.baseAddress, two.count) == 1
+                        && EVP_DigestFinal_ex(context, output.baseAddress, &length) == 1
+                }
+            }
+        }
+        contexts.give(context)
+        // Only allocation failure inside OpenSSL gets here.
+        guard hashed else { fatalError("SHA-256 failed") }
+        return digest
+    }
+
     /// `EVP_MD_fetch(NULL, "SHA256", NULL)`, held for the process (a fetched EVP_MD is immutable
     /// and may be shared between threads).
     private static let algorithm = FetchedDigest(name: "SHA256")

@@ -103,20 +103,30 @@ extension SQLiteFactStore {
             lastStatus: query.int64(11).map(Int.init), lastError: query.text(12), deliveredAt: query.int64(13), body: body)
     }
 
+    /// One process owns a SQLite file, so a claim is a read plus a lease held in memory: claiming
+    /// costs the single writer nothing, and after a crash every pending delivery is due at once
+    /// (delivery is at least once; receivers deduplicate on the event id).
     public func claimDeliveries(appId: String, endpoint: String, now: Int64, leaseUntil: Int64, limit: Int) throws -> [WebhookDelivery] {
-        try writerLoop.perform { database in
+        let held = leases.withLock { leases in
+            leases = leases.filter { $0.value > now }
+            return leases.count
+        }
+        let due = try read { database in
             let query = try database.statement(
                 """
                 SELECT \(Self.deliveryColumns), COALESCE(d.body, e.body) FROM deliveries d LEFT JOIN events e ON e.id = d.event_id
                 WHERE d.app_id = ? AND d.endpoint = ? AND d.status = 'pending' AND d.next_at <= ? ORDER BY d.next_at LIMIT ?
                 """
-            ).bind([.text(appId), .text(endpoint), .integer(now), .integer(Int64(limit))])
+            ).bind([.text(appId), .text(endpoint), .integer(now), .integer(Int64(limit + held))])
+            var found: [WebhookDelivery] = []
+            while try query.step() { found.append(Self.delivery(query, body: query.text(14) ?? "")) }
+            return found
+        }
+        return leases.withLock { leases in
             var claimed: [WebhookDelivery] = []
-            while try query.step() { claimed.append(Self.delivery(query, body: query.text(14) ?? "")) }
-            query.reset()
-            for delivery in claimed {
-                try database.statement("UPDATE deliveries SET next_at = ? WHERE id = ?")
-                    .bind([.integer(leaseUntil), .text(delivery.id)]).run()
+            for delivery in due where claimed.count < limit && leases[delivery.id] == nil {
+                leases[delivery.id] = leaseUntil
+                claimed.append(delivery)
             }
             return claimed
         }
@@ -124,6 +134,7 @@ extension SQLiteFactStore {
 
     public func record(_ outcomes: [DeliveryOutcome]) throws {
         guard !outcomes.isEmpty else { return }
+        defer { leases.withLock { leases in for outcome in outcomes { leases[outcome.id] = nil } } }
         try writerLoop.perform { database in
             for outcome in outcomes {
                 let (status, at, deliveredAt): (WebhookDelivery.Status, Int64, Int64?) =

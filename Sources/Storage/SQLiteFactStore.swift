@@ -15,6 +15,8 @@ import Synchronization
 public final class SQLiteFactStore: FactStore {
     public let path: String
     let writerLoop: WriterLoop
+    /// Deliveries claimed by this process, until when (see `claimDeliveries`).
+    let leases = Mutex<[String: Int64]>([:])
     private let readers = Mutex<[DatabaseBox]>([])
 
     /// Lets a connection live in a `Mutex` (see `SQLiteDatabase`'s invariant).
@@ -330,7 +332,8 @@ public final class SQLiteFactStore: FactStore {
         try read { try Self.facts($0, appId: appId, environment: environment, appAccountToken: appAccountToken) }
     }
 
-    static func facts(_ database: SQLiteDatabase, appId: String, environment: String, appAccountToken: String) throws -> [SubscriptionFacts] {
+    static func facts(_ database: SQLiteDatabase, appId: String, environment: String, appAccountToken: String) throws -> [SubscriptionFacts]
+    {
         let query = try database.statement(
             """
             SELECT original_transaction_id FROM subscriber_links
@@ -367,7 +370,9 @@ public final class SQLiteFactStore: FactStore {
         try read { try Self.linkTransfers($0, appId: appId, environment: environment, appAccountToken: appAccountToken) }
     }
 
-    static func linkTransfers(_ database: SQLiteDatabase, appId: String, environment: String, appAccountToken: String) throws -> [LinkTransfer] {
+    static func linkTransfers(
+        _ database: SQLiteDatabase, appId: String, environment: String, appAccountToken: String
+    ) throws -> [LinkTransfer] {
         let query = try database.statement(
             """
             SELECT original_transaction_id, from_token, to_token, at FROM link_transfers

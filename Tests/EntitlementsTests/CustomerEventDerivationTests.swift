@@ -55,7 +55,9 @@ final class CustomerEventDerivationTests: XCTestCase {
             isInBillingRetryPeriod: retry, gracePeriodExpiresDate: grace, expirationIntent: intent, signedDate: signed)
     }
 
-    private func facts(_ transactions: [TransactionRecord], renewal: RenewalRecord? = nil, signals: [SubscriptionSignal] = [])
+    private func facts(
+        _ transactions: [TransactionRecord], renewal: RenewalRecord? = nil, signals: [SubscriptionSignal] = []
+    )
         -> SubscriptionFacts
     {
         SubscriptionFacts(
@@ -100,7 +102,8 @@ final class CustomerEventDerivationTests: XCTestCase {
 
     func testLaterTransactionIsARenewalAtTheNotificationsTime() throws {
         let first = transaction("1000", at: start)
-        let found = try events([facts([first])], batch([transaction("1001", at: start + 30 * day)], notification: ("DID_RENEW", nil), at: 42))
+        let found = try events(
+            [facts([first])], batch([transaction("1001", at: start + 30 * day)], notification: ("DID_RENEW", nil), at: 42))
         XCTAssertEqual(kinds(found), [.renewal])
         XCTAssertEqual(found[0].isTrialConversion, false)
         XCTAssertEqual(found[0].occurredAt, 42, "a notification's signedDate")
@@ -146,7 +149,8 @@ final class CustomerEventDerivationTests: XCTestCase {
     func testAutoRenewTurnedOffIsACancellationWithItsReason() throws {
         let stored = [facts([transaction("1000", at: start)], renewal: renewal(signed: start))]
         let byCustomer = try events(
-            stored, batch(renewal: renewal(status: 0, signed: start + day), notification: ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED")))
+            stored,
+            batch(renewal: renewal(status: 0, signed: start + day), notification: ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED")))
         XCTAssertEqual(kinds(byCustomer), [.cancellation])
         XCTAssertEqual(byCustomer[0].cancelReason, "UNSUBSCRIBE")
         let byBilling = try events(stored, batch(renewal: renewal(status: 0, intent: 2, signed: start + day)))
@@ -169,7 +173,8 @@ final class CustomerEventDerivationTests: XCTestCase {
 
     func testResubscribingAfterExpiryIsARenewalNotAnUncancellation() throws {
         let stored = [facts([transaction("1000", at: start)], renewal: renewal(status: 0, intent: 1, signed: start + 31 * day))]
-        let found = try events(stored, batch([transaction("1001", at: start + 40 * day)], renewal: renewal(status: 1, signed: start + 40 * day)))
+        let found = try events(
+            stored, batch([transaction("1001", at: start + 40 * day)], renewal: renewal(status: 1, signed: start + 40 * day)))
         XCTAssertEqual(kinds(found), [.renewal])
     }
 
@@ -184,7 +189,8 @@ final class CustomerEventDerivationTests: XCTestCase {
 
     func testExpirationWithItsReason() throws {
         let stored = [facts([transaction("1000", at: start)], renewal: renewal(status: 0, signed: start + day))]
-        let found = try events(stored, batch(renewal: renewal(status: 0, intent: 1, signed: start + 31 * day), notification: ("EXPIRED", "VOLUNTARY"), at: 77))
+        let found = try events(
+            stored, batch(renewal: renewal(status: 0, intent: 1, signed: start + 31 * day), notification: ("EXPIRED", "VOLUNTARY"), at: 77))
         XCTAssertEqual(kinds(found), [.expiration])
         XCTAssertEqual(found[0].expirationReason, "UNSUBSCRIBE")
         XCTAssertEqual(found[0].occurredAt, 77)
@@ -211,7 +217,10 @@ final class CustomerEventDerivationTests: XCTestCase {
     func testRenewalAfterBillingTroubleIsABillingRecovery() throws {
         let stored = [facts([transaction("1000", at: start)], renewal: renewal(retry: true, signed: start + 30 * day))]
         let found = try events(
-            stored, batch([transaction("1001", at: start + 32 * day)], renewal: renewal(signed: start + 32 * day), signals: [SubscriptionSignal(.renewed, at: start + 32 * day)]))
+            stored,
+            batch(
+                [transaction("1001", at: start + 32 * day)], renewal: renewal(signed: start + 32 * day),
+                signals: [SubscriptionSignal(.renewed, at: start + 32 * day)]))
         XCTAssertEqual(kinds(found), [.renewal, .billingRecovery])
     }
 

@@ -146,10 +146,12 @@ final class ConfigurationTests: XCTestCase {
         try assertOneProblem(
             config(app: #", "webhooks": [{"url": "https://hooks.example.com/x", "secret": "\#(secret)", "events": ["RENEWED"]}]"#),
             contains: "unknown event type")
-        try assertOneProblem(config(app: #", "forwardNotifications": {"Xcode": "https://old.example.com/apple"}"#), contains: "unknown environment")
+        try assertOneProblem(
+            config(app: #", "forwardNotifications": {"Xcode": "https://old.example.com/apple"}"#), contains: "unknown environment")
         try assertOneProblem(config(top: #""delivery": {"timeoutSeconds": 0}, "#), contains: "delivery.timeoutSeconds")
         let valid = config(
-            app: #", "webhooks": [{"url": "https://user:pw@hooks.example.com/x?token=abc", "secret": "\#(secret)", "environments": ["Sandbox"]}],"#
+            app:
+                #", "webhooks": [{"url": "https://user:pw@hooks.example.com/x?token=abc", "secret": "\#(secret)", "environments": ["Sandbox"]}],"#
                 + #" "forwardNotifications": {"Sandbox": "http://localhost:9000/apple"}"#)
         XCTAssertEqual(try problems(valid), [])
         let path = folder.appendingPathComponent("entitle.json").path

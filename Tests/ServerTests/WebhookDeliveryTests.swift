@@ -44,7 +44,8 @@ final class WebhookDeliveryTests: XCTestCase {
     /// Writes the configuration and starts a server on it (deliveries run once it has started).
     @discardableResult
     private func start(webhooks: String, forward: String = "", delivery: String = "", logTo log: URL? = nil) throws -> EntitleServer {
-        try writeFile(folder.appendingPathComponent("entitle.json"), configuration(webhooks: webhooks, forward: forward, delivery: delivery))
+        try writeFile(
+            folder.appendingPathComponent("entitle.json"), configuration(webhooks: webhooks, forward: forward, delivery: delivery))
         var fd: Int32?
         if let log { fd = open(log.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600) }
         let server = try EntitleServer(
@@ -71,7 +72,8 @@ final class WebhookDeliveryTests: XCTestCase {
         #"{"url": "\#(receiver.url(path))", "secret": "\#(receiver.secret)"\#(extra)}"#
     }
 
-    private func request(_ method: String, _ path: String, _ body: [UInt8] = [], key: String? = "server_key_0123456789") -> (Int, JSONValue) {
+    private func request(_ method: String, _ path: String, _ body: [UInt8] = [], key: String? = "server_key_0123456789") -> (Int, JSONValue)
+    {
         var headers: [(name: String, value: String)] = [("content-type", "application/json")]
         if let key { headers.append(("authorization", "Bearer \(key)")) }
         let response = entitle!.handle(HTTPRequest(method: method, target: path, headers: headers, body: body))
@@ -93,10 +95,14 @@ final class WebhookDeliveryTests: XCTestCase {
     }
 
     private func postTransaction(_ jws: String) -> Int {
-        request("POST", "/v1/transactions", JSONValue.object(["signedTransaction": .string(jws)]).serializedBytes, key: "client_key_0123456789").0
+        request(
+            "POST", "/v1/transactions", JSONValue.object(["signedTransaction": .string(jws)]).serializedBytes, key: "client_key_0123456789"
+        ).0
     }
 
-    private func notification(_ uuid: String, type: String, subtype: String?, transaction: String, signer: TestChain? = nil) throws -> String {
+    private func notification(
+        _ uuid: String, type: String, subtype: String?, transaction: String, signer: TestChain? = nil
+    ) throws -> String {
         var payload: JSONObject = [
             "notificationType": .string(type), "notificationUUID": .string(uuid), "version": "2.0", "signedDate": .int(base + 5),
             "data": .object(["bundleId": "com.example.app", "environment": "Sandbox", "signedTransactionInfo": .string(transaction)]),
@@ -205,7 +211,9 @@ final class WebhookDeliveryTests: XCTestCase {
         let log = folder.appendingPathComponent("log.jsonl")
         try start(
             webhooks: hook("/hang") + ", " + hook("/ok"), delivery: #", "timeoutSeconds": 1, "retryWindowSeconds": 2"#, logTo: log)
-        for index in 0..<5 { XCTAssertEqual(postTransaction(try transaction("\(1000 + index)")), 200, "ingestion never waits for an endpoint") }
+        for index in 0..<5 {
+            XCTAssertEqual(postTransaction(try transaction("\(1000 + index)")), 200, "ingestion never waits for an endpoint")
+        }
         let healthy = receiver.wait(for: "/ok") { $0.count >= 5 }
         XCTAssertEqual(healthy.count, 5)
         let failedWhenHealthyWasDone = request("GET", "/v1/webhooks/deliveries?status=failed").1["deliveries"]?.arrayValue?.count ?? 0

@@ -247,13 +247,15 @@ class FactStoreContract: XCTestCase {
         let claimed = try store.claimDeliveries(appId: "app", endpoint: "https://hooks.example/a", now: 100, leaseUntil: 500, limit: 10)
         XCTAssertEqual(claimed.count, 1)
         XCTAssertEqual(claimed[0].body, "{\"type\":\"INITIAL_PURCHASE\"}", "the event's body")
-        XCTAssertEqual(try store.claimDeliveries(appId: "app", endpoint: "https://hooks.example/a", now: 100, leaseUntil: 500, limit: 10), [])
+        XCTAssertEqual(
+            try store.claimDeliveries(appId: "app", endpoint: "https://hooks.example/a", now: 100, leaseUntil: 500, limit: 10), [])
         let forward = try store.claimDeliveries(appId: "app", endpoint: "https://old.example/apple", now: 100, leaseUntil: 500, limit: 10)
         XCTAssertEqual(forward.map(\.body), ["{\"signedPayload\":\"x\"}"])
         XCTAssertEqual(forward.first?.kind, .forward)
 
         try store.record([DeliveryOutcome(id: claimed[0].id, result: .retry(at: 200), httpStatus: 500, error: "answered 500")])
-        XCTAssertEqual(try store.claimDeliveries(appId: "app", endpoint: "https://hooks.example/a", now: 199, leaseUntil: 900, limit: 10), [])
+        XCTAssertEqual(
+            try store.claimDeliveries(appId: "app", endpoint: "https://hooks.example/a", now: 199, leaseUntil: 900, limit: 10), [])
         let again = try store.claimDeliveries(appId: "app", endpoint: "https://hooks.example/a", now: 200, leaseUntil: 900, limit: 10)
         XCTAssertEqual(again.map(\.id), [claimed[0].id])
         XCTAssertEqual(again.first?.attempts, 1)
@@ -269,7 +271,8 @@ class FactStoreContract: XCTestCase {
         XCTAssertEqual(retried.windowStart, 1_000, "a manual retry opens a new window")
         XCTAssertNil(try store.retryDelivery(appId: "app", id: "unknown", now: 1_000))
         XCTAssertEqual(
-            try store.claimDeliveries(appId: "app", endpoint: "https://old.example/apple", now: 1_000, leaseUntil: 2_000, limit: 10).count, 1)
+            try store.claimDeliveries(appId: "app", endpoint: "https://old.example/apple", now: 1_000, leaseUntil: 2_000, limit: 10).count,
+            1)
     }
 
 }

@@ -60,7 +60,9 @@ enum WebhookConfigurationParser {
                 continue
             }
             reader.checkMembers(object, allowed: ["url", "secret", "environments", "events"], path: path)
-            let url = reader.string(object, "url", path: path, required: true).flatMap { checkedURL($0, path: "\(path).url", reader: &reader) }
+            let url = reader.string(object, "url", path: path, required: true).flatMap {
+                checkedURL($0, path: "\(path).url", reader: &reader)
+            }
             let secret = reader.string(object, "secret", path: path, required: true).flatMap {
                 decodeSecret($0, path: "\(path).secret", reader: &reader)
             }

@@ -7,7 +7,49 @@ import Glibc
 /// API.md's date convention: ISO 8601 UTC with milliseconds, plus the same instant in a sibling
 /// `…Ms` member; absent dates are omitted.
 public enum Timestamps {
+    /// `2026-12-01T10:00:00.215Z`. Computed by hand (days to civil date, Hinnant's algorithm):
+    /// every answer and event carries several of these, and `gmtime_r` + `strftime` cost more
+    /// than the rest of formatting a subscriber. Years outside 1000…9999 take the C library's path.
     public static func iso(_ milliseconds: Int64) -> String {
+        let seconds = milliseconds.floorDivided(by: 1000)
+        let days = seconds.floorDivided(by: 86_400)
+        let z = days + 719_468
+        let era = z.floorDivided(by: 146_097)
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        guard (1000...9999).contains(year) else { return libraryISO(milliseconds) }
+        let secondOfDay = seconds - days * 86_400
+        var text = [UInt8](repeating: 0, count: 24)
+        func put(_ value: Int64, _ at: Int, _ width: Int) {
+            var value = value
+            for index in stride(from: at + width - 1, through: at, by: -1) {
+                text[index] = UInt8(ascii: "0") + UInt8(value % 10)
+                value /= 10
+            }
+        }
+        put(year, 0, 4)
+        text[4] = UInt8(ascii: "-")
+        put(month, 5, 2)
+        text[7] = UInt8(ascii: "-")
+        put(day, 8, 2)
+        text[10] = UInt8(ascii: "T")
+        put(secondOfDay / 3600, 11, 2)
+        text[13] = UInt8(ascii: ":")
+        put(secondOfDay / 60 % 60, 14, 2)
+        text[16] = UInt8(ascii: ":")
+        put(secondOfDay % 60, 17, 2)
+        text[19] = UInt8(ascii: ".")
+        put(milliseconds - seconds * 1000, 20, 3)
+        text[23] = UInt8(ascii: "Z")
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    static func libraryISO(_ milliseconds: Int64) -> String {
         var seconds = time_t(milliseconds.floorDivided(by: 1000))
         let remainder = Int(milliseconds - Int64(seconds) * 1000)
         var parts = tm()

@@ -13,7 +13,8 @@ public enum CustomerEventDerivation {
         var events: [CustomerEvent] = []
         if batch.webhookTestId != nil || batch.notification?.notificationType == "TEST" {
             let at = batch.notification?.signedDate ?? batch.requestedAt
-            events.append(CustomerEvent(.test, environment: batch.environment, originalTransactionId: nil, transaction: nil, occurredAt: at))
+            events.append(
+                CustomerEvent(.test, environment: batch.environment, originalTransactionId: nil, transaction: nil, occurredAt: at))
         }
         for after in change.after {
             events += Subscription(

@@ -193,7 +193,10 @@ public final class Metrics: Instrumentation, Sendable {
         let backlog = backlogs.withLock { $0 }.sorted { $0.key < $1.key }
         if !backlog.isEmpty {
             for (name, help, value) in [
-                ("entitle_webhook_deliveries_pending", "Deliveries waiting for a (first or next) attempt.", { (b: (Int, Int, Double)) in "\(b.0)" }),
+                (
+                    "entitle_webhook_deliveries_pending", "Deliveries waiting for a (first or next) attempt.",
+                    { (b: (Int, Int, Double)) in "\(b.0)" }
+                ),
                 ("entitle_webhook_deliveries_failed", "Deliveries that ran out of retries (dead).", { "\($0.1)" }),
                 ("entitle_webhook_oldest_pending_seconds", "Age of the oldest pending delivery.", { "\($0.2)" }),
             ] as [(String, String, ((Int, Int, Double)) -> String)] {

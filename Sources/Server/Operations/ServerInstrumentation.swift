@@ -22,7 +22,8 @@ struct ServerInstrumentation: Instrumentation {
         var fields: JSONObject = ["app": .string(app), "endpoint": .string(endpoint), "kind": .string(kind), "result": .string(result)]
         if let httpStatus { fields["status"] = .int(Int64(httpStatus)) }
         if let error { fields["error"] = .string(error) }
-        logger.log(result == "failed" ? "error" : "warn", result == "failed" ? "delivery failed for good" : "delivery failed; will retry", fields)
+        logger.log(
+            result == "failed" ? "error" : "warn", result == "failed" ? "delivery failed for good" : "delivery failed; will retry", fields)
     }
 
     func deliveryBacklog(app: String, pending: Int, failed: Int, oldestPendingSeconds: Double) {
