@@ -71,7 +71,8 @@ enum Migrations {
         CREATE INDEX token_calls_due ON token_calls (app_id, next_at);
         """,
         // 7: the outbox. Events are written in the transaction that stores the facts causing them,
-        // numbered per app in commit order; each delivery (an event to an endpoint, or a
+        // numbered per app in commit order (the writer continues from the highest stored
+        // sequence); each delivery (an event to an endpoint, or a
         // notification forwarded) keeps its own state so it survives restarts. Prices for events.
         """
         ALTER TABLE transactions ADD COLUMN price INTEGER;
@@ -81,9 +82,8 @@ enum Migrations {
             environment TEXT NOT NULL, original_transaction_id TEXT, app_account_token TEXT,
             occurred_at INTEGER NOT NULL, created_at INTEGER NOT NULL, body TEXT NOT NULL,
             PRIMARY KEY (app_id, sequence));
-        CREATE TABLE event_sequences (app_id TEXT PRIMARY KEY, last INTEGER NOT NULL);
         CREATE TABLE deliveries (
-            id TEXT PRIMARY KEY, app_id TEXT NOT NULL, kind TEXT NOT NULL, event_id TEXT, event_type TEXT,
+            id INTEGER PRIMARY KEY, app_id TEXT NOT NULL, kind TEXT NOT NULL, event_id TEXT, event_type TEXT,
             endpoint TEXT NOT NULL, body TEXT, status TEXT NOT NULL, attempts INTEGER NOT NULL, next_at INTEGER NOT NULL,
             created_at INTEGER NOT NULL, window_start INTEGER NOT NULL, last_status INTEGER, last_error TEXT,
             delivered_at INTEGER);

@@ -65,6 +65,10 @@ final class SQLiteDatabase: @unchecked Sendable {
         return statement
     }
 
+    /// A statement without results through the statement cache: transaction control runs for
+    /// every write, and `sqlite3_exec` would parse it each time.
+    func run(_ sql: String) throws(StorageError) { try statement(sql).run() }
+
     /// Resets every statement, so none keeps a read snapshot open between uses of the connection
     /// (a stepped-but-unfinished SELECT would pin an old WAL snapshot and hide newer commits).
     func resetAll() {

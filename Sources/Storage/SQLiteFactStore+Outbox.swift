@@ -4,13 +4,24 @@ import Foundation
 /// The outbox on SQLite: events written with the facts that cause them, deliveries claimed with
 /// a lease and settled by outcome. Every write goes through the writer thread.
 extension SQLiteFactStore {
-    static func lastSequence(_ database: SQLiteDatabase, _ app: String) throws -> Int64 {
-        let query = try database.statement("SELECT last FROM event_sequences WHERE app_id = ?").bind([.text(app)])
-        return try query.step() ? query.int64(0) ?? 0 : 0
+    /// The highest sequence of each app's events, kept by the writer thread (the only writer):
+    /// read from the table once per app, then counted on. A rolled-back batch leaves a gap, never
+    /// a repeat, so sequences stay strictly increasing in commit order.
+    final class EventSequences: @unchecked Sendable {
+        private var last: [String: Int64] = [:]
+
+        func next(_ app: String, _ database: SQLiteDatabase) throws -> Int64 {
+            if let known = last[app] { return known + 1 }
+            let query = try database.statement("SELECT MAX(sequence) FROM events WHERE app_id = ?").bind([.text(app)])
+            let stored = try query.step() ? query.int64(0) ?? 0 : 0
+            last[app] = stored
+            return stored + 1
+        }
+
+        func used(_ app: String, through sequence: Int64) { last[app] = max(last[app] ?? 0, sequence) }
     }
 
     static func insert(_ events: [OutboxEvent], into database: SQLiteDatabase) throws {
-        guard let last = events.last else { return }
         for event in events {
             try database.statement(
                 """
@@ -29,12 +40,6 @@ extension SQLiteFactStore {
                     body: nil, at: event.createdAt)
             }
         }
-        try database.statement(
-            """
-            INSERT INTO event_sequences (app_id, last) VALUES (?, ?)
-            ON CONFLICT (app_id) DO UPDATE SET last = excluded.last
-            """
-        ).bind([.text(last.appId), .integer(last.sequence)]).run()
     }
 
     static func insertForward(_ forward: ForwardedNotification, batch: FactBatch, into database: SQLiteDatabase) throws {
@@ -50,12 +55,12 @@ extension SQLiteFactStore {
     ) throws {
         try database.statement(
             """
-            INSERT INTO deliveries (id, app_id, kind, event_id, event_type, endpoint, body, status, attempts, next_at,
+            INSERT INTO deliveries (app_id, kind, event_id, event_type, endpoint, body, status, attempts, next_at,
                 created_at, window_start)
-            VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)
+            VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)
             """
         ).bind([
-            .text(UUID().uuidString.lowercased()), .text(app), .text(kind.rawValue), .from(eventId), .from(eventType),
+            .text(app), .text(kind.rawValue), .from(eventId), .from(eventType),
             .text(endpoint), .from(body), .integer(at), .integer(at), .integer(at),
         ]).run()
     }
@@ -96,7 +101,7 @@ extension SQLiteFactStore {
 
     private static func delivery(_ query: SQLiteStatement, body: String = "") -> WebhookDelivery {
         WebhookDelivery(
-            id: query.text(0) ?? "", appId: query.text(1) ?? "", kind: WebhookDelivery.Kind(rawValue: query.text(2) ?? "") ?? .event,
+            id: String(query.int64(0) ?? 0), appId: query.text(1) ?? "", kind: WebhookDelivery.Kind(rawValue: query.text(2) ?? "") ?? .event,
             eventId: query.text(3), eventType: query.text(4), endpoint: query.text(5) ?? "",
             status: WebhookDelivery.Status(rawValue: query.text(6) ?? "") ?? .pending, attempts: Int(query.int64(7) ?? 0),
             nextAt: query.int64(8) ?? 0, createdAt: query.int64(9) ?? 0, windowStart: query.int64(10) ?? 0,
@@ -107,10 +112,7 @@ extension SQLiteFactStore {
     /// costs the single writer nothing, and after a crash every pending delivery is due at once
     /// (delivery is at least once; receivers deduplicate on the event id).
     public func claimDeliveries(appId: String, endpoint: String, now: Int64, leaseUntil: Int64, limit: Int) throws -> [WebhookDelivery] {
-        let held = leases.withLock { leases in
-            leases = leases.filter { $0.value > now }
-            return leases.count
-        }
+        let held = leases.withLock { $0.count }
         let due = try read { database in
             let query = try database.statement(
                 """
@@ -124,7 +126,8 @@ extension SQLiteFactStore {
         }
         return leases.withLock { leases in
             var claimed: [WebhookDelivery] = []
-            for delivery in due where claimed.count < limit && leases[delivery.id] == nil {
+            // A lease past its end (its holder never reported) is free again.
+            for delivery in due where claimed.count < limit && (leases[delivery.id].map { $0 <= now } ?? true) {
                 leases[delivery.id] = leaseUntil
                 claimed.append(delivery)
             }
@@ -136,7 +139,15 @@ extension SQLiteFactStore {
         guard !outcomes.isEmpty else { return }
         defer { leases.withLock { leases in for outcome in outcomes { leases[outcome.id] = nil } } }
         try writerLoop.perform { database in
+            // Deliveries that succeeded at one instant with one status (nearly all of a round)
+            // are settled by one statement.
+            var delivered: [Int64: [Int64]] = [:]
             for outcome in outcomes {
+                guard let id = Int64(outcome.id) else { continue }
+                if case .delivered(let at) = outcome.result, outcome.httpStatus == 200 || outcome.httpStatus == 204 {
+                    delivered[at * 1000 + Int64(outcome.httpStatus ?? 0), default: []].append(id)
+                    continue
+                }
                 let (status, at, deliveredAt): (WebhookDelivery.Status, Int64, Int64?) =
                     switch outcome.result {
                     case .delivered(let at): (.delivered, at, at)
@@ -150,8 +161,20 @@ extension SQLiteFactStore {
                     """
                 ).bind([
                     .text(status.rawValue), .integer(at), .from(outcome.httpStatus.map(Int64.init)), .from(outcome.error),
-                    .from(deliveredAt), .text(outcome.id),
+                    .from(deliveredAt), .integer(id),
                 ]).run()
+            }
+            for (key, ids) in delivered {
+                let (at, status) = (key / 1000, key % 1000)
+                for chunk in stride(from: 0, to: ids.count, by: 64).map({ Array(ids[$0..<min($0 + 64, ids.count)]) }) {
+                    let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+                    try database.statement(
+                        """
+                        UPDATE deliveries SET status = 'delivered', attempts = attempts + 1, next_at = ?1, delivered_at = ?1,
+                            last_status = ?2, last_error = NULL WHERE status = 'pending' AND id IN (\(marks))
+                        """
+                    ).bind([.integer(at), .integer(status)] + chunk.map(SQLiteValue.integer)).run()
+                }
             }
         }
     }
@@ -171,12 +194,13 @@ extension SQLiteFactStore {
     }
 
     public func retryDelivery(appId: String, id: String, now: Int64) throws -> WebhookDelivery? {
-        try writerLoop.perform { database in
+        guard let number = Int64(id) else { return nil }
+        return try writerLoop.perform { database in
             try database.statement(
                 "UPDATE deliveries SET status = 'pending', next_at = ?, window_start = ? WHERE app_id = ? AND id = ?"
-            ).bind([.integer(now), .integer(now), .text(appId), .text(id)]).run()
+            ).bind([.integer(now), .integer(now), .text(appId), .integer(number)]).run()
             guard database.changes > 0 else { return nil }
-            let query = try database.statement("SELECT \(Self.deliveryColumns) FROM deliveries d WHERE d.id = ?").bind([.text(id)])
+            let query = try database.statement("SELECT \(Self.deliveryColumns) FROM deliveries d WHERE d.id = ?").bind([.integer(number)])
             return try query.step() ? Self.delivery(query) : nil
         }
     }
@@ -198,13 +222,22 @@ extension SQLiteFactStore {
 }
 
 /// The writer connection seen as a `FactReading`: the reads a batch's events need, made inside
-/// the transaction that writes the batch.
-struct SQLiteFactReader: FactReading {
+/// the transaction that writes the batch. A link looked up once is not looked up again.
+final class SQLiteFactReader: FactReading {
     let database: SQLiteDatabase
     let appId: String
+    private var tokens: [String: String?] = [:]
+
+    init(database: SQLiteDatabase, appId: String) {
+        self.database = database
+        self.appId = appId
+    }
 
     func facts(environment: String, originalTransactionId: String) throws -> SubscriptionFacts? {
-        try SQLiteFactStore.facts(database, appId: appId, environment: environment, originalTransactionId: originalTransactionId)
+        let known = tokens[environment + "\u{0}" + originalTransactionId]
+        return try SQLiteFactStore.facts(
+            database, appId: appId, environment: environment, originalTransactionId: originalTransactionId, token: known ?? nil,
+            tokenKnown: known != nil)
     }
 
     func facts(environment: String, appAccountToken: String) throws -> [SubscriptionFacts] {
@@ -212,7 +245,9 @@ struct SQLiteFactReader: FactReading {
     }
 
     func token(environment: String, originalTransactionId: String) throws -> String? {
-        try SQLiteFactStore.token(database, appId, environment, originalTransactionId)
+        let token = try SQLiteFactStore.token(database, appId, environment, originalTransactionId)
+        tokens[environment + "\u{0}" + originalTransactionId] = .some(token)
+        return token
     }
 
     func linkTransfers(environment: String, appAccountToken: String) throws -> [LinkTransfer] {

@@ -17,6 +17,8 @@ public final class SQLiteFactStore: FactStore {
     let writerLoop: WriterLoop
     /// Deliveries claimed by this process, until when (see `claimDeliveries`).
     let leases = Mutex<[String: Int64]>([:])
+    /// Used by the writer thread only.
+    let sequences = EventSequences()
     private let readers = Mutex<[DatabaseBox]>([])
 
     /// Lets a connection live in a `Mutex` (see `SQLiteDatabase`'s invariant).
@@ -81,7 +83,7 @@ public final class SQLiteFactStore: FactStore {
     /// is written in one SQLite transaction (each inside its own savepoint, so one batch's conflict
     /// rolls back only that batch) and shares one WAL sync. Completions run after the commit.
     public func apply(_ batch: FactBatch, completion: @escaping @Sendable (Result<ApplyOutcome, Error>) -> Void) {
-        writerLoop.enqueue({ try Self.writeOrRollBack(batch, into: $0) }) { result in
+        writerLoop.enqueue({ [sequences] in try Self.writeOrRollBack(batch, into: $0, sequences: sequences) }) { result in
             if case .success(let (outcome, events)) = result, batch.wroteToOutbox(outcome, events: events) {
                 batch.eventWriter?.committed(events)
             }
@@ -91,7 +93,7 @@ public final class SQLiteFactStore: FactStore {
 
     /// Blocks until the batch is durable (tests, the CLI, handlers already off the event loops).
     public func apply(_ batch: FactBatch) throws -> ApplyOutcome {
-        let (outcome, events) = try writerLoop.perform { try Self.writeOrRollBack(batch, into: $0) }
+        let (outcome, events) = try writerLoop.perform { [sequences] in try Self.writeOrRollBack(batch, into: $0, sequences: sequences) }
         if batch.wroteToOutbox(outcome, events: events) { batch.eventWriter?.committed(events) }
         return outcome
     }
@@ -99,14 +101,16 @@ public final class SQLiteFactStore: FactStore {
     deinit { writerLoop.stop() }
 
     /// A link conflict undoes the whole batch (the notification too, so Apple's retry is applied).
-    static func writeOrRollBack(_ batch: FactBatch, into database: SQLiteDatabase) throws -> (ApplyOutcome, [OutboxEvent]) {
-        do { return try write(batch, into: database) } catch let conflict as LinkConflict {
+    static func writeOrRollBack(
+        _ batch: FactBatch, into database: SQLiteDatabase, sequences: EventSequences
+    ) throws -> (ApplyOutcome, [OutboxEvent]) {
+        do { return try write(batch, into: database, sequences: sequences) } catch let conflict as LinkConflict {
             throw WriterLoop.RolledBack(value: (ApplyOutcome.linkConflict(existingToken: conflict.existingToken), [OutboxEvent]()))
         }
     }
 
     /// The batch's facts, then the events they cause (returned, to be announced after the commit).
-    static func write(_ batch: FactBatch, into database: SQLiteDatabase) throws -> (ApplyOutcome, [OutboxEvent]) {
+    static func write(_ batch: FactBatch, into database: SQLiteDatabase, sequences: EventSequences) throws -> (ApplyOutcome, [OutboxEvent]) {
         if let notification = batch.notification {
             try database.statement(
                 """
@@ -189,8 +193,9 @@ public final class SQLiteFactStore: FactStore {
         }
         var events: [OutboxEvent] = []
         if let writer = batch.eventWriter, let pending {
-            events = writer.events(for: FactChange.applying(batch, to: pending), firstSequence: try lastSequence(database, batch.appId) + 1)
+            events = writer.events(for: FactChange.applying(batch, to: pending), firstSequence: try sequences.next(batch.appId, database))
             try insert(events, into: database)
+            if let last = events.last { sequences.used(batch.appId, through: last.sequence) }
         }
         if let forward = batch.forward { try insertForward(forward, batch: batch, into: database) }
         return (outcome, events)
@@ -409,10 +414,11 @@ public final class SQLiteFactStore: FactStore {
         }
     }
 
-    /// `token`, when the caller already knows it, saves the link lookup.
+    /// `token`, when the caller already knows it (`tokenKnown`: even that there is none), saves
+    /// the link lookup.
     static func facts(
         _ database: SQLiteDatabase, appId: String, environment: String, originalTransactionId: String,
-        token knownToken: String? = nil
+        token knownToken: String? = nil, tokenKnown: Bool = false
     ) throws -> SubscriptionFacts? {
         do {
             let bindings: [SQLiteValue] = [.text(appId), .text(environment), .text(originalTransactionId)]
@@ -470,7 +476,7 @@ public final class SQLiteFactStore: FactStore {
                 }
             }
             var token = knownToken
-            if token == nil {
+            if token == nil && !tokenKnown {
                 let tokenQuery = try database.statement(
                     """
                     SELECT app_account_token FROM subscriber_links WHERE app_id = ? AND environment = ? AND original_transaction_id = ?

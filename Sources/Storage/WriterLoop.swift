@@ -57,18 +57,18 @@ final class WriterLoop: @unchecked Sendable {
 
     private static func inSavepoint<T: Sendable>(_ database: SQLiteDatabase, _ body: (SQLiteDatabase) throws -> T) -> Result<T, Error> {
         do {
-            try database.execute("SAVEPOINT write")
+            try database.run("SAVEPOINT write")
             do {
                 let value = try body(database)
-                try database.execute("RELEASE write")
+                try database.run("RELEASE write")
                 return .success(value)
             } catch let answer as RolledBack<T> {
-                try database.execute("ROLLBACK TO write")
-                try database.execute("RELEASE write")
+                try database.run("ROLLBACK TO write")
+                try database.run("RELEASE write")
                 return .success(answer.value)
             } catch {
-                try? database.execute("ROLLBACK TO write")
-                try? database.execute("RELEASE write")
+                try? database.run("ROLLBACK TO write")
+                try? database.run("RELEASE write")
                 return .failure(error)
             }
         } catch {
@@ -100,9 +100,9 @@ final class WriterLoop: @unchecked Sendable {
         defer { database.resetAll() }
         var commitError: Error?
         do {
-            try database.execute("BEGIN IMMEDIATE")
+            try database.run("BEGIN IMMEDIATE")
             for item in pending { item.write(database) }
-            try database.execute("COMMIT")
+            try database.run("COMMIT")
         } catch {
             try? database.execute("ROLLBACK")
             commitError = error

@@ -111,9 +111,18 @@ final class DeliveryLane: Sendable {
         client = HTTPClient(configuration: configuration)
     }
 
+    /// Delivery threads run at a lower CPU priority than ingestion: when the machine is saturated,
+    /// acknowledging Apple and answering apps come first and deliveries catch up once the peak has
+    /// passed (they keep a share of the CPU, so they are never starved).
+    private static let niceness: Int32 = 19
+
     func start() {
         for index in 0..<settings.concurrencyPerEndpoint {
-            let thread = Thread { self.run() }
+            let thread = Thread {
+                // On Linux the nice value belongs to the thread: `who` 0 is the calling thread.
+                _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, Self.niceness)
+                self.run()
+            }
             thread.name = "entitle-delivery-\(index)"
             thread.start()
         }
