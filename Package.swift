@@ -76,7 +76,7 @@ let package = Package(
             name: "TestSupport",
             dependencies: ["Crypto", "HTTP", "JSON"],
             path: "Tests/TestSupport",
-            exclude: ["make-chain.sh", "Fixtures-README.md"]
+            exclude: ["make-chain.sh", "webhook-receiver.py", "Fixtures-README.md"]
         ),
         .testTarget(name: "JSONTests", dependencies: ["JSON"], path: "Tests/JSONTests"),
         .testTarget(

@@ -166,7 +166,7 @@ public protocol FactStore: Sendable {
     /// due again before `leaseUntil` (a crashed deliverer's claims come back then).
     func claimDeliveries(appId: String, endpoint: String, now: Int64, leaseUntil: Int64, limit: Int) throws -> [WebhookDelivery]
     func record(_ outcomes: [DeliveryOutcome]) throws
-    /// Newest first; `status` nil lists all; `before` is a `createdAt` for paging.
+    /// Newest first; `status` nil lists all.
     func deliveries(appId: String, status: WebhookDelivery.Status?, limit: Int) throws -> [WebhookDelivery]
     /// Makes a delivery pending and due at `now`, with a fresh retry window; nil when unknown.
     func retryDelivery(appId: String, id: String, now: Int64) throws -> WebhookDelivery?

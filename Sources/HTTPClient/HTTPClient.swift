@@ -177,8 +177,10 @@ private final class ResponseSink: @unchecked Sendable {
         var nameEnd = colon
         while nameEnd > 0 && isSpace(bytes[nameEnd - 1]) { nameEnd -= 1 }
         headers.append(
-            (String(decoding: UnsafeBufferPointer(rebasing: bytes[..<nameEnd]), as: UTF8.self),
-             String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)))
+            (
+                String(decoding: UnsafeBufferPointer(rebasing: bytes[..<nameEnd]), as: UTF8.self),
+                String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+            ))
     }
 
     private static let statusPrefix = Array("HTTP/".utf8)

@@ -101,7 +101,8 @@ extension SQLiteFactStore {
 
     private static func delivery(_ query: SQLiteStatement, body: String = "") -> WebhookDelivery {
         WebhookDelivery(
-            id: String(query.int64(0) ?? 0), appId: query.text(1) ?? "", kind: WebhookDelivery.Kind(rawValue: query.text(2) ?? "") ?? .event,
+            id: String(query.int64(0) ?? 0), appId: query.text(1) ?? "",
+            kind: WebhookDelivery.Kind(rawValue: query.text(2) ?? "") ?? .event,
             eventId: query.text(3), eventType: query.text(4), endpoint: query.text(5) ?? "",
             status: WebhookDelivery.Status(rawValue: query.text(6) ?? "") ?? .pending, attempts: Int(query.int64(7) ?? 0),
             nextAt: query.int64(8) ?? 0, createdAt: query.int64(9) ?? 0, windowStart: query.int64(10) ?? 0,

@@ -110,7 +110,8 @@ public final class SQLiteFactStore: FactStore {
     }
 
     /// The batch's facts, then the events they cause (returned, to be announced after the commit).
-    static func write(_ batch: FactBatch, into database: SQLiteDatabase, sequences: EventSequences) throws -> (ApplyOutcome, [OutboxEvent]) {
+    static func write(_ batch: FactBatch, into database: SQLiteDatabase, sequences: EventSequences) throws -> (ApplyOutcome, [OutboxEvent])
+    {
         if let notification = batch.notification {
             try database.statement(
                 """

@@ -227,6 +227,16 @@ final class WebhookDeliveryTests: XCTestCase {
         XCTAssertEqual(failed.first?["endpoint"]?.stringValue, receiver.url("/hang"))
         XCTAssertNotNil(failed.first?["lastError"]?.stringValue)
         XCTAssertEqual(request("GET", "/v1/webhooks/deliveries?status=bogus").0, 400)
+        // The backlog gauges (measured every 5 s) and the attempts by result.
+        receiver.wait(timeout: 12) { _ in
+            self.entitle?.metrics.render().contains(#"entitle_webhook_deliveries_failed{app="app"} 5"#) ?? false
+        }
+        let metrics = entitle?.metrics.render() ?? ""
+        XCTAssertTrue(metrics.contains(#"entitle_webhook_deliveries_failed{app="app"} 5"#), metrics)
+        XCTAssertTrue(metrics.contains(#"entitle_webhook_deliveries_pending{app="app"} 0"#))
+        XCTAssertEqual(entitle?.metrics.total("entitle_webhook_deliveries_total", matching: ["result": "delivered"]), 5)
+        XCTAssertEqual(entitle?.metrics.total("entitle_webhook_deliveries_total", matching: ["result": "failed"]), 5)
+        XCTAssertFalse(metrics.contains(receiver.secret), "no secret in metrics")
 
         // A retry by hand makes it pending again.
         let id = try XCTUnwrap(failed.first?["id"]?.stringValue)
