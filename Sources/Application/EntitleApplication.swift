@@ -61,8 +61,23 @@ public final class EntitleApplication: Sendable {
         services.notifications.ingest(parsed, body: body, receivedAt: receivedAt, completion: completion)
     }
 
-    /// Starts delivering every app's outbox (webhooks, forwarding) on their own threads.
-    public func startDeliveries() { for services in apps.values { services.deliveries?.start() } }
+    /// Starts delivering every app's outbox (webhooks, forwarding) on their own threads. Pending
+    /// deliveries to endpoints the configuration no longer names are marked failed first; the
+    /// warnings say how many.
+    @discardableResult
+    public func startDeliveries(now: Date = Date()) -> [String] {
+        var warnings: [String] = []
+        for (id, services) in apps.sorted(by: { $0.key < $1.key }) {
+            let endpoints = Set(services.app.webhooks.map(\.url) + services.app.forwardNotifications.values)
+            if let abandoned = try? store.abandonDeliveries(appId: id, keeping: endpoints, now: Milliseconds.since1970(now)),
+                abandoned > 0
+            {
+                warnings.append("app \(id): \(abandoned) pending deliveries to endpoints no longer configured were marked failed")
+            }
+            services.deliveries?.start()
+        }
+        return warnings
+    }
 
     /// Stops the deliverers; a delivery in flight ends first (its outcome is recorded).
     public func stopDeliveries() { for services in apps.values { services.deliveries?.stop() } }

@@ -171,6 +171,9 @@ public protocol FactStore: Sendable {
     /// Makes a delivery pending and due at `now`, with a fresh retry window; nil when unknown.
     func retryDelivery(appId: String, id: String, now: Int64) throws -> WebhookDelivery?
     func deliveryBacklog(appId: String) throws -> DeliveryBacklog
+    /// Marks failed the pending deliveries to endpoints no longer configured (at start-up), so
+    /// they neither wait forever nor count as backlog; returns how many.
+    func abandonDeliveries(appId: String, keeping endpoints: Set<String>, now: Int64) throws -> Int
 }
 
 extension FactStore {

@@ -296,6 +296,22 @@ public final class InMemoryFactStore: FactStore {
         }
     }
 
+    public func abandonDeliveries(appId: String, keeping endpoints: Set<String>, now: Int64) throws -> Int {
+        state.withLock { state in
+            var count = 0
+            for index in state.deliveries.indices
+            where state.deliveries[index].appId == appId && state.deliveries[index].status == .pending
+                && !endpoints.contains(state.deliveries[index].endpoint)
+            {
+                state.deliveries[index].status = .failed
+                state.deliveries[index].nextAt = now
+                state.deliveries[index].lastError = "endpoint no longer configured"
+                count += 1
+            }
+            return count
+        }
+    }
+
     public func deliveryBacklog(appId: String) throws -> DeliveryBacklog {
         state.withLock { state in
             let mine = state.deliveries.filter { $0.appId == appId }

@@ -55,7 +55,7 @@ public final class EntitleServer: Sendable {
 
     public func start() {
         httpServer.start()
-        application.startDeliveries()
+        let abandoned = application.startDeliveries()
         logger.log(
             "info", "listening",
             [
@@ -65,7 +65,7 @@ public final class EntitleServer: Sendable {
                 "version": .string(EntitleVersion.current),
                 "apps": .array(configuration.apps.map { .string($0.id) }),
             ])
-        for warning in httpServer.warnings + application.warnings { logger.log("warn", warning) }
+        for warning in httpServer.warnings + application.warnings + abandoned { logger.log("warn", warning) }
         for (id, services) in application.apps.sorted(by: { $0.key < $1.key }) {
             let missing = services.verification.environmentsMissingRoots
             if !missing.isEmpty {

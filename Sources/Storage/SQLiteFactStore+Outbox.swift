@@ -206,6 +206,20 @@ extension SQLiteFactStore {
         }
     }
 
+    public func abandonDeliveries(appId: String, keeping endpoints: Set<String>, now: Int64) throws -> Int {
+        let kept = endpoints.sorted()
+        return try writerLoop.perform { database in
+            let marks = Array(repeating: "?", count: kept.count).joined(separator: ",")
+            try database.statement(
+                """
+                UPDATE deliveries SET status = 'failed', next_at = ?, last_error = 'endpoint no longer configured'
+                WHERE app_id = ? AND status = 'pending' AND endpoint NOT IN (\(marks))
+                """
+            ).bind([.integer(now), .text(appId)] + kept.map(SQLiteValue.text)).run()
+            return database.changes
+        }
+    }
+
     public func deliveryBacklog(appId: String) throws -> DeliveryBacklog {
         try read { database in
             let query = try database.statement(

@@ -253,4 +253,5 @@ private struct FailingStore: FactStore {
     func deliveries(appId: String, status: WebhookDelivery.Status?, limit: Int) throws -> [WebhookDelivery] { throw error }
     func retryDelivery(appId: String, id: String, now: Int64) throws -> WebhookDelivery? { throw error }
     func deliveryBacklog(appId: String) throws -> DeliveryBacklog { throw error }
+    func abandonDeliveries(appId: String, keeping endpoints: Set<String>, now: Int64) throws -> Int { throw error }
 }

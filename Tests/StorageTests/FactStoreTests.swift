@@ -218,6 +218,19 @@ class FactStoreContract: XCTestCase {
         XCTAssertEqual(try store.deliveries(appId: "app", status: .pending, limit: 10).count, 4, "two endpoints each")
     }
 
+    func testDeliveriesToEndpointsNoLongerConfiguredAreMarkedFailed() throws {
+        let store = try makeStore()
+        var first = batch([transaction("1000", signed: 10)])
+        first.eventWriter = RecordingWriter()
+        XCTAssertEqual(try store.apply(first), .applied)
+        XCTAssertEqual(try store.abandonDeliveries(appId: "app", keeping: ["https://hooks.example/a"], now: 50), 1)
+        let failed = try store.deliveries(appId: "app", status: .failed, limit: 10)
+        XCTAssertEqual(failed.map(\.endpoint), ["https://hooks.example/b"])
+        XCTAssertEqual(failed.first?.lastError, "endpoint no longer configured")
+        XCTAssertEqual(try store.deliveries(appId: "app", status: .pending, limit: 10).map(\.endpoint), ["https://hooks.example/a"])
+        XCTAssertEqual(try store.abandonDeliveries(appId: "app", keeping: [], now: 60), 1)
+    }
+
     func testADuplicateNotificationWritesNoEvent() throws {
         let store = try makeStore()
         let writer = RecordingWriter()

@@ -111,9 +111,10 @@ final class DeliveryLane: Sendable {
         client = HTTPClient(configuration: configuration)
     }
 
-    /// Delivery threads run at a lower CPU priority than ingestion: when the machine is saturated,
+    /// Delivery threads run at the lowest CPU priority: when the machine is saturated,
     /// acknowledging Apple and answering apps come first and deliveries catch up once the peak has
-    /// passed (they keep a share of the CPU, so they are never starved).
+    /// passed. They still get a small share (the scheduler weighs nice 19 at 15 against 1,024),
+    /// so a sustained overload slows them without stopping them.
     private static let niceness: Int32 = 19
 
     func start() {
