@@ -49,7 +49,13 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
-        .target(name: "Storage", dependencies: ["CSQLite", "Entitlements"], path: "Sources/Storage"),
+        .systemLibrary(
+            name: "CPostgreSQL",
+            path: "Sources/CPostgreSQL",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
+        .target(name: "Storage", dependencies: ["CSQLite", "CPostgreSQL", "Entitlements"], path: "Sources/Storage"),
         .target(name: "HTTP", dependencies: ["CLinux"], path: "Sources/HTTP"),
         .target(
             name: "Application",

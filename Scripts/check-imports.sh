@@ -22,6 +22,7 @@ check() {  # module owner-folders...
 check COpenSSL Crypto CShims
 check CShims Crypto
 check CSQLite Storage
+check CPostgreSQL Storage
 check CCurl HTTPClient CCurlShims
 check CCurlShims HTTPClient
 check CLinux HTTP

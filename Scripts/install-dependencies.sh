@@ -4,13 +4,14 @@
 # already installed are skipped, and it asks for root (sudo) only when something is missing.
 set -euo pipefail
 
-# Build: libssl-dev (Crypto: libcrypto), libcurl4-openssl-dev (HTTPClient), libsqlite3-dev
-# (Storage), pkg-config (finds them). Tests: openssl (independent signature checks, test chains),
-# python3-cryptography (independent JWS verifier), sqlite3 (inspects a test database), nginx
-# (`nginx -t` of the deployment site), clang's fuzzer runtime comes with the Swift toolchain.
-packages=(libssl-dev libcurl4-openssl-dev libsqlite3-dev pkg-config)
+# Build: libssl-dev (Crypto: libcrypto), libcurl4-openssl-dev (HTTPClient), libsqlite3-dev and
+# libpq-dev (Storage), pkg-config (finds them). Tests: openssl (independent signature checks, test
+# chains), python3-cryptography (independent JWS verifier), sqlite3 (inspects a test database),
+# nginx (`nginx -t` of the deployment site), postgresql (a throw-away cluster for the PostgreSQL
+# store); clang's fuzzer runtime comes with the Swift toolchain.
+packages=(libssl-dev libcurl4-openssl-dev libsqlite3-dev libpq-dev pkg-config)
 if [ "${1:-}" = "--tests" ]; then
-    packages+=(sqlite3 openssl python3 python3-cryptography nginx)
+    packages+=(sqlite3 openssl python3 python3-cryptography nginx postgresql)
 fi
 
 missing=()

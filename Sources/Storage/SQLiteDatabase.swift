@@ -1,14 +1,18 @@
 internal import CSQLite
 
-/// A failed SQLite call, with SQLite's own message.
+/// A failed database call, with the database's own message (SQLite's result code, or
+/// PostgreSQL's SQLSTATE).
 public struct StorageError: Error, Sendable, CustomStringConvertible {
     public let code: Int32
     public let message: String
-    public var description: String { "SQLite error \(code): \(message)" }
+    /// PostgreSQL's SQLSTATE (nil for SQLite, and when the connection itself failed).
+    public let sqlState: String?
+    public var description: String { sqlState == nil && code >= 0 ? "SQLite error \(code): \(message)" : message }
 
-    public init(code: Int32, message: String) {
+    public init(code: Int32, message: String, sqlState: String? = nil) {
         self.code = code
         self.message = message
+        self.sqlState = sqlState
     }
 }
 

@@ -299,6 +299,50 @@ final class InMemoryFactStoreTests: FactStoreContract {
     }
 }
 
+/// The same contract on PostgreSQL: a fresh database per test on the test cluster. Skips (with
+/// the reason printed) only when no PostgreSQL server is installed.
+final class PostgreSQLFactStoreTests: FactStoreContract {
+    override func makeStore() throws -> any FactStore {
+        do {
+            return try PostgreSQLFactStore(url: try PostgreSQLTestCluster.freshDatabase(), poolSize: 4)
+        } catch let unavailable as PostgreSQLTestCluster.Unavailable {
+            print("PostgreSQL tests skipped: \(unavailable)")
+            throw XCTSkip("PostgreSQL unavailable: \(unavailable)")
+        }
+    }
+
+    /// Two instances starting at once on a new database: the advisory lock lets one apply the
+    /// migrations and the other find them applied.
+    func testMigrationsRunOnceWhenTwoInstancesStartTogether() throws {
+        let url: String
+        do { url = try PostgreSQLTestCluster.freshDatabase() } catch let unavailable as PostgreSQLTestCluster.Unavailable {
+            throw XCTSkip("PostgreSQL unavailable: \(unavailable)")
+        }
+        let failures = Failures()
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            do { _ = try PostgreSQLFactStore(url: url, poolSize: 2) } catch { failures.add("\(error)") }
+        }
+        XCTAssertEqual(failures.all, [])
+        let applied = try runProcess("psql", [url, "-At", "-c", "SELECT count(*), max(version) FROM schema_migrations"])
+        XCTAssertEqual(applied.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "1|1")
+    }
+}
+
+private final class Failures: @unchecked Sendable {
+    private let lock = NSLock()
+    private var messages: [String] = []
+    func add(_ message: String) {
+        lock.lock()
+        messages.append(message)
+        lock.unlock()
+    }
+    var all: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return messages
+    }
+}
+
 final class SQLiteFactStoreTests: FactStoreContract {
     private var folder: URL!
 

@@ -1,0 +1,118 @@
+internal import CPostgreSQL
+import Foundation
+
+/// A parameter or column value as PostgreSQL's text protocol carries it.
+enum PGValue: Sendable {
+    case null
+    case integer(Int64)
+    case text(String)
+
+    static func from(_ value: Int64?) -> PGValue { value.map(PGValue.integer) ?? .null }
+    static func from(_ value: String?) -> PGValue { value.map(PGValue.text) ?? .null }
+    static func from(_ value: Bool) -> PGValue { .integer(value ? 1 : 0) }
+
+    var textForm: String? {
+        switch self {
+        case .null: nil
+        case .integer(let number): String(number)
+        case .text(let text): text
+        }
+    }
+}
+
+/// The rows of one statement, as text (`nil` for NULL).
+struct PGRows: Sendable {
+    let rows: [[String?]]
+    /// Rows the statement changed (`PQcmdTuples`).
+    let affected: Int
+
+    var isEmpty: Bool { rows.isEmpty }
+    func text(_ row: Int, _ column: Int) -> String? { rows[row][column] }
+    func int64(_ row: Int, _ column: Int) -> Int64? { rows[row][column].flatMap { Int64($0) } }
+}
+
+/// One libpq connection, used by one caller at a time (the pool hands it out). Every statement
+/// is sent with `PQexecParams` (parameters out of band, never spliced into SQL). A connection
+/// that broke is reconnected on its next use.
+final class PostgreSQLConnection: @unchecked Sendable {
+    private var handle: OpaquePointer?
+    private let conninfo: String
+
+    init(conninfo: String) throws(StorageError) {
+        self.conninfo = conninfo
+        try connect()
+    }
+
+    deinit { PQfinish(handle) }
+
+    private func connect() throws(StorageError) {
+        PQfinish(handle)
+        handle = PQconnectdb(conninfo)
+        guard PQstatus(handle) == CONNECTION_OK else {
+            let message = Self.message(handle)
+            PQfinish(handle)
+            handle = nil
+            throw StorageError(code: -1, message: "PostgreSQL connection failed: \(message)")
+        }
+        // Answers in UTC and plain text; the store keeps instants as epoch milliseconds anyway.
+        _ = try execute("SET TIME ZONE 'UTC'")
+    }
+
+    /// Whether the connection is usable; a broken one is replaced on the next `execute`.
+    var isHealthy: Bool { handle != nil && PQstatus(handle) == CONNECTION_OK }
+
+    @discardableResult
+    func execute(_ sql: String, _ parameters: [PGValue] = []) throws(StorageError) -> PGRows {
+        if !isHealthy { try connect() }
+        let texts = parameters.map(\.textForm)
+        let result = Self.withCStrings(texts) { pointers in
+            PQexecParams(handle, sql, Int32(pointers.count), nil, pointers, nil, nil, 0)
+        }
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
+            let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) } ?? ""
+            let message = PQresultErrorMessage(result).map { String(cString: $0) } ?? Self.message(handle)
+            throw StorageError(
+                code: -1, message: "PostgreSQL \(state): \(message.trimmingCharacters(in: .whitespacesAndNewlines))",
+                sqlState: state)
+        }
+        var rows: [[String?]] = []
+        let count = PQntuples(result)
+        let columns = PQnfields(result)
+        rows.reserveCapacity(Int(count))
+        for row in 0..<count {
+            var values: [String?] = []
+            values.reserveCapacity(Int(columns))
+            for column in 0..<columns {
+                values.append(PQgetisnull(result, row, column) == 1 ? nil : String(cString: PQgetvalue(result, row, column)))
+            }
+            rows.append(values)
+        }
+        return PGRows(rows: rows, affected: Int(String(cString: PQcmdTuples(result))) ?? 0)
+    }
+
+    /// Several statements at once, without parameters (migrations).
+    func executeScript(_ sql: String) throws(StorageError) {
+        if !isHealthy { try connect() }
+        let result = PQexec(handle, sql)
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
+            let message = PQresultErrorMessage(result).map { String(cString: $0) } ?? Self.message(handle)
+            throw StorageError(code: -1, message: "PostgreSQL: \(message.trimmingCharacters(in: .whitespacesAndNewlines))", sqlState: "")
+        }
+    }
+
+    private static func message(_ handle: OpaquePointer?) -> String {
+        guard let handle, let text = PQerrorMessage(handle) else { return "no connection" }
+        return String(cString: text).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// C strings for libpq that live for the duration of `body`.
+    private static func withCStrings<T>(_ values: [String?], _ body: ([UnsafePointer<CChar>?]) -> T) -> T {
+        var owned: [UnsafeMutablePointer<CChar>?] = values.map { $0.map { strdup($0) } ?? nil }
+        defer { for pointer in owned { free(pointer) } }
+        return body(owned.map { $0.map { UnsafePointer($0) } })
+    }
+}

@@ -1,0 +1,175 @@
+import Entitlements
+import Foundation
+
+/// The outbox on PostgreSQL: claims are shared by every instance, so they take rows with
+/// `FOR UPDATE SKIP LOCKED` and move `next_at` past the lease in the same statement.
+extension PostgreSQLFactStore {
+    static func insert(_ events: [OutboxEvent], _ db: PostgreSQLConnection) throws {
+        for event in events {
+            try db.execute(
+                """
+                INSERT INTO events (app_id, sequence, id, type, environment, original_transaction_id, app_account_token,
+                    occurred_at, created_at, body)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+                """,
+                [
+                    .text(event.appId), .integer(event.sequence), .text(event.id), .text(event.type), .text(event.environment),
+                    .from(event.originalTransactionId), .from(event.appAccountToken), .integer(event.occurredAt),
+                    .integer(event.createdAt), .text(event.body),
+                ])
+            for endpoint in event.endpoints {
+                try insertDelivery(
+                    db, app: event.appId, kind: .event, eventId: event.id, eventType: event.type, endpoint: endpoint, body: nil,
+                    at: event.createdAt)
+            }
+        }
+    }
+
+    static func insertDelivery(
+        _ db: PostgreSQLConnection, app: String, kind: WebhookDelivery.Kind, eventId: String?, eventType: String?, endpoint: String,
+        body: String?, at: Int64
+    ) throws {
+        try db.execute(
+            """
+            INSERT INTO deliveries (app_id, kind, event_id, event_type, endpoint, body, status, attempts, next_at, created_at,
+                window_start)
+            VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $7, $7, $7)
+            """, [.text(app), .text(kind.rawValue), .from(eventId), .from(eventType), .text(endpoint), .from(body), .integer(at)])
+    }
+
+    private static let eventColumns =
+        "app_id, sequence, id, type, environment, original_transaction_id, app_account_token, occurred_at, created_at, body"
+
+    private static func event(_ row: [String?]) -> OutboxEvent {
+        OutboxEvent(
+            id: row[2] ?? "", appId: row[0] ?? "", sequence: Int64(row[1] ?? "0") ?? 0, type: row[3] ?? "", environment: row[4] ?? "",
+            originalTransactionId: row[5], appAccountToken: row[6], occurredAt: Int64(row[7] ?? "0") ?? 0,
+            createdAt: Int64(row[8] ?? "0") ?? 0, body: row[9] ?? "")
+    }
+
+    public func events(appId: String, after sequence: Int64, limit: Int) throws -> [OutboxEvent] {
+        try pool.with { db in
+            try db.execute(
+                "SELECT \(Self.eventColumns) FROM events WHERE app_id = $1 AND sequence > $2 ORDER BY sequence LIMIT $3",
+                [.text(appId), .integer(sequence), .integer(Int64(limit))]
+            ).rows.map(Self.event)
+        }
+    }
+
+    public func event(appId: String, id: String) throws -> OutboxEvent? {
+        try pool.with { db in
+            try db.execute("SELECT \(Self.eventColumns) FROM events WHERE app_id = $1 AND id = $2", [.text(appId), .text(id)])
+                .rows.first.map(Self.event)
+        }
+    }
+
+    private static let deliveryColumns = """
+        d.id, d.app_id, d.kind, d.event_id, d.event_type, d.endpoint, d.status, d.attempts, d.next_at, d.created_at,
+        d.window_start, d.last_status, d.last_error, d.delivered_at
+        """
+
+    private static func delivery(_ row: [String?], body: String = "") -> WebhookDelivery {
+        func number(_ index: Int) -> Int64? { row[index].flatMap { Int64($0) } }
+        return WebhookDelivery(
+            id: row[0] ?? "", appId: row[1] ?? "", kind: WebhookDelivery.Kind(rawValue: row[2] ?? "") ?? .event, eventId: row[3],
+            eventType: row[4], endpoint: row[5] ?? "", status: WebhookDelivery.Status(rawValue: row[6] ?? "") ?? .pending,
+            attempts: Int(number(7) ?? 0), nextAt: number(8) ?? 0, createdAt: number(9) ?? 0, windowStart: number(10) ?? 0,
+            lastStatus: number(11).map(Int.init), lastError: row[12], deliveredAt: number(13), body: body)
+    }
+
+    public func claimDeliveries(appId: String, endpoint: String, now: Int64, leaseUntil: Int64, limit: Int) throws -> [WebhookDelivery] {
+        try pool.with { db in
+            // The lease is written before the rows are handed out: another instance's claim skips
+            // the locked rows now and finds them not due afterwards.
+            try db.execute(
+                """
+                WITH due AS (
+                    SELECT id FROM deliveries WHERE app_id = $1 AND endpoint = $2 AND status = 'pending' AND next_at <= $3
+                    ORDER BY next_at LIMIT $4 FOR UPDATE SKIP LOCKED),
+                claimed AS (
+                    UPDATE deliveries d SET next_at = $5 FROM due WHERE d.id = due.id RETURNING d.*)
+                SELECT \(Self.deliveryColumns), COALESCE(d.body, e.body)
+                FROM claimed d LEFT JOIN events e ON e.id = d.event_id ORDER BY d.id
+                """, [.text(appId), .text(endpoint), .integer(now), .integer(Int64(limit)), .integer(leaseUntil)]
+            ).rows.map { Self.delivery($0, body: $0[14] ?? "") }
+        }
+    }
+
+    public func record(_ outcomes: [DeliveryOutcome]) throws {
+        guard !outcomes.isEmpty else { return }
+        try pool.transaction { db in
+            for outcome in outcomes {
+                guard let id = Int64(outcome.id) else { continue }
+                let (status, at, deliveredAt): (WebhookDelivery.Status, Int64, Int64?) =
+                    switch outcome.result {
+                    case .delivered(let at): (.delivered, at, at)
+                    case .retry(let at): (.pending, at, nil)
+                    case .failed(let at): (.failed, at, nil)
+                    }
+                try db.execute(
+                    """
+                    UPDATE deliveries SET status = $1, attempts = attempts + 1, next_at = $2, last_status = $3, last_error = $4,
+                        delivered_at = $5 WHERE id = $6 AND status = 'pending'
+                    """,
+                    [
+                        .text(status.rawValue), .integer(at), .from(outcome.httpStatus.map(Int64.init)), .from(outcome.error),
+                        .from(deliveredAt), .integer(id),
+                    ])
+            }
+        }
+    }
+
+    public func deliveries(appId: String, status: WebhookDelivery.Status?, limit: Int) throws -> [WebhookDelivery] {
+        try pool.with { db in
+            try db.execute(
+                """
+                SELECT \(Self.deliveryColumns) FROM deliveries d WHERE d.app_id = $1 AND ($2::text IS NULL OR d.status = $2)
+                ORDER BY d.created_at DESC, d.id DESC LIMIT $3
+                """, [.text(appId), .from(status?.rawValue), .integer(Int64(limit))]
+            ).rows.map { Self.delivery($0) }
+        }
+    }
+
+    public func retryDelivery(appId: String, id: String, now: Int64) throws -> WebhookDelivery? {
+        guard let number = Int64(id) else { return nil }
+        return try pool.with { db in
+            try db.execute(
+                """
+                UPDATE deliveries d SET status = 'pending', next_at = $1, window_start = $1 WHERE app_id = $2 AND id = $3
+                RETURNING \(Self.deliveryColumns)
+                """, [.integer(now), .text(appId), .integer(number)]
+            ).rows.first.map { Self.delivery($0) }
+        }
+    }
+
+    public func deliveryBacklog(appId: String) throws -> DeliveryBacklog {
+        try pool.with { db in
+            let rows = try db.execute(
+                """
+                SELECT COUNT(*) FILTER (WHERE status = 'pending'), COUNT(*) FILTER (WHERE status = 'failed'),
+                    MIN(created_at) FILTER (WHERE status = 'pending')
+                FROM deliveries WHERE app_id = $1 AND status IN ('pending', 'failed')
+                """, [.text(appId)])
+            return DeliveryBacklog(
+                pending: Int(rows.int64(0, 0) ?? 0), failed: Int(rows.int64(0, 1) ?? 0), oldestPendingCreatedAt: rows.int64(0, 2))
+        }
+    }
+
+    public func abandonDeliveries(appId: String, keeping endpoints: Set<String>, now: Int64) throws -> Int {
+        try pool.with { db in
+            try db.execute(
+                """
+                UPDATE deliveries SET status = 'failed', next_at = $2, last_error = 'endpoint no longer configured'
+                WHERE app_id = $1 AND status = 'pending' AND NOT (endpoint = ANY ($3::text[]))
+                """, [.text(appId), .integer(now), .text(Self.textArray(endpoints.sorted()))]
+            ).affected
+        }
+    }
+
+    /// A PostgreSQL array literal of text (`{"a","b"}`), quoting every element.
+    static func textArray(_ values: [String]) -> String {
+        "{"
+            + values.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+            .joined(separator: ",") + "}"
+    }
+}

@@ -1,0 +1,447 @@
+import Entitlements
+import Foundation
+
+/// `FactStore` on PostgreSQL, for several stateless Entitle instances on one database.
+///
+/// What gives each guarantee (README, "PostgreSQL"):
+/// - A notification is stored and applied once: `INSERT … ON CONFLICT (notification_uuid) DO
+///   NOTHING RETURNING`; a concurrent duplicate waits on the unique index, then finds the row.
+/// - The newest signed copy wins: a conditional upsert (`ON CONFLICT … DO UPDATE … WHERE
+///   excluded.signed_date > stored.signed_date`), never read-then-write.
+/// - Facts of one subscription are applied one transaction at a time: each batch first takes
+///   `pg_advisory_xact_lock` on every subscription it touches (in a fixed order), so the state
+///   it derives events from is the one the previous writer committed.
+/// - Event sequences follow commit order: the app's `event_sequences` row is locked
+///   (`FOR UPDATE`) by each transaction that writes events, until its commit.
+/// - A delivery is made by one instance at a time: claims take rows `FOR UPDATE SKIP LOCKED` and
+///   push `next_at` past the lease.
+/// Every call blocks on the network: writes run on the store's own threads, reads on the caller's
+/// (the blocking pool), never an event loop.
+public final class PostgreSQLFactStore: FactStore {
+    let pool: PostgreSQLPool
+    private let workers: PostgreSQLWorkers
+
+    /// `url` is a libpq connection string (`postgresql://user:pass@host:5432/db`); `poolSize`
+    /// bounds the connections (and concurrent transactions) of this process.
+    public init(url: String, poolSize: Int = 8) throws {
+        pool = PostgreSQLPool(conninfo: url, size: poolSize)
+        workers = PostgreSQLWorkers(threads: poolSize)
+        try PostgreSQLMigrations.migrate(pool)
+    }
+
+    deinit { workers.stop(threads: pool.size) }
+
+    // MARK: - Writing
+
+    public func apply(_ batch: FactBatch, completion: @escaping @Sendable (Result<ApplyOutcome, Error>) -> Void) {
+        workers.submit { [self] in completion(Result { try apply(batch) }) }
+    }
+
+    public func apply(_ batch: FactBatch) throws -> ApplyOutcome {
+        let (outcome, events) = try pool.transaction { try Self.write(batch, $0) }
+        if batch.wroteToOutbox(outcome, events: events) { batch.eventWriter?.committed(events) }
+        return outcome
+    }
+
+    private static func rolledBack(_ outcome: ApplyOutcome) -> PostgreSQLPool.RolledBackAnswer {
+        PostgreSQLPool.RolledBackAnswer(value: (outcome, [OutboxEvent]()))
+    }
+
+    static func write(_ batch: FactBatch, _ db: PostgreSQLConnection) throws -> (ApplyOutcome, [OutboxEvent]) {
+        for key in batch.touchedSubscriptions.map({ "\(batch.appId)\u{0}\(batch.environment)\u{0}\($0)" }).sorted() {
+            try db.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [.text(key)])
+        }
+        if let notification = batch.notification {
+            let inserted = try db.execute(
+                """
+                INSERT INTO notifications (notification_uuid, app_id, environment, notification_type, subtype,
+                    signed_date, received_at, original_transaction_id, jws)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (notification_uuid) DO NOTHING RETURNING sequence
+                """,
+                [
+                    .text(notification.notificationUUID), .text(notification.appId), .text(notification.environment),
+                    .text(notification.notificationType), .from(notification.subtype), .integer(notification.signedDate),
+                    .integer(notification.receivedAt), .from(notification.originalTransactionId), .text(notification.jws),
+                ])
+            if inserted.isEmpty { throw rolledBack(.duplicateNotification) }
+        }
+        let pending = try batch.eventWriter.map {
+            try FactChange.read(batch, environments: $0.environments, from: PostgreSQLFactReader(db: db, appId: batch.appId))
+        }
+        var outcome = ApplyOutcome.applied
+        if let requested = batch.requestedLink,
+            let existing = try token(db, batch.appId, batch.environment, requested.originalTransactionId),
+            existing != requested.appAccountToken
+        {
+            guard batch.transfersLink else { throw rolledBack(.linkConflict(existingToken: existing)) }
+            try db.execute(
+                "UPDATE subscriber_links SET app_account_token = $1 WHERE app_id = $2 AND environment = $3 AND original_transaction_id = $4",
+                [.text(requested.appAccountToken), .text(batch.appId), .text(batch.environment), .text(requested.originalTransactionId)])
+            try db.execute(
+                """
+                INSERT INTO link_transfers (app_id, environment, original_transaction_id, from_token, to_token, at)
+                VALUES ($1, $2, $3, $4, $5, $6)
+                """,
+                [
+                    .text(batch.appId), .text(batch.environment), .text(requested.originalTransactionId), .text(existing),
+                    .text(requested.appAccountToken), .integer(batch.requestedAt),
+                ])
+            outcome = .transferred(from: existing)
+        }
+        for (record, jws) in batch.transactions {
+            try upsert(db, record, jws: jws, app: batch.appId)
+            try recordAppTransaction(db, batch.appId, record.environment, record.originalTransactionId, record.appTransactionId)
+        }
+        if let (record, jws) = batch.renewal {
+            try upsert(db, record, jws: jws, app: batch.appId)
+            try recordAppTransaction(db, batch.appId, record.environment, record.originalTransactionId, record.appTransactionId)
+        }
+        for (original, signal) in batch.signals {
+            try db.execute(
+                "INSERT INTO signals (app_id, environment, original_transaction_id, kind, at) VALUES ($1, $2, $3, $4, $5)",
+                [.text(batch.appId), .text(batch.environment), .text(original), .text(signal.kind.storedName), .integer(signal.at)])
+        }
+        if let requested = batch.requestedLink {
+            try db.execute(
+                """
+                INSERT INTO subscriber_links (app_id, environment, original_transaction_id, app_account_token)
+                VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING
+                """,
+                [.text(batch.appId), .text(batch.environment), .text(requested.originalTransactionId), .text(requested.appAccountToken)])
+            if batch.queuesTokenCall {
+                try db.execute(
+                    """
+                    INSERT INTO token_calls (app_id, environment, original_transaction_id, app_account_token, attempts, next_at)
+                    VALUES ($1, $2, $3, $4, 0, $5) ON CONFLICT (app_id, environment, original_transaction_id)
+                    DO UPDATE SET app_account_token = excluded.app_account_token, attempts = 0, next_at = excluded.next_at
+                    """,
+                    [
+                        .text(batch.appId), .text(batch.environment), .text(requested.originalTransactionId),
+                        .text(requested.appAccountToken), .integer(batch.requestedAt),
+                    ])
+            }
+        }
+        if let call = batch.tokenCallOutcome {
+            let key: [PGValue] = [.text(batch.appId), .text(batch.environment), .text(call.originalTransactionId)]
+            if let retryAt = call.retryAt {
+                try db.execute(
+                    """
+                    UPDATE token_calls SET attempts = attempts + 1, next_at = $4
+                    WHERE app_id = $1 AND environment = $2 AND original_transaction_id = $3
+                    """, key + [.integer(retryAt)])
+            } else {
+                try db.execute("DELETE FROM token_calls WHERE app_id = $1 AND environment = $2 AND original_transaction_id = $3", key)
+            }
+        }
+        if let sync = batch.syncRevision {
+            try db.execute(
+                """
+                INSERT INTO sync_revisions (app_id, environment, original_transaction_id, revision) VALUES ($1, $2, $3, $4)
+                ON CONFLICT (app_id, environment, original_transaction_id) DO UPDATE SET revision = excluded.revision
+                """, [.text(batch.appId), .text(batch.environment), .text(sync.originalTransactionId), .text(sync.revision)])
+        }
+        var events: [OutboxEvent] = []
+        if let writer = batch.eventWriter, let pending {
+            // The sequence row stays locked until this commit: sequences follow commit order.
+            try db.execute("INSERT INTO event_sequences (app_id, last) VALUES ($1, 0) ON CONFLICT DO NOTHING", [.text(batch.appId)])
+            let last =
+                try db.execute("SELECT last FROM event_sequences WHERE app_id = $1 FOR UPDATE", [.text(batch.appId)]).int64(0, 0) ?? 0
+            events = writer.events(for: FactChange.applying(batch, to: pending), firstSequence: last + 1)
+            if let final = events.last {
+                try insert(events, db)
+                try db.execute("UPDATE event_sequences SET last = $2 WHERE app_id = $1", [.text(batch.appId), .integer(final.sequence)])
+            }
+        }
+        if let forward = batch.forward {
+            try insertDelivery(
+                db, app: batch.appId, kind: .forward, eventId: nil, eventType: batch.notification?.notificationType,
+                endpoint: forward.url, body: forward.body, at: batch.notification?.receivedAt ?? batch.requestedAt)
+        }
+        return (outcome, events)
+    }
+
+    /// Inserts, or replaces only with a newer `signedDate` (E-01); the stored copy's token links.
+    static func upsert(_ db: PostgreSQLConnection, _ record: TransactionRecord, jws: String, app: String) throws {
+        let stored = try db.execute(
+            """
+            INSERT INTO transactions AS t (app_id, environment, transaction_id, original_transaction_id, product_id,
+                subscription_group, type, purchase_date, original_purchase_date, expires_date, revocation_date,
+                revocation_reason, revocation_type, is_upgraded, offer_type, offer_discount_type, offer_identifier,
+                ownership_type, signed_date, app_account_token, jws, price, currency)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)
+            ON CONFLICT (app_id, environment, transaction_id) DO UPDATE SET
+                original_transaction_id = excluded.original_transaction_id, product_id = excluded.product_id,
+                subscription_group = excluded.subscription_group, type = excluded.type,
+                purchase_date = excluded.purchase_date, original_purchase_date = excluded.original_purchase_date,
+                expires_date = excluded.expires_date, revocation_date = excluded.revocation_date,
+                revocation_reason = excluded.revocation_reason, revocation_type = excluded.revocation_type,
+                is_upgraded = excluded.is_upgraded, offer_type = excluded.offer_type,
+                offer_discount_type = excluded.offer_discount_type, offer_identifier = excluded.offer_identifier,
+                ownership_type = excluded.ownership_type, signed_date = excluded.signed_date,
+                app_account_token = excluded.app_account_token, jws = excluded.jws, price = excluded.price,
+                currency = excluded.currency
+            WHERE excluded.signed_date > t.signed_date
+            RETURNING 1
+            """,
+            [
+                .text(app), .text(record.environment), .text(record.transactionId), .text(record.originalTransactionId),
+                .text(record.productId), .from(record.subscriptionGroupIdentifier), .text(record.type),
+                .integer(record.purchaseDate), .from(record.originalPurchaseDate), .from(record.expiresDate),
+                .from(record.revocationDate), .from(record.revocationReason), .from(record.revocationType),
+                .from(record.isUpgraded), .from(record.offerType), .from(record.offerDiscountType),
+                .from(record.offerIdentifier), .from(record.ownershipType), .integer(record.signedDate),
+                .from(record.appAccountToken), .text(jws), .from(record.price), .from(record.currency),
+            ])
+        if let token = record.appAccountToken, !stored.isEmpty {
+            try db.execute(
+                """
+                INSERT INTO subscriber_links (app_id, environment, original_transaction_id, app_account_token)
+                VALUES ($1, $2, $3, $4) ON CONFLICT (app_id, environment, original_transaction_id)
+                DO UPDATE SET app_account_token = excluded.app_account_token
+                """, [.text(app), .text(record.environment), .text(record.originalTransactionId), .text(token)])
+        }
+    }
+
+    static func upsert(_ db: PostgreSQLConnection, _ record: RenewalRecord, jws: String, app: String) throws {
+        try db.execute(
+            """
+            INSERT INTO renewal_infos AS r (app_id, environment, original_transaction_id, product_id, auto_renew_product_id,
+                auto_renew_status, is_in_billing_retry, grace_period_expires_date, expiration_intent,
+                eligible_win_back_offer_ids, signed_date, jws)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+            ON CONFLICT (app_id, environment, original_transaction_id) DO UPDATE SET
+                product_id = excluded.product_id, auto_renew_product_id = excluded.auto_renew_product_id,
+                auto_renew_status = excluded.auto_renew_status, is_in_billing_retry = excluded.is_in_billing_retry,
+                grace_period_expires_date = excluded.grace_period_expires_date,
+                expiration_intent = excluded.expiration_intent,
+                eligible_win_back_offer_ids = excluded.eligible_win_back_offer_ids,
+                signed_date = excluded.signed_date, jws = excluded.jws
+            WHERE excluded.signed_date > r.signed_date
+            """,
+            [
+                .text(app), .text(record.environment), .text(record.originalTransactionId), .from(record.productId),
+                .from(record.autoRenewProductId), .from(record.autoRenewStatus), .from(record.isInBillingRetryPeriod),
+                .from(record.gracePeriodExpiresDate), .from(record.expirationIntent),
+                .text(record.eligibleWinBackOfferIds.joined(separator: "\n")), .integer(record.signedDate), .text(jws),
+            ])
+    }
+
+    static func recordAppTransaction(
+        _ db: PostgreSQLConnection, _ app: String, _ environment: String, _ original: String, _ appTransactionId: String?
+    ) throws {
+        guard let appTransactionId else { return }
+        try db.execute(
+            """
+            INSERT INTO app_transactions (app_id, environment, original_transaction_id, app_transaction_id)
+            VALUES ($1, $2, $3, $4) ON CONFLICT (app_id, environment, original_transaction_id)
+            DO UPDATE SET app_transaction_id = excluded.app_transaction_id
+            """, [.text(app), .text(environment), .text(original), .text(appTransactionId)])
+    }
+
+    static func token(_ db: PostgreSQLConnection, _ app: String, _ environment: String, _ original: String) throws -> String? {
+        let rows = try db.execute(
+            "SELECT app_account_token FROM subscriber_links WHERE app_id = $1 AND environment = $2 AND original_transaction_id = $3",
+            [.text(app), .text(environment), .text(original)])
+        return rows.isEmpty ? nil : rows.text(0, 0)
+    }
+
+    // MARK: - Reading
+
+    public func facts(appId: String, environment: String, appAccountToken: String) throws -> [SubscriptionFacts] {
+        try pool.with { try Self.facts($0, appId: appId, environment: environment, appAccountToken: appAccountToken) }
+    }
+
+    static func facts(
+        _ db: PostgreSQLConnection, appId: String, environment: String, appAccountToken: String
+    ) throws
+        -> [SubscriptionFacts]
+    {
+        let links = try db.execute(
+            """
+            SELECT original_transaction_id FROM subscriber_links
+            WHERE app_id = $1 AND environment = $2 AND app_account_token = $3 ORDER BY original_transaction_id
+            """, [.text(appId), .text(environment), .text(appAccountToken)])
+        return try links.rows.compactMap { row in
+            try row[0].flatMap {
+                try facts(db, appId: appId, environment: environment, originalTransactionId: $0, token: appAccountToken, tokenKnown: true)
+            }
+        }
+    }
+
+    public func facts(appId: String, environment: String, originalTransactionId: String) throws -> SubscriptionFacts? {
+        try pool.with { try Self.facts($0, appId: appId, environment: environment, originalTransactionId: originalTransactionId) }
+    }
+
+    static func facts(
+        _ db: PostgreSQLConnection, appId: String, environment: String, originalTransactionId: String, token knownToken: String? = nil,
+        tokenKnown: Bool = false
+    ) throws -> SubscriptionFacts? {
+        let key: [PGValue] = [.text(appId), .text(environment), .text(originalTransactionId)]
+        let transactions = try db.execute(
+            """
+            SELECT transaction_id, product_id, subscription_group, type, purchase_date, original_purchase_date, expires_date,
+                revocation_date, revocation_reason, revocation_type, is_upgraded, offer_type, offer_discount_type,
+                offer_identifier, ownership_type, signed_date, app_account_token, price, currency
+            FROM transactions WHERE app_id = $1 AND environment = $2 AND original_transaction_id = $3
+            ORDER BY purchase_date, transaction_id
+            """, key)
+        guard !transactions.isEmpty else { return nil }
+        let records = (0..<transactions.rows.count).map { row in
+            TransactionRecord(
+                transactionId: transactions.text(row, 0) ?? "", originalTransactionId: originalTransactionId,
+                productId: transactions.text(row, 1) ?? "", subscriptionGroupIdentifier: transactions.text(row, 2),
+                type: transactions.text(row, 3) ?? "", purchaseDate: transactions.int64(row, 4) ?? 0,
+                originalPurchaseDate: transactions.int64(row, 5), expiresDate: transactions.int64(row, 6),
+                revocationDate: transactions.int64(row, 7), revocationReason: transactions.int64(row, 8),
+                revocationType: transactions.text(row, 9), isUpgraded: transactions.int64(row, 10) == 1,
+                offerType: transactions.int64(row, 11), offerDiscountType: transactions.text(row, 12),
+                offerIdentifier: transactions.text(row, 13), ownershipType: transactions.text(row, 14), environment: environment,
+                signedDate: transactions.int64(row, 15) ?? 0, appAccountToken: transactions.text(row, 16),
+                price: transactions.int64(row, 17), currency: transactions.text(row, 18))
+        }
+        let renewalRows = try db.execute(
+            """
+            SELECT product_id, auto_renew_product_id, auto_renew_status, is_in_billing_retry, grace_period_expires_date,
+                expiration_intent, eligible_win_back_offer_ids, signed_date
+            FROM renewal_infos WHERE app_id = $1 AND environment = $2 AND original_transaction_id = $3
+            """, key)
+        var renewal: RenewalRecord?
+        if !renewalRows.isEmpty {
+            let offers = renewalRows.text(0, 6) ?? ""
+            renewal = RenewalRecord(
+                originalTransactionId: originalTransactionId, productId: renewalRows.text(0, 0),
+                autoRenewProductId: renewalRows.text(0, 1), autoRenewStatus: renewalRows.int64(0, 2),
+                isInBillingRetryPeriod: renewalRows.int64(0, 3) == 1, gracePeriodExpiresDate: renewalRows.int64(0, 4),
+                expirationIntent: renewalRows.int64(0, 5),
+                eligibleWinBackOfferIds: offers.isEmpty ? [] : offers.components(separatedBy: "\n"), environment: environment,
+                signedDate: renewalRows.int64(0, 7) ?? 0)
+        }
+        let signalRows = try db.execute(
+            "SELECT kind, at FROM signals WHERE app_id = $1 AND environment = $2 AND original_transaction_id = $3 ORDER BY at, id", key)
+        let signals = signalRows.rows.compactMap { row -> SubscriptionSignal? in
+            guard let kind = row[0].flatMap(SubscriptionSignal.Kind.init(storedName:)) else { return nil }
+            return SubscriptionSignal(kind, at: row[1].flatMap { Int64($0) } ?? 0)
+        }
+        let token = tokenKnown ? knownToken : try self.token(db, appId, environment, originalTransactionId)
+        return SubscriptionFacts(
+            originalTransactionId: originalTransactionId, environment: environment, appAccountToken: token, transactions: records,
+            renewal: renewal, signals: signals)
+    }
+
+    public func syncRevision(appId: String, environment: String, originalTransactionId: String) throws -> String? {
+        try pool.with { db in
+            let rows = try db.execute(
+                "SELECT revision FROM sync_revisions WHERE app_id = $1 AND environment = $2 AND original_transaction_id = $3",
+                [.text(appId), .text(environment), .text(originalTransactionId)])
+            return rows.isEmpty ? nil : rows.text(0, 0)
+        }
+    }
+
+    public func originalTransactionId(appId: String, environment: String, transactionId: String) throws -> String? {
+        try pool.with { db in
+            let rows = try db.execute(
+                "SELECT original_transaction_id FROM transactions WHERE app_id = $1 AND environment = $2 AND transaction_id = $3",
+                [.text(appId), .text(environment), .text(transactionId)])
+            return rows.isEmpty ? nil : rows.text(0, 0)
+        }
+    }
+
+    public func dueTokenCalls(appId: String, now: Int64, limit: Int) throws -> [PendingTokenCall] {
+        try pool.with { db in
+            try db.execute(
+                """
+                SELECT environment, original_transaction_id, app_account_token, attempts FROM token_calls
+                WHERE app_id = $1 AND next_at <= $2 ORDER BY next_at LIMIT $3
+                """, [.text(appId), .integer(now), .integer(Int64(limit))]
+            ).rows.map { row in
+                PendingTokenCall(
+                    appId: appId, environment: row[0] ?? "", originalTransactionId: row[1] ?? "", appAccountToken: row[2] ?? "",
+                    attempts: Int(row[3] ?? "0") ?? 0)
+            }
+        }
+    }
+
+    public func linkTransfers(appId: String, environment: String, appAccountToken: String) throws -> [LinkTransfer] {
+        try pool.with { try Self.linkTransfers($0, appId: appId, environment: environment, appAccountToken: appAccountToken) }
+    }
+
+    static func linkTransfers(
+        _ db: PostgreSQLConnection, appId: String, environment: String, appAccountToken: String
+    ) throws
+        -> [LinkTransfer]
+    {
+        try db.execute(
+            """
+            SELECT original_transaction_id, from_token, to_token, at FROM link_transfers
+            WHERE app_id = $1 AND environment = $2 AND (from_token = $3 OR to_token = $3) ORDER BY id
+            """, [.text(appId), .text(environment), .text(appAccountToken)]
+        ).rows.map { LinkTransfer(originalTransactionId: $0[0] ?? "", from: $0[1] ?? "", to: $0[2] ?? "", at: Int64($0[3] ?? "0") ?? 0) }
+    }
+
+    public func originalTransactionIds(appId: String, environment: String, appTransactionId: String) throws -> [String] {
+        try pool.with { db in
+            try db.execute(
+                """
+                SELECT original_transaction_id FROM app_transactions
+                WHERE app_id = $1 AND environment = $2 AND app_transaction_id = $3 ORDER BY original_transaction_id
+                """, [.text(appId), .text(environment), .text(appTransactionId)]
+            ).rows.compactMap { $0[0] }
+        }
+    }
+
+    public func notifications(appId: String, limit: Int, before: Int64?) throws -> [StoredNotification] {
+        try pool.with { db in
+            try db.execute(
+                """
+                SELECT sequence, notification_uuid, environment, notification_type, subtype, signed_date, received_at,
+                    original_transaction_id, jws
+                FROM notifications WHERE app_id = $1 AND sequence < $2 ORDER BY sequence DESC LIMIT $3
+                """, [.text(appId), .integer(before ?? Int64.max), .integer(Int64(limit))]
+            ).rows.map { row in
+                var notification = StoredNotification(
+                    notificationUUID: row[1] ?? "", appId: appId, environment: row[2] ?? "", notificationType: row[3] ?? "",
+                    subtype: row[4], signedDate: Int64(row[5] ?? "0") ?? 0, receivedAt: Int64(row[6] ?? "0") ?? 0,
+                    originalTransactionId: row[7], jws: row[8] ?? "")
+                notification.sequence = Int64(row[0] ?? "0") ?? 0
+                return notification
+            }
+        }
+    }
+
+    public func checkHealth() throws {
+        try pool.with { _ = try $0.execute("SELECT 1") }
+    }
+}
+
+/// A connection inside the writing transaction seen as a `FactReading`.
+final class PostgreSQLFactReader: FactReading {
+    let db: PostgreSQLConnection
+    let appId: String
+    private var tokens: [String: String?] = [:]
+
+    init(db: PostgreSQLConnection, appId: String) {
+        self.db = db
+        self.appId = appId
+    }
+
+    func facts(environment: String, originalTransactionId: String) throws -> SubscriptionFacts? {
+        let known = tokens[environment + "\u{0}" + originalTransactionId]
+        return try PostgreSQLFactStore.facts(
+            db, appId: appId, environment: environment, originalTransactionId: originalTransactionId, token: known ?? nil,
+            tokenKnown: known != nil)
+    }
+
+    func facts(environment: String, appAccountToken: String) throws -> [SubscriptionFacts] {
+        try PostgreSQLFactStore.facts(db, appId: appId, environment: environment, appAccountToken: appAccountToken)
+    }
+
+    func token(environment: String, originalTransactionId: String) throws -> String? {
+        let token = try PostgreSQLFactStore.token(db, appId, environment, originalTransactionId)
+        tokens[environment + "\u{0}" + originalTransactionId] = .some(token)
+        return token
+    }
+
+    func linkTransfers(environment: String, appAccountToken: String) throws -> [LinkTransfer] {
+        try PostgreSQLFactStore.linkTransfers(db, appId: appId, environment: environment, appAccountToken: appAccountToken)
+    }
+}

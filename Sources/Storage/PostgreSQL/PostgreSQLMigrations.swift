@@ -1,0 +1,93 @@
+/// The PostgreSQL schema: the SQLite layout (Migrations.swift) with PostgreSQL's types, as
+/// numbered migrations. `schema_migrations` records those applied; start-up applies the rest
+/// under an advisory lock, so two instances starting at once apply each exactly once.
+enum PostgreSQLMigrations {
+    /// `pg_advisory_lock` key of the migration step (an arbitrary constant: "entitle" in ASCII).
+    static let lockKey: Int64 = 0x656E_7469_746C_65
+
+    static let all: [String] = [
+        // 1: everything of SQLite's migrations 1–7 at once.
+        """
+        CREATE TABLE transactions (
+            app_id TEXT NOT NULL, environment TEXT NOT NULL, transaction_id TEXT NOT NULL,
+            original_transaction_id TEXT NOT NULL, product_id TEXT NOT NULL, subscription_group TEXT,
+            type TEXT NOT NULL, purchase_date BIGINT NOT NULL, original_purchase_date BIGINT, expires_date BIGINT,
+            revocation_date BIGINT, revocation_reason BIGINT, revocation_type TEXT, is_upgraded BIGINT NOT NULL,
+            offer_type BIGINT, offer_discount_type TEXT, offer_identifier TEXT, ownership_type TEXT,
+            signed_date BIGINT NOT NULL, app_account_token TEXT, jws TEXT NOT NULL, price BIGINT, currency TEXT,
+            PRIMARY KEY (app_id, environment, transaction_id));
+        CREATE INDEX transactions_by_subscription ON transactions (app_id, environment, original_transaction_id);
+        CREATE TABLE renewal_infos (
+            app_id TEXT NOT NULL, environment TEXT NOT NULL, original_transaction_id TEXT NOT NULL,
+            product_id TEXT, auto_renew_product_id TEXT, auto_renew_status BIGINT, is_in_billing_retry BIGINT NOT NULL,
+            grace_period_expires_date BIGINT, expiration_intent BIGINT, eligible_win_back_offer_ids TEXT NOT NULL,
+            signed_date BIGINT NOT NULL, jws TEXT NOT NULL,
+            PRIMARY KEY (app_id, environment, original_transaction_id));
+        CREATE TABLE subscriber_links (
+            app_id TEXT NOT NULL, environment TEXT NOT NULL, original_transaction_id TEXT NOT NULL,
+            app_account_token TEXT NOT NULL,
+            PRIMARY KEY (app_id, environment, original_transaction_id));
+        CREATE INDEX subscriber_links_by_token ON subscriber_links (app_id, environment, app_account_token, original_transaction_id);
+        CREATE TABLE signals (
+            id BIGSERIAL PRIMARY KEY, app_id TEXT NOT NULL, environment TEXT NOT NULL,
+            original_transaction_id TEXT NOT NULL, kind TEXT NOT NULL, at BIGINT NOT NULL);
+        CREATE INDEX signals_by_subscription ON signals (app_id, environment, original_transaction_id);
+        CREATE TABLE notifications (
+            sequence BIGSERIAL PRIMARY KEY, notification_uuid TEXT NOT NULL UNIQUE,
+            app_id TEXT NOT NULL, environment TEXT NOT NULL, notification_type TEXT NOT NULL, subtype TEXT,
+            signed_date BIGINT NOT NULL, received_at BIGINT NOT NULL, original_transaction_id TEXT, jws TEXT NOT NULL);
+        CREATE INDEX notifications_by_app ON notifications (app_id, sequence);
+        CREATE TABLE sync_revisions (
+            app_id TEXT NOT NULL, environment TEXT NOT NULL, original_transaction_id TEXT NOT NULL, revision TEXT NOT NULL,
+            PRIMARY KEY (app_id, environment, original_transaction_id));
+        CREATE TABLE app_transactions (
+            app_id TEXT NOT NULL, environment TEXT NOT NULL, original_transaction_id TEXT NOT NULL,
+            app_transaction_id TEXT NOT NULL, PRIMARY KEY (app_id, environment, original_transaction_id));
+        CREATE INDEX app_transactions_by_id ON app_transactions (app_id, environment, app_transaction_id);
+        CREATE TABLE link_transfers (
+            id BIGSERIAL PRIMARY KEY, app_id TEXT NOT NULL, environment TEXT NOT NULL, original_transaction_id TEXT NOT NULL,
+            from_token TEXT NOT NULL, to_token TEXT NOT NULL, at BIGINT NOT NULL);
+        CREATE INDEX link_transfers_from ON link_transfers (app_id, environment, from_token);
+        CREATE INDEX link_transfers_to ON link_transfers (app_id, environment, to_token);
+        CREATE TABLE token_calls (
+            app_id TEXT NOT NULL, environment TEXT NOT NULL, original_transaction_id TEXT NOT NULL,
+            app_account_token TEXT NOT NULL, attempts BIGINT NOT NULL, next_at BIGINT NOT NULL,
+            PRIMARY KEY (app_id, environment, original_transaction_id));
+        CREATE INDEX token_calls_due ON token_calls (app_id, next_at);
+        CREATE TABLE events (
+            app_id TEXT NOT NULL, sequence BIGINT NOT NULL, id TEXT NOT NULL UNIQUE, type TEXT NOT NULL,
+            environment TEXT NOT NULL, original_transaction_id TEXT, app_account_token TEXT,
+            occurred_at BIGINT NOT NULL, created_at BIGINT NOT NULL, body TEXT NOT NULL,
+            PRIMARY KEY (app_id, sequence));
+        CREATE TABLE event_sequences (app_id TEXT PRIMARY KEY, last BIGINT NOT NULL);
+        CREATE TABLE deliveries (
+            id BIGSERIAL PRIMARY KEY, app_id TEXT NOT NULL, kind TEXT NOT NULL, event_id TEXT, event_type TEXT,
+            endpoint TEXT NOT NULL, body TEXT, status TEXT NOT NULL, attempts BIGINT NOT NULL, next_at BIGINT NOT NULL,
+            created_at BIGINT NOT NULL, window_start BIGINT NOT NULL, last_status BIGINT, last_error TEXT,
+            delivered_at BIGINT, source_key TEXT UNIQUE);
+        CREATE INDEX deliveries_due ON deliveries (app_id, endpoint, status, next_at);
+        CREATE INDEX deliveries_by_status ON deliveries (app_id, status, created_at);
+        """
+    ]
+
+    static func migrate(_ pool: PostgreSQLPool) throws {
+        try pool.with { connection in
+            try connection.execute("SELECT pg_advisory_lock($1)", [.integer(lockKey)])
+            defer { _ = try? connection.execute("SELECT pg_advisory_unlock($1)", [.integer(lockKey)]) }
+            try connection.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())")
+            let applied = try connection.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").int64(0, 0) ?? 0
+            for (index, migration) in all.enumerated() where Int64(index + 1) > applied {
+                try connection.execute("BEGIN")
+                do {
+                    try connection.executeScript(migration)
+                    try connection.execute("INSERT INTO schema_migrations (version) VALUES ($1)", [.integer(Int64(index + 1))])
+                    try connection.execute("COMMIT")
+                } catch {
+                    _ = try? connection.execute("ROLLBACK")
+                    throw error
+                }
+            }
+        }
+    }
+}
