@@ -15,7 +15,10 @@ case "$command" in
 start)
     mkdir -p "$dir"
     echo "$3" > "$dir/port"
-    [ "$(id -u)" -eq 0 ] && chown -R nobody "$dir"
+    if [ "$(id -u)" -eq 0 ]; then
+        chown -R nobody "$dir"
+        chmod o+x "$(dirname "$dir")"   # mktemp -d folders are 0700: let the cluster's user in
+    fi
     as_owner "$bin/initdb" -D "$dir/data" -U entitle --auth=trust -E UTF8 > "$dir/initdb.log" 2>&1 < /dev/null
     as_owner "$bin/pg_ctl" -D "$dir/data" -o "$(options)" -l "$dir/server.log" -w start > /dev/null 2>&1 < /dev/null
     echo "postgresql://entitle@127.0.0.1:$3/postgres"

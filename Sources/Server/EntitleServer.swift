@@ -32,7 +32,7 @@ public final class EntitleServer: Sendable {
         logger = Logger(loops: loops, metrics: metrics, output: logOutput)
         application = try EntitleApplication(
             configuration: configuration,
-            store: try store ?? SQLiteFactStore(path: configuration.storage.sqlitePath),
+            store: try store ?? configuration.storage.openStore(),
             revocationChecker: revocationChecker, instrumentation: ServerInstrumentation(metrics: metrics, logger: logger))
         router = Routes.make(application, metrics: metrics)
 
@@ -62,7 +62,7 @@ public final class EntitleServer: Sendable {
                 "host": .string(configuration.server.host), "port": .int(Int64(port)),
                 "eventLoops": .int(Int64(httpServer.configuration.eventLoops)),
                 "blockingThreads": .int(Int64(application.pool.threadCount)),
-                "version": .string(EntitleVersion.current),
+                "version": .string(EntitleVersion.current), "storage": .string(configuration.storage.summary),
                 "apps": .array(configuration.apps.map { .string($0.id) }),
             ])
         for warning in httpServer.warnings + application.warnings + abandoned { logger.log("warn", warning) }

@@ -9,7 +9,7 @@ enum CheckConfigCommand {
         let configuration = try loadConfiguration(try Arguments(raw, valueOptions: ["config"]))
         Output.line("configuration OK: \(configuration.path)")
         Output.line("server: \(configuration.server.host):\(configuration.server.port)")
-        Output.line("storage: SQLite \(configuration.storage.sqlitePath)")
+        Output.line("storage: \(configuration.storage.summary)")
         for app in configuration.apps {
             let key = app.signingKey
             Output.line("app \(app.id): bundle \(app.bundleId), environments \(app.environments.map(\.rawValue).joined(separator: ", "))")

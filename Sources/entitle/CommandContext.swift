@@ -17,7 +17,7 @@ func loadServices(_ arguments: Arguments) throws -> (EntitleApplication, AppServ
     let configuration = try loadConfiguration(arguments)
     let application = try EntitleApplication(
         configuration: configuration,
-        store: try SQLiteFactStore(path: configuration.storage.sqlitePath),
+        store: try configuration.storage.openStore(),
         pool: BlockingPool(threads: 2))
     return (application, try application.services(appId: try arguments.required("app")))
 }

@@ -42,10 +42,10 @@ enum SignOfferCommand {
         // The catalog rule may need stored history: the same use case as the endpoint, over the
         // database when there is one.
         let offers: OfferService
-        if FileManager.default.fileExists(atPath: configuration.storage.sqlitePath) {
+        if configuration.storage.postgresql != nil || FileManager.default.fileExists(atPath: configuration.storage.sqlitePath) {
             let application = try EntitleApplication(
                 configuration: configuration,
-                store: try SQLiteFactStore(path: configuration.storage.sqlitePath),
+                store: try configuration.storage.openStore(),
                 pool: BlockingPool(threads: 1))
             offers = try application.services(appId: appId).offers
         } else {

@@ -37,6 +37,25 @@ public struct StorageSettings: Sendable {
     /// The SQLite database file (resolved against the configuration's folder; default
     /// `entitle.sqlite3` beside the configuration).
     public var sqlitePath: String
+    /// A shared PostgreSQL database instead of the SQLite file (several instances).
+    public var postgresql: PostgreSQLSettings?
+}
+
+public struct PostgreSQLSettings: Sendable {
+    /// The libpq connection URL, with the password from `passwordFile` added when one is named.
+    public var url: String
+    /// Connections (and concurrent write transactions) of this process.
+    public var poolSize = 8
+
+    /// The URL as logs and check-config show it: the password replaced by `***`.
+    public var redactedURL: String {
+        guard var components = URLComponents(string: url) else { return "postgresql://(unparsable URL)" }
+        if components.password != nil { components.password = "***" }
+        components.queryItems = components.queryItems?.map {
+            $0.name == "password" ? URLQueryItem(name: "password", value: "***") : $0
+        }
+        return components.string ?? "postgresql://…"
+    }
 }
 
 /// One App Store app: its identity, its In-App Purchase key, API keys, products and offers.
