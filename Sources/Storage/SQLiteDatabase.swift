@@ -148,6 +148,17 @@ final class SQLiteStatement {
         sqlite3_column_type(handle, column) == SQLITE_NULL ? nil : sqlite3_column_int64(handle, column)
     }
 
+    /// The column as stored (integer, text or null), for copying rows between databases.
+    func value(_ column: Int32) -> SQLiteValue {
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_NULL: .null
+        case SQLITE_INTEGER: .integer(sqlite3_column_int64(handle, column))
+        default: .text(text(column) ?? "")
+        }
+    }
+
+    var columnCount: Int32 { sqlite3_column_count(handle) }
+
     func text(_ column: Int32) -> String? {
         guard let pointer = sqlite3_column_text(handle, column) else { return nil }
         return String(cString: pointer)

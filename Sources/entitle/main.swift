@@ -33,6 +33,9 @@ let commands: [Command] = [
     Command(
         name: "test-notification", usage: SyncCommands.testUsage, summary: "ask Apple for a test notification",
         run: SyncCommands.testNotification),
+    Command(
+        name: "migrate-storage", usage: MigrateStorageCommand.usage, summary: "copy a SQLite deployment into PostgreSQL",
+        run: MigrateStorageCommand.run),
 ]
 
 let usage = """

@@ -232,6 +232,66 @@ private func call(
     return try client.readResponse()
 }
 
+extension PostgreSQLInstancesTests {
+    /// A SQLite deployment (facts, links, notifications, events, pending deliveries) moved with
+    /// `entitle migrate-storage`, twice: the second run copies nothing, and an instance on
+    /// PostgreSQL answers what the SQLite one answered.
+    func testMigrateStorageCopiesEverythingOnceAndVerifies() throws {
+        let url = try database()
+        let sqlite = folder.appendingPathComponent("old.sqlite3").path
+        let config = folder.appendingPathComponent("sqlite.json")
+        try writeFile(
+            config,
+            """
+            {"server": {"port": 0}, "storage": {"sqlite": "\(sqlite)"},
+             "apps": [{"id": "app", "bundleId": "com.example.app", "environments": ["Sandbox"],
+              "signingKey": {"keyId": "KEY1", "privateKeyFile": "key.p8"},
+              "apiKeys": [{"key": "server_key_0123456789", "role": "server"}],
+              "verification": {"rootCertificates": ["\(chain.folder.appendingPathComponent("root.pem").path)"], "allowPrivateRoots": true},
+              "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"]}},
+              "webhooks": [{"url": "https://127.0.0.1:9/never", "secret": "whsec_\(Data(repeating: 1, count: 32).base64EncodedString())"}]}]}
+            """)
+        let server = Process()
+        server.executableURL = entitleExecutable
+        server.arguments = ["serve", "--config", config.path]
+        let output = Pipe()
+        server.standardOutput = output
+        try server.run()
+        processes.append(server)
+        let port = Int(
+            try XCTUnwrap(try JSONParser.parse(try XCTUnwrap(LineReader(output.fileHandleForReading).nextLine()))["port"]?.int64Value))
+        Thread { while !output.fileHandleForReading.availableData.isEmpty {} }.start()
+        for index in 0..<12 {
+            XCTAssertEqual(try call(port, "POST", "/v1/notifications/apple", try notification(index).body, key: nil).status, 200)
+        }
+        let before = try call(port, "GET", "/v1/subscribers/\(token)").text
+        let eventsBefore = try JSONParser.parse(try call(port, "GET", "/v1/events?limit=100").body)["events"]
+        server.terminate()
+        server.waitUntilExit()
+
+        let first = try runProcess(entitleExecutable.path, ["migrate-storage", "--from", sqlite, "--to", url])
+        XCTAssertEqual(first.status, 0, first.stderr + first.stdout)
+        XCTAssertTrue(first.stdout.contains("notifications: 12 in SQLite, 12 copied, 12 in PostgreSQL"), first.stdout)
+        XCTAssertTrue(first.stdout.contains("events: 12 in SQLite, 12 copied, 12 in PostgreSQL"), first.stdout)
+        XCTAssertTrue(first.stdout.contains("deliveries: 12 in SQLite, 12 copied, 12 in PostgreSQL"), first.stdout)
+        let second = try runProcess(entitleExecutable.path, ["migrate-storage", "--from", sqlite, "--to", url])
+        XCTAssertEqual(second.status, 0, second.stderr)
+        XCTAssertTrue(second.stdout.contains("verified: every table has all its rows (0 copied now)"), second.stdout)
+        let jws = try runProcess("psql", [url, "-At", "-c", "SELECT count(*) FROM transactions WHERE jws LIKE 'eyJ%'"])
+        XCTAssertEqual(jws.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "12", "raw JWS copied")
+
+        let (_, moved) = try serve(url)
+        XCTAssertEqual(try call(moved, "GET", "/v1/subscribers/\(token)").text, before, "the same subscriber answer")
+        let eventsAfter = try JSONParser.parse(try call(moved, "GET", "/v1/events?limit=100").body)["events"]
+        XCTAssertEqual(eventsAfter, eventsBefore, "the same events, same bodies and sequences")
+        XCTAssertEqual(try call(moved, "POST", "/v1/notifications/apple", try notification(12).body, key: nil).status, 200)
+        let next = try JSONParser.parse(try call(moved, "GET", "/v1/events?after=12").body)["events"]?.arrayValue?.first
+        XCTAssertEqual(next?["sequence"]?.int64Value, 13, "sequences continue after the copied ones")
+        let badTarget = try runProcess(entitleExecutable.path, ["migrate-storage", "--from", sqlite, "--to", "mysql://x"])
+        XCTAssertEqual(badTarget.status, 2)
+    }
+}
+
 private final class Collected: @unchecked Sendable {
     private let lock = NSLock()
     private var items: [String] = []

@@ -98,7 +98,7 @@ public final class PostgreSQLFactStore: FactStore {
         }
         for (original, signal) in batch.signals {
             try db.execute(
-                "INSERT INTO signals (app_id, environment, original_transaction_id, kind, at) VALUES ($1, $2, $3, $4, $5)",
+                "INSERT INTO signals (app_id, environment, original_transaction_id, kind, at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
                 [.text(batch.appId), .text(batch.environment), .text(original), .text(signal.kind.storedName), .integer(signal.at)])
         }
         if let requested = batch.requestedLink {

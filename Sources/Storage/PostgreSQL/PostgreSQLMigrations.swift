@@ -30,8 +30,8 @@ enum PostgreSQLMigrations {
         CREATE INDEX subscriber_links_by_token ON subscriber_links (app_id, environment, app_account_token, original_transaction_id);
         CREATE TABLE signals (
             id BIGSERIAL PRIMARY KEY, app_id TEXT NOT NULL, environment TEXT NOT NULL,
-            original_transaction_id TEXT NOT NULL, kind TEXT NOT NULL, at BIGINT NOT NULL);
-        CREATE INDEX signals_by_subscription ON signals (app_id, environment, original_transaction_id);
+            original_transaction_id TEXT NOT NULL, kind TEXT NOT NULL, at BIGINT NOT NULL,
+            UNIQUE (app_id, environment, original_transaction_id, kind, at));
         CREATE TABLE notifications (
             sequence BIGSERIAL PRIMARY KEY, notification_uuid TEXT NOT NULL UNIQUE,
             app_id TEXT NOT NULL, environment TEXT NOT NULL, notification_type TEXT NOT NULL, subtype TEXT,
@@ -46,7 +46,8 @@ enum PostgreSQLMigrations {
         CREATE INDEX app_transactions_by_id ON app_transactions (app_id, environment, app_transaction_id);
         CREATE TABLE link_transfers (
             id BIGSERIAL PRIMARY KEY, app_id TEXT NOT NULL, environment TEXT NOT NULL, original_transaction_id TEXT NOT NULL,
-            from_token TEXT NOT NULL, to_token TEXT NOT NULL, at BIGINT NOT NULL);
+            from_token TEXT NOT NULL, to_token TEXT NOT NULL, at BIGINT NOT NULL,
+            UNIQUE (app_id, environment, original_transaction_id, from_token, to_token, at));
         CREATE INDEX link_transfers_from ON link_transfers (app_id, environment, from_token);
         CREATE INDEX link_transfers_to ON link_transfers (app_id, environment, to_token);
         CREATE TABLE token_calls (

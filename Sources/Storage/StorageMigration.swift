@@ -1,0 +1,125 @@
+import Foundation
+
+/// `entitle migrate-storage`: copies an SQLite deployment into PostgreSQL — every fact (with its
+/// raw JWS), notification, event and delivery state — idempotently: a row already there is left
+/// alone (by its natural key), so a second run copies nothing twice. Counts are verified at the end.
+public enum StorageMigration {
+    public struct TableReport: Sendable {
+        public let table: String
+        public let source: Int
+        public let copied: Int
+        public let target: Int
+    }
+
+    /// How each table is copied: its columns, and the conflict clause that makes a repeat a no-op.
+    private struct Table: Sendable {
+        let name: String
+        let columns: [String]
+        /// Columns taken from SQLite but not written (ids PostgreSQL assigns).
+        var skipped: Set<String> = []
+        var conflict = "ON CONFLICT DO NOTHING"
+        /// Extra computed columns: name and value made from the row.
+        var extra: [(String, @Sendable ([String: PGValue]) -> PGValue)] = []
+        var order = "rowid"
+    }
+
+    private static let tables: [Table] = [
+        Table(
+            name: "transactions",
+            columns: [
+                "app_id", "environment", "transaction_id", "original_transaction_id", "product_id", "subscription_group", "type",
+                "purchase_date", "original_purchase_date", "expires_date", "revocation_date", "revocation_reason", "revocation_type",
+                "is_upgraded", "offer_type", "offer_discount_type", "offer_identifier", "ownership_type", "signed_date",
+                "app_account_token", "jws", "price", "currency",
+            ]),
+        Table(
+            name: "renewal_infos",
+            columns: [
+                "app_id", "environment", "original_transaction_id", "product_id", "auto_renew_product_id", "auto_renew_status",
+                "is_in_billing_retry", "grace_period_expires_date", "expiration_intent", "eligible_win_back_offer_ids", "signed_date",
+                "jws",
+            ]),
+        Table(name: "subscriber_links", columns: ["app_id", "environment", "original_transaction_id", "app_account_token"]),
+        Table(name: "signals", columns: ["app_id", "environment", "original_transaction_id", "kind", "at"]),
+        Table(
+            name: "notifications",
+            columns: [
+                "sequence", "notification_uuid", "app_id", "environment", "notification_type", "subtype", "signed_date", "received_at",
+                "original_transaction_id", "jws",
+            ], skipped: ["sequence"], conflict: "ON CONFLICT (notification_uuid) DO NOTHING", order: "sequence"),
+        Table(name: "sync_revisions", columns: ["app_id", "environment", "original_transaction_id", "revision"]),
+        Table(name: "app_transactions", columns: ["app_id", "environment", "original_transaction_id", "app_transaction_id"]),
+        Table(name: "link_transfers", columns: ["app_id", "environment", "original_transaction_id", "from_token", "to_token", "at"]),
+        Table(
+            name: "token_calls",
+            columns: ["app_id", "environment", "original_transaction_id", "app_account_token", "attempts", "next_at"]),
+        Table(
+            name: "events",
+            columns: [
+                "app_id", "sequence", "id", "type", "environment", "original_transaction_id", "app_account_token", "occurred_at",
+                "created_at", "body",
+            ]),
+        Table(
+            name: "deliveries",
+            columns: [
+                "id", "app_id", "kind", "event_id", "event_type", "endpoint", "body", "status", "attempts", "next_at", "created_at",
+                "window_start", "last_status", "last_error", "delivered_at",
+            ], skipped: ["id"], conflict: "ON CONFLICT (source_key) DO NOTHING",
+            extra: [("source_key", { row in .text("sqlite:" + (row["id"]?.textForm ?? "")) })], order: "id"),
+    ]
+
+    public static func copy(from sqlitePath: String, to url: String, progress: (String) -> Void = { _ in }) throws -> [TableReport] {
+        guard FileManager.default.fileExists(atPath: sqlitePath) else {
+            throw StorageError(code: -1, message: "no SQLite database at \(sqlitePath)")
+        }
+        // Opening migrates both to the current schema first.
+        _ = try SQLiteFactStore(path: sqlitePath)
+        let target = try PostgreSQLFactStore(url: url, poolSize: 1)
+        let source = try SQLiteDatabase(path: sqlitePath, readOnly: true)
+        var reports: [TableReport] = []
+        for table in tables {
+            let query = try source.statement("SELECT \(table.columns.joined(separator: ", ")) FROM \(table.name) ORDER BY \(table.order)")
+            var rows: [[String: PGValue]] = []
+            while try query.step() {
+                var row: [String: PGValue] = [:]
+                for (index, column) in table.columns.enumerated() {
+                    switch query.value(Int32(index)) {
+                    case .null: row[column] = .null
+                    case .integer(let number): row[column] = .integer(number)
+                    case .text(let text): row[column] = .text(text)
+                    }
+                }
+                rows.append(row)
+            }
+            query.reset()
+            let written = table.columns.filter { !table.skipped.contains($0) } + table.extra.map(\.0)
+            let marks = (1...written.count).map { "$\($0)" }.joined(separator: ", ")
+            let insert = "INSERT INTO \(table.name) (\(written.joined(separator: ", "))) VALUES (\(marks)) \(table.conflict)"
+            var copied = 0
+            for chunk in stride(from: 0, to: rows.count, by: 500) {
+                copied += try target.pool.transaction { db in
+                    var count = 0
+                    for row in rows[chunk..<min(chunk + 500, rows.count)] {
+                        let values =
+                            table.columns.filter { !table.skipped.contains($0) }.map { row[$0] ?? .null }
+                            + table.extra.map { $0.1(row) }
+                        count += try db.execute(insert, values).affected
+                    }
+                    return count
+                }
+            }
+            let count = try target.pool.with { try $0.execute("SELECT COUNT(*) FROM \(table.name)").int64(0, 0) ?? 0 }
+            reports.append(TableReport(table: table.name, source: rows.count, copied: copied, target: Int(count)))
+            progress("\(table.name): \(rows.count) in SQLite, \(copied) copied, \(count) in PostgreSQL")
+        }
+        try target.pool.with { db in
+            // Events continue from the highest copied sequence; notification numbering after the copied rows.
+            try db.execute(
+                """
+                INSERT INTO event_sequences (app_id, last) SELECT app_id, MAX(sequence) FROM events GROUP BY app_id
+                ON CONFLICT (app_id) DO UPDATE SET last = GREATEST(event_sequences.last, excluded.last)
+                """)
+        }
+        return reports
+    }
+}
