@@ -4,7 +4,15 @@ import XCTest
 
 /// The deployment files are real: nginx accepts the site, the env example names real variables.
 final class DeployTests: XCTestCase {
-    func testNginxSiteIsValid() throws {
+    func testNginxSiteIsValid() throws { try checkNginxSite("Deploy/nginx-entitle.conf") }
+
+    func testNginxUpstreamSiteForSeveralInstancesIsValid() throws {
+        try checkNginxSite("Deploy/nginx-entitle-upstream.conf")
+        let site = try String(contentsOf: packageRoot.appendingPathComponent("Deploy/nginx-entitle-upstream.conf"), encoding: .utf8)
+        XCTAssertTrue(site.contains("server 127.0.0.1:8081") && site.contains("server 127.0.0.1:8082"))
+    }
+
+    private func checkNginxSite(_ file: String) throws {
         let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
         guard let nginx else { throw XCTSkip("nginx is not installed (apt-get install nginx)") }
         let prefix = try makeTemporaryDirectory("entitle-nginx")
@@ -17,7 +25,7 @@ final class DeployTests: XCTestCase {
                 "-keyout", prefix.appendingPathComponent("privkey.pem").path,
                 "-out", prefix.appendingPathComponent("fullchain.pem").path,
             ])
-        let site = try String(contentsOf: packageRoot.appendingPathComponent("Deploy/nginx-entitle.conf"), encoding: .utf8)
+        let site = try String(contentsOf: packageRoot.appendingPathComponent(file), encoding: .utf8)
             .replacingOccurrences(of: "/etc/letsencrypt/live/entitle.example.com/", with: prefix.path + "/")
         try writeFile(prefix.appendingPathComponent("site.conf"), site)
         let mimeTypes = FileManager.default.fileExists(atPath: "/etc/nginx/mime.types") ? "include /etc/nginx/mime.types;" : ""
@@ -57,6 +65,24 @@ final class DeployTests: XCTestCase {
         XCTAssertEqual(result.stderr.trimmingCharacters(in: .whitespacesAndNewlines), "", "no warnings")
     }
 
+    /// The template unit verifies as an instance (`entitle@8081.service`).
+    func testTemplateUnitVerifiesAsAnInstance() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze") else {
+            throw XCTSkip("systemd-analyze is not installed")
+        }
+        let folder = try makeTemporaryDirectory("entitle-unit")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let unit = try String(contentsOf: packageRoot.appendingPathComponent("Deploy/entitle@.service"), encoding: .utf8)
+        XCTAssertTrue(unit.contains("Environment=ENTITLE_PORT=%i"))
+        try writeFile(
+            folder.appendingPathComponent("entitle@.service"),
+            unit.replacingOccurrences(of: "/usr/local/bin/entitle", with: entitleExecutable.path))
+        let result = try runProcess(
+            "/usr/bin/systemd-analyze",
+            ["verify", "--man=no", folder.appendingPathComponent("entitle@.service").path + ":entitle@8081.service"])
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+    }
+
     func testEnvironmentExampleNamesVariablesTheLoaderReads() throws {
         let example = try String(contentsOf: packageRoot.appendingPathComponent("Deploy/entitle.env.example"), encoding: .utf8)
         let loader = try String(
@@ -64,6 +90,7 @@ final class DeployTests: XCTestCase {
             encoding: .utf8)
         for name in [
             "ENTITLE_HOST", "ENTITLE_PORT", "ENTITLE_EVENT_LOOPS", "ENTITLE_MAX_BODY_BYTES", "ENTITLE_MAX_CONNECTIONS", "ENTITLE_SQLITE",
+            "ENTITLE_STORAGE_POSTGRESQL", "ENTITLE_STORAGE_POSTGRESQL_PASSWORD_FILE",
         ] {
             XCTAssertTrue(example.contains(name), name)
             XCTAssertTrue(loader.contains("\"\(name)\""), name)
