@@ -162,6 +162,29 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertFalse(shown.stdout.contains(String(secret.dropFirst(6))), "nor the secret")
     }
 
+    func testPostgreSQLStorageTakesItsPasswordFromAFileAndNeverShowsIt() throws {
+        try writeFile(folder.appendingPathComponent("pg-password"), "s3cr3t-pw\n")
+        let text = config(
+            top: #""storage": {"postgresql": "postgresql://entitle@db.internal:5432/entitle", "passwordFile": "pg-password", "poolSize": 12}, "#)
+        let path = folder.appendingPathComponent("entitle.json")
+        try writeFile(path, text)
+        let loaded = try ConfigurationLoader.load(path: path.path, environment: [:])
+        XCTAssertEqual(loaded.storage.postgresql?.url, "postgresql://entitle@db.internal:5432/entitle?password=s3cr3t-pw")
+        XCTAssertEqual(loaded.storage.postgresql?.poolSize, 12)
+        XCTAssertFalse(loaded.storage.summary.contains("s3cr3t"), loaded.storage.summary)
+        let shown = try runProcess(entitleExecutable.path, ["check-config", "--config", path.path])
+        XCTAssertTrue(shown.stdout.contains("storage: PostgreSQL postgresql://entitle@db.internal:5432/entitle?password=***"), shown.stdout)
+        XCTAssertFalse(shown.stdout.contains("s3cr3t"))
+        let fromEnvironment = try ConfigurationLoader.load(
+            path: path.path, environment: ["ENTITLE_STORAGE_POSTGRESQL": "postgresql://other:pw@h/db"])
+        XCTAssertTrue(fromEnvironment.storage.postgresql?.url.hasPrefix("postgresql://other:pw@h/db") == true)
+        XCTAssertEqual(PostgreSQLSettings(url: "postgresql://other:pw@h/db").redactedURL, "postgresql://other:***@h/db")
+        try assertOneProblem(config(top: #""storage": {"postgresql": "mysql://x"}, "#), contains: "postgresql:// URL")
+        try assertOneProblem(config(top: #""storage": {"poolSize": 3}, "#), contains: "need \"postgresql\"")
+        try assertOneProblem(
+            config(top: #""storage": {"postgresql": "postgresql://h/db", "passwordFile": "missing"}, "#), contains: "cannot read")
+    }
+
     func testExampleConfigurationIsValid() throws {
         let path = packageRoot.appendingPathComponent("Keys.example/entitle.json").path
         let result = try runProcess(entitleExecutable.path, ["check-config", "--config", path])

@@ -47,6 +47,11 @@ public struct PostgreSQLSettings: Sendable {
     /// Connections (and concurrent write transactions) of this process.
     public var poolSize = 8
 
+    public init(url: String, poolSize: Int = 8) {
+        self.url = url
+        self.poolSize = poolSize
+    }
+
     /// The URL as logs and check-config show it: the password replaced by `***`.
     public var redactedURL: String {
         guard var components = URLComponents(string: url) else { return "postgresql://(unparsable URL)" }
