@@ -112,8 +112,8 @@ public enum StorageMigration {
             reports.append(TableReport(table: table.name, source: rows.count, copied: copied, target: Int(count)))
             progress("\(table.name): \(rows.count) in SQLite, \(copied) copied, \(count) in PostgreSQL")
         }
-        try target.pool.with { db in
-            // Events continue from the highest copied sequence; notification numbering after the copied rows.
+        _ = try target.pool.with { db in
+            // Events continue from the highest copied sequence.
             try db.execute(
                 """
                 INSERT INTO event_sequences (app_id, last) SELECT app_id, MAX(sequence) FROM events GROUP BY app_id

@@ -165,7 +165,9 @@ final class ConfigurationTests: XCTestCase {
     func testPostgreSQLStorageTakesItsPasswordFromAFileAndNeverShowsIt() throws {
         try writeFile(folder.appendingPathComponent("pg-password"), "s3cr3t-pw\n")
         let text = config(
-            top: #""storage": {"postgresql": "postgresql://entitle@db.internal:5432/entitle", "passwordFile": "pg-password", "poolSize": 12}, "#)
+            top:
+                #""storage": {"postgresql": "postgresql://entitle@db.internal:5432/entitle", "passwordFile": "pg-password", "poolSize": 12}, "#
+        )
         let path = folder.appendingPathComponent("entitle.json")
         try writeFile(path, text)
         let loaded = try ConfigurationLoader.load(path: path.path, environment: [:])

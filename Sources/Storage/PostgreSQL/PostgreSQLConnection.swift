@@ -37,6 +37,8 @@ struct PGRows: Sendable {
 final class PostgreSQLConnection: @unchecked Sendable {
     private var handle: OpaquePointer?
     private let conninfo: String
+    /// Statements prepared on this connection, by SQL text: each is parsed and planned once.
+    private var prepared: [String: String] = [:]
 
     init(conninfo: String) throws(StorageError) {
         self.conninfo = conninfo
@@ -47,6 +49,7 @@ final class PostgreSQLConnection: @unchecked Sendable {
 
     private func connect() throws(StorageError) {
         PQfinish(handle)
+        prepared.removeAll()
         handle = PQconnectdb(conninfo)
         guard PQstatus(handle) == CONNECTION_OK else {
             let message = Self.message(handle)
@@ -65,8 +68,9 @@ final class PostgreSQLConnection: @unchecked Sendable {
     func execute(_ sql: String, _ parameters: [PGValue] = []) throws(StorageError) -> PGRows {
         if !isHealthy { try connect() }
         let texts = parameters.map(\.textForm)
+        let name = try preparedName(sql, parameters: Int32(texts.count))
         let result = Self.withCStrings(texts) { pointers in
-            PQexecParams(handle, sql, Int32(pointers.count), nil, pointers, nil, nil, 0)
+            PQexecPrepared(handle, name, Int32(pointers.count), pointers, nil, nil, 0)
         }
         defer { PQclear(result) }
         let status = PQresultStatus(result)
@@ -90,6 +94,22 @@ final class PostgreSQLConnection: @unchecked Sendable {
             rows.append(values)
         }
         return PGRows(rows: rows, affected: Int(String(cString: PQcmdTuples(result))) ?? 0)
+    }
+
+    /// The name of `sql` prepared on this connection (preparing it on first use).
+    private func preparedName(_ sql: String, parameters: Int32) throws(StorageError) -> String {
+        if let name = prepared[sql] { return name }
+        let name = "s\(prepared.count)"
+        let result = PQprepare(handle, name, sql, parameters, nil)
+        defer { PQclear(result) }
+        guard PQresultStatus(result) == PGRES_COMMAND_OK else {
+            let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) } ?? ""
+            let message = PQresultErrorMessage(result).map { String(cString: $0) } ?? Self.message(handle)
+            throw StorageError(
+                code: -1, message: "PostgreSQL \(state): \(message.trimmingCharacters(in: .whitespacesAndNewlines))", sqlState: state)
+        }
+        prepared[sql] = name
+        return name
     }
 
     /// Several statements at once, without parameters (migrations).

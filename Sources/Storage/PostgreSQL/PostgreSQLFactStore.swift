@@ -251,21 +251,45 @@ public final class PostgreSQLFactStore: FactStore {
         try pool.with { try Self.facts($0, appId: appId, environment: environment, appAccountToken: appAccountToken) }
     }
 
+    /// A subscriber's subscriptions in three statements (transactions, renewal infos, signals, each
+    /// joined to the links), whatever their number: one round trip per kind of fact.
     static func facts(
         _ db: PostgreSQLConnection, appId: String, environment: String, appAccountToken: String
     ) throws
         -> [SubscriptionFacts]
     {
-        let links = try db.execute(
+        let key: [PGValue] = [.text(appId), .text(environment), .text(appAccountToken)]
+        let linked = """
+            JOIN subscriber_links l ON l.app_id = x.app_id AND l.environment = x.environment
+                AND l.original_transaction_id = x.original_transaction_id
+            WHERE l.app_id = $1 AND l.environment = $2 AND l.app_account_token = $3
             """
-            SELECT original_transaction_id FROM subscriber_links
-            WHERE app_id = $1 AND environment = $2 AND app_account_token = $3 ORDER BY original_transaction_id
-            """, [.text(appId), .text(environment), .text(appAccountToken)])
-        return try links.rows.compactMap { row in
-            try row[0].flatMap {
-                try facts(db, appId: appId, environment: environment, originalTransactionId: $0, token: appAccountToken, tokenKnown: true)
+        let transactions = try db.execute(
+            "SELECT x.original_transaction_id, \(transactionColumns) FROM transactions x \(linked) "
+                + "ORDER BY x.original_transaction_id, x.purchase_date, x.transaction_id", key)
+        let renewals = try db.execute("SELECT x.original_transaction_id, \(renewalColumns) FROM renewal_infos x \(linked)", key)
+        let signals = try db.execute("SELECT x.original_transaction_id, x.kind, x.at FROM signals x \(linked) ORDER BY x.at, x.id", key)
+        var byOriginal: [String: SubscriptionFacts] = [:]
+        var order: [String] = []
+        for row in transactions.rows {
+            let original = row[0] ?? ""
+            if byOriginal[original] == nil {
+                order.append(original)
+                byOriginal[original] = SubscriptionFacts(
+                    originalTransactionId: original, environment: environment, appAccountToken: appAccountToken, transactions: [],
+                    renewal: nil, signals: [])
             }
+            byOriginal[original]?.transactions.append(transaction(row, from: 1, original: original, environment: environment))
         }
+        for row in renewals.rows {
+            let original = row[0] ?? ""
+            byOriginal[original]?.renewal = renewal(row, from: 1, original: original, environment: environment)
+        }
+        for row in signals.rows {
+            guard let kind = row[1].flatMap(SubscriptionSignal.Kind.init(storedName:)) else { continue }
+            byOriginal[row[0] ?? ""]?.signals.append(SubscriptionSignal(kind, at: row[2].flatMap { Int64($0) } ?? 0))
+        }
+        return order.compactMap { byOriginal[$0] }
     }
 
     public func facts(appId: String, environment: String, originalTransactionId: String) throws -> SubscriptionFacts? {
@@ -277,48 +301,16 @@ public final class PostgreSQLFactStore: FactStore {
         tokenKnown: Bool = false
     ) throws -> SubscriptionFacts? {
         let key: [PGValue] = [.text(appId), .text(environment), .text(originalTransactionId)]
+        let whereKey = "WHERE x.app_id = $1 AND x.environment = $2 AND x.original_transaction_id = $3"
         let transactions = try db.execute(
-            """
-            SELECT transaction_id, product_id, subscription_group, type, purchase_date, original_purchase_date, expires_date,
-                revocation_date, revocation_reason, revocation_type, is_upgraded, offer_type, offer_discount_type,
-                offer_identifier, ownership_type, signed_date, app_account_token, price, currency
-            FROM transactions WHERE app_id = $1 AND environment = $2 AND original_transaction_id = $3
-            ORDER BY purchase_date, transaction_id
-            """, key)
+            "SELECT \(transactionColumns) FROM transactions x \(whereKey) ORDER BY x.purchase_date, x.transaction_id", key)
         guard !transactions.isEmpty else { return nil }
-        let records = (0..<transactions.rows.count).map { row in
-            TransactionRecord(
-                transactionId: transactions.text(row, 0) ?? "", originalTransactionId: originalTransactionId,
-                productId: transactions.text(row, 1) ?? "", subscriptionGroupIdentifier: transactions.text(row, 2),
-                type: transactions.text(row, 3) ?? "", purchaseDate: transactions.int64(row, 4) ?? 0,
-                originalPurchaseDate: transactions.int64(row, 5), expiresDate: transactions.int64(row, 6),
-                revocationDate: transactions.int64(row, 7), revocationReason: transactions.int64(row, 8),
-                revocationType: transactions.text(row, 9), isUpgraded: transactions.int64(row, 10) == 1,
-                offerType: transactions.int64(row, 11), offerDiscountType: transactions.text(row, 12),
-                offerIdentifier: transactions.text(row, 13), ownershipType: transactions.text(row, 14), environment: environment,
-                signedDate: transactions.int64(row, 15) ?? 0, appAccountToken: transactions.text(row, 16),
-                price: transactions.int64(row, 17), currency: transactions.text(row, 18))
+        let records = transactions.rows.map { transaction($0, from: 0, original: originalTransactionId, environment: environment) }
+        let renewal = try db.execute("SELECT \(renewalColumns) FROM renewal_infos x \(whereKey)", key).rows.first.map {
+            self.renewal($0, from: 0, original: originalTransactionId, environment: environment)
         }
-        let renewalRows = try db.execute(
-            """
-            SELECT product_id, auto_renew_product_id, auto_renew_status, is_in_billing_retry, grace_period_expires_date,
-                expiration_intent, eligible_win_back_offer_ids, signed_date
-            FROM renewal_infos WHERE app_id = $1 AND environment = $2 AND original_transaction_id = $3
-            """, key)
-        var renewal: RenewalRecord?
-        if !renewalRows.isEmpty {
-            let offers = renewalRows.text(0, 6) ?? ""
-            renewal = RenewalRecord(
-                originalTransactionId: originalTransactionId, productId: renewalRows.text(0, 0),
-                autoRenewProductId: renewalRows.text(0, 1), autoRenewStatus: renewalRows.int64(0, 2),
-                isInBillingRetryPeriod: renewalRows.int64(0, 3) == 1, gracePeriodExpiresDate: renewalRows.int64(0, 4),
-                expirationIntent: renewalRows.int64(0, 5),
-                eligibleWinBackOfferIds: offers.isEmpty ? [] : offers.components(separatedBy: "\n"), environment: environment,
-                signedDate: renewalRows.int64(0, 7) ?? 0)
-        }
-        let signalRows = try db.execute(
-            "SELECT kind, at FROM signals WHERE app_id = $1 AND environment = $2 AND original_transaction_id = $3 ORDER BY at, id", key)
-        let signals = signalRows.rows.compactMap { row -> SubscriptionSignal? in
+        let signals = try db.execute("SELECT x.kind, x.at FROM signals x \(whereKey) ORDER BY x.at, x.id", key).rows.compactMap {
+            row -> SubscriptionSignal? in
             guard let kind = row[0].flatMap(SubscriptionSignal.Kind.init(storedName:)) else { return nil }
             return SubscriptionSignal(kind, at: row[1].flatMap { Int64($0) } ?? 0)
         }
@@ -326,6 +318,41 @@ public final class PostgreSQLFactStore: FactStore {
         return SubscriptionFacts(
             originalTransactionId: originalTransactionId, environment: environment, appAccountToken: token, transactions: records,
             renewal: renewal, signals: signals)
+    }
+
+    static let transactionColumns = """
+        x.transaction_id, x.product_id, x.subscription_group, x.type, x.purchase_date, x.original_purchase_date, x.expires_date,
+        x.revocation_date, x.revocation_reason, x.revocation_type, x.is_upgraded, x.offer_type, x.offer_discount_type,
+        x.offer_identifier, x.ownership_type, x.signed_date, x.app_account_token, x.price, x.currency
+        """
+
+    static let renewalColumns = """
+        x.product_id, x.auto_renew_product_id, x.auto_renew_status, x.is_in_billing_retry, x.grace_period_expires_date,
+        x.expiration_intent, x.eligible_win_back_offer_ids, x.signed_date
+        """
+
+    /// A transaction from `transactionColumns`, starting at column `first`.
+    static func transaction(_ row: [String?], from first: Int, original: String, environment: String) -> TransactionRecord {
+        func text(_ index: Int) -> String? { row[first + index] }
+        func number(_ index: Int) -> Int64? { row[first + index].flatMap { Int64($0) } }
+        return TransactionRecord(
+            transactionId: text(0) ?? "", originalTransactionId: original, productId: text(1) ?? "",
+            subscriptionGroupIdentifier: text(2), type: text(3) ?? "", purchaseDate: number(4) ?? 0, originalPurchaseDate: number(5),
+            expiresDate: number(6), revocationDate: number(7), revocationReason: number(8), revocationType: text(9),
+            isUpgraded: number(10) == 1, offerType: number(11), offerDiscountType: text(12), offerIdentifier: text(13),
+            ownershipType: text(14), environment: environment, signedDate: number(15) ?? 0, appAccountToken: text(16),
+            price: number(17), currency: text(18))
+    }
+
+    /// A renewal info from `renewalColumns`, starting at column `first`.
+    static func renewal(_ row: [String?], from first: Int, original: String, environment: String) -> RenewalRecord {
+        func number(_ index: Int) -> Int64? { row[first + index].flatMap { Int64($0) } }
+        let offers = row[first + 6] ?? ""
+        return RenewalRecord(
+            originalTransactionId: original, productId: row[first], autoRenewProductId: row[first + 1], autoRenewStatus: number(2),
+            isInBillingRetryPeriod: number(3) == 1, gracePeriodExpiresDate: number(4), expirationIntent: number(5),
+            eligibleWinBackOfferIds: offers.isEmpty ? [] : offers.components(separatedBy: "\n"), environment: environment,
+            signedDate: number(7) ?? 0)
     }
 
     public func syncRevision(appId: String, environment: String, originalTransactionId: String) throws -> String? {

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# PostgreSQL benchmarks (issue: several instances on one database), as `name: value` lines:
+#   - durable notification ingest (wrk, 10 s, 32 connections in all) on SQLite, on PostgreSQL with one
+#     instance, and with two instances sharing the load (two wrk of 16 connections, one per
+#     instance), each on a fresh database; ratios to the SQLite figure of the same run;
+#   - GET /v1/subscribers/{token} p99 with 1,000,000 stored transactions on PostgreSQL (filled with
+#     entitle-bench fill-db into SQLite, moved with entitle migrate-storage) against GET /healthz p99
+#     of the same instance in the same run.
+# PostgreSQL runs as a throw-away cluster (Scripts/postgresql-test-cluster.sh) on the same 2 cores.
+# Usage: Benchmarks/postgresql.sh [--quick]   (--quick: 100,000 transactions, 10,000 notifications)
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+LARGE=1000000; NOTIFICATIONS=40000
+[ "${1:-}" = "--quick" ] && { LARGE=100000; NOTIFICATIONS=10000; }
+. "$ROOT/Benchmarks/lib.sh"
+mkdir -p "$WORK/chain"
+chmod 755 "$WORK"
+sh "$ROOT/Tests/TestSupport/make-chain.sh" "$WORK/chain"
+openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$WORK/key.p8" 2>/dev/null
+PG_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+SERVER_URL="$("$ROOT/Scripts/postgresql-test-cluster.sh" start "$WORK/pg" "$PG_PORT")"
+trap '"$ROOT/Scripts/postgresql-test-cluster.sh" stop "$WORK/pg" || true; [ -n "${SECOND_PID:-}" ] && kill "$SECOND_PID" 2>/dev/null; cleanup' EXIT
+database() { local name="bench_$1"; psql "$SERVER_URL" -qc "CREATE DATABASE $name" >/dev/null; echo "${SERVER_URL%/postgres}/$name"; }
+
+config() {  # STORAGE-JSON FILE
+  cat > "$2" <<JSON
+{"server": {"host": "127.0.0.1", "port": 0}, "storage": $1,
+ "apps": [{"id": "bench", "bundleId": "com.example.app", "environments": ["Sandbox"],
+   "signingKey": {"keyId": "BENCHKEY01", "privateKeyFile": "$WORK/key.p8"},
+   "apiKeys": [{"key": "client_bench_key_not_secret", "role": "client"}],
+   "verification": {"rootCertificates": ["$WORK/chain/root.pem"], "allowPrivateRoots": true},
+   "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"]}}}]}
+JSON
+}
+start_second() {  # CONFIG → SECOND_PORT
+  "$BIN/entitle" serve --config "$1" > "$WORK/second.log" &
+  SECOND_PID=$!
+  for _ in $(seq 100); do
+    SECOND_PORT="$(grep -o '"port":[0-9]*' "$WORK/second.log" 2>/dev/null | head -1 | cut -d: -f2 || true)"
+    [ -n "$SECOND_PORT" ] && return 0
+    sleep 0.1
+  done
+  echo "the second instance did not start" >&2; exit 2
+}
+ingest() {  # PORT CONNECTIONS OUT
+  BODIES_FILE="$WORK/bodies.txt" WRK_THREADS=1 wrk -t1 -c"$2" -d10s --latency -s "$ROOT/Benchmarks/wrk/ingest.lua" \
+    "http://127.0.0.1:$1/v1/notifications/apple" > "$3"
+}
+rps() { awk '/Requests\/sec/ {print $2}' "$1"; }
+p99() { awk '$1 == "99%" {print $2}' "$1"; }
+ratio() { python3 -c "import sys; print(round(float(sys.argv[1]) / float(sys.argv[2]), 2))" "$1" "$2"; }
+
+"$BIN/entitle-bench" sign-notifications --chain "$WORK/chain" --count "$NOTIFICATIONS" --out "$WORK/bodies.txt"
+
+config "{\"sqlite\": \"$WORK/ingest.sqlite3\"}" "$WORK/entitle.json"
+start_server; ingest "$PORT" 32 "$WORK/sqlite.txt"; stop_server
+
+config "{\"postgresql\": \"$(database one)\", \"poolSize\": 16}" "$WORK/entitle.json"
+start_server; ingest "$PORT" 32 "$WORK/pg1.txt"; stop_server
+
+config "{\"postgresql\": \"$(database two)\", \"poolSize\": 16}" "$WORK/entitle.json"
+start_server; start_second "$WORK/entitle.json"
+ingest "$PORT" 16 "$WORK/pg2a.txt" &
+INGEST_PID=$!
+ingest "$SECOND_PORT" 16 "$WORK/pg2b.txt"
+wait "$INGEST_PID"
+stop_server; kill "$SECOND_PID"; wait "$SECOND_PID" || true; SECOND_PID=""
+PG2=$(python3 -c "import sys; print(round(float(sys.argv[1]) + float(sys.argv[2]), 2))" "$(rps "$WORK/pg2a.txt")" "$(rps "$WORK/pg2b.txt")")
+
+# Reads with many stored transactions, on PostgreSQL.
+FILL=$("$BIN/entitle-bench" fill-db --db "$WORK/large.sqlite3" --transactions "$LARGE" --subscribers "$((LARGE / 10))" | tail -1)
+TOKEN=$(python3 -c "import json,sys; print(json.loads(sys.argv[1])['sampleToken'])" "$FILL")
+LARGE_URL="$(database large)"
+MIGRATE_START=$(date +%s)
+"$BIN/entitle" migrate-storage --from "$WORK/large.sqlite3" --to "$LARGE_URL" > "$WORK/migrate.txt"
+MIGRATE_SECONDS=$(( $(date +%s) - MIGRATE_START ))
+config "{\"postgresql\": \"$LARGE_URL\", \"poolSize\": 16}" "$WORK/entitle.json"
+start_server
+wrk -t2 -c64 -d10s --latency -H "Authorization: Bearer client_bench_key_not_secret" \
+  "http://127.0.0.1:$PORT/v1/subscribers/$TOKEN" > "$WORK/read.txt"
+wrk -t2 -c64 -d10s --latency "http://127.0.0.1:$PORT/healthz" > "$WORK/healthz.txt"
+stop_server
+
+echo
+echo "== Entitle PostgreSQL benchmark ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, PostgreSQL on the same machine) =="
+echo "ingest, SQLite, one instance: $(rps "$WORK/sqlite.txt") notifications/s durable, p99 $(p99 "$WORK/sqlite.txt")"
+echo "ingest, PostgreSQL, one instance: $(rps "$WORK/pg1.txt") notifications/s, p99 $(p99 "$WORK/pg1.txt") ($(ratio "$(rps "$WORK/pg1.txt")" "$(rps "$WORK/sqlite.txt")") x SQLite)"
+echo "ingest, PostgreSQL, two instances: $PG2 notifications/s ($(ratio "$PG2" "$(rps "$WORK/sqlite.txt")") x SQLite)"
+echo "migrate-storage of $LARGE transactions: ${MIGRATE_SECONDS} s ($(tail -1 "$WORK/migrate.txt"))"
+echo "GET /v1/subscribers with $LARGE stored transactions: $(rps "$WORK/read.txt") req/s, p99 $(p99 "$WORK/read.txt")"
+echo "GET /healthz, same instance and run: $(rps "$WORK/healthz.txt") req/s, p99 $(p99 "$WORK/healthz.txt")"
