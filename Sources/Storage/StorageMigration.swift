@@ -119,6 +119,8 @@ public enum StorageMigration {
                 INSERT INTO event_sequences (app_id, last) SELECT app_id, MAX(sequence) FROM events GROUP BY app_id
                 ON CONFLICT (app_id) DO UPDATE SET last = GREATEST(event_sequences.last, excluded.last)
                 """)
+            // Fresh statistics, so the planner uses the indexes from the first request.
+            try db.execute("ANALYZE")
         }
         return reports
     }

@@ -57,8 +57,11 @@ final class PostgreSQLConnection: @unchecked Sendable {
             handle = nil
             throw StorageError(code: -1, message: "PostgreSQL connection failed: \(message)")
         }
-        // Answers in UTC and plain text; the store keeps instants as epoch milliseconds anyway.
+        // Answers in UTC (the store keeps instants as epoch milliseconds anyway). Prepared
+        // statements are planned for their actual parameters: a generic plan made before the
+        // tables have statistics (a new or just-migrated database) may scan where an index fits.
         _ = try execute("SET TIME ZONE 'UTC'")
+        _ = try execute("SET plan_cache_mode = force_custom_plan")
     }
 
     /// Whether the connection is usable; a broken one is replaced on the next `execute`.

@@ -1,5 +1,6 @@
 import Entitlements
 import Foundation
+import Synchronization
 
 /// `FactStore` on PostgreSQL, for several stateless Entitle instances on one database.
 ///
@@ -20,6 +21,11 @@ import Foundation
 public final class PostgreSQLFactStore: FactStore {
     let pool: PostgreSQLPool
     private let workers: PostgreSQLWorkers
+    /// Batches waiting for a worker; a worker commits all it finds (up to `groupLimit`) in one
+    /// transaction, each in its own savepoint: one WAL flush and one hold of the sequence row
+    /// for the group, as SQLite's writer does.
+    private let queued = Mutex<[(FactBatch, @Sendable (Result<ApplyOutcome, Error>) -> Void)]>([])
+    private static let groupLimit = 64
 
     /// `url` is a libpq connection string (`postgresql://user:pass@host:5432/db`); `poolSize`
     /// bounds the connections (and concurrent transactions) of this process.
@@ -34,7 +40,47 @@ public final class PostgreSQLFactStore: FactStore {
     // MARK: - Writing
 
     public func apply(_ batch: FactBatch, completion: @escaping @Sendable (Result<ApplyOutcome, Error>) -> Void) {
-        workers.submit { [self] in completion(Result { try apply(batch) }) }
+        queued.withLock { $0.append((batch, completion)) }
+        workers.submit { [self] in commitQueued() }
+    }
+
+    /// Takes what is queued and commits it as one group. Should the group fail as a whole (a
+    /// deadlock between two groups' locks, a failed commit), each batch is applied on its own.
+    private func commitQueued() {
+        let group = queued.withLock { queue in
+            let taken = Array(queue.prefix(Self.groupLimit))
+            queue.removeFirst(taken.count)
+            return taken
+        }
+        guard !group.isEmpty else { return }
+        let results: [Result<(ApplyOutcome, [OutboxEvent]), Error>]
+        do {
+            results = try pool.transaction { db in
+                try group.enumerated().map { index, item in
+                    try db.execute("SAVEPOINT b\(index)")
+                    do {
+                        let written = try Self.write(item.0, db)
+                        try db.execute("RELEASE SAVEPOINT b\(index)")
+                        return .success(written)
+                    } catch let answer as PostgreSQLPool.RolledBackAnswer {
+                        try db.execute("ROLLBACK TO SAVEPOINT b\(index)")
+                        return .success(answer.value as! (ApplyOutcome, [OutboxEvent]))
+                    } catch let error as StorageError where db.isHealthy && error.sqlState?.hasPrefix("40") != true {
+                        try db.execute("ROLLBACK TO SAVEPOINT b\(index)")
+                        return .failure(error)
+                    }
+                }
+            }
+        } catch {
+            for (batch, completion) in group { completion(Result { try apply(batch) }) }
+            return
+        }
+        for ((batch, completion), result) in zip(group, results) {
+            if case .success(let (outcome, events)) = result, batch.wroteToOutbox(outcome, events: events) {
+                batch.eventWriter?.committed(events)
+            }
+            completion(result.map(\.0))
+        }
     }
 
     public func apply(_ batch: FactBatch) throws -> ApplyOutcome {
