@@ -297,45 +297,56 @@ public final class PostgreSQLFactStore: FactStore {
         try pool.with { try Self.facts($0, appId: appId, environment: environment, appAccountToken: appAccountToken) }
     }
 
-    /// A subscriber's subscriptions in three statements (transactions, renewal infos, signals, each
-    /// joined to the links), whatever their number: one round trip per kind of fact.
+    /// A subscriber's subscriptions in one statement whatever their number: transactions, renewal
+    /// infos and signals of the linked subscriptions, told apart by the first column.
     static func facts(
         _ db: PostgreSQLConnection, appId: String, environment: String, appAccountToken: String
     ) throws
         -> [SubscriptionFacts]
     {
-        let key: [PGValue] = [.text(appId), .text(environment), .text(appAccountToken)]
         let linked = """
             JOIN subscriber_links l ON l.app_id = x.app_id AND l.environment = x.environment
                 AND l.original_transaction_id = x.original_transaction_id
             WHERE l.app_id = $1 AND l.environment = $2 AND l.app_account_token = $3
             """
-        let transactions = try db.execute(
-            "SELECT x.original_transaction_id, \(transactionColumns) FROM transactions x \(linked) "
-                + "ORDER BY x.original_transaction_id, x.purchase_date, x.transaction_id", key)
-        let renewals = try db.execute("SELECT x.original_transaction_id, \(renewalColumns) FROM renewal_infos x \(linked)", key)
-        let signals = try db.execute("SELECT x.original_transaction_id, x.kind, x.at FROM signals x \(linked) ORDER BY x.at, x.id", key)
+        // Every column as text (the parts' types differ), each part padded to the transactions'
+        // width, so one result carries all three kinds.
+        func asText(_ columns: String) -> String {
+            columns.split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) + "::text" }.joined(separator: ", ")
+        }
+        let renewalPadding = Array(repeating: "NULL", count: 19 - 8).joined(separator: ", ")
+        let signalPadding = Array(repeating: "NULL", count: 19 - 2).joined(separator: ", ")
+        let rows = try db.execute(
+            """
+            SELECT * FROM (
+                SELECT 't' AS kind, x.original_transaction_id, x.purchase_date AS ordering, \(asText(transactionColumns))
+                FROM transactions x \(linked)
+                UNION ALL
+                SELECT 'r', x.original_transaction_id, 0, \(asText(renewalColumns)), \(renewalPadding) FROM renewal_infos x \(linked)
+                UNION ALL
+                SELECT 's', x.original_transaction_id, x.at, x.kind, x.at::text, \(signalPadding) FROM signals x \(linked)
+            ) facts ORDER BY original_transaction_id, kind, ordering, 4
+            """, [.text(appId), .text(environment), .text(appAccountToken)])
         var byOriginal: [String: SubscriptionFacts] = [:]
         var order: [String] = []
-        for row in transactions.rows {
-            let original = row[0] ?? ""
+        for row in rows.rows {
+            let original = row[1] ?? ""
             if byOriginal[original] == nil {
                 order.append(original)
                 byOriginal[original] = SubscriptionFacts(
                     originalTransactionId: original, environment: environment, appAccountToken: appAccountToken, transactions: [],
                     renewal: nil, signals: [])
             }
-            byOriginal[original]?.transactions.append(transaction(row, from: 1, original: original, environment: environment))
+            switch row[0] {
+            case "t": byOriginal[original]?.transactions.append(transaction(row, from: 3, original: original, environment: environment))
+            case "r": byOriginal[original]?.renewal = renewal(row, from: 3, original: original, environment: environment)
+            default:
+                guard let kind = row[3].flatMap(SubscriptionSignal.Kind.init(storedName:)) else { continue }
+                byOriginal[original]?.signals.append(SubscriptionSignal(kind, at: row[4].flatMap { Int64($0) } ?? 0))
+            }
         }
-        for row in renewals.rows {
-            let original = row[0] ?? ""
-            byOriginal[original]?.renewal = renewal(row, from: 1, original: original, environment: environment)
-        }
-        for row in signals.rows {
-            guard let kind = row[1].flatMap(SubscriptionSignal.Kind.init(storedName:)) else { continue }
-            byOriginal[row[0] ?? ""]?.signals.append(SubscriptionSignal(kind, at: row[2].flatMap { Int64($0) } ?? 0))
-        }
-        return order.compactMap { byOriginal[$0] }
+        // A subscription with renewal info or signals but no transaction is not a subscription yet.
+        return order.compactMap { byOriginal[$0] }.filter { !$0.transactions.isEmpty }
     }
 
     public func facts(appId: String, environment: String, originalTransactionId: String) throws -> SubscriptionFacts? {
