@@ -78,8 +78,30 @@ public enum StorageMigration {
         let source = try SQLiteDatabase(path: sqlitePath, readOnly: true)
         var reports: [TableReport] = []
         for table in tables {
+            let written = table.columns.filter { !table.skipped.contains($0) } + table.extra.map(\.0)
+            let marks = (1...written.count).map { "$\($0)" }.joined(separator: ", ")
+            let insert = "INSERT INTO \(table.name) (\(written.joined(separator: ", "))) VALUES (\(marks)) \(table.conflict)"
+            // Streamed in chunks of 500 rows, one PostgreSQL transaction each: memory stays bounded
+            // whatever the size of the database.
             let query = try source.statement("SELECT \(table.columns.joined(separator: ", ")) FROM \(table.name) ORDER BY \(table.order)")
-            var rows: [[String: PGValue]] = []
+            defer { query.reset() }
+            var read = 0
+            var copied = 0
+            var chunk: [[String: PGValue]] = []
+            func flush() throws {
+                guard !chunk.isEmpty else { return }
+                let rows = chunk
+                chunk.removeAll(keepingCapacity: true)
+                copied += try target.pool.transaction { db in
+                    var count = 0
+                    for row in rows {
+                        let values =
+                            table.columns.filter { !table.skipped.contains($0) }.map { row[$0] ?? .null } + table.extra.map { $0.1(row) }
+                        count += try db.execute(insert, values).affected
+                    }
+                    return count
+                }
+            }
             while try query.step() {
                 var row: [String: PGValue] = [:]
                 for (index, column) in table.columns.enumerated() {
@@ -89,28 +111,14 @@ public enum StorageMigration {
                     case .text(let text): row[column] = .text(text)
                     }
                 }
-                rows.append(row)
+                chunk.append(row)
+                read += 1
+                if chunk.count == 500 { try flush() }
             }
-            query.reset()
-            let written = table.columns.filter { !table.skipped.contains($0) } + table.extra.map(\.0)
-            let marks = (1...written.count).map { "$\($0)" }.joined(separator: ", ")
-            let insert = "INSERT INTO \(table.name) (\(written.joined(separator: ", "))) VALUES (\(marks)) \(table.conflict)"
-            var copied = 0
-            for chunk in stride(from: 0, to: rows.count, by: 500) {
-                copied += try target.pool.transaction { db in
-                    var count = 0
-                    for row in rows[chunk..<min(chunk + 500, rows.count)] {
-                        let values =
-                            table.columns.filter { !table.skipped.contains($0) }.map { row[$0] ?? .null }
-                            + table.extra.map { $0.1(row) }
-                        count += try db.execute(insert, values).affected
-                    }
-                    return count
-                }
-            }
+            try flush()
             let count = try target.pool.with { try $0.execute("SELECT COUNT(*) FROM \(table.name)").int64(0, 0) ?? 0 }
-            reports.append(TableReport(table: table.name, source: rows.count, copied: copied, target: Int(count)))
-            progress("\(table.name): \(rows.count) in SQLite, \(copied) copied, \(count) in PostgreSQL")
+            reports.append(TableReport(table: table.name, source: read, copied: copied, target: Int(count)))
+            progress("\(table.name): \(read) in SQLite, \(copied) copied, \(count) in PostgreSQL")
         }
         _ = try target.pool.with { db in
             // Events continue from the highest copied sequence.
