@@ -50,7 +50,7 @@ public final class InMemoryFactStore: FactStore {
         let state: State
         let appId: String
 
-        func facts(environment: String, originalTransactionId: String) -> SubscriptionFacts? {
+        func facts(environment: String, originalTransactionId: String, storedToken: String??) -> SubscriptionFacts? {
             state.facts(appId, environment, original: originalTransactionId)
         }
 

@@ -237,22 +237,15 @@ extension SQLiteFactStore {
 }
 
 /// The writer connection seen as a `FactReading`: the reads a batch's events need, made inside
-/// the transaction that writes the batch. A link looked up once is not looked up again.
-final class SQLiteFactReader: FactReading {
+/// the transaction that writes the batch.
+struct SQLiteFactReader: FactReading {
     let database: SQLiteDatabase
     let appId: String
-    private var tokens: [String: String?] = [:]
 
-    init(database: SQLiteDatabase, appId: String) {
-        self.database = database
-        self.appId = appId
-    }
-
-    func facts(environment: String, originalTransactionId: String) throws -> SubscriptionFacts? {
-        let known = tokens[environment + "\u{0}" + originalTransactionId]
-        return try SQLiteFactStore.facts(
-            database, appId: appId, environment: environment, originalTransactionId: originalTransactionId, token: known ?? nil,
-            tokenKnown: known != nil)
+    func facts(environment: String, originalTransactionId: String, storedToken: String??) throws -> SubscriptionFacts? {
+        try SQLiteFactStore.facts(
+            database, appId: appId, environment: environment, originalTransactionId: originalTransactionId, token: storedToken ?? nil,
+            tokenKnown: storedToken != nil)
     }
 
     func facts(environment: String, appAccountToken: String) throws -> [SubscriptionFacts] {
@@ -260,9 +253,7 @@ final class SQLiteFactReader: FactReading {
     }
 
     func token(environment: String, originalTransactionId: String) throws -> String? {
-        let token = try SQLiteFactStore.token(database, appId, environment, originalTransactionId)
-        tokens[environment + "\u{0}" + originalTransactionId] = .some(token)
-        return token
+        try SQLiteFactStore.token(database, appId, environment, originalTransactionId)
     }
 
     func linkTransfers(environment: String, appAccountToken: String) throws -> [LinkTransfer] {

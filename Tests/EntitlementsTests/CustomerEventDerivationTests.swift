@@ -13,14 +13,14 @@ final class CustomerEventDerivationTests: XCTestCase {
     /// Stored facts seen through `FactReading`, as a store's transaction would see them.
     private struct Stored: FactReading {
         var subscriptions: [SubscriptionFacts]
-        func facts(environment: String, originalTransactionId: String) -> SubscriptionFacts? {
+        func facts(environment: String, originalTransactionId: String, storedToken: String??) -> SubscriptionFacts? {
             subscriptions.first { $0.originalTransactionId == originalTransactionId && $0.environment == environment }
         }
         func facts(environment: String, appAccountToken: String) -> [SubscriptionFacts] {
             subscriptions.filter { $0.appAccountToken == appAccountToken && $0.environment == environment }
         }
         func token(environment: String, originalTransactionId: String) -> String? {
-            facts(environment: environment, originalTransactionId: originalTransactionId)?.appAccountToken
+            facts(environment: environment, originalTransactionId: originalTransactionId, storedToken: nil)?.appAccountToken
         }
         func linkTransfers(environment: String, appAccountToken: String) -> [LinkTransfer] { [] }
     }

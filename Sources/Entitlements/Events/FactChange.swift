@@ -1,7 +1,9 @@
 /// Reads a store's facts inside the transaction that writes a batch (the store's own connection),
 /// so what a batch changed is seen by the same transaction that commits it.
 public protocol FactReading {
-    func facts(environment: String, originalTransactionId: String) throws -> SubscriptionFacts?
+    /// `storedToken`: the subscription's link when the caller has read it already (`.some(nil)`:
+    /// it has none), so it is not read again; nil: read it.
+    func facts(environment: String, originalTransactionId: String, storedToken: String??) throws -> SubscriptionFacts?
     func facts(environment: String, appAccountToken: String) throws -> [SubscriptionFacts]
     func token(environment: String, originalTransactionId: String) throws -> String?
     func linkTransfers(environment: String, appAccountToken: String) throws -> [LinkTransfer]
@@ -49,8 +51,9 @@ public struct FactChange: Sendable {
     public static func read(_ batch: FactBatch, environments: [String], from reader: any FactReading) throws -> Pending {
         var pending = Pending()
         let environment = batch.environment
+        var storedTokens: [String: String?] = [:]
         for original in batch.touchedSubscriptions {
-            guard let token = try token(of: original, in: batch, reader: reader) else { continue }
+            guard let token = try token(of: original, in: batch, reader: reader, stored: &storedTokens) else { continue }
             pending.tokens[original] = token
             guard pending.subscribers[token] == nil else { continue }
             var spans: [(String, [SubscriptionFacts])] = []
@@ -64,7 +67,8 @@ public struct FactChange: Sendable {
             pending.subscribers[token] = SubscriberFacts(appAccountToken: token, environments: spans, transfers: transfers)
         }
         for original in batch.touchedSubscriptions where pending.before[original] == nil {
-            if let facts = try reader.facts(environment: environment, originalTransactionId: original) {
+            if let facts = try reader.facts(environment: environment, originalTransactionId: original, storedToken: storedTokens[original])
+            {
                 pending.before[original] = facts
             }
         }
@@ -73,10 +77,14 @@ public struct FactChange: Sendable {
 
     /// The token a touched subscription will be shown under: the one it moves to, else the one
     /// it is linked to, else the one the batch links it to.
-    private static func token(of original: String, in batch: FactBatch, reader: any FactReading) throws -> String? {
+    private static func token(
+        of original: String, in batch: FactBatch, reader: any FactReading, stored: inout [String: String?]
+    ) throws -> String? {
         let requested = batch.requestedLink?.originalTransactionId == original ? batch.requestedLink?.appAccountToken : nil
         if batch.transfersLink, let requested { return requested }
-        if let stored = try reader.token(environment: batch.environment, originalTransactionId: original) { return stored }
+        let link = try reader.token(environment: batch.environment, originalTransactionId: original)
+        stored[original] = .some(link)
+        if let link { return link }
         return batch.transactions.last { $0.record.originalTransactionId == original && $0.record.appAccountToken != nil }?
             .record.appAccountToken ?? requested
     }

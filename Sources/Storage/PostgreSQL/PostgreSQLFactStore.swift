@@ -498,21 +498,14 @@ public final class PostgreSQLFactStore: FactStore {
 }
 
 /// A connection inside the writing transaction seen as a `FactReading`.
-final class PostgreSQLFactReader: FactReading {
+struct PostgreSQLFactReader: FactReading {
     let db: PostgreSQLConnection
     let appId: String
-    private var tokens: [String: String?] = [:]
 
-    init(db: PostgreSQLConnection, appId: String) {
-        self.db = db
-        self.appId = appId
-    }
-
-    func facts(environment: String, originalTransactionId: String) throws -> SubscriptionFacts? {
-        let known = tokens[environment + "\u{0}" + originalTransactionId]
-        return try PostgreSQLFactStore.facts(
-            db, appId: appId, environment: environment, originalTransactionId: originalTransactionId, token: known ?? nil,
-            tokenKnown: known != nil)
+    func facts(environment: String, originalTransactionId: String, storedToken: String??) throws -> SubscriptionFacts? {
+        try PostgreSQLFactStore.facts(
+            db, appId: appId, environment: environment, originalTransactionId: originalTransactionId, token: storedToken ?? nil,
+            tokenKnown: storedToken != nil)
     }
 
     func facts(environment: String, appAccountToken: String) throws -> [SubscriptionFacts] {
@@ -520,9 +513,7 @@ final class PostgreSQLFactReader: FactReading {
     }
 
     func token(environment: String, originalTransactionId: String) throws -> String? {
-        let token = try PostgreSQLFactStore.token(db, appId, environment, originalTransactionId)
-        tokens[environment + "\u{0}" + originalTransactionId] = .some(token)
-        return token
+        try PostgreSQLFactStore.token(db, appId, environment, originalTransactionId)
     }
 
     func linkTransfers(environment: String, appAccountToken: String) throws -> [LinkTransfer] {
