@@ -155,7 +155,7 @@ final class HTTPServerEndToEndTests: XCTestCase {
     func testManyConcurrentConnections() throws {
         try startServer()
         let port = server.port
-        let failures = Failures()
+        let failures = LockedList<String>()
         DispatchQueue.concurrentPerform(iterations: 200) { connection in
             do {
                 let client = try TestHTTPClient(port: port)
@@ -163,10 +163,10 @@ final class HTTPServerEndToEndTests: XCTestCase {
                     let body = "\(connection)-\(index)"
                     try client.send(rawRequest("POST", "/echo", body: body))
                     let response = try client.readResponse()
-                    if response.status != 200 || response.text != body { failures.add("\(body): \(response.status) \(response.text)") }
+                    if response.status != 200 || response.text != body { failures.append("\(body): \(response.status) \(response.text)") }
                 }
             } catch {
-                failures.add("connection \(connection): \(error)")
+                failures.append("connection \(connection): \(error)")
             }
         }
         XCTAssertEqual(failures.all, [])
@@ -186,18 +186,4 @@ final class HTTPServerEndToEndTests: XCTestCase {
         XCTAssertThrowsError(try TestHTTPClient(port: server.port), "no longer accepting")
     }
 
-    private final class Failures: @unchecked Sendable {
-        private let lock = NSLock()
-        private var messages: [String] = []
-        func add(_ message: String) {
-            lock.lock()
-            messages.append(message)
-            lock.unlock()
-        }
-        var all: [String] {
-            lock.lock()
-            defer { lock.unlock() }
-            return messages
-        }
-    }
 }

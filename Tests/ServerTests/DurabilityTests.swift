@@ -44,18 +44,9 @@ final class DurabilityTests: XCTestCase {
             return (uuid, JSONValue.object(["signedPayload": .string(payload)]).serializedString)
         }
 
-        let server = Process()
-        server.executableURL = entitleExecutable
-        server.arguments = ["serve", "--config", folder.appendingPathComponent("entitle.json").path]
-        let output = Pipe()
-        server.standardOutput = output
-        try server.run()
-        let reader = LineReader(output.fileHandleForReading)
-        let port = Int(try XCTUnwrap(try JSONParser.parse(try XCTUnwrap(reader.nextLine()))["port"]?.int64Value))
-        // Keep draining the log so the server never blocks on a full pipe.
-        Thread { while !output.fileHandleForReading.availableData.isEmpty {} }.start()
+        let (server, port) = try startEntitleServe(config: folder.appendingPathComponent("entitle.json").path)
 
-        let acknowledged = Acknowledged()
+        let acknowledged = LockedList<String>()
         let killer = Thread {
             while acknowledged.count < 60 { usleep(1000) }
             kill(server.processIdentifier, SIGKILL)
@@ -72,7 +63,7 @@ final class DurabilityTests: XCTestCase {
                             body: body))) != nil,
                     let response = try? client.readResponse()
                 else { return }
-                if response.status == 200 { acknowledged.add(uuid) }
+                if response.status == 200 { acknowledged.append(uuid) }
             }
         }
         server.waitUntilExit()
@@ -83,7 +74,7 @@ final class DurabilityTests: XCTestCase {
         let store = try SQLiteFactStore(path: folder.appendingPathComponent("entitle.sqlite3").path)
         XCTAssertEqual(try store.integrityCheck(), "ok")
         let stored = Set(try store.notifications(appId: "app", limit: 1000, before: nil).map(\.notificationUUID))
-        let missing = acknowledged.all.subtracting(stored)
+        let missing = Set(acknowledged.all).subtracting(stored)
         XCTAssertEqual(missing, [], "every notification answered 200 is on disk")
     }
 }
@@ -113,18 +104,7 @@ extension DurabilityTests {
               "webhooks": [{"url": "\(receiver.url("/gate"))", "secret": "\(receiver.secret)"}]}]}
             """)
         let base = TestChain.milliseconds(chain.mintedAt)
-        func serve() throws -> (Process, Int) {
-            let server = Process()
-            server.executableURL = entitleExecutable
-            server.arguments = ["serve", "--config", folder.appendingPathComponent("entitle.json").path]
-            let output = Pipe()
-            server.standardOutput = output
-            try server.run()
-            let reader = LineReader(output.fileHandleForReading)
-            let port = Int(try XCTUnwrap(try JSONParser.parse(try XCTUnwrap(reader.nextLine()))["port"]?.int64Value))
-            Thread { while !output.fileHandleForReading.availableData.isEmpty {} }.start()
-            return (server, port)
-        }
+        func serve() throws -> (Process, Int) { try startEntitleServe(config: folder.appendingPathComponent("entitle.json").path) }
 
         let (first, port) = try serve()
         let client = try TestHTTPClient(port: port, timeout: 5)
@@ -163,25 +143,5 @@ extension DurabilityTests {
         XCTAssertEqual(Set(received.compactMap(\.id)).count, 10, "every committed event is delivered after the restart")
         XCTAssertTrue(received.allSatisfy(\.signatureValid))
         XCTAssertEqual(Set(received.map { $0.json["type"]?.stringValue ?? "" }), ["RENEWAL"])
-    }
-}
-
-private final class Acknowledged: @unchecked Sendable {
-    private let lock = NSLock()
-    private var uuids = Set<String>()
-    func add(_ uuid: String) {
-        lock.lock()
-        uuids.insert(uuid)
-        lock.unlock()
-    }
-    var count: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return uuids.count
-    }
-    var all: Set<String> {
-        lock.lock()
-        defer { lock.unlock() }
-        return uuids
     }
 }

@@ -50,17 +50,8 @@ final class PostgreSQLInstancesTests: XCTestCase {
               "verification": {"rootCertificates": ["\(chain.folder.appendingPathComponent("root.pem").path)"], "allowPrivateRoots": true},
               "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"]}}}]}
             """)
-        let server = Process()
-        server.executableURL = entitleExecutable
-        server.arguments = ["serve", "--config", config.path]
-        let output = Pipe()
-        server.standardOutput = output
-        try server.run()
+        let (server, port) = try startEntitleServe(config: config.path)
         processes.append(server)
-        let reader = LineReader(output.fileHandleForReading)
-        let line = try XCTUnwrap(reader.nextLine(), "entitle serve printed nothing")
-        let port = Int(try XCTUnwrap(try JSONParser.parse(line)["port"]?.int64Value))
-        Thread { while !output.fileHandleForReading.availableData.isEmpty {} }.start()
         return (server, port)
     }
 
@@ -104,14 +95,14 @@ final class PostgreSQLInstancesTests: XCTestCase {
         let (_, first) = try serve(url)
         let (_, second) = try serve(url)
         let notifications = try (0..<20).map(notification)
-        let statuses = Collected()
+        let statuses = LockedList<String>()
         DispatchQueue.concurrentPerform(iterations: 40) { index in
             let (uuid, body) = notifications[index / 2]
             let port = index % 2 == 0 ? first : second
             guard let response = try? call(port, "POST", "/v1/notifications/apple", body, key: nil),
                 let json = try? JSONParser.parse(response.body)
-            else { return statuses.add("failed") }
-            statuses.add("\(uuid) \(response.status) \(json["status"]?.stringValue ?? "")")
+            else { return statuses.append("failed") }
+            statuses.append("\(uuid) \(response.status) \(json["status"]?.stringValue ?? "")")
         }
         let all = statuses.all
         XCTAssertEqual(all.filter { $0.hasSuffix(" 200 applied") }.count, 20, "\(all)")
@@ -137,10 +128,10 @@ final class PostgreSQLInstancesTests: XCTestCase {
             }
         }
         let posts = scrambled
-        let failures = Collected()
+        let failures = LockedList<String>()
         DispatchQueue.concurrentPerform(iterations: posts.count) { index in
             let response = try? call(posts[index].port, "POST", "/v1/transactions", posts[index].body, key: "client_key_0123456789")
-            if response?.status != 200 { failures.add("\(response?.status ?? 0) \(response?.text ?? "")") }
+            if response?.status != 200 { failures.append("\(response?.status ?? 0) \(response?.text ?? "")") }
         }
         XCTAssertEqual(failures.all, [])
         // The newest copy won everywhere: read through the other instance than each write.
@@ -157,7 +148,7 @@ final class PostgreSQLInstancesTests: XCTestCase {
         let (victim, first) = try serve(url)
         let (_, second) = try serve(url)
         let notifications = try (0..<240).map(notification)
-        let acknowledged = Collected()
+        let acknowledged = LockedList<String>()
         let killer = Thread {
             while acknowledged.count < 50 { usleep(1000) }
             kill(victim.processIdentifier, SIGKILL)
@@ -169,7 +160,7 @@ final class PostgreSQLInstancesTests: XCTestCase {
                 // Like Apple: an answer that is not 200 (or none) is retried, here at the other instance.
                 for port in [index % 2 == 0 ? first : second, second, second] {
                     if let response = try? call(port, "POST", "/v1/notifications/apple", body, key: nil), response.status == 200 {
-                        acknowledged.add(uuid)
+                        acknowledged.append(uuid)
                         break
                     }
                 }
@@ -190,8 +181,8 @@ final class PostgreSQLInstancesTests: XCTestCase {
         let url = try cluster.createDatabase()
         let (_, port) = try serve(url)
         let notifications = try (0..<300).map(notification)
-        let acknowledged = Collected()
-        let refused = Collected()
+        let acknowledged = LockedList<String>()
+        let refused = LockedList<String>()
         let restarter = Thread {
             while acknowledged.count < 60 { usleep(1000) }
             try? cluster.restart()
@@ -203,10 +194,10 @@ final class PostgreSQLInstancesTests: XCTestCase {
                 for _ in 0..<200 {
                     guard let response = try? call(port, "POST", "/v1/notifications/apple", body, key: nil) else { continue }
                     if response.status == 200 {
-                        acknowledged.add(uuid)
+                        acknowledged.append(uuid)
                         break
                     }
-                    refused.add("\(response.status) \(response.header("retry-after") ?? "-")")
+                    refused.append("\(response.status) \(response.header("retry-after") ?? "-")")
                     usleep(50_000)
                 }
             }
@@ -251,16 +242,8 @@ extension PostgreSQLInstancesTests {
               "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"]}},
               "webhooks": [{"url": "https://127.0.0.1:9/never", "secret": "whsec_\(Data(repeating: 1, count: 32).base64EncodedString())"}]}]}
             """)
-        let server = Process()
-        server.executableURL = entitleExecutable
-        server.arguments = ["serve", "--config", config.path]
-        let output = Pipe()
-        server.standardOutput = output
-        try server.run()
+        let (server, port) = try startEntitleServe(config: config.path)
         processes.append(server)
-        let port = Int(
-            try XCTUnwrap(try JSONParser.parse(try XCTUnwrap(LineReader(output.fileHandleForReading).nextLine()))["port"]?.int64Value))
-        Thread { while !output.fileHandleForReading.availableData.isEmpty {} }.start()
         for index in 0..<12 {
             XCTAssertEqual(try call(port, "POST", "/v1/notifications/apple", try notification(index).body, key: nil).status, 200)
         }
@@ -290,20 +273,4 @@ extension PostgreSQLInstancesTests {
         let badTarget = try runProcess(entitleExecutable.path, ["migrate-storage", "--from", sqlite, "--to", "mysql://x"])
         XCTAssertEqual(badTarget.status, 2)
     }
-}
-
-private final class Collected: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [String] = []
-    func add(_ item: String) {
-        lock.lock()
-        items.append(item)
-        lock.unlock()
-    }
-    var all: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return items
-    }
-    var count: Int { all.count }
 }

@@ -59,6 +59,21 @@ final class ServeCommandTests: XCTestCase {
     }
 }
 
+/// `entitle serve --config PATH` in the background: the process and the port of its `listening`
+/// line. The rest of its log is drained, so the server never blocks on a full pipe.
+func startEntitleServe(config: String) throws -> (process: Process, port: Int) {
+    let server = Process()
+    server.executableURL = entitleExecutable
+    server.arguments = ["serve", "--config", config]
+    let output = Pipe()
+    server.standardOutput = output
+    try server.run()
+    let line = try XCTUnwrap(LineReader(output.fileHandleForReading).nextLine(), "entitle serve printed nothing")
+    let port = Int(try XCTUnwrap(try JSONParser.parse(line)["port"]?.int64Value))
+    Thread { while !output.fileHandleForReading.availableData.isEmpty {} }.start()
+    return (server, port)
+}
+
 /// Reads lines from a pipe with a timeout.
 final class LineReader: @unchecked Sendable {
     private let handle: FileHandle

@@ -318,28 +318,13 @@ final class PostgreSQLFactStoreTests: FactStoreContract {
         do { url = try PostgreSQLTestCluster.freshDatabase() } catch let unavailable as PostgreSQLTestCluster.Unavailable {
             throw XCTSkip("PostgreSQL unavailable: \(unavailable)")
         }
-        let failures = Failures()
+        let failures = LockedList<String>()
         DispatchQueue.concurrentPerform(iterations: 4) { _ in
-            do { _ = try PostgreSQLFactStore(url: url, poolSize: 2) } catch { failures.add("\(error)") }
+            do { _ = try PostgreSQLFactStore(url: url, poolSize: 2) } catch { failures.append("\(error)") }
         }
         XCTAssertEqual(failures.all, [])
         let applied = try runProcess("psql", [url, "-At", "-c", "SELECT count(*), max(version) FROM schema_migrations"])
         XCTAssertEqual(applied.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "1|1")
-    }
-}
-
-private final class Failures: @unchecked Sendable {
-    private let lock = NSLock()
-    private var messages: [String] = []
-    func add(_ message: String) {
-        lock.lock()
-        messages.append(message)
-        lock.unlock()
-    }
-    var all: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return messages
     }
 }
 
