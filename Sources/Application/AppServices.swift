@@ -18,12 +18,17 @@ public final class AppServices: Sendable {
     public let events: EventFeed
     /// Delivers the outbox, when the app has webhook endpoints or forwards notifications.
     public let deliveries: WebhookDispatcher?
+    /// Support's work (admin keys): grants, a customer's history, search, the overview.
+    public let grants: GrantService
+    public let history: CustomerHistory
+    public let search: CustomerSearch
+    public let overview: Overview
     let pool: BlockingPool
     let instrumentation: any Instrumentation
 
     init(
         app: AppConfiguration, store: any FactStore, pool: BlockingPool, revocationChecker: (any RevocationChecker)?,
-        delivery: DeliverySettings, instrumentation: any Instrumentation
+        delivery: DeliverySettings, instrumentation: any Instrumentation, failures: RecentFailures
     ) throws {
         self.app = app
         self.pool = pool
@@ -49,6 +54,10 @@ public final class AppServices: Sendable {
             ? sync.map {
                 AppAccountTokenReporter(app: app, store: store, pool: pool, clients: $0.clients)
             } : nil
+        grants = GrantService(app: app, store: store, pool: pool, eventWriter: eventWriter)
+        history = CustomerHistory(app: app, store: store, pool: pool)
+        search = CustomerSearch(app: app, store: store, subscribers: subscribers, sync: sync, pool: pool)
+        overview = Overview(app: app, store: store, pool: pool, failures: failures)
         transactions = TransactionIngestion(
             app: app, verification: verification, store: store, subscribers: subscribers,
             pool: pool, instrumentation: instrumentation, tokenReporter: tokenReporter, eventWriter: eventWriter)

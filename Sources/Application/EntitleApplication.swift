@@ -10,8 +10,12 @@ public final class EntitleApplication: Sendable {
     public let store: any FactStore
     public let pool: BlockingPool
     public let authenticator: APIKeyAuthenticator
+    /// Sign-in to the support console, and its sessions.
+    public let console: ConsoleSessions
     public let apps: [String: AppServices]
     private let appsByBundle: [String: AppServices]
+    /// What the use cases count and log (support actions among them).
+    public let instrumentation: any Instrumentation
 
     public init(
         configuration: EntitleConfiguration, store: any FactStore, pool: BlockingPool? = nil,
@@ -22,13 +26,17 @@ public final class EntitleApplication: Sendable {
         self.store = store
         self.pool = pool ?? BlockingPool(threads: configuration.server.blockingThreads)
         authenticator = APIKeyAuthenticator(apps: configuration.apps)
+        console = ConsoleSessions(settings: configuration.console, authenticator: authenticator)
         let needsOCSP = configuration.apps.contains { $0.verification.onlineChecks }
         let checker = revocationChecker ?? (needsOCSP ? OCSPRevocationChecker() : nil)
+        let failures = RecentFailures()
+        let counting = FailureCountingInstrumentation(inner: instrumentation, failures: failures)
+        self.instrumentation = counting
         var apps: [String: AppServices] = [:]
         for app in configuration.apps {
             apps[app.id] = try AppServices(
                 app: app, store: store, pool: self.pool, revocationChecker: checker,
-                delivery: configuration.delivery, instrumentation: instrumentation)
+                delivery: configuration.delivery, instrumentation: counting, failures: failures)
         }
         self.apps = apps
         appsByBundle = Dictionary(uniqueKeysWithValues: apps.values.map { ($0.app.bundleId, $0) })

@@ -15,6 +15,10 @@ public struct ProductGrant: Sendable, Equatable {
     public var lastEventDate: Int64
     /// The environment of the facts behind the grant (`Production`, `Sandbox`, …).
     public var environment: String = ""
+    /// Where it comes from: `app_store`, or `promotional` (a grant given by support).
+    public var store = "app_store"
+    /// The promotional grant behind it; it confers its own entitlement, not a product's.
+    public var promotional: PromotionalGrant?
 
     public init(_ subscription: SubscriptionState) {
         environment = subscription.environment
@@ -56,7 +60,8 @@ public enum EntitlementResolver {
     public static func resolve(_ grants: [ProductGrant], entitlementsOf: (String) -> [String]) -> [String: ProductGrant] {
         var best: [String: ProductGrant] = [:]
         for grant in grants {
-            for name in entitlementsOf(grant.productId) where best[name].map({ isBetter(grant, than: $0) }) ?? true {
+            let names = grant.promotional.map { [$0.entitlement] } ?? entitlementsOf(grant.productId)
+            for name in names where best[name].map({ isBetter(grant, than: $0) }) ?? true {
                 best[name] = grant
             }
         }

@@ -59,6 +59,8 @@ public struct FactBatch: Sendable {
     public var forward: ForwardedNotification?
     /// The id of a `TEST` event asked for by `POST /v1/webhooks/test` (the batch carries no facts).
     public var webhookTestId: String?
+    /// A promotional grant given, or revoked (the same id stored again with `revokedAt`).
+    public var grant: PromotionalGrant?
 
     public init(appId: String, environment: String) {
         self.appId = appId
@@ -174,6 +176,28 @@ public protocol FactStore: Sendable {
     /// Marks failed the pending deliveries to endpoints no longer configured (at start-up), so
     /// they neither wait forever nor count as backlog; returns how many.
     func abandonDeliveries(appId: String, keeping endpoints: Set<String>, now: Int64) throws -> Int
+
+    // MARK: Support (grants, a customer's history, the overview)
+
+    /// A customer's promotional grants in one environment, oldest first.
+    func grants(appId: String, environment: String, appAccountToken: String) throws -> [PromotionalGrant]
+    func grant(appId: String, id: String) throws -> PromotionalGrant?
+    /// Grants of every environment neither expired nor revoked at `now`.
+    func activeGrants(appId: String, at now: Int64) throws -> [PromotionalGrant]
+    /// The stored signed copies of one subscription: each transaction's newest, the renewal info.
+    func signedFacts(appId: String, environment: String, originalTransactionId: String) throws -> [SignedFact]
+    /// The notifications about one subscription, oldest first.
+    func notifications(appId: String, environment: String, originalTransactionId: String) throws -> [StoredNotification]
+    /// The events about one subscription, or naming one customer, oldest first.
+    func events(appId: String, originalTransactionId: String) throws -> [OutboxEvent]
+    func events(appId: String, appAccountToken: String) throws -> [OutboxEvent]
+    /// Every delivery of one event, oldest first.
+    func deliveries(appId: String, eventId: String) throws -> [WebhookDelivery]
+    /// Original transaction ids of an environment in order, `limit` after `after` (walking every
+    /// subscription for the overview).
+    func subscriptionIds(appId: String, environment: String, after: String?, limit: Int) throws -> [String]
+    /// Notifications received since `since`, counted per hour, environment and type.
+    func notificationCounts(appId: String, since: Int64) throws -> [NotificationCount]
 }
 
 extension FactStore {

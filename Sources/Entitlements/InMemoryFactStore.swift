@@ -20,6 +20,15 @@ public final class InMemoryFactStore: FactStore {
         var events: [OutboxEvent] = []
         var lastEventSequence: [String: Int64] = [:]
         var deliveries: [WebhookDelivery] = []
+        /// Promotional grants by app and id, and the order they were first stored in.
+        var grants: [Key: PromotionalGrant] = [:]
+        var grantOrder: [Key] = []
+
+        func grants(_ appId: String, _ environment: String, token: String) -> [PromotionalGrant] {
+            grantOrder.filter { $0.app == appId }.compactMap { grants[$0] }.filter {
+                $0.environment == environment && $0.appAccountToken == token
+            }
+        }
 
         func facts(_ appId: String, _ environment: String, original: String) -> SubscriptionFacts? {
             let transactions = self.transactions.filter {
@@ -65,6 +74,12 @@ public final class InMemoryFactStore: FactStore {
         func linkTransfers(environment: String, appAccountToken: String) -> [LinkTransfer] {
             state.transfers(appId, environment, token: appAccountToken)
         }
+
+        func grants(environment: String, appAccountToken: String) -> [PromotionalGrant] {
+            state.grants(appId, environment, token: appAccountToken)
+        }
+
+        func grant(id: String) -> PromotionalGrant? { state.grants[Key(app: appId, environment: "", id: id)] }
     }
 
     private let state = Mutex(State())
@@ -137,6 +152,11 @@ public final class InMemoryFactStore: FactStore {
                 }
             }
             if let sync = batch.syncRevision { state.revisions[key(sync.originalTransactionId)] = sync.revision }
+            if let grant = batch.grant {
+                let grantKey = Key(app: batch.appId, environment: "", id: grant.id)
+                if state.grants[grantKey] == nil { state.grantOrder.append(grantKey) }
+                state.grants[grantKey] = grant
+            }
             if var notification = batch.notification {
                 state.sequence += 1
                 notification.sequence = state.sequence
@@ -319,6 +339,72 @@ public final class InMemoryFactStore: FactStore {
             return DeliveryBacklog(
                 pending: pending.count, failed: mine.filter { $0.status == .failed }.count,
                 oldestPendingCreatedAt: pending.map(\.createdAt).min())
+        }
+    }
+
+    // MARK: - Support
+
+    public func grants(appId: String, environment: String, appAccountToken: String) throws -> [PromotionalGrant] {
+        state.withLock { $0.grants(appId, environment, token: appAccountToken) }
+    }
+
+    public func grant(appId: String, id: String) throws -> PromotionalGrant? {
+        state.withLock { $0.grants[Key(app: appId, environment: "", id: id)] }
+    }
+
+    public func activeGrants(appId: String, at now: Int64) throws -> [PromotionalGrant] {
+        state.withLock { state in
+            state.grantOrder.filter { $0.app == appId }.compactMap { state.grants[$0] }.filter { $0.state(at: now) == "ACTIVE" }
+        }
+    }
+
+    public func signedFacts(appId: String, environment: String, originalTransactionId: String) throws -> [SignedFact] {
+        // The in-memory store keeps records, not their signed text.
+        []
+    }
+
+    public func notifications(appId: String, environment: String, originalTransactionId: String) throws -> [StoredNotification] {
+        state.withLock { state in
+            state.notifications.filter {
+                $0.appId == appId && $0.environment == environment && $0.originalTransactionId == originalTransactionId
+            }
+        }
+    }
+
+    public func events(appId: String, originalTransactionId: String) throws -> [OutboxEvent] {
+        state.withLock { $0.events.filter { $0.appId == appId && $0.originalTransactionId == originalTransactionId } }
+    }
+
+    public func events(appId: String, appAccountToken: String) throws -> [OutboxEvent] {
+        state.withLock { $0.events.filter { $0.appId == appId && $0.appAccountToken == appAccountToken } }
+    }
+
+    public func deliveries(appId: String, eventId: String) throws -> [WebhookDelivery] {
+        state.withLock { $0.deliveries.filter { $0.appId == appId && $0.eventId == eventId } }
+    }
+
+    public func subscriptionIds(appId: String, environment: String, after: String?, limit: Int) throws -> [String] {
+        state.withLock { state in
+            let ids = Set(
+                state.transactions.filter { $0.key.app == appId && $0.key.environment == environment }.map(\.value.originalTransactionId))
+            return Array(ids.filter { id in after.map { id > $0 } ?? true }.sorted().prefix(limit))
+        }
+    }
+
+    public func notificationCounts(appId: String, since: Int64) throws -> [NotificationCount] {
+        state.withLock { state in
+            var counts: [String: NotificationCount] = [:]
+            for notification in state.notifications where notification.appId == appId && notification.receivedAt >= since {
+                let hour = notification.receivedAt / 3_600_000 * 3_600_000
+                let key = "\(hour) \(notification.environment) \(notification.notificationType)"
+                counts[
+                    key,
+                    default: NotificationCount(
+                        hourStart: hour, environment: notification.environment, notificationType: notification.notificationType, count: 0)
+                ]
+                .count += 1
+            }
+            return counts.values.sorted { ($0.hourStart, $0.notificationType) < ($1.hourStart, $1.notificationType) }
         }
     }
 }

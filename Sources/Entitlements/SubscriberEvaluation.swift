@@ -18,18 +18,23 @@ public enum SubscriberEvaluation {
     /// One environment's facts.
     public static func evaluate(
         _ facts: [SubscriptionFacts], now: Int64, environment: String,
-        products: [String: CatalogProduct], billingRetryGrantsAccess: Bool
+        products: [String: CatalogProduct], billingRetryGrantsAccess: Bool, promotional: [PromotionalGrant] = []
     ) -> SubscriberStatus {
-        evaluate([(environment, facts)], now: now, products: products, billingRetryGrantsAccess: billingRetryGrantsAccess) { _ in true }
+        evaluate(
+            [(environment, facts)], now: now, products: products, billingRetryGrantsAccess: billingRetryGrantsAccess,
+            promotional: promotional
+        ) { _ in true }
     }
 
     /// Several environments' facts, each evaluated in its own environment (a Sandbox fact never
     /// changes a Production subscription). Subscriptions and purchases of every environment are
     /// listed; only grants of environments `grantsAccess` permits make entitlements, and the best
-    /// of those wins per entitlement.
+    /// of those wins per entitlement. Promotional grants (support's) weigh in like any other
+    /// grant of their environment.
     public static func evaluate(
         _ environments: [(environment: String, facts: [SubscriptionFacts])], now: Int64,
-        products: [String: CatalogProduct], billingRetryGrantsAccess: Bool, grantsAccess: (String) -> Bool
+        products: [String: CatalogProduct], billingRetryGrantsAccess: Bool, promotional: [PromotionalGrant] = [],
+        grantsAccess: (String) -> Bool
     ) -> SubscriberStatus {
         var status = SubscriberStatus()
         var grants: [ProductGrant] = []
@@ -41,6 +46,7 @@ public enum SubscriberEvaluation {
             status.nonSubscriptions += one.status.nonSubscriptions
             if grantsAccess(environment) { grants += one.grants }
         }
+        grants += promotional.filter { grantsAccess($0.environment) }.compactMap { $0.productGrant(at: now) }
         status.entitlements = EntitlementResolver.resolve(grants) { products[$0]?.entitlements ?? [] }
         return status
     }

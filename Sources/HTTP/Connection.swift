@@ -36,6 +36,9 @@ final class Connection: @unchecked Sendable {
     private var outputPendingSince: Double
     private var outputQueuedSincePending = 0
 
+    /// The client's address, read once per connection (the console rate-limits sign-ins by it).
+    private lazy var peer = peerAddress(of: fd)
+
     init(fd: Int32, loop: EventLoop, now: Double) {
         self.fd = fd
         self.loop = loop
@@ -133,7 +136,7 @@ final class Connection: @unchecked Sendable {
 
     private func dispatch(_ request: HTTPRequest) {
         let requestID = request.header("x-request-id").flatMap(Self.acceptableRequestID) ?? loop.nextRequestID()
-        let context = HTTPRequestContext(request: request, requestID: requestID, startedAt: requestStartedAt) {
+        let context = HTTPRequestContext(request: request, requestID: requestID, startedAt: requestStartedAt, peer: peer) {
             [weak self, loop] context, response in
             guard let connection = self else { return }
             if loop.isOnLoopThread {

@@ -15,15 +15,18 @@ public final class HTTPRequestContext: @unchecked Sendable {
     /// The matched route pattern (for logs and metrics), `unmatched` when none.
     public var route = "unmatched"
     public var pathParameters: [String: String] = [:]
+    /// The connected client's address (the proxy's, behind one), "" when unknown.
+    public let peer: String
     /// Monotonic start time, seconds.
     let startedAt: Double
     private let responded = Atomic<Bool>(false)
     private let deliver: @Sendable (HTTPRequestContext, HTTPResponse) -> Void
 
     init(
-        request: HTTPRequest, requestID: String, startedAt: Double,
+        request: HTTPRequest, requestID: String, startedAt: Double, peer: String = "",
         deliver: @escaping @Sendable (HTTPRequestContext, HTTPResponse) -> Void
     ) {
+        self.peer = peer
         self.request = request
         self.requestID = requestID
         self.startedAt = startedAt

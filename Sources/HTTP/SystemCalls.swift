@@ -27,3 +27,24 @@ func monotonicSeconds() -> Double {
     clock_gettime(CLOCK_MONOTONIC, &time)
     return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
 }
+
+/// The address of a connected socket's peer as text (`127.0.0.1`, `::1`), "" when unknown.
+func peerAddress(of fd: Int32) -> String {
+    var storage = sockaddr_storage()
+    var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+    let found = withUnsafeMutablePointer(to: &storage) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) }
+    }
+    guard found == 0 else { return "" }
+    var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+    switch Int32(storage.ss_family) {
+    case AF_INET:
+        var address = withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr } }
+        guard inet_ntop(AF_INET, &address, &text, socklen_t(text.count)) != nil else { return "" }
+    case AF_INET6:
+        var address = withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_addr } }
+        guard inet_ntop(AF_INET6, &address, &text, socklen_t(text.count)) != nil else { return "" }
+    default: return ""
+    }
+    return String(cString: text)
+}

@@ -11,6 +11,8 @@ enum Routes {
         let notifications = NotificationHandler(application: application)
         let sync = SyncHandlers(application: application)
         let events = EventHandlers(application: application)
+        let support = SupportHandlers(application: application)
+        let console = ConsoleHandlers(application: application)
         var router = Router()
         router.add("GET", "/healthz") { operations.health($0) }
         router.add("GET", "/readyz") { operations.readiness($0) }
@@ -23,7 +25,12 @@ enum Routes {
         router.add("GET", "/v1/notifications") { subscribers.listNotifications($0) }
         router.add("GET", "/v1/subscribers/by-transaction/{originalTransactionId}") { subscribers.getSubscriberByTransaction($0) }
         router.add("GET", "/v1/subscribers/by-app-transaction/{appTransactionId}") { subscribers.getSubscriberByAppTransaction($0) }
+        router.add("GET", "/v1/subscribers") { support.search($0) }
         router.add("GET", "/v1/subscribers/{appAccountToken}") { subscribers.getSubscriber($0) }
+        router.add("GET", "/v1/subscribers/{appAccountToken}/history") { support.history($0) }
+        router.add("POST", "/v1/subscribers/{appAccountToken}/entitlements/{entitlementId}/grants") { support.grant($0) }
+        router.add("DELETE", "/v1/subscribers/{appAccountToken}/entitlements/{entitlementId}/grants/{grantId}") { support.revoke($0) }
+        router.add("GET", "/v1/stats") { support.stats($0) }
         router.add("POST", "/v1/subscribers/{appAccountToken}/sync") { sync.syncSubscriber($0) }
         router.add("POST", "/v1/transactions/{transactionId}/sync") { sync.syncTransaction($0) }
         router.add("POST", "/v1/notifications/apple/backfill") { sync.backfill($0) }
@@ -32,6 +39,12 @@ enum Routes {
         router.add("GET", "/v1/webhooks/deliveries") { events.listDeliveries($0) }
         router.add("POST", "/v1/webhooks/deliveries/{id}/retry") { events.retryDelivery($0) }
         router.add("POST", "/v1/webhooks/test") { events.sendTest($0) }
+        router.add("GET", "/console") { console.page($0) }
+        router.add("GET", "/console/console.js") { console.script($0) }
+        router.add("GET", "/console/console.css") { console.style($0) }
+        router.add("POST", "/console/session") { console.signIn($0) }
+        router.add("GET", "/console/session") { console.current($0) }
+        router.add("DELETE", "/console/session") { console.signOut($0) }
         return router
     }
 }

@@ -90,5 +90,22 @@ enum Migrations {
         CREATE INDEX deliveries_due ON deliveries (app_id, endpoint, status, next_at);
         CREATE INDEX deliveries_by_status ON deliveries (app_id, status, created_at);
         """,
+        // 8: promotional grants (support's), and the indexes a customer's history and the overview
+        // read by: notifications and events of one subscription or customer, deliveries of one event,
+        // notifications by arrival time.
+        """
+        CREATE TABLE grants (
+            app_id TEXT NOT NULL, id TEXT NOT NULL, environment TEXT NOT NULL, app_account_token TEXT NOT NULL,
+            entitlement TEXT NOT NULL, starts_at INTEGER NOT NULL, expires_date INTEGER NOT NULL, reason TEXT,
+            granted_by TEXT NOT NULL, revoked_at INTEGER, revoked_by TEXT,
+            PRIMARY KEY (app_id, id));
+        CREATE INDEX grants_by_token ON grants (app_id, environment, app_account_token, starts_at);
+        CREATE INDEX grants_by_expiry ON grants (app_id, expires_date);
+        CREATE INDEX notifications_by_subscription ON notifications (app_id, environment, original_transaction_id);
+        CREATE INDEX notifications_by_arrival ON notifications (app_id, received_at);
+        CREATE INDEX events_by_subscription ON events (app_id, original_transaction_id);
+        CREATE INDEX events_by_token ON events (app_id, app_account_token);
+        CREATE INDEX deliveries_by_event ON deliveries (app_id, event_id);
+        """,
     ]
 }

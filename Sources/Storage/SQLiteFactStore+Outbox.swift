@@ -84,22 +84,22 @@ extension SQLiteFactStore {
         }
     }
 
-    private static let eventColumns =
+    static let eventColumns =
         "app_id, sequence, id, type, environment, original_transaction_id, app_account_token, occurred_at, created_at, body"
 
-    private static func event(_ query: SQLiteStatement) -> OutboxEvent {
+    static func event(_ query: SQLiteStatement) -> OutboxEvent {
         OutboxEvent(
             id: query.text(2) ?? "", appId: query.text(0) ?? "", sequence: query.int64(1) ?? 0, type: query.text(3) ?? "",
             environment: query.text(4) ?? "", originalTransactionId: query.text(5), appAccountToken: query.text(6),
             occurredAt: query.int64(7) ?? 0, createdAt: query.int64(8) ?? 0, body: query.text(9) ?? "")
     }
 
-    private static let deliveryColumns = """
+    static let deliveryColumns = """
         d.id, d.app_id, d.kind, d.event_id, d.event_type, d.endpoint, d.status, d.attempts, d.next_at, d.created_at,
         d.window_start, d.last_status, d.last_error, d.delivered_at
         """
 
-    private static func delivery(_ query: SQLiteStatement, body: String = "") -> WebhookDelivery {
+    static func delivery(_ query: SQLiteStatement, body: String = "") -> WebhookDelivery {
         WebhookDelivery(
             id: String(query.int64(0) ?? 0), appId: query.text(1) ?? "",
             kind: WebhookDelivery.Kind(rawValue: query.text(2) ?? "") ?? .event,
@@ -259,4 +259,10 @@ struct SQLiteFactReader: FactReading {
     func linkTransfers(environment: String, appAccountToken: String) throws -> [LinkTransfer] {
         try SQLiteFactStore.linkTransfers(database, appId: appId, environment: environment, appAccountToken: appAccountToken)
     }
+
+    func grants(environment: String, appAccountToken: String) throws -> [PromotionalGrant] {
+        try SQLiteFactStore.grants(database, appId: appId, environment: environment, appAccountToken: appAccountToken)
+    }
+
+    func grant(id: String) throws -> PromotionalGrant? { try SQLiteFactStore.grant(database, appId: appId, id: id) }
 }

@@ -192,6 +192,7 @@ public final class SQLiteFactStore: FactStore {
                 """
             ).bind([.text(batch.appId), .text(batch.environment), .text(sync.originalTransactionId), .text(sync.revision)]).run()
         }
+        if let grant = batch.grant { try upsert(grant, app: batch.appId, into: database) }
         var events: [OutboxEvent] = []
         if let writer = batch.eventWriter, let pending {
             events = writer.events(for: FactChange.applying(batch, to: pending), firstSequence: try sequences.next(batch.appId, database))

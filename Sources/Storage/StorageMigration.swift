@@ -66,6 +66,12 @@ public enum StorageMigration {
                 "window_start", "last_status", "last_error", "delivered_at",
             ], skipped: ["id"], conflict: "ON CONFLICT (source_key) DO NOTHING",
             extra: [("source_key", { row in .text("sqlite:" + (row["id"]?.textForm ?? "")) })], order: "id"),
+        Table(
+            name: "grants",
+            columns: [
+                "app_id", "id", "environment", "app_account_token", "entitlement", "starts_at", "expires_date", "reason", "granted_by",
+                "revoked_at", "revoked_by",
+            ]),
     ]
 
     public static func copy(from sqlitePath: String, to url: String, progress: (String) -> Void = { _ in }) throws -> [TableReport] {

@@ -14,8 +14,8 @@ enum CheckConfigCommand {
             let key = app.signingKey
             Output.line("app \(app.id): bundle \(app.bundleId), environments \(app.environments.map(\.rawValue).joined(separator: ", "))")
             Output.line("  signing key \(key.keyId) (\(key.issuerId == nil ? "v1 signatures only, no issuerId" : "v1 and JWS"))")
-            let clients = app.apiKeys.filter { $0.role == .client }.count
-            Output.line("  API keys: \(clients) client, \(app.apiKeys.count - clients) server")
+            let counts = APIKeyRole.allCases.map { role in "\(app.apiKeys.filter { $0.role == role }.count) \(role.rawValue)" }
+            Output.line("  API keys: \(counts.joined(separator: ", "))")
             Output.line("  products: \(app.products.keys.sorted().joined(separator: ", "))")
             let roots = app.verification.rootCertificates.map {
                 AppleRootCertificates.appleRootName(of: $0) ?? "private root \($0.subject)"

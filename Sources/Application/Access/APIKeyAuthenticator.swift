@@ -1,13 +1,28 @@
 import Crypto
 
-/// Who is calling: the app the API key belongs to and the key's role.
+/// Who is calling: the app the API key belongs to, the key's role, and the name its actions are
+/// recorded under.
 public struct Caller: Sendable {
     public let app: AppConfiguration
     public let role: APIKeyRole
+    /// `apiKeys[].name`, else the key's role and place in the configuration (`admin key 2`).
+    public let keyName: String
 
-    /// Server keys are secret; client keys ship inside apps and read only what their holder may see.
+    public init(app: AppConfiguration, role: APIKeyRole, keyName: String) {
+        self.app = app
+        self.role = role
+        self.keyName = keyName
+    }
+
+    /// Server (and admin) keys are secret; client keys ship inside apps and read only what their
+    /// holder may see.
     public func requireServerKey(_ what: String) throws(ServiceError) {
-        guard role == .server else { throw .forbidden("\(what) needs a server key") }
+        guard role.isServer else { throw .forbidden("\(what) needs a server key") }
+    }
+
+    /// Support's work: grants, a customer's history, search, the overview, the console.
+    public func requireAdminKey(_ what: String) throws(ServiceError) {
+        guard role == .admin else { throw .forbidden("\(what) needs an admin key") }
     }
 }
 
@@ -17,10 +32,14 @@ public struct Caller: Sendable {
 /// configured digest without stopping early, so the time taken does not depend on which key (or
 /// how much of one) matched.
 public struct APIKeyAuthenticator: Sendable {
-    private let entries: [(digest: [UInt8], app: AppConfiguration, role: APIKeyRole)]
+    private let entries: [(digest: [UInt8], caller: Caller)]
 
     public init(apps: [AppConfiguration]) {
-        entries = apps.flatMap { app in app.apiKeys.map { (digest: $0.sha256, app: app, role: $0.role) } }
+        entries = apps.flatMap { app in
+            app.apiKeys.enumerated().map { index, key in
+                (key.sha256, Caller(app: app, role: key.role, keyName: key.name ?? "\(key.role.rawValue) key \(index + 1)"))
+            }
+        }
     }
 
     /// `authorization` is the header's value, nil when absent.
@@ -34,13 +53,28 @@ public struct APIKeyAuthenticator: Sendable {
         guard bytes.count > 7, bytes[6] == 0x20, (0..<6).allSatisfy({ bytes[$0] | 0x20 == scheme[$0] }) else {
             throw Self.unauthorized("the Authorization header must be Bearer <key>")
         }
-        let digest = SHA256.hash(bytes[7...])
+        return try authenticate(key: bytes[7...])
+    }
+
+    public func authenticate(key: some Collection<UInt8>) throws(ServiceError) -> Caller {
+        try identify(key: key).caller
+    }
+
+    /// The caller a key (its bytes) belongs to, and the key's place among the configured ones
+    /// (console sessions name the key by it).
+    func identify(key: some Collection<UInt8>) throws(ServiceError) -> (caller: Caller, index: Int) {
+        let digest = SHA256.hash(Array(key))
         var found: Int?
         for (index, entry) in entries.enumerated() where Self.constantTimeEqual(entry.digest, digest) {
             if found == nil { found = index }
         }
         guard let found else { throw Self.unauthorized("unknown API key") }
-        return Caller(app: entries[found].app, role: entries[found].role)
+        return (entries[found].caller, found)
+    }
+
+    /// The configured key at `index`: its digest and caller.
+    func entry(at index: Int) -> (digest: [UInt8], caller: Caller)? {
+        entries.indices.contains(index) ? (entries[index].digest, entries[index].caller) : nil
     }
 
     private static func unauthorized(_ message: String) -> ServiceError {

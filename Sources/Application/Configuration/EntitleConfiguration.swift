@@ -8,6 +8,7 @@ public struct EntitleConfiguration: Sendable {
     public var server: ServerSettings
     public var storage: StorageSettings
     public var delivery = DeliverySettings()
+    public var console = ConsoleSettings()
     public var apps: [AppConfiguration]
     /// The configuration file, for messages and for resolving relative paths.
     public var path: String
@@ -137,11 +138,17 @@ public struct SigningKeyConfiguration: Sendable {
     public var privateKey: P256.Signing.PrivateKey
 }
 
-public enum APIKeyRole: String, Sendable {
+public enum APIKeyRole: String, Sendable, CaseIterable {
     /// Safe to ship inside an app.
     case client
-    /// Secret; admin work.
+    /// Secret: the developer's own servers.
     case server
+    /// Secret: everything a server key may do, plus support's work (grants, history, search,
+    /// overview, the console).
+    case admin
+
+    /// Whether the role may do what a server key may.
+    public var isServer: Bool { self != .client }
 }
 
 public struct APIKeyConfiguration: Sendable {
@@ -149,6 +156,8 @@ public struct APIKeyConfiguration: Sendable {
     /// same constant-time comparison of two 32-byte digests, whichever form the file used.
     public var sha256: [UInt8]
     public var role: APIKeyRole
+    /// Who holds it (`apiKeys[].name`): support's actions are recorded under it.
+    public var name: String?
 }
 
 public enum TransferPolicy: String, Sendable {

@@ -26,13 +26,18 @@ struct AppEventWriter: EventWriting {
             if let original = event.originalTransactionId, let facts = change.subscribers[original] {
                 if views[original] == nil { views[original] = subscribers.view(of: facts, at: now) }
                 subscriber = views[original]
+            } else if event.grant != nil, let facts = change.grantSubscriber {
+                subscriber = subscribers.view(of: facts, at: now)
             }
-            let token = event.originalTransactionId.flatMap { change.subscribers[$0]?.appAccountToken }
+            let token = event.grant?.appAccountToken ?? event.originalTransactionId.flatMap { change.subscribers[$0]?.appAccountToken }
             let id = event.kind == .test ? change.batch.webhookTestId ?? UUID().uuidString.lowercased() : UUID().uuidString.lowercased()
             let sequence = firstSequence + Int64(index)
             let body = EventBody.render(
                 event, id: id, sequence: sequence, appId: app.id, createdAt: createdAt, appAccountToken: token,
-                entitlements: event.transaction.map { app.products[$0.productId]?.entitlements ?? [] } ?? [],
+                entitlements: event.grant.map { [$0.entitlement] } ?? event.transaction.map {
+                    app.products[$0.productId]?.entitlements ?? []
+                }
+                    ?? [],
                 source: change.batch, subscriber: subscriber)
             return OutboxEvent(
                 id: id, appId: app.id, sequence: sequence, type: event.kind.rawValue, environment: event.environment,
@@ -95,6 +100,10 @@ enum EventBody {
         if let value = event.revocationType { body["revocationType"] = .string(value) }
         if let value = event.endedAccess { body["endedAccess"] = .bool(value) }
         Timestamps.set(&body, "previousExpiresDate", event.previousExpiresDate)
+        if let grant = event.grant {
+            body["entitlements"] = .array(entitlements.map(JSONValue.string))
+            body["grant"] = .object(SubscriberView.json(grant, now: event.occurredAt))
+        }
         if let subscriber { body["subscriber"] = .object(subscriber) }
         return body
     }

@@ -16,6 +16,9 @@ public protocol Instrumentation: Sendable {
     func deliveryAttempted(app: String, endpoint: String, kind: String, result: String, httpStatus: Int?, error: String?)
     /// The delivery backlog, measured by the deliverers now and then.
     func deliveryBacklog(app: String, pending: Int, failed: Int, oldestPendingSeconds: Double)
+    /// Something support did with an admin key (a grant, a revocation, a re-sync, a redelivery),
+    /// under the key's name: the audit trail of the log.
+    func supportAction(app: String, key: String, action: String, target: String)
 }
 
 public struct NoInstrumentation: Instrumentation {
@@ -27,4 +30,5 @@ public struct NoInstrumentation: Instrumentation {
     public func eventWritten(app: String, type: String) {}
     public func deliveryAttempted(app: String, endpoint: String, kind: String, result: String, httpStatus: Int?, error: String?) {}
     public func deliveryBacklog(app: String, pending: Int, failed: Int, oldestPendingSeconds: Double) {}
+    public func supportAction(app: String, key: String, action: String, target: String) {}
 }

@@ -25,14 +25,21 @@ public struct SubscriberQueries: Sendable {
         if environment != nil || app.environments.count == 1 {
             let environment = try chosen(environment)
             let facts = try store.facts(appId: app.id, environment: environment.rawValue, appAccountToken: token)
+            let grants = try store.grants(appId: app.id, environment: environment.rawValue, appAccountToken: token)
             // A token whose subscription moved away still answers, with the move.
-            guard try !facts.isEmpty || hasTransfers(token, in: [environment]) else { return nil }
-            var answer = render(facts, appAccountToken: token, environment: environment, now: now)
+            guard try !facts.isEmpty || !grants.isEmpty || hasTransfers(token, in: [environment]) else { return nil }
+            var answer = render(facts, appAccountToken: token, environment: environment, now: now, promotional: grants)
             try addTransfers(&answer, appAccountToken: token, environments: [environment])
             return answer
         }
-        let found = try searchOrder.map { ($0, try store.facts(appId: app.id, environment: $0.rawValue, appAccountToken: token)) }
-            .filter { !$0.1.isEmpty }
+        let spans = try searchOrder.map { environment in
+            (
+                environment, try store.facts(appId: app.id, environment: environment.rawValue, appAccountToken: token),
+                try store.grants(appId: app.id, environment: environment.rawValue, appAccountToken: token)
+            )
+        }
+        let found = spans.filter { !$0.1.isEmpty || !$0.2.isEmpty }.map { ($0.0, $0.1) }
+        let grants = spans.flatMap(\.2)
         if found.isEmpty {
             let moved = try searchOrder.filter { try hasTransfers(token, in: [$0]) }
             guard !moved.isEmpty else { return nil }
@@ -42,7 +49,7 @@ public struct SubscriberQueries: Sendable {
         }
         let status = SubscriberEvaluation.evaluate(
             found.map { ($0.0.rawValue, $0.1) }, now: Milliseconds.since1970(now), products: app.products,
-            billingRetryGrantsAccess: app.billingRetryGrantsAccess, grantsAccess: grantsAccess(token))
+            billingRetryGrantsAccess: app.billingRetryGrantsAccess, promotional: grants, grantsAccess: grantsAccess(token))
         var answer = SubscriberView.render(status, appAccountToken: token, environments: found.map(\.0))
         try addTransfers(&answer, appAccountToken: token, environments: searchOrder)
         return answer
@@ -77,15 +84,20 @@ public struct SubscriberQueries: Sendable {
     /// The answer `subscriber(appAccountToken:)` (or, untokened, `subscriber(originalTransactionId:)`)
     /// gives, from facts already read: events carry it, built inside the write that stores them.
     func view(of subscriber: SubscriberFacts, at now: Date) -> JSONObject {
-        let found = subscriber.environments.filter { !$0.facts.isEmpty }.map { (AppStoreEnvironment(rawValue: $0.environment), $0.facts) }
+        let found = subscriber.environments.filter { span in
+            !span.facts.isEmpty || subscriber.grants.contains { $0.environment == span.environment }
+        }.map { (AppStoreEnvironment(rawValue: $0.environment), $0.facts) }
         var answer: JSONObject
-        if app.environments.count == 1 || subscriber.appAccountToken == nil || found.count == 0 {
+        if app.environments.count == 1 || subscriber.appAccountToken == nil || found.isEmpty {
             let environment = found.first?.0 ?? app.defaultEnvironment
-            answer = render(found.first?.1 ?? [], appAccountToken: subscriber.appAccountToken, environment: environment, now: now)
+            answer = render(
+                found.first?.1 ?? [], appAccountToken: subscriber.appAccountToken, environment: environment, now: now,
+                promotional: subscriber.grants.filter { $0.environment == environment.rawValue })
         } else {
             let status = SubscriberEvaluation.evaluate(
                 found.map { ($0.0.rawValue, $0.1) }, now: Milliseconds.since1970(now), products: app.products,
-                billingRetryGrantsAccess: app.billingRetryGrantsAccess, grantsAccess: grantsAccess(subscriber.appAccountToken))
+                billingRetryGrantsAccess: app.billingRetryGrantsAccess, promotional: subscriber.grants,
+                grantsAccess: grantsAccess(subscriber.appAccountToken))
             answer = SubscriberView.render(status, appAccountToken: subscriber.appAccountToken, environments: found.map(\.0))
         }
         Self.addTransfers(&answer, subscriber.transfers)
@@ -248,24 +260,27 @@ public struct SubscriberQueries: Sendable {
     }
 
     private func evaluate(
-        _ facts: [SubscriptionFacts], environment: AppStoreEnvironment, now: Date, appAccountToken: String? = nil
+        _ facts: [SubscriptionFacts], environment: AppStoreEnvironment, now: Date, appAccountToken: String? = nil,
+        promotional: [PromotionalGrant] = []
     ) -> SubscriberStatus {
         SubscriberEvaluation.evaluate(
             [(environment.rawValue, facts)], now: Milliseconds.since1970(now), products: app.products,
-            billingRetryGrantsAccess: app.billingRetryGrantsAccess, grantsAccess: grantsAccess(appAccountToken))
+            billingRetryGrantsAccess: app.billingRetryGrantsAccess, promotional: promotional,
+            grantsAccess: grantsAccess(appAccountToken))
     }
 
     private func render(
         _ facts: [SubscriptionFacts], appAccountToken: String?, environment: AppStoreEnvironment,
-        now: Date
+        now: Date, promotional: [PromotionalGrant] = []
     ) -> JSONObject {
         SubscriberView.render(
-            evaluate(facts, environment: environment, now: now, appAccountToken: appAccountToken), appAccountToken: appAccountToken,
-            environment: environment)
+            evaluate(facts, environment: environment, now: now, appAccountToken: appAccountToken, promotional: promotional),
+            appAccountToken: appAccountToken, environment: environment)
     }
 }
 
 /// Epoch milliseconds, the unit of every stored instant.
 public enum Milliseconds {
     public static func since1970(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) }
+    public static var now: Int64 { since1970(Date()) }
 }

@@ -105,17 +105,31 @@ enum SubscriberView {
     }
 
     static func json(_ entitlement: ProductGrant) -> JSONObject {
-        var object: JSONObject = [
-            "isActive": .bool(entitlement.isActive), "state": .string(entitlement.state),
-            "productId": .string(entitlement.productId),
-        ]
+        var object: JSONObject = ["isActive": .bool(entitlement.isActive), "state": .string(entitlement.state)]
+        if !entitlement.productId.isEmpty { object["productId"] = .string(entitlement.productId) }
         if let original = entitlement.originalTransactionId { object["originalTransactionId"] = .string(original) }
         Timestamps.set(&object, "expiresDate", entitlement.expiresDate)
         Timestamps.set(&object, "gracePeriodExpiresDate", entitlement.gracePeriodExpiresDate)
         object["willRenew"] = .bool(entitlement.willRenew)
         object["periodType"] = .string(entitlement.periodType)
         if let ownership = entitlement.ownershipType { object["ownershipType"] = .string(ownership) }
-        object["store"] = "app_store"
+        object["store"] = .string(entitlement.store)
+        if let grant = entitlement.promotional { object["grantId"] = .string(grant.id) }
+        return object
+    }
+
+    /// A promotional grant as the grant endpoints and the history answer it.
+    static func json(_ grant: PromotionalGrant, now: Int64) -> JSONObject {
+        var object: JSONObject = [
+            "id": .string(grant.id), "entitlement": .string(grant.entitlement), "appAccountToken": .string(grant.appAccountToken),
+            "environment": .string(grant.environment), "store": "promotional",
+            "state": .string(grant.state(at: now) ?? "PENDING"), "grantedBy": .string(grant.grantedBy),
+        ]
+        Timestamps.set(&object, "startsAt", grant.startsAt)
+        Timestamps.set(&object, "expiresDate", grant.expiresDate)
+        if let reason = grant.reason { object["reason"] = .string(reason) }
+        Timestamps.set(&object, "revokedAt", grant.revokedAt)
+        if let by = grant.revokedBy { object["revokedBy"] = .string(by) }
         return object
     }
 

@@ -164,31 +164,9 @@ public struct SyncService: Sendable {
         let history = try retry.run { () throws(AppStoreAPIError) in try client.getAllTransactionHistory(transactionId, since: since) }
         var report = SyncReport(environment: environment, revision: history.revision)
         var batch = syncBatch(environment)
-        let items = history.signedTransactions + statuses.lastTransactions.compactMap(\.signedTransactionInfo)
-        for jws in items {
-            let verdict: VerificationResult<(JWSTransactionDecodedPayload, AppStoreEnvironment)>
-            var claimedId: String?
-            do {
-                let parsed = try SignedPayload(jws)
-                claimedId = parsed.payload["transactionId"]?.stringValue
-                verdict = verification.verifiedTransaction(parsed, environment: environment)
-            } catch {
-                verdict = .invalid(error)
-            }
-            instrumentation.verified(
-                app: app.id, source: "sync", kind: SignedPayloadKind.transaction.rawValue,
-                result: verdict.statusName)
-            switch verdict {
-            case .valid(let (payload, _)):
-                if let record = TransactionRecord(payload) { batch.transactions.append((record, jws)) }
-            case .invalid(let failure):
-                report.failures.append(
-                    (
-                        claimedId ?? "transaction",
-                        failure.status.rawValue, failure.reason
-                    ))
-            }
-        }
+        addVerified(
+            history.signedTransactions + statuses.lastTransactions.compactMap(\.signedTransactionInfo), to: &batch, report: &report,
+            environment: environment)
         let subscription =
             original ?? batch.transactions.first { $0.record.transactionId == transactionId }?.record.originalTransactionId
             ?? batch.transactions.first?.record.originalTransactionId
@@ -215,6 +193,57 @@ public struct SyncService: Sendable {
             }
         }
         return report
+    }
+
+    /// Verifies each signed transaction; the valid ones join the batch, the others the report.
+    private func addVerified(_ items: [String], to batch: inout FactBatch, report: inout SyncReport, environment: AppStoreEnvironment) {
+        for jws in items {
+            let verdict: VerificationResult<(JWSTransactionDecodedPayload, AppStoreEnvironment)>
+            var claimedId: String?
+            do {
+                let parsed = try SignedPayload(jws)
+                claimedId = parsed.payload["transactionId"]?.stringValue
+                verdict = verification.verifiedTransaction(parsed, environment: environment)
+            } catch {
+                verdict = .invalid(error)
+            }
+            instrumentation.verified(
+                app: app.id, source: "sync", kind: SignedPayloadKind.transaction.rawValue,
+                result: verdict.statusName)
+            switch verdict {
+            case .valid(let (payload, _)):
+                if let record = TransactionRecord(payload) { batch.transactions.append((record, jws)) }
+            case .invalid(let failure):
+                report.failures.append(
+                    (
+                        claimedId ?? "transaction",
+                        failure.status.rawValue, failure.reason
+                    ))
+            }
+        }
+    }
+
+    /// Look Up Order ID: the transactions of an order ID from a customer's receipt e-mail,
+    /// verified and stored as a sync stores them. Answers the subscriptions they belong to, per
+    /// environment (Production first; an ID Apple calls invalid there is tried in Sandbox).
+    public func lookUpOrder(_ orderId: String) throws -> [(environment: AppStoreEnvironment, originalTransactionIds: [String])] {
+        var found: [(AppStoreEnvironment, [String])] = []
+        for environment in environments {
+            guard let client = clients[environment] else { continue }
+            let answer = try retry.run { () throws(AppStoreAPIError) in try client.lookUpOrderId(orderId) }
+            guard answer.status == 0 else { continue }
+            var report = SyncReport(environment: environment)
+            var batch = syncBatch(environment)
+            addVerified(answer.signedTransactions, to: &batch, report: &report, environment: environment)
+            guard !batch.transactions.isEmpty else { continue }
+            _ = try store.apply(batch)
+            var originals: [String] = []
+            for (record, _) in batch.transactions where !originals.contains(record.originalTransactionId) {
+                originals.append(record.originalTransactionId)
+            }
+            found.append((environment, originals))
+        }
+        return found
     }
 
     private func syncBatch(_ environment: AppStoreEnvironment) -> FactBatch {

@@ -17,6 +17,8 @@ public struct CustomerEvent: Sendable, Equatable {
         case refundReversed = "REFUND_REVERSED"
         case subscriptionExtended = "SUBSCRIPTION_EXTENDED"
         case nonRenewingPurchase = "NON_RENEWING_PURCHASE"
+        case promotionalGrant = "PROMOTIONAL_GRANT"
+        case promotionalGrantRevoked = "PROMOTIONAL_GRANT_REVOKED"
         case test = "TEST"
     }
 
@@ -29,6 +31,8 @@ public struct CustomerEvent: Sendable, Equatable {
     public var transaction: TransactionRecord?
     /// When it happened: the notification's `signedDate`, else the fact's own instant.
     public var occurredAt: Int64
+    /// The promotional grant given or revoked (`PROMOTIONAL_GRANT…` only).
+    public var grant: PromotionalGrant?
 
     // The type's own fields; nil where they do not apply.
     public var isTrialConversion: Bool?

@@ -16,6 +16,7 @@ public enum CustomerEventDerivation {
             events.append(
                 CustomerEvent(.test, environment: batch.environment, originalTransactionId: nil, transaction: nil, occurredAt: at))
         }
+        if let grant = batch.grant { events += grantEvents(grant, before: change.grantBefore) }
         for after in change.after {
             events += Subscription(
                 before: change.before[after.originalTransactionId], after: after, notificationAt: batch.notification?.signedDate,
@@ -23,6 +24,23 @@ public enum CustomerEventDerivation {
             ).events()
         }
         return events
+    }
+
+    /// A grant stored for the first time was given; one stored again with `revokedAt` it did not
+    /// have before was revoked. Storing the same grant again causes nothing.
+    static func grantEvents(_ grant: PromotionalGrant, before: PromotionalGrant?) -> [CustomerEvent] {
+        var kind: CustomerEvent.Kind?
+        var at = grant.startsAt
+        if before == nil && grant.revokedAt == nil {
+            kind = .promotionalGrant
+        } else if let revokedAt = grant.revokedAt, before != nil, before?.revokedAt == nil {
+            kind = .promotionalGrantRevoked
+            at = revokedAt
+        }
+        guard let kind else { return [] }
+        var event = CustomerEvent(kind, environment: grant.environment, originalTransactionId: nil, transaction: nil, occurredAt: at)
+        event.grant = grant
+        return [event]
     }
 
     /// The rules for one subscription (or one-time purchase) the batch touched.

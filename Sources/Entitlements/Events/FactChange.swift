@@ -7,6 +7,8 @@ public protocol FactReading {
     func facts(environment: String, appAccountToken: String) throws -> [SubscriptionFacts]
     func token(environment: String, originalTransactionId: String) throws -> String?
     func linkTransfers(environment: String, appAccountToken: String) throws -> [LinkTransfer]
+    func grants(environment: String, appAccountToken: String) throws -> [PromotionalGrant]
+    func grant(id: String) throws -> PromotionalGrant?
 }
 
 /// A customer's facts across the environments a subscriber view spans.
@@ -14,14 +16,17 @@ public struct SubscriberFacts: Sendable {
     public var appAccountToken: String?
     public var environments: [(environment: String, facts: [SubscriptionFacts])]
     public var transfers: [(environment: String, transfer: LinkTransfer)]
+    /// Promotional grants of every environment the view spans.
+    public var grants: [PromotionalGrant]
 
     public init(
         appAccountToken: String?, environments: [(environment: String, facts: [SubscriptionFacts])],
-        transfers: [(environment: String, transfer: LinkTransfer)] = []
+        transfers: [(environment: String, transfer: LinkTransfer)] = [], grants: [PromotionalGrant] = []
     ) {
         self.appAccountToken = appAccountToken
         self.environments = environments
         self.transfers = transfers
+        self.grants = grants
     }
 }
 
@@ -38,6 +43,10 @@ public struct FactChange: Sendable {
     public var after: [SubscriptionFacts]
     /// The subscriber each touched subscription belongs to after the batch, by original transaction id.
     public var subscribers: [String: SubscriberFacts]
+    /// For a batch carrying a promotional grant: that grant as stored before (nil: new), and its
+    /// customer after the batch.
+    public var grantBefore: PromotionalGrant?
+    public var grantSubscriber: SubscriberFacts?
 
     /// The stored state a batch is about to change, read through the writing transaction.
     /// `environments` are those a subscriber view spans (the app's enabled ones).
@@ -46,25 +55,29 @@ public struct FactChange: Sendable {
         /// Per touched subscription, the token whose subscriber it will show in.
         var tokens: [String: String] = [:]
         var subscribers: [String: SubscriberFacts] = [:]
+        var grantBefore: PromotionalGrant?
     }
 
     public static func read(_ batch: FactBatch, environments: [String], from reader: any FactReading) throws -> Pending {
         var pending = Pending()
         let environment = batch.environment
+        let spanned = environments.contains(environment) ? environments : environments + [environment]
         var storedTokens: [String: String?] = [:]
         for original in batch.touchedSubscriptions {
             guard let token = try token(of: original, in: batch, reader: reader, stored: &storedTokens) else { continue }
             pending.tokens[original] = token
             guard pending.subscribers[token] == nil else { continue }
-            var spans: [(String, [SubscriptionFacts])] = []
-            var transfers: [(String, LinkTransfer)] = []
-            for each in environments.contains(environment) ? environments : environments + [environment] {
-                let facts = try reader.facts(environment: each, appAccountToken: token)
-                spans.append((each, facts))
-                transfers += try reader.linkTransfers(environment: each, appAccountToken: token).map { (each, $0) }
-                if each == environment { for facts in facts { pending.before[facts.originalTransactionId] = facts } }
+            let subscriber = try Self.subscriber(token, spanning: spanned, from: reader)
+            for facts in subscriber.environments.first(where: { $0.environment == environment })?.facts ?? [] {
+                pending.before[facts.originalTransactionId] = facts
             }
-            pending.subscribers[token] = SubscriberFacts(appAccountToken: token, environments: spans, transfers: transfers)
+            pending.subscribers[token] = subscriber
+        }
+        if let grant = batch.grant {
+            pending.grantBefore = try reader.grant(id: grant.id)
+            if pending.subscribers[grant.appAccountToken] == nil {
+                pending.subscribers[grant.appAccountToken] = try Self.subscriber(grant.appAccountToken, spanning: spanned, from: reader)
+            }
         }
         for original in batch.touchedSubscriptions where pending.before[original] == nil {
             if let facts = try reader.facts(environment: environment, originalTransactionId: original, storedToken: storedTokens[original])
@@ -73,6 +86,20 @@ public struct FactChange: Sendable {
             }
         }
         return pending
+    }
+
+    /// Everything a subscriber view of `token` shows, in the environments it spans.
+    private static func subscriber(_ token: String, spanning environments: [String], from reader: any FactReading) throws -> SubscriberFacts
+    {
+        var spans: [(String, [SubscriptionFacts])] = []
+        var transfers: [(String, LinkTransfer)] = []
+        var grants: [PromotionalGrant] = []
+        for each in environments {
+            spans.append((each, try reader.facts(environment: each, appAccountToken: token)))
+            transfers += try reader.linkTransfers(environment: each, appAccountToken: token).map { (each, $0) }
+            grants += try reader.grants(environment: each, appAccountToken: token)
+        }
+        return SubscriberFacts(appAccountToken: token, environments: spans, transfers: transfers, grants: grants)
     }
 
     /// The token a touched subscription will be shown under: the one it moves to, else the one
@@ -115,7 +142,14 @@ public struct FactChange: Sendable {
             }
             subscribers[facts.originalTransactionId] = subscriber
         }
-        return FactChange(batch: batch, before: pending.before, after: after, subscribers: subscribers)
+        var change = FactChange(batch: batch, before: pending.before, after: after, subscribers: subscribers)
+        if let grant = batch.grant, var subscriber = pending.subscribers[grant.appAccountToken] {
+            subscriber.grants.removeAll { $0.id == grant.id }
+            subscriber.grants.append(grant)
+            change.grantBefore = pending.grantBefore
+            change.grantSubscriber = subscriber
+        }
+        return change
     }
 }
 

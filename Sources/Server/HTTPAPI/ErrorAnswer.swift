@@ -20,7 +20,7 @@ enum ErrorAnswer {
                 ])
             ])
         }
-        var headers: [(name: String, value: String)] = [("Content-Type", "application/json")]
+        var headers: [(name: String, value: String)] = [("Content-Type", "application/json")] + SecurityHeaders.api
         if status == 401 { headers.append(("WWW-Authenticate", "Bearer")) }
         if status == 503 { headers.append(("Retry-After", "10")) }
         var annotations: [(key: String, value: String)] = [("code", known?.code ?? "INTERNAL")]
@@ -47,7 +47,7 @@ extension HTTPRequestContext {
 
 extension HTTPResponse {
     static func json(_ status: Int, _ bytes: [UInt8], app: String?) -> HTTPResponse {
-        var response = HTTPResponse.json(status, bytes)
+        var response = HTTPResponse.json(status, bytes, headers: SecurityHeaders.api)
         if let app { response.logAnnotations.append(("app", app)) }
         return response
     }

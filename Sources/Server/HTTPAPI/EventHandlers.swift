@@ -11,9 +11,14 @@ struct EventHandlers: Sendable {
     let application: EntitleApplication
 
     private func feed(_ context: HTTPRequestContext, _ what: String) throws(ServiceError) -> (EventFeed, String) {
-        let caller = try application.authenticator.authenticate(authorization: context.request.header("authorization"))
+        let (feed, caller) = try feedAndCaller(context, what)
+        return (feed, caller.app.id)
+    }
+
+    private func feedAndCaller(_ context: HTTPRequestContext, _ what: String) throws(ServiceError) -> (EventFeed, Caller) {
+        let caller = try application.caller(context)
         try caller.requireServerKey(what)
-        return (application.services(for: caller).events, caller.app.id)
+        return (application.services(for: caller).events, caller)
     }
 
     func listEvents(_ context: HTTPRequestContext) {
@@ -63,8 +68,11 @@ struct EventHandlers: Sendable {
 
     func retryDelivery(_ context: HTTPRequestContext) {
         do {
-            let (feed, app) = try feed(context, "webhook deliveries")
-            feed.retry(deliveryId: context.pathParameters["id"] ?? "", now: Date()) { result in
+            let (feed, caller) = try feedAndCaller(context, "webhook deliveries")
+            let app = caller.app.id
+            let id = context.pathParameters["id"] ?? ""
+            application.instrumentation.supportAction(app: app, key: caller.keyName, action: "redeliver", target: id)
+            feed.retry(deliveryId: id, now: Date()) { result in
                 context.reply(
                     result.flatMap { delivery in
                         delivery.map { .success(.object(["delivery": .object($0)])) }

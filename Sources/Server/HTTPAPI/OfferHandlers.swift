@@ -11,7 +11,7 @@ struct OfferHandlers: Sendable {
 
     func signPromotionalOffer(_ context: HTTPRequestContext) {
         do {
-            let caller = try application.authenticator.authenticate(authorization: context.request.header("authorization"))
+            let caller = try application.caller(context)
             let body = try RequestBody(context.request)
             let request = PromotionalOfferRequest(
                 productId: try body.requiredString("productId"),
@@ -30,7 +30,7 @@ struct OfferHandlers: Sendable {
 
     func introductoryOfferEligibility(_ context: HTTPRequestContext) {
         do {
-            let caller = try application.authenticator.authenticate(authorization: context.request.header("authorization"))
+            let caller = try application.caller(context)
             let body = try RequestBody(context.request)
             if body.object["eligible"] != nil {
                 throw ServiceError.badRequest("\"eligible\" is decided from stored history and cannot be sent")

@@ -10,7 +10,7 @@ struct SubscriberHandlers: Sendable {
     let application: EntitleApplication
 
     private func caller(_ context: HTTPRequestContext) throws(ServiceError) -> Caller {
-        try application.authenticator.authenticate(authorization: context.request.header("authorization"))
+        try application.caller(context)
     }
 
     // MARK: - POST /v1/transactions

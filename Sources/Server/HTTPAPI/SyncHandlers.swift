@@ -10,9 +10,11 @@ struct SyncHandlers: Sendable {
     let application: EntitleApplication
 
     private func services(_ context: HTTPRequestContext) throws(ServiceError) -> (AppServices, SyncService) {
-        let caller = try application.authenticator.authenticate(authorization: context.request.header("authorization"))
+        let caller = try application.caller(context)
         try caller.requireServerKey("sync")
         let services = application.services(for: caller)
+        let target = context.pathParameters["appAccountToken"] ?? context.pathParameters["transactionId"] ?? "backfill"
+        application.instrumentation.supportAction(app: caller.app.id, key: caller.keyName, action: "sync", target: target)
         return (services, try services.requireSync())
     }
 

@@ -15,7 +15,7 @@ struct VerifyHandler: Sendable {
 
     func handle(_ context: HTTPRequestContext) {
         do {
-            let caller = try application.authenticator.authenticate(authorization: context.request.header("authorization"))
+            let caller = try application.caller(context)
             try caller.requireServerKey("verification")
             let body = try RequestBody(context.request)
             let present = Self.members.filter { body.object[$0.0] != nil }

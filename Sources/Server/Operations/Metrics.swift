@@ -134,6 +134,9 @@ public final class Metrics: Instrumentation, Sendable {
         backlogs.withLock { $0[app] = (pending, failed, oldestPendingSeconds) }
     }
 
+    /// Support actions are logged (ServerInstrumentation), not counted.
+    public func supportAction(app: String, key: String, action: String, target: String) {}
+
     private func count(_ family: Family, _ values: [String]) {
         let series = Series(family: family, values: values)
         counters.withLock { $0[series, default: 0] += 1 }

@@ -29,4 +29,10 @@ struct ServerInstrumentation: Instrumentation {
     func deliveryBacklog(app: String, pending: Int, failed: Int, oldestPendingSeconds: Double) {
         metrics.deliveryBacklog(app: app, pending: pending, failed: failed, oldestPendingSeconds: oldestPendingSeconds)
     }
+
+    /// One line per support action, with the admin key's name (never the key).
+    func supportAction(app: String, key: String, action: String, target: String) {
+        logger.log(
+            "info", "support action", ["app": .string(app), "key": .string(key), "action": .string(action), "target": .string(target)])
+    }
 }

@@ -37,10 +37,10 @@ extension PostgreSQLFactStore {
             """, [.text(app), .text(kind.rawValue), .from(eventId), .from(eventType), .text(endpoint), .from(body), .integer(at)])
     }
 
-    private static let eventColumns =
+    static let eventColumns =
         "app_id, sequence, id, type, environment, original_transaction_id, app_account_token, occurred_at, created_at, body"
 
-    private static func event(_ row: [String?]) -> OutboxEvent {
+    static func event(_ row: [String?]) -> OutboxEvent {
         OutboxEvent(
             id: row[2] ?? "", appId: row[0] ?? "", sequence: Int64(row[1] ?? "0") ?? 0, type: row[3] ?? "", environment: row[4] ?? "",
             originalTransactionId: row[5], appAccountToken: row[6], occurredAt: Int64(row[7] ?? "0") ?? 0,
@@ -63,12 +63,12 @@ extension PostgreSQLFactStore {
         }
     }
 
-    private static let deliveryColumns = """
+    static let deliveryColumns = """
         d.id, d.app_id, d.kind, d.event_id, d.event_type, d.endpoint, d.status, d.attempts, d.next_at, d.created_at,
         d.window_start, d.last_status, d.last_error, d.delivered_at
         """
 
-    private static func delivery(_ row: [String?], body: String = "") -> WebhookDelivery {
+    static func delivery(_ row: [String?], body: String = "") -> WebhookDelivery {
         func number(_ index: Int) -> Int64? { row[index].flatMap { Int64($0) } }
         return WebhookDelivery(
             id: row[0] ?? "", appId: row[1] ?? "", kind: WebhookDelivery.Kind(rawValue: row[2] ?? "") ?? .event, eventId: row[3],

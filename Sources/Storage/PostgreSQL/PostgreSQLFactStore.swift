@@ -94,7 +94,10 @@ public final class PostgreSQLFactStore: FactStore {
     }
 
     static func write(_ batch: FactBatch, _ db: PostgreSQLConnection) throws -> (ApplyOutcome, [OutboxEvent]) {
-        for key in batch.touchedSubscriptions.map({ "\(batch.appId)\u{0}\(batch.environment)\u{0}\($0)" }).sorted() {
+        var lockKeys = batch.touchedSubscriptions.map { "\(batch.appId)\u{0}\(batch.environment)\u{0}\($0)" }
+        // Two revocations of one grant at once: the second sees the first's and causes no event.
+        if let grant = batch.grant { lockKeys.append("\(batch.appId)\u{0}grant\u{0}\(grant.id)") }
+        for key in lockKeys.sorted() {
             try db.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [.text(key)])
         }
         if let notification = batch.notification {
@@ -186,6 +189,7 @@ public final class PostgreSQLFactStore: FactStore {
                 ON CONFLICT (app_id, environment, original_transaction_id) DO UPDATE SET revision = excluded.revision
                 """, [.text(batch.appId), .text(batch.environment), .text(sync.originalTransactionId), .text(sync.revision)])
         }
+        if let grant = batch.grant { try upsert(grant, app: batch.appId, db) }
         var events: [OutboxEvent] = []
         if let writer = batch.eventWriter, let pending {
             // The sequence row stays locked until this commit: sequences follow commit order.
@@ -519,4 +523,10 @@ struct PostgreSQLFactReader: FactReading {
     func linkTransfers(environment: String, appAccountToken: String) throws -> [LinkTransfer] {
         try PostgreSQLFactStore.linkTransfers(db, appId: appId, environment: environment, appAccountToken: appAccountToken)
     }
+
+    func grants(environment: String, appAccountToken: String) throws -> [PromotionalGrant] {
+        try PostgreSQLFactStore.grants(db, appId: appId, environment: environment, appAccountToken: appAccountToken)
+    }
+
+    func grant(id: String) throws -> PromotionalGrant? { try PostgreSQLFactStore.grant(db, appId: appId, id: id) }
 }

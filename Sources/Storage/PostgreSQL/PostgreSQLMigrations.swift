@@ -68,7 +68,23 @@ enum PostgreSQLMigrations {
             delivered_at BIGINT, source_key TEXT UNIQUE);
         CREATE INDEX deliveries_due ON deliveries (app_id, endpoint, status, next_at);
         CREATE INDEX deliveries_by_status ON deliveries (app_id, status, created_at);
+        """,
+        // 2: SQLite's migration 8: promotional grants, and the indexes of a customer's history and
+        // of the overview.
         """
+        CREATE TABLE grants (
+            app_id TEXT NOT NULL, id TEXT NOT NULL, environment TEXT NOT NULL, app_account_token TEXT NOT NULL,
+            entitlement TEXT NOT NULL, starts_at BIGINT NOT NULL, expires_date BIGINT NOT NULL, reason TEXT,
+            granted_by TEXT NOT NULL, revoked_at BIGINT, revoked_by TEXT,
+            PRIMARY KEY (app_id, id));
+        CREATE INDEX grants_by_token ON grants (app_id, environment, app_account_token, starts_at);
+        CREATE INDEX grants_by_expiry ON grants (app_id, expires_date);
+        CREATE INDEX notifications_by_subscription ON notifications (app_id, environment, original_transaction_id);
+        CREATE INDEX notifications_by_arrival ON notifications (app_id, received_at);
+        CREATE INDEX events_by_subscription ON events (app_id, original_transaction_id);
+        CREATE INDEX events_by_token ON events (app_id, app_account_token);
+        CREATE INDEX deliveries_by_event ON deliveries (app_id, event_id);
+        """,
     ]
 
     static func migrate(_ pool: PostgreSQLPool) throws {

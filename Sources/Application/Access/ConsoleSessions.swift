@@ -1,0 +1,98 @@
+import Crypto
+import Foundation
+import Synchronization
+
+/// Sign-in to the console with an admin key, and the sessions it opens.
+///
+/// A session is a signed token (kept by the browser in an HttpOnly cookie), not a row anywhere:
+/// every instance holding the same `console.sessionSecretFile` accepts it, so instances behind a
+/// load balancer need no shared session store. It names the key it was opened with and that
+/// key's digest is part of what is signed, so removing or changing the key ends its sessions.
+/// Sign-out forgets the token on this instance; the expiry bounds it everywhere.
+public final class ConsoleSessions: Sendable {
+    public let settings: ConsoleSettings
+    private let authenticator: APIKeyAuthenticator
+    private let secret: [UInt8]
+    private let limiter = SignInLimiter()
+    /// Signed-out tokens' nonces, until they would have expired anyway.
+    private let signedOut = Mutex<[String: Int64]>([:])
+
+    /// An open session.
+    public struct Session: Sendable {
+        public let caller: Caller
+        /// The cookie's value.
+        public let token: String
+        /// To be sent back in `X-CSRF-Token` with every request that changes something.
+        public let csrfToken: String
+        /// Epoch seconds.
+        public let expiresAt: Int64
+        let nonce: String
+    }
+
+    public init(settings: ConsoleSettings, authenticator: APIKeyAuthenticator) {
+        self.settings = settings
+        self.authenticator = authenticator
+        secret = settings.sessionSecret ?? SecureRandom.bytes(32)
+    }
+
+    /// Opens a session for an admin key. `client` is the address guesses are counted against.
+    public func signIn(key: String, client: String, now: Date) throws(ServiceError) -> Session {
+        let seconds = Int64(now.timeIntervalSince1970)
+        if let wait = limiter.retryAfter(client: client, now: seconds) {
+            throw ServiceError(
+                status: 429, code: "TOO_MANY_ATTEMPTS", message: "too many failed sign-ins; try again in \(wait) seconds",
+                details: ["retryAfterSeconds": .int(wait)])
+        }
+        let found: (caller: Caller, index: Int)
+        do { found = try authenticator.identify(key: Array(key.utf8)) } catch {
+            limiter.failed(client: client, now: seconds)
+            throw ServiceError(status: 401, code: "UNAUTHORIZED", message: "unknown API key")
+        }
+        guard found.caller.role == .admin else {
+            limiter.failed(client: client, now: seconds)
+            throw ServiceError.forbidden("the console needs an admin key")
+        }
+        let nonce = Hex.encode(SecureRandom.bytes(16))
+        let expiresAt = seconds + Int64(settings.sessionHours) * 3600
+        let payload = "\(found.index).\(expiresAt).\(nonce)"
+        let token = payload + "." + Hex.encode(mac(payload, keyDigest: authenticator.entry(at: found.index)?.digest ?? []))
+        return Session(caller: found.caller, token: token, csrfToken: csrf(nonce), expiresAt: expiresAt, nonce: nonce)
+    }
+
+    /// The session a cookie's token stands for, nil when it is forged, expired, signed out, or its
+    /// key is no longer configured.
+    public func session(token: String, now: Date) -> Session? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4, let index = Int(parts[0]), let expiresAt = Int64(parts[1]),
+            let presented = Hex.decode(String(parts[3])), let entry = authenticator.entry(at: index)
+        else { return nil }
+        let nonce = String(parts[2])
+        let expected = mac("\(parts[0]).\(parts[1]).\(nonce)", keyDigest: entry.digest)
+        guard APIKeyAuthenticator.constantTimeEqual(presented, expected), expiresAt > Int64(now.timeIntervalSince1970),
+            entry.caller.role == .admin, signedOut.withLock({ $0[nonce] == nil })
+        else { return nil }
+        return Session(caller: entry.caller, token: token, csrfToken: csrf(nonce), expiresAt: expiresAt, nonce: nonce)
+    }
+
+    /// Whether `presented` is the session's CSRF token (compared in constant time).
+    public func acceptsCSRF(_ presented: String?, for session: Session) -> Bool {
+        guard let presented else { return false }
+        return APIKeyAuthenticator.constantTimeEqual(Array(presented.utf8), Array(session.csrfToken.utf8))
+    }
+
+    public func signOut(_ session: Session, now: Date) {
+        let seconds = Int64(now.timeIntervalSince1970)
+        signedOut.withLock { signedOut in
+            signedOut = signedOut.filter { $0.value > seconds }
+            signedOut[session.nonce] = session.expiresAt
+        }
+    }
+
+    private func mac(_ payload: String, keyDigest: [UInt8]) -> [UInt8] {
+        HMACSHA256.authenticationCode(key: secret, message: Array(("session." + payload + "." + Hex.encode(keyDigest)).utf8))
+    }
+
+    private func csrf(_ nonce: String) -> String {
+        Hex.encode(HMACSHA256.authenticationCode(key: secret, message: Array(("csrf." + nonce).utf8)))
+    }
+}

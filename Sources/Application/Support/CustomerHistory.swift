@@ -1,0 +1,192 @@
+import AppStore
+import Entitlements
+import Foundation
+import JSON
+
+/// A customer's history (`GET /v1/subscribers/{appAccountToken}/history`): every stored fact in
+/// time order — signed transactions and renewal info, notifications, promotional grants and their
+/// revocations, links moved between tokens, events and each delivery of them — with its source
+/// and, for signed data, the payload decoded (it was verified when it was stored).
+public struct CustomerHistory: Sendable {
+    let app: AppConfiguration
+    let store: any FactStore
+    let pool: BlockingPool
+
+    /// One entry, before it is sorted and encoded.
+    struct Entry {
+        var at: Int64
+        /// Breaks ties so entries of one instant keep a stable, meaningful order.
+        var order: Int
+        var object: JSONObject
+    }
+
+    public func history(
+        appAccountToken: String, environment: AppStoreEnvironment?, now: Date,
+        completion: @escaping @Sendable (Result<JSONObject?, any Error>) -> Void
+    ) {
+        pool.run({ try history(appAccountToken: appAccountToken, environment: environment, now: now) }, completion: completion)
+    }
+
+    /// Nil when nothing at all is stored for the token. `grants` lists the customer's grants as
+    /// they stand at `now` (the console offers to revoke the active ones).
+    public func history(appAccountToken: String, environment: AppStoreEnvironment?, now: Date) throws -> JSONObject? {
+        let token = try AppAccountToken.validated(appAccountToken)
+        let environments = try environment.map { [try app.enabled($0)] } ?? AppStoreEnvironment.all.filter(app.environments.contains)
+        var entries: [Entry] = []
+        var grants: [PromotionalGrant] = []
+        var originals: [(AppStoreEnvironment, String)] = []
+        for environment in environments {
+            let name = environment.rawValue
+            let subscriptions = try store.facts(appId: app.id, environment: name, appAccountToken: token).map(\.originalTransactionId)
+            let transfers = try store.linkTransfers(appId: app.id, environment: name, appAccountToken: token)
+            // A subscription that moved away still belongs to this customer's past.
+            let moved = transfers.map(\.originalTransactionId).filter { !subscriptions.contains($0) }
+            for original in subscriptions + Set(moved).sorted() { originals.append((environment, original)) }
+            entries += transfers.map { transfer(name, $0) }
+            for grant in try store.grants(appId: app.id, environment: name, appAccountToken: token) {
+                grants.append(grant)
+                entries += Self.entries(grant)
+            }
+        }
+        var events: [String: OutboxEvent] = [:]
+        for event in try store.events(appId: app.id, appAccountToken: token) { events[event.id] = event }
+        for (environment, original) in originals {
+            entries += try subscriptionEntries(original, environment: environment)
+            for event in try store.events(appId: app.id, originalTransactionId: original) { events[event.id] = event }
+        }
+        for event in events.values where environments.map(\.rawValue).contains(event.environment) {
+            entries.append(Self.entry(event))
+            entries += try store.deliveries(appId: app.id, eventId: event.id).map(Self.entry)
+        }
+        guard !entries.isEmpty else { return nil }
+        entries.sort { ($0.at, $0.order) < ($1.at, $1.order) }
+        return [
+            "appAccountToken": .string(token), "environments": .array(environments.map { .string($0.rawValue) }),
+            "grants": .array(grants.map { .object(SubscriberView.json($0, now: Milliseconds.since1970(now))) }),
+            "history": .array(entries.map { .object($0.object) }),
+        ]
+    }
+
+    private func subscriptionEntries(_ original: String, environment: AppStoreEnvironment) throws -> [Entry] {
+        let name = environment.rawValue
+        var entries: [Entry] = []
+        for fact in try store.signedFacts(appId: app.id, environment: name, originalTransactionId: original) {
+            let payload = (try? SignedPayload(fact.jws))?.payload ?? [:]
+            var object = Self.base(fact.kind.rawValue, name, source: "App Store (signed by Apple)")
+            object["originalTransactionId"] = .string(original)
+            if fact.kind == .transaction { object["transactionId"] = .string(fact.id) }
+            Timestamps.set(&object, "signedDate", fact.signedDate)
+            object["payload"] = .object(payload)
+            object["summary"] = .string(Self.summary(fact.kind, payload))
+            // A transaction happened when it was bought; renewal info is news when Apple signed it.
+            let at = fact.kind == .transaction ? payload["purchaseDate"]?.int64Value ?? fact.signedDate : fact.signedDate
+            entries.append(Self.at(at, order: fact.kind == .transaction ? 1 : 2, object))
+        }
+        for notification in try store.notifications(appId: app.id, environment: name, originalTransactionId: original) {
+            entries.append(Self.entry(notification))
+        }
+        return entries
+    }
+
+    private static func summary(_ kind: SignedFact.Kind, _ payload: JSONObject) -> String {
+        let product = payload["productId"]?.stringValue ?? "?"
+        switch kind {
+        case .transaction:
+            var text = "\(payload["type"]?.stringValue ?? "Transaction") \(product)"
+            if payload["revocationDate"] != nil { text += " (revoked)" }
+            return text
+        case .renewalInfo:
+            let renews = payload["autoRenewStatus"]?.int64Value == 1 ? "renews" : "does not renew"
+            let next = payload["autoRenewProductId"]?.stringValue.map { " to \($0)" } ?? ""
+            return "Renewal info: \(renews)\(next)"
+        }
+    }
+
+    private static func entry(_ notification: StoredNotification) -> Entry {
+        var object = base("notification", notification.environment, source: "App Store Server Notification")
+        object["notificationUUID"] = .string(notification.notificationUUID)
+        object["notificationType"] = .string(notification.notificationType)
+        if let subtype = notification.subtype { object["subtype"] = .string(subtype) }
+        Timestamps.set(&object, "signedDate", notification.signedDate)
+        Timestamps.set(&object, "receivedAt", notification.receivedAt)
+        if let original = notification.originalTransactionId { object["originalTransactionId"] = .string(original) }
+        object["summary"] = .string([notification.notificationType, notification.subtype].compactMap { $0 }.joined(separator: " · "))
+        object["payload"] = .object(decodedNotification(notification.jws))
+        return at(notification.signedDate, order: 0, object)
+    }
+
+    /// The notification's payload with the signed items inside it decoded as well.
+    private static func decodedNotification(_ jws: String) -> JSONObject {
+        guard var payload = (try? SignedPayload(jws))?.payload else { return [:] }
+        if var data = payload["data"]?.objectValue {
+            for (signed, decoded) in [("signedTransactionInfo", "transactionInfo"), ("signedRenewalInfo", "renewalInfo")] {
+                if let inner = data[signed]?.stringValue, let decodedPayload = (try? SignedPayload(inner))?.payload {
+                    data[decoded] = .object(decodedPayload)
+                    data[signed] = nil
+                }
+            }
+            payload["data"] = .object(data)
+        }
+        return payload
+    }
+
+    static func entries(_ grant: PromotionalGrant) -> [Entry] {
+        var given = base("grant", grant.environment, source: "support: \(grant.grantedBy)")
+        given["grant"] = .object(SubscriberView.json(grant, now: grant.startsAt))
+        given["summary"] = .string(
+            "Granted \(grant.entitlement) until \(Timestamps.iso(grant.expiresDate))\(grant.reason.map { ": \($0)" } ?? "")")
+        var entries = [at(grant.startsAt, order: 3, given)]
+        if let revokedAt = grant.revokedAt {
+            var revoked = base("grantRevoked", grant.environment, source: "support: \(grant.revokedBy ?? grant.grantedBy)")
+            revoked["grant"] = .object(SubscriberView.json(grant, now: revokedAt))
+            revoked["summary"] = .string("Revoked the grant of \(grant.entitlement)")
+            entries.append(at(revokedAt, order: 3, revoked))
+        }
+        return entries
+    }
+
+    private func transfer(_ environment: String, _ transfer: LinkTransfer) -> Entry {
+        var object = Self.base("linkTransfer", environment, source: "client post (transferPolicy transfer)")
+        object["originalTransactionId"] = .string(transfer.originalTransactionId)
+        object["from"] = .string(transfer.from)
+        object["to"] = .string(transfer.to)
+        object["summary"] = .string("Subscription \(transfer.originalTransactionId) moved from \(transfer.from) to \(transfer.to)")
+        return Self.at(transfer.at, order: 4, object)
+    }
+
+    private static func entry(_ event: OutboxEvent) -> Entry {
+        var object = base("event", event.environment, source: "Entitle")
+        object["eventId"] = .string(event.id)
+        object["type"] = .string(event.type)
+        object["sequence"] = .int(event.sequence)
+        Timestamps.set(&object, "createdAt", event.createdAt)
+        if let body = try? JSONParser.parse(Array(event.body.utf8)), let body = body.objectValue {
+            if let source = body["source"]?.stringValue { object["source"] = .string(source) }
+            object["payload"] = .object(body)
+        }
+        object["summary"] = .string("Event \(event.type)")
+        return at(event.occurredAt, order: 5, object)
+    }
+
+    private static func entry(_ delivery: WebhookDelivery) -> Entry {
+        var object: JSONObject = ["kind": "delivery", "source": "webhook"]
+        for member in EventFeed.json(delivery).members where member.key != "kind" { object[member.key] = member.value }
+        object["deliveryId"] = object["id"]
+        object["id"] = nil
+        object["summary"] = .string("Delivery to \(WebhookEndpoint.label(of: delivery.endpoint)): \(delivery.status.rawValue)")
+        return at(delivery.deliveredAt ?? delivery.createdAt, order: 6, object)
+    }
+
+    private static func base(_ kind: String, _ environment: String, source: String) -> JSONObject {
+        ["kind": .string(kind), "environment": .string(environment), "source": .string(source)]
+    }
+
+    private static func at(_ instant: Int64, order: Int, _ object: JSONObject) -> Entry {
+        var object = object
+        var ordered: JSONObject = [:]
+        Timestamps.set(&ordered, "at", instant)
+        for member in object.members { ordered[member.key] = member.value }
+        object = ordered
+        return Entry(at: instant, order: order, object: object)
+    }
+}

@@ -1,0 +1,99 @@
+import AppStore
+import AppStoreAPI
+import Entitlements
+import Foundation
+import JSON
+
+/// `GET /v1/subscribers?query=`: finds the customer a support mail is about by whatever it
+/// quotes — an appAccountToken, a transaction or original transaction id, an appTransactionId,
+/// or the order ID of Apple's receipt e-mail (looked up with Apple, then stored like a sync).
+public struct CustomerSearch: Sendable {
+    let app: AppConfiguration
+    let store: any FactStore
+    let subscribers: SubscriberQueries
+    let sync: SyncService?
+    let pool: BlockingPool
+
+    public func search(_ query: String, now: Date, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {
+        pool.run({ try search(query, now: now) }, completion: completion)
+    }
+
+    /// One match: how the query matched, and the customer (a token, else one subscription).
+    struct Match: Equatable {
+        var matchedBy: String
+        var environment: AppStoreEnvironment
+        var appAccountToken: String?
+        var originalTransactionId: String?
+    }
+
+    public func search(_ text: String, now: Date) throws -> JSONObject {
+        let query = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !query.isEmpty, query.count <= 200 else { throw ServiceError.badRequest("query must have 1 to 200 characters") }
+        var matches: [Match] = []
+        func add(_ match: Match) {
+            let customer = match.appAccountToken.map { "t:" + $0 } ?? "o:" + (match.originalTransactionId ?? "")
+            let known = matches.contains { ($0.appAccountToken.map { "t:" + $0 } ?? "o:" + ($0.originalTransactionId ?? "")) == customer }
+            if !known { matches.append(match) }
+        }
+        for environment in subscribers.searchOrder {
+            let name = environment.rawValue
+            if let token = try? AppAccountToken.validated(query),
+                try !store.facts(appId: app.id, environment: name, appAccountToken: token).isEmpty
+                    || !store.grants(appId: app.id, environment: name, appAccountToken: token).isEmpty
+                    || !store.linkTransfers(appId: app.id, environment: name, appAccountToken: token).isEmpty
+            {
+                add(Match(matchedBy: "appAccountToken", environment: environment, appAccountToken: token))
+            }
+            if let facts = try store.facts(appId: app.id, environment: name, originalTransactionId: query) {
+                add(try customer("originalTransactionId", facts.originalTransactionId, environment))
+            }
+            if let original = try store.originalTransactionId(appId: app.id, environment: name, transactionId: query),
+                original != query
+            {
+                add(try customer("transactionId", original, environment))
+            }
+            for original in try store.originalTransactionIds(appId: app.id, environment: name, appTransactionId: query) {
+                add(try customer("appTransactionId", original, environment))
+            }
+        }
+        var answer: JSONObject = ["query": .string(query)]
+        if matches.isEmpty, Self.looksLikeOrderId(query), let sync {
+            do {
+                for (environment, originals) in try sync.lookUpOrder(query) {
+                    for original in originals { add(try customer("orderId", original, environment)) }
+                }
+            } catch let error as AppStoreAPIError {
+                answer["orderLookup"] = .string("Apple's Look Up Order ID failed: \(error.message)")
+            }
+        }
+        answer["matches"] = .array(try matches.map { .object(try json($0, now: now)) })
+        return answer
+    }
+
+    /// The customer a stored subscription belongs to: its token when it is linked.
+    private func customer(_ matchedBy: String, _ original: String, _ environment: AppStoreEnvironment) throws -> Match {
+        let facts = try store.facts(appId: app.id, environment: environment.rawValue, originalTransactionId: original)
+        return Match(
+            matchedBy: matchedBy, environment: environment, appAccountToken: facts?.appAccountToken, originalTransactionId: original)
+    }
+
+    private func json(_ match: Match, now: Date) throws -> JSONObject {
+        var object: JSONObject = ["matchedBy": .string(match.matchedBy), "environment": .string(match.environment.rawValue)]
+        if let token = match.appAccountToken { object["appAccountToken"] = .string(token) }
+        if let original = match.originalTransactionId { object["originalTransactionId"] = .string(original) }
+        let subscriber =
+            try match.appAccountToken.map { try subscribers.subscriber(appAccountToken: $0, environment: nil, at: now) }
+            ?? match.originalTransactionId.map {
+                try subscribers.subscriber(originalTransactionId: $0, environment: match.environment, at: now)
+            }
+        if let subscriber = subscriber ?? nil { object["subscriber"] = .object(subscriber) }
+        return object
+    }
+
+    /// Apple's order IDs are 10 to 12 upper-case letters and digits (`MK5TTTVWJH`): only those are
+    /// worth a call to Apple.
+    static func looksLikeOrderId(_ text: String) -> Bool {
+        (8...20).contains(text.count) && text.unicodeScalars.allSatisfy { ("A"..."Z").contains($0) || ("0"..."9").contains($0) }
+            && text.unicodeScalars.contains { ("A"..."Z").contains($0) }
+    }
+}

@@ -1,0 +1,139 @@
+import AppStore
+import Entitlements
+import Foundation
+import JSON
+import Synchronization
+
+/// `GET /v1/stats`: how the app's customers stand now — active subscribers per entitlement and
+/// environment, trials running, subscriptions in grace or billing retry, notifications of the
+/// last hour and day by type (and per hour, for the console's chart), verification failures, and
+/// the webhook backlog.
+///
+/// Counting subscribers evaluates every stored subscription (the same rules as a subscriber's
+/// answer, so the numbers agree with it): a walk of the whole store, run on the blocking pool and
+/// kept for `cacheSeconds` so a busy console does not repeat it.
+public final class Overview: Sendable {
+    let app: AppConfiguration
+    let store: any FactStore
+    let pool: BlockingPool
+    let failures: RecentFailures
+    static let cacheSeconds: Int64 = 15
+    private static let page = 500
+    private static let hour: Int64 = 3_600_000
+    private let cached = Mutex<(at: Int64, subscribers: JSONObject)?>(nil)
+
+    init(app: AppConfiguration, store: any FactStore, pool: BlockingPool, failures: RecentFailures) {
+        self.app = app
+        self.store = store
+        self.pool = pool
+        self.failures = failures
+    }
+
+    public func stats(now: Date, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {
+        pool.run({ try self.stats(now: now) }, completion: completion)
+    }
+
+    public func stats(now date: Date) throws -> JSONObject {
+        let now = Milliseconds.since1970(date)
+        var answer: JSONObject = [:]
+        Timestamps.set(&answer, "generatedAt", now)
+        let subscribers = try subscriberCounts(now: now)
+        for member in subscribers.members { answer[member.key] = member.value }
+        answer["notifications"] = .object(try notifications(now: now))
+        answer["verificationFailures"] = .object(verificationFailures(now: now))
+        let backlog = try store.deliveryBacklog(appId: app.id)
+        var deliveries: JSONObject = ["pending": .int(Int64(backlog.pending)), "failed": .int(Int64(backlog.failed))]
+        Timestamps.set(&deliveries, "oldestPendingCreatedAt", backlog.oldestPendingCreatedAt)
+        answer["webhookDeliveries"] = .object(deliveries)
+        return answer
+    }
+
+    /// Per environment: customers with each entitlement active, trials, grace, billing retry.
+    private func subscriberCounts(now: Int64) throws -> JSONObject {
+        if let cached = cached.withLock({ $0 }), now - cached.at < Self.cacheSeconds * 1000 { return cached.subscribers }
+        var active = JSONObject()
+        var trials = JSONObject()
+        var grace = JSONObject()
+        var retry = JSONObject()
+        var promotional = JSONObject()
+        let grants = try store.activeGrants(appId: app.id, at: now)
+        for environment in AppStoreEnvironment.all.filter(app.environments.contains).map(\.rawValue) {
+            var customers: [String: Set<String>] = [:]
+            var counts = (trials: 0, grace: 0, retry: 0)
+            var after: String?
+            while true {
+                let ids = try store.subscriptionIds(appId: app.id, environment: environment, after: after, limit: Self.page)
+                for id in ids {
+                    guard let facts = try store.facts(appId: app.id, environment: environment, originalTransactionId: id) else { continue }
+                    let status = SubscriberEvaluation.evaluate(
+                        [facts], now: now, environment: environment, products: app.products,
+                        billingRetryGrantsAccess: app.billingRetryGrantsAccess)
+                    let customer = facts.appAccountToken ?? "subscription:" + id
+                    for (name, grant) in status.entitlements where grant.isActive { customers[name, default: []].insert(customer) }
+                    for state in status.subscriptions {
+                        if state.isActive && state.periodType == "TRIAL" { counts.trials += 1 }
+                        if state.state == .gracePeriod { counts.grace += 1 }
+                        if state.state == .billingRetry { counts.retry += 1 }
+                    }
+                }
+                guard ids.count == Self.page, let last = ids.last else { break }
+                after = last
+            }
+            let granted = grants.filter { $0.environment == environment }
+            for grant in granted { customers[grant.entitlement, default: []].insert(grant.appAccountToken) }
+            var byEntitlement = JSONObject()
+            for name in Set(app.products.values.flatMap(\.entitlements)).union(customers.keys).sorted() {
+                byEntitlement[name] = .int(Int64(customers[name]?.count ?? 0))
+            }
+            active[environment] = .object(byEntitlement)
+            trials[environment] = .int(Int64(counts.trials))
+            grace[environment] = .int(Int64(counts.grace))
+            retry[environment] = .int(Int64(counts.retry))
+            promotional[environment] = .int(Int64(granted.count))
+        }
+        let subscribers: JSONObject = [
+            "activeSubscribers": .object(active), "trialsRunning": .object(trials), "inGracePeriod": .object(grace),
+            "inBillingRetry": .object(retry), "activePromotionalGrants": .object(promotional),
+        ]
+        cached.withLock { $0 = (now, subscribers) }
+        return subscribers
+    }
+
+    /// The last 60 minutes and 24 hours by type, and each of the last 24 clock hours (oldest first).
+    private func notifications(now: Int64) throws -> JSONObject {
+        func byType(_ counts: [NotificationCount]) -> JSONObject {
+            var types: [String: Int] = [:]
+            for count in counts { types[count.notificationType, default: 0] += count.count }
+            var object = JSONObject()
+            for name in types.keys.sorted() { object[name] = .int(Int64(types[name]!)) }
+            return ["total": .int(Int64(types.values.reduce(0, +))), "byType": .object(object)]
+        }
+        let firstHour = now / Self.hour * Self.hour - 23 * Self.hour
+        let hours = try store.notificationCounts(appId: app.id, since: firstHour)
+        let hourly: [JSONValue] = (0..<24).map { index in
+            let start = firstHour + Int64(index) * Self.hour
+            var object: JSONObject = [:]
+            Timestamps.set(&object, "hourStart", start)
+            object["count"] = .int(Int64(hours.filter { $0.hourStart == start }.reduce(0) { $0 + $1.count }))
+            return .object(object)
+        }
+        return [
+            "lastHour": .object(byType(try store.notificationCounts(appId: app.id, since: now - Self.hour))),
+            "lastDay": .object(byType(try store.notificationCounts(appId: app.id, since: now - 24 * Self.hour))),
+            "hourly": .array(hourly),
+        ]
+    }
+
+    private func verificationFailures(now: Int64) -> JSONObject {
+        func json(_ counts: [String: Int]) -> JSONObject {
+            var object = JSONObject()
+            for key in counts.keys.sorted() { object[key] = .int(Int64(counts[key]!)) }
+            return ["total": .int(Int64(counts.values.reduce(0, +))), "bySourceKindResult": .object(object)]
+        }
+        return [
+            "lastHour": .object(json(failures.counts(app: app.id, since: now - Self.hour))),
+            "lastDay": .object(json(failures.counts(app: app.id, since: now - 24 * Self.hour))),
+            "scope": "this instance, since it started",
+        ]
+    }
+}

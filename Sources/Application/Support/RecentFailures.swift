@@ -1,0 +1,57 @@
+import Synchronization
+
+/// Verification failures of the last day, per app and hour, counted as they happen (the overview's
+/// "verification failures"). Refused data is not stored, so this instance's own count is what
+/// there is; `/metrics` keeps the running totals.
+public final class RecentFailures: Sendable {
+    private static let hour: Int64 = 3_600_000
+    /// app → hour start → "source kind result" → count.
+    private let counts = Mutex<[String: [Int64: [String: Int]]]>([:])
+
+    public init() {}
+
+    func record(app: String, source: String, kind: String, result: String, at now: Int64) {
+        let hour = now / Self.hour * Self.hour
+        counts.withLock { counts in
+            counts[app, default: [:]][hour, default: [:]]["\(source) \(kind) \(result)", default: 0] += 1
+            // Forget what is older than a day.
+            counts[app] = counts[app]?.filter { $0.key > hour - 24 * Self.hour }
+        }
+    }
+
+    /// Failures since `since`, by `source kind result`.
+    func counts(app: String, since: Int64) -> [String: Int] {
+        counts.withLock { counts in
+            var total: [String: Int] = [:]
+            for (hour, byKind) in counts[app] ?? [:] where hour + Self.hour > since {
+                for (key, count) in byKind { total[key, default: 0] += count }
+            }
+            return total
+        }
+    }
+}
+
+/// Passes every count on, and remembers verification failures for the overview.
+struct FailureCountingInstrumentation: Instrumentation {
+    let inner: any Instrumentation
+    let failures: RecentFailures
+
+    func verified(app: String, source: String, kind: String, result: String) {
+        inner.verified(app: app, source: source, kind: kind, result: result)
+        if result != "VALID" { failures.record(app: app, source: source, kind: kind, result: result, at: Milliseconds.now) }
+    }
+
+    func notificationReceived(app: String, type: String) { inner.notificationReceived(app: app, type: type) }
+    func notificationOutcome(app: String, result: String) { inner.notificationOutcome(app: app, result: result) }
+    func offerSigned(app: String, kind: String) { inner.offerSigned(app: app, kind: kind) }
+    func eventWritten(app: String, type: String) { inner.eventWritten(app: app, type: type) }
+    func deliveryAttempted(app: String, endpoint: String, kind: String, result: String, httpStatus: Int?, error: String?) {
+        inner.deliveryAttempted(app: app, endpoint: endpoint, kind: kind, result: result, httpStatus: httpStatus, error: error)
+    }
+    func deliveryBacklog(app: String, pending: Int, failed: Int, oldestPendingSeconds: Double) {
+        inner.deliveryBacklog(app: app, pending: pending, failed: failed, oldestPendingSeconds: oldestPendingSeconds)
+    }
+    func supportAction(app: String, key: String, action: String, target: String) {
+        inner.supportAction(app: app, key: key, action: action, target: target)
+    }
+}

@@ -1,0 +1,54 @@
+/// An entitlement given by a person rather than bought (`POST …/entitlements/{id}/grants`): a
+/// stored fact of one customer (an appAccountToken) in one environment, from `startsAt` until
+/// `expiresDate`, unless revoked first. A revocation is the same grant stored again with
+/// `revokedAt`, so its history keeps both instants and who acted.
+public struct PromotionalGrant: Sendable, Equatable {
+    public var id: String
+    public var appAccountToken: String
+    public var environment: String
+    public var entitlement: String
+    public var startsAt: Int64
+    public var expiresDate: Int64
+    public var reason: String?
+    /// The name of the admin key that granted it.
+    public var grantedBy: String
+    public var revokedAt: Int64?
+    public var revokedBy: String?
+
+    public init(
+        id: String, appAccountToken: String, environment: String, entitlement: String, startsAt: Int64, expiresDate: Int64,
+        reason: String?, grantedBy: String, revokedAt: Int64? = nil, revokedBy: String? = nil
+    ) {
+        self.id = id
+        self.appAccountToken = appAccountToken
+        self.environment = environment
+        self.entitlement = entitlement
+        self.startsAt = startsAt
+        self.expiresDate = expiresDate
+        self.reason = reason
+        self.grantedBy = grantedBy
+        self.revokedAt = revokedAt
+        self.revokedBy = revokedBy
+    }
+
+    /// `ACTIVE`, `EXPIRED` or `REVOKED` at `now`; nil before it was given (an "as of" view of an
+    /// earlier instant does not show it).
+    public func state(at now: Int64) -> String? {
+        guard startsAt <= now else { return nil }
+        if let revokedAt, revokedAt <= now { return "REVOKED" }
+        return now < expiresDate ? "ACTIVE" : "EXPIRED"
+    }
+
+    /// The grant as the entitlement resolver weighs it, beside the store's: active beats inactive,
+    /// the later expiry wins among active ones, the more recent among inactive ones.
+    public func productGrant(at now: Int64) -> ProductGrant? {
+        guard let state = state(at: now) else { return nil }
+        let revoked = state == "REVOKED"
+        var grant = ProductGrant(
+            productId: "", isActive: state == "ACTIVE", state: state, originalTransactionId: nil, expiresDate: expiresDate,
+            ownershipType: nil, lastEventDate: revoked ? revokedAt ?? expiresDate : expiresDate, environment: environment)
+        grant.store = "promotional"
+        grant.promotional = self
+        return grant
+    }
+}

@@ -1,0 +1,511 @@
+extension ConsoleAssets {
+    /// The console: a small single-page app over the admin API. Every value from the server is
+    /// put in the page as text (`textContent`), never as markup.
+    static let script = #"""
+        "use strict";
+        (function () {
+          const state = { session: null };
+          const main = document.getElementById("main");
+
+          // ---- helpers -------------------------------------------------------------------------
+          function el(tag, attributes, ...children) {
+            const node = document.createElement(tag);
+            for (const [name, value] of Object.entries(attributes || {})) {
+              if (value === false || value === null || value === undefined) continue;
+              if (name === "text") node.textContent = value;
+              else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+              else node.setAttribute(name, value === true ? "" : value);
+            }
+            for (const child of children.flat()) {
+              if (child === null || child === undefined || child === false) continue;
+              node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+            }
+            return node;
+          }
+
+          function say(message, isError) {
+            const status = document.getElementById("status");
+            status.textContent = message || "";
+            status.className = "status" + (isError ? " error" : "");
+          }
+
+          function when(iso) {
+            if (!iso) return "—";
+            const date = new Date(iso);
+            return isNaN(date) ? iso : date.toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC").replace(/Z$/, " UTC");
+          }
+
+          class APIError extends Error {
+            constructor(status, body) {
+              super((body && body.error && body.error.message) || ("HTTP " + status));
+              this.status = status;
+              this.code = body && body.error && body.error.code;
+            }
+          }
+
+          async function api(method, path, body) {
+            const headers = { "Accept": "application/json" };
+            if (body !== undefined) headers["Content-Type"] = "application/json";
+            if (method !== "GET" && state.session) headers["X-CSRF-Token"] = state.session.csrfToken;
+            const response = await fetch(path, {
+              method, headers, credentials: "same-origin", cache: "no-store",
+              body: body === undefined ? undefined : JSON.stringify(body),
+            });
+            let parsed = null;
+            try { parsed = await response.json(); } catch (e) { parsed = null; }
+            if (response.status === 401 && path !== "/console/session") {
+              state.session = null;
+              showSignIn("Your session has ended. Sign in again.");
+              throw new APIError(401, parsed);
+            }
+            if (!response.ok) throw new APIError(response.status, parsed);
+            return parsed;
+          }
+
+          function heading(text) {
+            const h = el("h1", { text });
+            return h;
+          }
+
+          function focusMain() { main.focus(); }
+
+          // ---- sign-in -------------------------------------------------------------------------
+          function showSignIn(message) {
+            document.getElementById("top").hidden = true;
+            main.replaceChildren();
+            const key = el("input", { id: "key", name: "key", type: "password", autocomplete: "current-password", required: true });
+            const form = el("form", { id: "sign-in", class: "card narrow" },
+              heading("Sign in to Entitle"),
+              el("p", { text: "Use an admin API key of your app (role \"admin\" in the configuration)." }),
+              el("label", { for: "key", text: "Admin API key" }), key,
+              el("button", { type: "submit", id: "sign-in-button", text: "Sign in" }));
+            form.addEventListener("submit", async (event) => {
+              event.preventDefault();
+              say("Signing in…");
+              try {
+                state.session = await api("POST", "/console/session", { key: key.value });
+                key.value = "";
+                say("");
+                enter();
+              } catch (error) {
+                say(error.status === 429 ? error.message : "Sign-in refused: " + error.message, true);
+                key.focus();
+              }
+            });
+            main.append(form);
+            if (message) say(message, true);
+            key.focus();
+          }
+
+          async function signOut() {
+            try { await api("DELETE", "/console/session"); } catch (e) { /* the cookie is gone either way */ }
+            state.session = null;
+            location.hash = "#/";
+            showSignIn("Signed out.");
+          }
+
+          function enter() {
+            document.getElementById("top").hidden = false;
+            document.getElementById("who").textContent = state.session.appId + " · " + state.session.keyName;
+            route();
+          }
+
+          // ---- routing -------------------------------------------------------------------------
+          function parseHash() {
+            const hash = location.hash.replace(/^#/, "") || "/";
+            const [path, query] = hash.split("?");
+            const params = new URLSearchParams(query || "");
+            const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+            return { parts, params };
+          }
+
+          async function route() {
+            if (!state.session) return;
+            const { parts, params } = parseHash();
+            const section = parts[0] || "overview";
+            for (const link of document.querySelectorAll("[data-nav]")) {
+              if (link.dataset.nav === section || (section === "customer" && link.dataset.nav === "search")) link.setAttribute("aria-current", "page");
+              else link.removeAttribute("aria-current");
+            }
+            say("");
+            try {
+              if (section === "overview") await showOverview();
+              else if (section === "search") await showSearch(params.get("q") || "");
+              else if (section === "customer") await showCustomer(parts[1], params.get("at"));
+              else if (section === "subscription") await showSubscription(parts[1], params.get("at"));
+              else if (section === "notifications") await showNotifications(params);
+              else if (section === "deliveries") await showDeliveries();
+              else main.replaceChildren(heading("Not found"));
+            } catch (error) {
+              if (error.status !== 401) say(error.message, true);
+            }
+          }
+
+          // ---- overview ------------------------------------------------------------------------
+          function statCard(label, value, id) {
+            return el("div", { class: "stat", id },
+              el("span", { class: "stat-value", text: String(value) }), el("span", { class: "stat-label", text: label }));
+          }
+
+          function chart(hourly) {
+            const ns = "http://www.w3.org/2000/svg";
+            const width = 480, height = 120, gap = 2;
+            const max = Math.max(1, ...hourly.map((hour) => hour.count));
+            const svg = document.createElementNS(ns, "svg");
+            svg.setAttribute("viewBox", `0 0 ${width} ${height + 16}`);
+            svg.setAttribute("role", "img");
+            const total = hourly.reduce((sum, hour) => sum + hour.count, 0);
+            svg.setAttribute("aria-label", `Notifications per hour over the last day: ${total} in all, at most ${max} in one hour`);
+            svg.setAttribute("class", "chart");
+            const barWidth = width / hourly.length - gap;
+            hourly.forEach((hour, index) => {
+              const bar = document.createElementNS(ns, "rect");
+              const barHeight = Math.round((hour.count / max) * height);
+              bar.setAttribute("x", String(index * (barWidth + gap)));
+              bar.setAttribute("y", String(height - barHeight));
+              bar.setAttribute("width", String(barWidth));
+              bar.setAttribute("height", String(Math.max(barHeight, hour.count > 0 ? 1 : 0)));
+              bar.setAttribute("class", "bar");
+              const title = document.createElementNS(ns, "title");
+              title.textContent = `${when(hour.hourStart)}: ${hour.count}`;
+              bar.append(title);
+              svg.append(bar);
+            });
+            const axis = document.createElementNS(ns, "text");
+            axis.setAttribute("x", "0");
+            axis.setAttribute("y", String(height + 14));
+            axis.setAttribute("class", "axis");
+            axis.textContent = "24 hours ago";
+            const now = document.createElementNS(ns, "text");
+            now.setAttribute("x", String(width));
+            now.setAttribute("y", String(height + 14));
+            now.setAttribute("text-anchor", "end");
+            now.setAttribute("class", "axis");
+            now.textContent = "now";
+            svg.append(axis, now);
+            return svg;
+          }
+
+          async function showOverview() {
+            const { stats } = await api("GET", "/v1/stats");
+            const sections = [];
+            for (const [environment, entitlements] of Object.entries(stats.activeSubscribers)) {
+              sections.push(el("section", { class: "card", "aria-labelledby": "env-" + environment },
+                el("h2", { id: "env-" + environment, text: environment }),
+                el("div", { class: "stats" },
+                  Object.entries(entitlements).map(([name, count]) => statCard("active " + name, count, `active-${environment}-${name}`)),
+                  statCard("trials running", stats.trialsRunning[environment] || 0),
+                  statCard("in grace period", stats.inGracePeriod[environment] || 0),
+                  statCard("in billing retry", stats.inBillingRetry[environment] || 0),
+                  statCard("promotional grants", stats.activePromotionalGrants[environment] || 0))));
+            }
+            const notifications = stats.notifications;
+            const byType = (counts) => el("ul", { class: "plain" },
+              Object.entries(counts.byType).map(([type, count]) => el("li", { text: `${type}: ${count}` })));
+            main.replaceChildren(heading("Overview"),
+              el("p", { class: "muted", text: "As of " + when(stats.generatedAt) }),
+              ...sections,
+              el("section", { class: "card", "aria-labelledby": "notifications-heading" },
+                el("h2", { id: "notifications-heading", text: "Notifications" }),
+                el("div", { class: "stats" },
+                  statCard("in the last hour", notifications.lastHour.total, "notifications-hour"),
+                  statCard("in the last day", notifications.lastDay.total, "notifications-day"),
+                  statCard("verification failures today", stats.verificationFailures.lastDay.total)),
+                chart(notifications.hourly),
+                el("h3", { text: "Last day by type" }), byType(notifications.lastDay)),
+              el("section", { class: "card", "aria-labelledby": "deliveries-heading" },
+                el("h2", { id: "deliveries-heading", text: "Webhook deliveries" }),
+                el("div", { class: "stats" },
+                  statCard("pending", stats.webhookDeliveries.pending),
+                  statCard("failed", stats.webhookDeliveries.failed, "deliveries-failed")),
+                el("p", {}, el("a", { href: "#/deliveries", text: "See deliveries" }))));
+            focusMain();
+          }
+
+          // ---- search --------------------------------------------------------------------------
+          function entitlementSummary(subscriber) {
+            const names = Object.entries((subscriber && subscriber.entitlements) || {})
+              .map(([name, grant]) => `${name}: ${grant.state.toLowerCase()}`);
+            return names.length ? names.join(", ") : "no entitlements";
+          }
+
+          async function showSearch(query) {
+            const input = el("input", { id: "query", name: "query", type: "search", value: query, required: true,
+              autocomplete: "off", "aria-describedby": "query-help" });
+            const form = el("form", { id: "search-form", class: "card", role: "search" },
+              el("label", { for: "query", text: "Find a customer" }),
+              el("p", { id: "query-help", class: "muted",
+                text: "An appAccountToken, a transaction ID, an original transaction ID, an appTransactionId, or the order ID from Apple's receipt e-mail." }),
+              el("div", { class: "row" }, input, el("button", { type: "submit", text: "Search" })));
+            form.addEventListener("submit", (event) => {
+              event.preventDefault();
+              location.hash = "#/search?q=" + encodeURIComponent(input.value.trim());
+            });
+            const results = el("section", { id: "results", "aria-label": "Results" });
+            main.replaceChildren(heading("Search"), form, results);
+            if (!query) { input.focus(); return; }
+            say("Searching…");
+            const answer = await api("GET", "/v1/subscribers?query=" + encodeURIComponent(query));
+            say("");
+            if (answer.orderLookup) results.append(el("p", { class: "error", text: answer.orderLookup }));
+            if (!answer.matches.length) {
+              results.append(el("p", { id: "no-match", text: `No customer matches “${query}”.` }));
+              return;
+            }
+            results.append(el("ul", { class: "matches" }, answer.matches.map((match) => {
+              const target = match.appAccountToken
+                ? "#/customer/" + encodeURIComponent(match.appAccountToken)
+                : "#/subscription/" + encodeURIComponent(match.originalTransactionId);
+              const label = match.appAccountToken || ("subscription " + match.originalTransactionId);
+              return el("li", { class: "card match" },
+                el("a", { href: target, class: "match-link", text: label }),
+                el("span", { class: "muted", text: ` matched by ${match.matchedBy} · ${match.environment}` }),
+                el("p", { text: entitlementSummary(match.subscriber) }));
+            })));
+            results.querySelector("a").focus();
+          }
+
+          // ---- a customer ----------------------------------------------------------------------
+          function badges(subscriber) {
+            const entries = Object.entries(subscriber.entitlements || {});
+            if (!entries.length) return el("p", { id: "no-entitlements", text: "No entitlements." });
+            return el("ul", { class: "badges", id: "entitlements" }, entries.map(([name, grant]) =>
+              el("li", { class: "badge " + (grant.isActive ? "active" : "inactive"), "data-entitlement": name, "data-state": grant.state },
+                el("strong", { text: name }),
+                el("span", { text: " " + grant.state }),
+                el("span", { class: "detail", text: grant.expiresDate ? " until " + when(grant.expiresDate) : " no expiry" }),
+                el("span", { class: "detail", text: " · " + (grant.productId || "promotional grant") }),
+                el("span", { class: "detail", text: " · " + (grant.store === "promotional" ? "promotional" : "App Store") }),
+                grant.environment ? el("span", { class: "detail", text: " · " + grant.environment }) : null)));
+          }
+
+          function subscriptionsTable(subscriber) {
+            const rows = Object.entries(subscriber.subscriptions || {});
+            if (!rows.length) return el("p", { text: "No subscriptions." });
+            return el("div", { class: "scroll" }, el("table", { id: "subscriptions" },
+              el("caption", { text: "Subscriptions" }),
+              el("thead", {}, el("tr", {}, ["Product", "State", "Expires", "Renews", "Environment", "Original transaction"].map((name) => el("th", { scope: "col", text: name })))),
+              el("tbody", {}, rows.map(([product, subscription]) => el("tr", {},
+                el("td", { text: product }), el("td", { text: subscription.state }), el("td", { text: when(subscription.expiresDate) }),
+                el("td", { text: subscription.willRenew ? "yes" : "no" }), el("td", { text: subscription.environment }),
+                el("td", { text: subscription.originalTransactionId }))))));
+          }
+
+          function asOfForm(base, at) {
+            const input = el("input", { id: "as-of", name: "at", type: "datetime-local", step: "1",
+              value: at ? new Date(at).toISOString().slice(0, 19) : "" });
+            const form = el("form", { id: "as-of-form", class: "row", "aria-label": "Show the state at a past instant" },
+              el("label", { for: "as-of", text: "As of (UTC)" }), input,
+              el("button", { type: "submit", text: "Show" }),
+              el("button", { type: "button", id: "as-of-now", text: "Now", onclick: () => { location.hash = base; } }));
+            form.addEventListener("submit", (event) => {
+              event.preventDefault();
+              if (!input.value) { location.hash = base; return; }
+              location.hash = base + "?at=" + encodeURIComponent(new Date(input.value + "Z").toISOString());
+            });
+            return form;
+          }
+
+          function timeline(history) {
+            return el("ol", { class: "timeline", id: "history" }, history.map((entry) => {
+              const item = el("li", { class: "entry kind-" + entry.kind, "data-kind": entry.kind },
+                el("time", { datetime: entry.at, text: when(entry.at) }),
+                el("span", { class: "kind", text: entry.kind }),
+                el("span", { class: "summary", text: entry.summary || "" }),
+                el("span", { class: "muted", text: " · " + entry.source + (entry.environment ? " · " + entry.environment : "") }));
+              if (entry.kind === "delivery" && entry.status === "failed") {
+                item.append(el("button", { type: "button", class: "redeliver", text: "Redeliver",
+                  onclick: () => redeliver(entry.deliveryId) }));
+              }
+              const payload = entry.payload || entry.grant;
+              if (payload) {
+                item.append(el("details", {}, el("summary", { text: "Details" }), el("pre", { text: JSON.stringify(payload, null, 2) })));
+              }
+              return item;
+            }));
+          }
+
+          async function redeliver(id) {
+            await api("POST", "/v1/webhooks/deliveries/" + encodeURIComponent(id) + "/retry");
+            say("Delivery " + id + " queued again.");
+          }
+
+          function grantForm(token) {
+            const entitlement = el("select", { id: "grant-entitlement", name: "entitlement" },
+              state.session.entitlements.map((name) => el("option", { value: name, text: name })));
+            const duration = el("select", { id: "grant-duration", name: "duration" },
+              [["P7D", "1 week"], ["P1M", "1 month"], ["P3M", "3 months"], ["P1Y", "1 year"]].map(([value, label]) =>
+                el("option", { value, text: label, selected: value === "P1M" })));
+            const reason = el("input", { id: "grant-reason", name: "reason", type: "text", maxlength: "500", placeholder: "e.g. apology for the outage" });
+            const form = el("form", { id: "grant-form", class: "card" },
+              el("h2", { text: "Grant an entitlement" }),
+              el("div", { class: "fields" },
+                el("div", {}, el("label", { for: "grant-entitlement", text: "Entitlement" }), entitlement),
+                el("div", {}, el("label", { for: "grant-duration", text: "For" }), duration),
+                el("div", { class: "wide" }, el("label", { for: "grant-reason", text: "Reason (optional)" }), reason)),
+              el("button", { type: "submit", id: "grant-button", text: "Grant" }));
+            form.addEventListener("submit", async (event) => {
+              event.preventDefault();
+              try {
+                const body = { duration: duration.value };
+                if (reason.value.trim()) body.reason = reason.value.trim();
+                await api("POST", `/v1/subscribers/${encodeURIComponent(token)}/entitlements/${encodeURIComponent(entitlement.value)}/grants`, body);
+                await showCustomer(token, null);
+                say(`Granted ${entitlement.value} for ${duration.selectedOptions[0].textContent}.`);
+              } catch (error) {
+                if (error.status !== 401) say("Grant failed: " + error.message, true);
+              }
+            });
+            return form;
+          }
+
+          function grantsList(token, grants) {
+            const active = grants.filter((grant) => grant.state === "ACTIVE");
+            if (!active.length) return null;
+            return el("section", { class: "card", "aria-labelledby": "grants-heading" },
+              el("h2", { id: "grants-heading", text: "Active promotional grants" }),
+              el("ul", { class: "plain", id: "grants" }, active.map((grant) => el("li", { "data-grant": grant.id },
+                `${grant.entitlement} until ${when(grant.expiresDate)} by ${grant.grantedBy}${grant.reason ? " (" + grant.reason + ")" : ""} `,
+                el("button", { type: "button", class: "revoke", "aria-label": `Revoke the ${grant.entitlement} grant`, text: "Revoke",
+                  onclick: async () => {
+                    try {
+                      await api("DELETE", `/v1/subscribers/${encodeURIComponent(token)}/entitlements/${encodeURIComponent(grant.entitlement)}/grants/${encodeURIComponent(grant.id)}`);
+                      await showCustomer(token, null);
+                      say(`Revoked the ${grant.entitlement} grant.`);
+                    } catch (error) {
+                      if (error.status !== 401) say("Revoke failed: " + error.message, true);
+                    }
+                  } })))));
+          }
+
+          async function showCustomer(token, at) {
+            const base = "#/customer/" + encodeURIComponent(token);
+            const suffix = at ? "?at=" + encodeURIComponent(at) : "";
+            let subscriber = null;
+            try {
+              subscriber = (await api("GET", "/v1/subscribers/" + encodeURIComponent(token) + suffix)).subscriber;
+            } catch (error) {
+              if (error.status !== 404) throw error;
+            }
+            let history = { history: [], grants: [] };
+            try { history = await api("GET", "/v1/subscribers/" + encodeURIComponent(token) + "/history"); } catch (error) {
+              if (error.status !== 404) throw error;
+            }
+            const resync = el("button", { type: "button", id: "resync", text: "Re-sync from Apple", onclick: async () => {
+              say("Asking Apple…");
+              try {
+                const answer = await api("POST", "/v1/subscribers/" + encodeURIComponent(token) + "/sync");
+                await showCustomer(token, at);
+                say(`Re-synced: ${answer.sync.stored} transactions from Apple.`);
+              } catch (error) {
+                if (error.status !== 401) say("Re-sync failed: " + error.message, true);
+              }
+            } });
+            main.replaceChildren(
+              heading("Customer"),
+              el("p", { class: "token", id: "customer-token", text: token }),
+              el("section", { class: "card", "aria-labelledby": "now-heading" },
+                el("h2", { id: "now-heading", text: at ? "Entitlements as of " + when(at) : "Entitlements now" }),
+                asOfForm(base, at),
+                subscriber ? badges(subscriber) : el("p", { id: "no-entitlements", text: "Nothing stored for this customer at that time." }),
+                el("div", { class: "row" }, resync)),
+              grantForm(token),
+              grantsList(token, history.grants || []),
+              el("section", { class: "card" }, subscriber ? subscriptionsTable(subscriber) : null),
+              el("section", { class: "card", "aria-labelledby": "history-heading" },
+                el("h2", { id: "history-heading", text: "History" }),
+                history.history.length ? timeline(history.history) : el("p", { text: "No history." })));
+            focusMain();
+          }
+
+          async function showSubscription(original, at) {
+            const suffix = at ? "?at=" + encodeURIComponent(at) : "";
+            const { subscriber } = await api("GET", "/v1/subscribers/by-transaction/" + encodeURIComponent(original) + suffix);
+            if (subscriber.appAccountToken) { location.hash = "#/customer/" + encodeURIComponent(subscriber.appAccountToken); return; }
+            main.replaceChildren(heading("Subscription " + original),
+              el("p", { class: "muted", text: "This customer has no appAccountToken: grants and the history need one." }),
+              el("section", { class: "card" }, asOfForm("#/subscription/" + encodeURIComponent(original), at), badges(subscriber)),
+              el("section", { class: "card" }, subscriptionsTable(subscriber)));
+            focusMain();
+          }
+
+          // ---- notifications -------------------------------------------------------------------
+          async function showNotifications(params) {
+            const { notifications } = await api("GET", "/v1/notifications?limit=500");
+            const types = [...new Set(notifications.map((n) => n.notificationType))].sort();
+            const environments = [...new Set(notifications.map((n) => n.environment))].sort();
+            const type = el("select", { id: "filter-type", name: "type" }, el("option", { value: "", text: "All types" }),
+              types.map((name) => el("option", { value: name, text: name, selected: params.get("type") === name })));
+            const environment = el("select", { id: "filter-environment", name: "environment" }, el("option", { value: "", text: "All environments" }),
+              environments.map((name) => el("option", { value: name, text: name, selected: params.get("environment") === name })));
+            const body = el("tbody");
+            function render() {
+              body.replaceChildren(...notifications
+                .filter((n) => (!type.value || n.notificationType === type.value) && (!environment.value || n.environment === environment.value))
+                .map((n) => el("tr", {},
+                  el("td", { text: when(n.receivedAt) }),
+                  el("td", { text: n.notificationType + (n.subtype ? " · " + n.subtype : "") }),
+                  el("td", { text: n.environment }),
+                  el("td", { text: "applied" }),
+                  el("td", {}, n.originalTransactionId
+                    ? el("a", { href: "#/subscription/" + encodeURIComponent(n.originalTransactionId), text: n.originalTransactionId }) : "—"))));
+            }
+            type.addEventListener("change", render);
+            environment.addEventListener("change", render);
+            render();
+            main.replaceChildren(heading("Notifications"),
+              el("p", { class: "muted", text: "Every notification verified and stored, newest first. Refused ones are not stored: the overview counts them as verification failures." }),
+              el("form", { class: "row card", "aria-label": "Filter notifications" },
+                el("label", { for: "filter-type", text: "Type" }), type,
+                el("label", { for: "filter-environment", text: "Environment" }), environment),
+              el("div", { class: "scroll" }, el("table", { id: "notifications" },
+                el("caption", { text: "Notifications" }),
+                el("thead", {}, el("tr", {}, ["Received", "Type", "Environment", "Result", "Subscription"].map((name) => el("th", { scope: "col", text: name })))),
+                body)));
+            focusMain();
+          }
+
+          // ---- deliveries ----------------------------------------------------------------------
+          async function showDeliveries() {
+            const failed = (await api("GET", "/v1/webhooks/deliveries?status=failed&limit=200")).deliveries;
+            const others = (await api("GET", "/v1/webhooks/deliveries?limit=200")).deliveries.filter((d) => d.status !== "failed");
+            const rows = failed.concat(others).map((delivery) => el("tr", { class: "delivery-" + delivery.status, "data-delivery": delivery.id },
+              el("td", { text: delivery.status }),
+              el("td", { text: delivery.eventType || delivery.kind }),
+              el("td", { text: delivery.endpoint }),
+              el("td", { text: String(delivery.attempts) }),
+              el("td", { text: delivery.lastStatus ? String(delivery.lastStatus) : (delivery.lastError || "—") }),
+              el("td", { text: when(delivery.createdAt) }),
+              el("td", {}, delivery.status === "delivered" ? "" : el("button", { type: "button", class: "retry",
+                "aria-label": "Retry delivery " + delivery.id, text: "Retry", onclick: async () => {
+                  try {
+                    await api("POST", "/v1/webhooks/deliveries/" + encodeURIComponent(delivery.id) + "/retry");
+                    await showDeliveries();
+                    say("Delivery " + delivery.id + " queued again.");
+                  } catch (error) {
+                    if (error.status !== 401) say("Retry failed: " + error.message, true);
+                  }
+                } }))));
+            main.replaceChildren(heading("Webhook deliveries"),
+              el("p", { class: "muted", text: "Failed deliveries first." }),
+              rows.length ? el("div", { class: "scroll" }, el("table", { id: "deliveries" },
+                el("caption", { text: "Deliveries" }),
+                el("thead", {}, el("tr", {}, ["Status", "Event", "Endpoint", "Attempts", "Last answer", "Created", "Action"].map((name) => el("th", { scope: "col", text: name })))),
+                el("tbody", {}, rows))) : el("p", { text: "No deliveries." }));
+            focusMain();
+          }
+
+          // ---- start ---------------------------------------------------------------------------
+          document.getElementById("sign-out").addEventListener("click", signOut);
+          window.addEventListener("hashchange", route);
+          (async function start() {
+            try {
+              state.session = await api("GET", "/console/session");
+              enter();
+            } catch (error) {
+              showSignIn();
+            }
+          })();
+        })();
+        """#
+}

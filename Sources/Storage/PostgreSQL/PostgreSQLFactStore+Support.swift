@@ -1,0 +1,159 @@
+import Entitlements
+
+/// SQLiteFactStore+Support's statements in PostgreSQL's dialect: promotional grants, a
+/// customer's history, the overview's counts.
+extension PostgreSQLFactStore {
+    static func upsert(_ grant: PromotionalGrant, app: String, _ db: PostgreSQLConnection) throws {
+        try db.execute(
+            """
+            INSERT INTO grants (app_id, id, environment, app_account_token, entitlement, starts_at, expires_date, reason,
+                granted_by, revoked_at, revoked_by)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+            ON CONFLICT (app_id, id) DO UPDATE SET revoked_at = excluded.revoked_at, revoked_by = excluded.revoked_by
+            """,
+            [
+                .text(app), .text(grant.id), .text(grant.environment), .text(grant.appAccountToken), .text(grant.entitlement),
+                .integer(grant.startsAt), .integer(grant.expiresDate), .from(grant.reason), .text(grant.grantedBy),
+                .from(grant.revokedAt), .from(grant.revokedBy),
+            ])
+    }
+
+    static let grantColumns =
+        "id, environment, app_account_token, entitlement, starts_at, expires_date, reason, granted_by, revoked_at, revoked_by"
+
+    static func grant(_ row: [String?]) -> PromotionalGrant {
+        func number(_ index: Int) -> Int64? { row[index].flatMap { Int64($0) } }
+        return PromotionalGrant(
+            id: row[0] ?? "", appAccountToken: row[2] ?? "", environment: row[1] ?? "", entitlement: row[3] ?? "",
+            startsAt: number(4) ?? 0, expiresDate: number(5) ?? 0, reason: row[6], grantedBy: row[7] ?? "", revokedAt: number(8),
+            revokedBy: row[9])
+    }
+
+    static func grants(
+        _ db: PostgreSQLConnection, appId: String, environment: String, appAccountToken: String
+    ) throws
+        -> [PromotionalGrant]
+    {
+        try db.execute(
+            """
+            SELECT \(grantColumns) FROM grants WHERE app_id = $1 AND environment = $2 AND app_account_token = $3
+            ORDER BY starts_at, id
+            """, [.text(appId), .text(environment), .text(appAccountToken)]
+        ).rows.map(grant)
+    }
+
+    static func grant(_ db: PostgreSQLConnection, appId: String, id: String) throws -> PromotionalGrant? {
+        try db.execute("SELECT \(grantColumns) FROM grants WHERE app_id = $1 AND id = $2", [.text(appId), .text(id)]).rows.first
+            .map(grant)
+    }
+
+    public func grants(appId: String, environment: String, appAccountToken: String) throws -> [PromotionalGrant] {
+        try pool.with { try Self.grants($0, appId: appId, environment: environment, appAccountToken: appAccountToken) }
+    }
+
+    public func grant(appId: String, id: String) throws -> PromotionalGrant? {
+        try pool.with { try Self.grant($0, appId: appId, id: id) }
+    }
+
+    public func activeGrants(appId: String, at now: Int64) throws -> [PromotionalGrant] {
+        try pool.with { db in
+            try db.execute(
+                """
+                SELECT \(Self.grantColumns) FROM grants WHERE app_id = $1 AND expires_date > $2 AND starts_at <= $2
+                    AND (revoked_at IS NULL OR revoked_at > $2)
+                """, [.text(appId), .integer(now)]
+            ).rows.map(Self.grant)
+        }
+    }
+
+    public func signedFacts(appId: String, environment: String, originalTransactionId: String) throws -> [SignedFact] {
+        try pool.with { db in
+            try db.execute(
+                """
+                SELECT 'transaction', transaction_id, signed_date, jws FROM transactions
+                WHERE app_id = $1 AND environment = $2 AND original_transaction_id = $3
+                UNION ALL
+                SELECT 'renewalInfo', original_transaction_id, signed_date, jws FROM renewal_infos
+                WHERE app_id = $1 AND environment = $2 AND original_transaction_id = $3
+                ORDER BY 3
+                """, [.text(appId), .text(environment), .text(originalTransactionId)]
+            ).rows.map { row in
+                SignedFact(
+                    kind: SignedFact.Kind(rawValue: row[0] ?? "") ?? .transaction, originalTransactionId: originalTransactionId,
+                    id: row[1] ?? "", signedDate: Int64(row[2] ?? "0") ?? 0, jws: row[3] ?? "")
+            }
+        }
+    }
+
+    public func notifications(appId: String, environment: String, originalTransactionId: String) throws -> [StoredNotification] {
+        try pool.with { db in
+            try db.execute(
+                """
+                SELECT sequence, notification_uuid, environment, notification_type, subtype, signed_date, received_at,
+                    original_transaction_id, jws
+                FROM notifications WHERE app_id = $1 AND environment = $2 AND original_transaction_id = $3 ORDER BY sequence
+                """, [.text(appId), .text(environment), .text(originalTransactionId)]
+            ).rows.map { row in
+                var notification = StoredNotification(
+                    notificationUUID: row[1] ?? "", appId: appId, environment: row[2] ?? "", notificationType: row[3] ?? "",
+                    subtype: row[4], signedDate: Int64(row[5] ?? "0") ?? 0, receivedAt: Int64(row[6] ?? "0") ?? 0,
+                    originalTransactionId: row[7], jws: row[8] ?? "")
+                notification.sequence = Int64(row[0] ?? "0") ?? 0
+                return notification
+            }
+        }
+    }
+
+    public func events(appId: String, originalTransactionId: String) throws -> [OutboxEvent] {
+        try pool.with { db in
+            try db.execute(
+                "SELECT \(Self.eventColumns) FROM events WHERE app_id = $1 AND original_transaction_id = $2 ORDER BY sequence",
+                [.text(appId), .text(originalTransactionId)]
+            ).rows.map(Self.event)
+        }
+    }
+
+    public func events(appId: String, appAccountToken: String) throws -> [OutboxEvent] {
+        try pool.with { db in
+            try db.execute(
+                "SELECT \(Self.eventColumns) FROM events WHERE app_id = $1 AND app_account_token = $2 ORDER BY sequence",
+                [.text(appId), .text(appAccountToken)]
+            ).rows.map(Self.event)
+        }
+    }
+
+    public func deliveries(appId: String, eventId: String) throws -> [WebhookDelivery] {
+        try pool.with { db in
+            try db.execute(
+                "SELECT \(Self.deliveryColumns) FROM deliveries d WHERE d.app_id = $1 AND d.event_id = $2 ORDER BY d.id",
+                [.text(appId), .text(eventId)]
+            ).rows.map { Self.delivery($0) }
+        }
+    }
+
+    public func subscriptionIds(appId: String, environment: String, after: String?, limit: Int) throws -> [String] {
+        try pool.with { db in
+            try db.execute(
+                """
+                SELECT DISTINCT original_transaction_id FROM transactions
+                WHERE app_id = $1 AND environment = $2 AND original_transaction_id > $3 ORDER BY original_transaction_id LIMIT $4
+                """, [.text(appId), .text(environment), .text(after ?? ""), .integer(Int64(limit))]
+            ).rows.compactMap { $0[0] }
+        }
+    }
+
+    public func notificationCounts(appId: String, since: Int64) throws -> [NotificationCount] {
+        try pool.with { db in
+            try db.execute(
+                """
+                SELECT received_at / 3600000 * 3600000 AS hour, environment, notification_type, COUNT(*) FROM notifications
+                WHERE app_id = $1 AND received_at >= $2 GROUP BY 1, 2, 3 ORDER BY 1, 3
+                """, [.text(appId), .integer(since)]
+            ).rows.map { row in
+                NotificationCount(
+                    hourStart: Int64(row[0] ?? "0") ?? 0, environment: row[1] ?? "", notificationType: row[2] ?? "",
+                    count: Int(row[3] ?? "0") ?? 0)
+            }
+        }
+    }
+}

@@ -1,0 +1,183 @@
+import Entitlements
+
+/// What support reads and writes besides the facts: promotional grants, a customer's history,
+/// and the overview's counts.
+extension SQLiteFactStore {
+    /// Stores a grant given, or the same grant again with its revocation.
+    static func upsert(_ grant: PromotionalGrant, app: String, into database: SQLiteDatabase) throws {
+        try database.statement(
+            """
+            INSERT INTO grants (app_id, id, environment, app_account_token, entitlement, starts_at, expires_date, reason,
+                granted_by, revoked_at, revoked_by)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (app_id, id) DO UPDATE SET revoked_at = excluded.revoked_at, revoked_by = excluded.revoked_by
+            """
+        ).bind([
+            .text(app), .text(grant.id), .text(grant.environment), .text(grant.appAccountToken), .text(grant.entitlement),
+            .integer(grant.startsAt), .integer(grant.expiresDate), .from(grant.reason), .text(grant.grantedBy),
+            .from(grant.revokedAt), .from(grant.revokedBy),
+        ]).run()
+    }
+
+    static let grantColumns =
+        "id, environment, app_account_token, entitlement, starts_at, expires_date, reason, granted_by, revoked_at, revoked_by"
+
+    static func grant(_ query: SQLiteStatement) -> PromotionalGrant {
+        PromotionalGrant(
+            id: query.text(0) ?? "", appAccountToken: query.text(2) ?? "", environment: query.text(1) ?? "",
+            entitlement: query.text(3) ?? "", startsAt: query.int64(4) ?? 0, expiresDate: query.int64(5) ?? 0, reason: query.text(6),
+            grantedBy: query.text(7) ?? "", revokedAt: query.int64(8), revokedBy: query.text(9))
+    }
+
+    static func grants(
+        _ database: SQLiteDatabase, appId: String, environment: String, appAccountToken: String
+    ) throws
+        -> [PromotionalGrant]
+    {
+        let query = try database.statement(
+            """
+            SELECT \(grantColumns) FROM grants WHERE app_id = ? AND environment = ? AND app_account_token = ?
+            ORDER BY starts_at, id
+            """
+        ).bind([.text(appId), .text(environment), .text(appAccountToken)])
+        var found: [PromotionalGrant] = []
+        while try query.step() { found.append(grant(query)) }
+        return found
+    }
+
+    static func grant(_ database: SQLiteDatabase, appId: String, id: String) throws -> PromotionalGrant? {
+        let query = try database.statement("SELECT \(grantColumns) FROM grants WHERE app_id = ? AND id = ?")
+            .bind([.text(appId), .text(id)])
+        return try query.step() ? grant(query) : nil
+    }
+
+    public func grants(appId: String, environment: String, appAccountToken: String) throws -> [PromotionalGrant] {
+        try read { try Self.grants($0, appId: appId, environment: environment, appAccountToken: appAccountToken) }
+    }
+
+    public func grant(appId: String, id: String) throws -> PromotionalGrant? {
+        try read { try Self.grant($0, appId: appId, id: id) }
+    }
+
+    public func activeGrants(appId: String, at now: Int64) throws -> [PromotionalGrant] {
+        try read { database in
+            let query = try database.statement(
+                """
+                SELECT \(Self.grantColumns) FROM grants WHERE app_id = ? AND expires_date > ? AND starts_at <= ?
+                    AND (revoked_at IS NULL OR revoked_at > ?)
+                """
+            ).bind([.text(appId), .integer(now), .integer(now), .integer(now)])
+            var found: [PromotionalGrant] = []
+            while try query.step() { found.append(Self.grant(query)) }
+            return found
+        }
+    }
+
+    public func signedFacts(appId: String, environment: String, originalTransactionId: String) throws -> [SignedFact] {
+        try read { database in
+            let query = try database.statement(
+                """
+                SELECT 'transaction', transaction_id, signed_date, jws FROM transactions
+                WHERE app_id = ?1 AND environment = ?2 AND original_transaction_id = ?3
+                UNION ALL
+                SELECT 'renewalInfo', original_transaction_id, signed_date, jws FROM renewal_infos
+                WHERE app_id = ?1 AND environment = ?2 AND original_transaction_id = ?3
+                ORDER BY 3
+                """
+            ).bind([.text(appId), .text(environment), .text(originalTransactionId)])
+            var found: [SignedFact] = []
+            while try query.step() {
+                found.append(
+                    SignedFact(
+                        kind: SignedFact.Kind(rawValue: query.text(0) ?? "") ?? .transaction, originalTransactionId: originalTransactionId,
+                        id: query.text(1) ?? "", signedDate: query.int64(2) ?? 0, jws: query.text(3) ?? ""))
+            }
+            return found
+        }
+    }
+
+    public func notifications(appId: String, environment: String, originalTransactionId: String) throws -> [StoredNotification] {
+        try read { database in
+            let query = try database.statement(
+                """
+                SELECT sequence, notification_uuid, environment, notification_type, subtype, signed_date, received_at,
+                    original_transaction_id, jws
+                FROM notifications WHERE app_id = ? AND environment = ? AND original_transaction_id = ? ORDER BY sequence
+                """
+            ).bind([.text(appId), .text(environment), .text(originalTransactionId)])
+            var found: [StoredNotification] = []
+            while try query.step() {
+                var notification = StoredNotification(
+                    notificationUUID: query.text(1) ?? "", appId: appId, environment: query.text(2) ?? "",
+                    notificationType: query.text(3) ?? "", subtype: query.text(4), signedDate: query.int64(5) ?? 0,
+                    receivedAt: query.int64(6) ?? 0, originalTransactionId: query.text(7), jws: query.text(8) ?? "")
+                notification.sequence = query.int64(0) ?? 0
+                found.append(notification)
+            }
+            return found
+        }
+    }
+
+    public func events(appId: String, originalTransactionId: String) throws -> [OutboxEvent] {
+        try events("original_transaction_id", appId: appId, value: originalTransactionId)
+    }
+
+    public func events(appId: String, appAccountToken: String) throws -> [OutboxEvent] {
+        try events("app_account_token", appId: appId, value: appAccountToken)
+    }
+
+    private func events(_ column: String, appId: String, value: String) throws -> [OutboxEvent] {
+        try read { database in
+            let query = try database.statement(
+                "SELECT \(Self.eventColumns) FROM events WHERE app_id = ? AND \(column) = ? ORDER BY sequence"
+            ).bind([.text(appId), .text(value)])
+            var found: [OutboxEvent] = []
+            while try query.step() { found.append(Self.event(query)) }
+            return found
+        }
+    }
+
+    public func deliveries(appId: String, eventId: String) throws -> [WebhookDelivery] {
+        try read { database in
+            let query = try database.statement(
+                "SELECT \(Self.deliveryColumns) FROM deliveries d WHERE d.app_id = ? AND d.event_id = ? ORDER BY d.id"
+            ).bind([.text(appId), .text(eventId)])
+            var found: [WebhookDelivery] = []
+            while try query.step() { found.append(Self.delivery(query)) }
+            return found
+        }
+    }
+
+    public func subscriptionIds(appId: String, environment: String, after: String?, limit: Int) throws -> [String] {
+        try read { database in
+            let query = try database.statement(
+                """
+                SELECT DISTINCT original_transaction_id FROM transactions
+                WHERE app_id = ? AND environment = ? AND original_transaction_id > ? ORDER BY original_transaction_id LIMIT ?
+                """
+            ).bind([.text(appId), .text(environment), .text(after ?? ""), .integer(Int64(limit))])
+            var found: [String] = []
+            while try query.step() { if let id = query.text(0) { found.append(id) } }
+            return found
+        }
+    }
+
+    public func notificationCounts(appId: String, since: Int64) throws -> [NotificationCount] {
+        try read { database in
+            let query = try database.statement(
+                """
+                SELECT received_at / 3600000 * 3600000 AS hour, environment, notification_type, COUNT(*) FROM notifications
+                WHERE app_id = ? AND received_at >= ? GROUP BY hour, environment, notification_type ORDER BY hour, notification_type
+                """
+            ).bind([.text(appId), .integer(since)])
+            var found: [NotificationCount] = []
+            while try query.step() {
+                found.append(
+                    NotificationCount(
+                        hourStart: query.int64(0) ?? 0, environment: query.text(1) ?? "", notificationType: query.text(2) ?? "",
+                        count: Int(query.int64(3) ?? 0)))
+            }
+            return found
+        }
+    }
+}
