@@ -54,7 +54,7 @@ public struct ProductGrant: Sendable, Equatable {
 
 /// Maps products to the entitlements they grant and picks, per entitlement, the best grant:
 /// active beats inactive; among active ones the latest expiry (none beats any); among inactive
-/// ones the most recent.
+/// ones a purchase before a promotional grant, then the most recent.
 public enum EntitlementResolver {
     /// The best grant per entitlement name.
     public static func resolve(_ grants: [ProductGrant], entitlementsOf: (String) -> [String]) -> [String: ProductGrant] {
@@ -78,6 +78,9 @@ public enum EntitlementResolver {
             case (let lhs?, let rhs?): return lhs > rhs
             }
         }
+        // An ended promotional grant says less than the customer's own purchase: it shows only when
+        // nothing else confers the entitlement.
+        if (candidate.promotional == nil) != (existing.promotional == nil) { return candidate.promotional == nil }
         return candidate.lastEventDate > existing.lastEventDate
     }
 }

@@ -8,6 +8,9 @@ public final class InMemoryFactStore: FactStore {
     private struct State {
         var transactions: [Key: TransactionRecord] = [:]
         var renewals: [Key: RenewalRecord] = [:]
+        /// The signed text of each stored transaction and renewal info.
+        var signed: [Key: String] = [:]
+        var signedRenewals: [Key: String] = [:]
         var links: [Key: String] = [:]
         var signals: [Key: [SubscriptionSignal]] = [:]
         var notifications: [StoredNotification] = []
@@ -118,16 +121,20 @@ public final class InMemoryFactStore: FactStore {
                     ))
                 outcome = .transferred(from: existing)
             }
-            for (record, _) in batch.transactions {
+            for (record, jws) in batch.transactions {
                 let transactionKey = key(record.transactionId)
                 if let stored = state.transactions[transactionKey], !record.newer(than: stored) { continue }
                 state.transactions[transactionKey] = record
+                state.signed[transactionKey] = jws
                 if let token = record.appAccountToken { state.links[key(record.originalTransactionId)] = token }
                 if let app = record.appTransactionId { state.appTransactions[key(record.originalTransactionId)] = app }
             }
-            if let (record, _) = batch.renewal {
+            if let (record, jws) = batch.renewal {
                 let renewalKey = key(record.originalTransactionId)
-                if state.renewals[renewalKey].map({ record.signedDate > $0.signedDate }) ?? true { state.renewals[renewalKey] = record }
+                if state.renewals[renewalKey].map({ record.signedDate > $0.signedDate }) ?? true {
+                    state.renewals[renewalKey] = record
+                    state.signedRenewals[renewalKey] = jws
+                }
                 if let app = record.appTransactionId { state.appTransactions[renewalKey] = app }
             }
             for (original, signal) in batch.signals { state.signals[key(original), default: []].append(signal) }
@@ -359,8 +366,23 @@ public final class InMemoryFactStore: FactStore {
     }
 
     public func signedFacts(appId: String, environment: String, originalTransactionId: String) throws -> [SignedFact] {
-        // The in-memory store keeps records, not their signed text.
-        []
+        state.withLock { state in
+            var found = state.transactions.filter {
+                $0.key.app == appId && $0.key.environment == environment && $0.value.originalTransactionId == originalTransactionId
+            }.map { key, record in
+                SignedFact(
+                    kind: .transaction, originalTransactionId: originalTransactionId, id: record.transactionId,
+                    signedDate: record.signedDate, jws: state.signed[key] ?? "")
+            }
+            let key = Key(app: appId, environment: environment, id: originalTransactionId)
+            if let renewal = state.renewals[key] {
+                found.append(
+                    SignedFact(
+                        kind: .renewalInfo, originalTransactionId: originalTransactionId, id: originalTransactionId,
+                        signedDate: renewal.signedDate, jws: state.signedRenewals[key] ?? ""))
+            }
+            return found.sorted { $0.signedDate < $1.signedDate }
+        }
     }
 
     public func notifications(appId: String, environment: String, originalTransactionId: String) throws -> [StoredNotification] {

@@ -13,6 +13,7 @@ final class CustomerEventDerivationTests: XCTestCase {
     /// Stored facts seen through `FactReading`, as a store's transaction would see them.
     private struct Stored: FactReading {
         var subscriptions: [SubscriptionFacts]
+        var storedGrants: [PromotionalGrant] = []
         func facts(environment: String, originalTransactionId: String, storedToken: String??) -> SubscriptionFacts? {
             subscriptions.first { $0.originalTransactionId == originalTransactionId && $0.environment == environment }
         }
@@ -23,6 +24,47 @@ final class CustomerEventDerivationTests: XCTestCase {
             facts(environment: environment, originalTransactionId: originalTransactionId, storedToken: nil)?.appAccountToken
         }
         func linkTransfers(environment: String, appAccountToken: String) -> [LinkTransfer] { [] }
+        func grants(environment: String, appAccountToken: String) -> [PromotionalGrant] {
+            storedGrants.filter { $0.environment == environment && $0.appAccountToken == appAccountToken }
+        }
+        func grant(id: String) -> PromotionalGrant? { storedGrants.first { $0.id == id } }
+    }
+
+    // MARK: - Promotional grants
+
+    private let customer = "6b1f3c8e-2d4a-4e5b-9c7d-8e9f0a1b2c3d"
+
+    private func grant(revokedAt: Int64? = nil) -> PromotionalGrant {
+        PromotionalGrant(
+            id: "g1", appAccountToken: customer, environment: "Sandbox", entitlement: "pro", startsAt: 1_000, expiresDate: 5_000,
+            reason: "sorry", grantedBy: "support", revokedAt: revokedAt, revokedBy: revokedAt == nil ? nil : "support")
+    }
+
+    private func grantEvents(stored: [PromotionalGrant], _ grant: PromotionalGrant) throws -> [CustomerEvent] {
+        var batch = FactBatch(appId: "app", environment: "Sandbox")
+        batch.grant = grant
+        let pending = try FactChange.read(batch, environments: ["Sandbox"], from: Stored(subscriptions: [], storedGrants: stored))
+        let change = FactChange.applying(batch, to: pending)
+        XCTAssertEqual(change.grantSubscriber?.grants, [grant], "the customer after the batch holds the grant as stored")
+        return CustomerEventDerivation.events(change, billingRetryGrantsAccess: false)
+    }
+
+    func testANewGrantIsAPromotionalGrant() throws {
+        let events = try grantEvents(stored: [], grant())
+        XCTAssertEqual(kinds(events), [.promotionalGrant])
+        XCTAssertEqual(events.first?.occurredAt, 1_000)
+        XCTAssertEqual(events.first?.grant?.id, "g1")
+    }
+
+    func testRevokingAStoredGrantIsAPromotionalGrantRevoked() throws {
+        let events = try grantEvents(stored: [grant()], grant(revokedAt: 2_000))
+        XCTAssertEqual(kinds(events), [.promotionalGrantRevoked])
+        XCTAssertEqual(events.first?.occurredAt, 2_000)
+    }
+
+    func testStoringAGrantAgainCausesNothing() throws {
+        XCTAssertEqual(kinds(try grantEvents(stored: [grant()], grant())), [])
+        XCTAssertEqual(kinds(try grantEvents(stored: [grant(revokedAt: 2_000)], grant(revokedAt: 2_000))), [], "revoked twice")
     }
 
     private func events(_ batch: FactBatch) throws -> [CustomerEvent] { try events([], batch) }

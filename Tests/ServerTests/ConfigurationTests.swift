@@ -119,7 +119,7 @@ final class ConfigurationTests: XCTestCase {
     func testSeveralProblemsAreAllReported() throws {
         let found = try problems(
             config(
-                app: #", "appAppleId": "123", "apiKeys": [{"key": "short", "role": "admin"}]"#,
+                app: #", "appAppleId": "123", "apiKeys": [{"key": "short", "role": "superuser"}]"#,
                 keyFile: "absent.p8", top: #""server": {"port": 70000}, "#))
         XCTAssertEqual(found.count, 5, "\(found)")
     }

@@ -254,4 +254,16 @@ private struct FailingStore: FactStore {
     func retryDelivery(appId: String, id: String, now: Int64) throws -> WebhookDelivery? { throw error }
     func deliveryBacklog(appId: String) throws -> DeliveryBacklog { throw error }
     func abandonDeliveries(appId: String, keeping endpoints: Set<String>, now: Int64) throws -> Int { throw error }
+    func grants(appId: String, environment: String, appAccountToken: String) throws -> [PromotionalGrant] { throw error }
+    func grant(appId: String, id: String) throws -> PromotionalGrant? { throw error }
+    func activeGrants(appId: String, at now: Int64) throws -> [PromotionalGrant] { throw error }
+    func signedFacts(appId: String, environment: String, originalTransactionId: String) throws -> [SignedFact] { throw error }
+    func notifications(appId: String, environment: String, originalTransactionId: String) throws -> [StoredNotification] {
+        throw error
+    }
+    func events(appId: String, originalTransactionId: String) throws -> [OutboxEvent] { throw error }
+    func events(appId: String, appAccountToken: String) throws -> [OutboxEvent] { throw error }
+    func deliveries(appId: String, eventId: String) throws -> [WebhookDelivery] { throw error }
+    func subscriptionIds(appId: String, environment: String, after: String?, limit: Int) throws -> [String] { throw error }
+    func notificationCounts(appId: String, since: Int64) throws -> [NotificationCount] { throw error }
 }

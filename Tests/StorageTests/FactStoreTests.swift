@@ -178,6 +178,64 @@ class FactStoreContract: XCTestCase {
     // MARK: - The outbox
 
     /// Numbers events from `firstSequence` and records what it was shown, like an app's writer.
+    // MARK: - Support
+
+    private let customer = "6b1f3c8e-2d4a-4e5b-9c7d-8e9f0a1b2c3d"
+
+    func testGrantsAreStoredRevokedAndCountedWhileActive() throws {
+        let store = try makeStore()
+        var grant = PromotionalGrant(
+            id: "g1", appAccountToken: customer, environment: "Sandbox", entitlement: "pro", startsAt: 1_000, expiresDate: 5_000,
+            reason: "sorry", grantedBy: "support")
+        var batch = FactBatch(appId: "app", environment: "Sandbox")
+        batch.grant = grant
+        XCTAssertEqual(try store.apply(batch), .applied)
+        XCTAssertEqual(try store.grants(appId: "app", environment: "Sandbox", appAccountToken: customer), [grant])
+        XCTAssertEqual(try store.grants(appId: "app", environment: "Production", appAccountToken: customer), [])
+        XCTAssertEqual(try store.grant(appId: "app", id: "g1"), grant)
+        XCTAssertNil(try store.grant(appId: "other", id: "g1"))
+        XCTAssertEqual(try store.activeGrants(appId: "app", at: 2_000).map(\.id), ["g1"])
+        XCTAssertEqual(try store.activeGrants(appId: "app", at: 5_000), [], "expired")
+        grant.revokedAt = 3_000
+        grant.revokedBy = "lead"
+        batch.grant = grant
+        XCTAssertEqual(try store.apply(batch), .applied)
+        XCTAssertEqual(try store.grant(appId: "app", id: "g1"), grant, "the revocation is stored on the same grant")
+        XCTAssertEqual(try store.activeGrants(appId: "app", at: 2_500).map(\.id), ["g1"], "active before it was revoked")
+        XCTAssertEqual(try store.activeGrants(appId: "app", at: 3_000), [])
+    }
+
+    func testACustomersHistoryIsReadBySubscription() throws {
+        let store = try makeStore()
+        let writer = RecordingWriter(endpoints: ["https://hooks.example/a"])
+        var first = batch([transaction("1000", signed: 10, token: customer)], notification: "n-1")
+        first.renewal = (
+            RenewalRecord(
+                originalTransactionId: "1000", productId: "pro.monthly", autoRenewProductId: "pro.monthly", autoRenewStatus: 1,
+                isInBillingRetryPeriod: false, gracePeriodExpiresDate: nil, expirationIntent: nil, environment: "Sandbox",
+                signedDate: 12), "renewal-jws"
+        )
+        first.eventWriter = writer
+        XCTAssertEqual(try store.apply(first), .applied)
+        XCTAssertEqual(try store.apply(batch([transaction("2000", original: "2000", signed: 10)], notification: "n-2")), .applied)
+        let signed = try store.signedFacts(appId: "app", environment: "Sandbox", originalTransactionId: "1000")
+        XCTAssertEqual(signed.map(\.kind), [.transaction, .renewalInfo], "oldest signature first")
+        XCTAssertEqual(signed.map(\.jws), ["jws-1000-10", "renewal-jws"])
+        XCTAssertEqual(
+            try store.notifications(appId: "app", environment: "Sandbox", originalTransactionId: "1000").map(\.notificationUUID), ["n-1"])
+        let events = try store.events(appId: "app", originalTransactionId: "1000")
+        XCTAssertEqual(events.map(\.type), ["INITIAL_PURCHASE"])
+        XCTAssertEqual(try store.events(appId: "app", originalTransactionId: "2000"), [])
+        XCTAssertEqual(try store.deliveries(appId: "app", eventId: events[0].id).map(\.endpoint), ["https://hooks.example/a"])
+        XCTAssertEqual(try store.subscriptionIds(appId: "app", environment: "Sandbox", after: nil, limit: 1), ["1000"])
+        XCTAssertEqual(try store.subscriptionIds(appId: "app", environment: "Sandbox", after: "1000", limit: 10), ["2000"])
+        XCTAssertEqual(try store.subscriptionIds(appId: "app", environment: "Production", after: nil, limit: 10), [])
+        // Both notifications were received at 6 ms (hour 0).
+        let counts = try store.notificationCounts(appId: "app", since: 0)
+        XCTAssertEqual(counts, [NotificationCount(hourStart: 0, environment: "Sandbox", notificationType: "DID_RENEW", count: 2)])
+        XCTAssertEqual(try store.notificationCounts(appId: "app", since: 7), [])
+    }
+
     final class RecordingWriter: EventWriting, @unchecked Sendable {
         let environments = ["Sandbox"]
         var changes: [FactChange] = []
@@ -324,7 +382,7 @@ final class PostgreSQLFactStoreTests: FactStoreContract {
         }
         XCTAssertEqual(failures.all, [])
         let applied = try runProcess("psql", [url, "-At", "-c", "SELECT count(*), max(version) FROM schema_migrations"])
-        XCTAssertEqual(applied.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "1|1")
+        XCTAssertEqual(applied.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "2|2", "each of the two migrations once")
     }
 }
 
@@ -357,7 +415,7 @@ final class SQLiteFactStoreTests: FactStoreContract {
         XCTAssertEqual(try reopened.integrityCheck(), "ok")
         let mode = try runProcess("sqlite3", [path, "PRAGMA journal_mode; PRAGMA user_version;"])
         XCTAssertEqual(mode.status, 0, "the sqlite3 command line (Debian's sqlite3) is needed: \(mode.stderr)")
-        XCTAssertEqual(mode.stdout, "wal\n7\n")
+        XCTAssertEqual(mode.stdout, "wal\n8\n")
     }
 
     /// The README promises WAL and `synchronous = FULL`: an acknowledged fact survives power loss.
