@@ -24,7 +24,8 @@ final class SupportFixture {
     static let server = "server_key_0123456789"
     static let client = "client_key_0123456789"
 
-    init(console: String = "") throws {
+    /// `top` and `app` add members to the configuration's top level and to the app.
+    init(top: String = "", app: String = "") throws {
         chain = try TestChain()
         base = TestChain.milliseconds(chain.mintedAt)
         folder = try makeTemporaryDirectory("entitle-support")
@@ -35,7 +36,7 @@ final class SupportFixture {
         try writeFile(
             folder.appendingPathComponent("entitle.json"),
             """
-            {"server": {"port": 0}, "storage": {"sqlite": "facts.sqlite3"}\(console),
+            {"server": {"port": 0}, "storage": {"sqlite": "facts.sqlite3"}\(top),
              "apps": [{"id": "app", "bundleId": "com.example.app", "environments": ["Sandbox"],
               "signingKey": {"keyId": "KEY1", "issuerId": "57246542-96fe-1a63-e053-0824d011072a", "privateKeyFile": "key.p8"},
               "apiKeys": [{"key": "\(Self.client)", "role": "client"}, {"key": "\(Self.server)", "role": "server"},
@@ -45,7 +46,7 @@ final class SupportFixture {
               "appStoreServerAPI": {"sandboxURL": "\(standIn.baseURL)"},
               "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"]},
                            "pro.yearly": {"subscriptionGroup": "G1", "entitlements": ["pro"]},
-                           "extras": {"entitlements": ["extras"]}}}]}
+                           "extras": {"entitlements": ["extras"]}}\(app)}]}
             """)
         entitle = try EntitleServer(
             configuration: ConfigurationLoader.load(path: folder.appendingPathComponent("entitle.json").path, environment: [:]),

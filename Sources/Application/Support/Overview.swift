@@ -11,7 +11,8 @@ import Synchronization
 ///
 /// Counting subscribers evaluates every stored subscription (the same rules as a subscriber's
 /// answer, so the numbers agree with it): a walk of the whole store, run on the blocking pool and
-/// kept for `cacheSeconds` so a busy console does not repeat it.
+/// kept for `cacheSeconds` so a busy console does not repeat it (`subscribersCountedAt` says
+/// when it was made; the other numbers are read afresh).
 public final class Overview: Sendable {
     let app: AppConfiguration
     let store: any FactStore
@@ -37,7 +38,8 @@ public final class Overview: Sendable {
         let now = Milliseconds.since1970(date)
         var answer: JSONObject = [:]
         Timestamps.set(&answer, "generatedAt", now)
-        let subscribers = try subscriberCounts(now: now)
+        let (countedAt, subscribers) = try subscriberCounts(now: now)
+        Timestamps.set(&answer, "subscribersCountedAt", countedAt)
         for member in subscribers.members { answer[member.key] = member.value }
         answer["notifications"] = .object(try notifications(now: now))
         answer["verificationFailures"] = .object(verificationFailures(now: now))
@@ -49,8 +51,8 @@ public final class Overview: Sendable {
     }
 
     /// Per environment: customers with each entitlement active, trials, grace, billing retry.
-    private func subscriberCounts(now: Int64) throws -> JSONObject {
-        if let cached = cached.withLock({ $0 }), now - cached.at < Self.cacheSeconds * 1000 { return cached.subscribers }
+    private func subscriberCounts(now: Int64) throws -> (at: Int64, counts: JSONObject) {
+        if let cached = cached.withLock({ $0 }), now - cached.at < Self.cacheSeconds * 1000 { return (cached.at, cached.subscribers) }
         var active = JSONObject()
         var trials = JSONObject()
         var grace = JSONObject()
@@ -96,7 +98,7 @@ public final class Overview: Sendable {
             "inBillingRetry": .object(retry), "activePromotionalGrants": .object(promotional),
         ]
         cached.withLock { $0 = (now, subscribers) }
-        return subscribers
+        return (now, subscribers)
     }
 
     /// The last 60 minutes and 24 hours by type, and each of the last 24 clock hours (oldest first).

@@ -67,7 +67,11 @@ extension ConsoleAssets {
             return h;
           }
 
-          function focusMain() { main.focus(); }
+          // A new page: keyboard and screen-reader users start at its content, everyone at its top.
+          function focusMain() {
+            main.focus({ preventScroll: true });
+            window.scrollTo(0, 0);
+          }
 
           // ---- sign-in -------------------------------------------------------------------------
           function showSignIn(message) {
@@ -203,7 +207,7 @@ extension ConsoleAssets {
             const byType = (counts) => el("ul", { class: "plain" },
               Object.entries(counts.byType).map(([type, count]) => el("li", { text: `${type}: ${count}` })));
             main.replaceChildren(heading("Overview"),
-              el("p", { class: "muted", text: "As of " + when(stats.generatedAt) }),
+              el("p", { class: "muted", text: "Customers counted at " + when(stats.subscribersCountedAt) + "; the rest as of " + when(stats.generatedAt) }),
               ...sections,
               el("section", { class: "card", "aria-labelledby": "notifications-heading" },
                 el("h2", { id: "notifications-heading", text: "Notifications" }),
@@ -274,9 +278,8 @@ extension ConsoleAssets {
                 el("strong", { text: name }),
                 el("span", { text: " " + grant.state }),
                 el("span", { class: "detail", text: grant.expiresDate ? " until " + when(grant.expiresDate) : " no expiry" }),
-                el("span", { class: "detail", text: " · " + (grant.productId || "promotional grant") }),
-                el("span", { class: "detail", text: " · " + (grant.store === "promotional" ? "promotional" : "App Store") }),
-                grant.environment ? el("span", { class: "detail", text: " · " + grant.environment }) : null)));
+                el("span", { class: "detail", text: grant.store === "promotional" ? " · promotional grant" : ` · ${grant.productId} · App Store` }),
+                el("span", { class: "detail", text: " · " + (grant.environment || subscriber.environment || "") }))));
           }
 
           function subscriptionsTable(subscriber) {

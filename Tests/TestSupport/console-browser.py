@@ -1,0 +1,236 @@
+"""Drives the support console in headless Chromium (Selenium), as a support person would.
+
+Run by ConsoleBrowserTests with the URL of a running `entitle serve`, an admin key and the
+customer's identifiers; exits non-zero at the first thing that does not work, saving a screenshot
+of each page (desktop and phone-sized) in --out.
+"""
+import argparse
+import json
+import sys
+import time
+
+from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support import expected_conditions as ec
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+parser = argparse.ArgumentParser()
+for name in ["url", "key", "token", "original", "transaction", "app-transaction", "order", "past", "out", "chromium", "driver"]:
+    parser.add_argument("--" + name, required=True)
+args = parser.parse_args()
+
+
+def step(message):
+    print("step:", message, flush=True)
+
+
+def start(width, height):
+    options = webdriver.ChromeOptions()
+    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                     f"--window-size={width},{height}", "--no-first-run", "--disable-extensions"]:
+        options.add_argument(argument)
+    if width < 500:
+        # Desktop Chromium will not make a window this narrow: emulate the phone's screen instead.
+        options.add_experimental_option("mobileEmulation", {"deviceMetrics": {"width": width, "height": height, "pixelRatio": 2}})
+    options.binary_location = args.chromium
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(args.driver), options=options)
+
+
+class Console:
+    def __init__(self, driver, label):
+        self.driver = driver
+        self.label = label
+        self.wait = WebDriverWait(driver, 15)
+
+    def find(self, css):
+        return self.wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, css)))
+
+    def until(self, condition, what):
+        try:
+            return self.wait.until(lambda driver: condition())
+        except TimeoutException:
+            self.shot("failure")
+            raise AssertionError(f"{self.label}: timed out waiting for {what}; status: {self.status()!r}")
+
+    def status(self):
+        return self.driver.find_element(By.ID, "status").text
+
+    def shot(self, name):
+        path = f"{args.out}/{self.label}-{name}.png"
+        self.driver.save_screenshot(path)
+        print("screenshot:", path, flush=True)
+
+    def heading(self):
+        return self.find("main h1").text
+
+    def badge(self, entitlement):
+        return self.find(f'#entitlements [data-entitlement="{entitlement}"]')
+
+    def check_labels(self):
+        """Every control is labelled, and nothing overflows the window sideways."""
+        unlabelled = self.driver.execute_script("""
+            const missing = [];
+            for (const control of document.querySelectorAll('input, select, button, a[href]')) {
+              if (control.closest('[hidden]')) continue;
+              const name = control.labels && control.labels.length ? control.labels[0].textContent
+                : (control.getAttribute('aria-label') || control.textContent);
+              if (!name || !name.trim()) missing.push(control.outerHTML.slice(0, 80));
+            }
+            return missing;""")
+        assert not unlabelled, f"{self.label}: controls without a label: {unlabelled}"
+        overflow = self.driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 1, f"{self.label}: the page is {overflow}px wider than the window"
+
+    def sign_in(self, key):
+        field = self.find("#key")
+        assert self.driver.switch_to.active_element == field, "the key field has the focus"
+        field.clear()
+        field.send_keys(key, Keys.ENTER)  # by keyboard
+
+    def search(self, query, expected):
+        self.driver.get(args.url + "/console#/search")
+        field = self.find("#query")
+        field.clear()
+        field.send_keys(query, Keys.ENTER)
+        link = self.find("#results .match-link")
+        assert link.text == expected, f"{self.label}: {query} found {link.text!r}, expected {expected!r}"
+        return link
+
+
+def run(width, height, label, full):
+    driver = start(width, height)
+    console = Console(driver, label)
+    try:
+        step(f"{label}: the console asks for an admin key")
+        driver.get(args.url + "/console")
+        assert console.heading() == "Sign in to Entitle", console.heading()
+        console.check_labels()
+        console.shot("sign-in")
+        if full:
+            console.sign_in("not_the_key_0123456789")
+            console.until(lambda: "refused" in console.status(), "a refusal")
+        console.sign_in(args.key)
+        console.until(lambda: console.heading() == "Overview", "the overview")
+        assert driver.find_elements(By.CSS_SELECTOR, "svg.chart rect.bar"), "the chart of notifications"
+        assert console.find("#notifications-day .stat-value").text == "1", "one notification today"
+        cookies = {cookie["name"]: cookie for cookie in driver.get_cookies()}
+        session = cookies.get("entitle_session")
+        assert session and session["httpOnly"] and session.get("sameSite") == "Strict", f"session cookie: {session}"
+        assert args.key not in driver.page_source, "the key is not in the page"
+        console.check_labels()
+        console.shot("overview")
+
+        step(f"{label}: search by every key stored here (the order ID, which asks Apple, comes last)")
+        keys = [("appAccountToken", args.token), ("original transaction", args.original), ("transaction", args.transaction),
+                ("appTransactionId", args.app_transaction)] if full else [("appAccountToken", args.token)]
+        for kind, query in keys:
+            console.search(query, args.token)
+            step(f"{label}: found by {kind}")
+        console.check_labels()
+        console.shot("search")
+        console.find("#results .match-link").click()
+
+        step(f"{label}: the customer page")
+        console.until(lambda: console.heading() == "Customer", "the customer page")
+        assert console.find("#customer-token").text == args.token
+        pro = console.badge("pro")
+        # Expired, until the desktop pass looked the order ID up (Apple's answer renews it).
+        assert pro.get_attribute("data-state") == ("EXPIRED" if full else "ACTIVE"), pro.text
+        assert "App Store" in pro.text and "pro.monthly" in pro.text and "Sandbox" in pro.text, pro.text
+        kinds = [entry.get_attribute("data-kind") for entry in driver.find_elements(By.CSS_SELECTOR, "#history .entry")]
+        assert "transaction" in kinds and "notification" in kinds, kinds
+        console.check_labels()
+        console.shot("customer")
+        if not full:
+            for section, title in [("notifications", "Notifications"), ("deliveries", "Webhook deliveries")]:
+                driver.find_element(By.CSS_SELECTOR, f'[data-nav="{section}"]').click()
+                console.until(lambda: console.heading() == title, f"the {section} page")
+                console.check_labels()
+                console.shot(section)
+            return
+
+        step(f"{label}: grant a month of pro")
+        Select(console.find("#grant-entitlement")).select_by_value("pro")
+        Select(console.find("#grant-duration")).select_by_value("P1M")
+        console.find("#grant-reason").send_keys("sorry for the trouble")
+        console.find("#grant-button").click()
+        console.until(lambda: console.status().startswith("Granted pro"), "the grant")
+        pro = console.badge("pro")
+        assert pro.get_attribute("data-state") == "ACTIVE" and "promotional grant" in pro.text, pro.text
+        assert "sorry for the trouble" in console.find("#grants").text
+        kinds = [entry.get_attribute("data-kind") for entry in driver.find_elements(By.CSS_SELECTOR, "#history .entry")]
+        assert "grant" in kinds, kinds
+        console.shot("customer-granted")
+
+        step(f"{label}: the state at a past instant")
+        field = console.find("#as-of")
+        driver.execute_script("arguments[0].value = arguments[1]", field, args.past[:19])
+        console.find("#as-of-form button[type=submit]").click()
+        console.until(lambda: "?at=" in driver.current_url and console.badge("pro").get_attribute("data-state") == "ACTIVE"
+                      and "App Store" in console.badge("pro").text, "the past state")
+        assert "Entitlements as of" in console.find("#now-heading").text
+        console.shot("customer-as-of")
+        console.find("#as-of-now").click()
+        console.until(lambda: "?at=" not in driver.current_url and "promotional grant" in console.badge("pro").text, "the state now")
+
+        step(f"{label}: revoke the grant")
+        console.find("#grants button.revoke").click()
+        console.until(lambda: console.status().startswith("Revoked"), "the revocation")
+        pro = console.badge("pro")
+        assert pro.get_attribute("data-state") == "EXPIRED" and "App Store" in pro.text, pro.text
+        kinds = [entry.get_attribute("data-kind") for entry in driver.find_elements(By.CSS_SELECTOR, "#history .entry")]
+        assert "grantRevoked" in kinds, kinds
+
+        step(f"{label}: re-sync from Apple")
+        console.find("#resync").click()
+        console.until(lambda: console.status().startswith("Re-synced"), "the re-sync")
+
+        step(f"{label}: search by the order ID of Apple's receipt e-mail")
+        console.search(args.order, args.token)
+
+        step(f"{label}: notifications, filtered")
+        driver.find_element(By.CSS_SELECTOR, '[data-nav="notifications"]').click()
+        console.until(lambda: console.heading() == "Notifications", "the notifications page")
+        Select(console.find("#filter-type")).select_by_value("EXPIRED")
+        rows = driver.find_elements(By.CSS_SELECTOR, "#notifications tbody tr")
+        assert rows and all("EXPIRED" in row.text for row in rows), [row.text for row in rows]
+        Select(console.find("#filter-environment")).select_by_value("Sandbox")
+        assert driver.find_elements(By.CSS_SELECTOR, "#notifications tbody tr")
+        console.check_labels()
+        console.shot("notifications")
+
+        step(f"{label}: webhook deliveries, failed first, retried")
+        driver.find_element(By.CSS_SELECTOR, '[data-nav="deliveries"]').click()
+        console.until(lambda: console.heading() == "Webhook deliveries", "the deliveries page")
+        first = console.find("#deliveries tbody tr")
+        assert first.get_attribute("class") == "delivery-failed", first.text
+        console.check_labels()
+        console.shot("deliveries")
+        first.find_element(By.CSS_SELECTOR, "button.retry").click()
+        console.until(lambda: "queued again" in console.status(), "the retry")
+
+        step(f"{label}: sign out, and be refused")
+        driver.find_element(By.ID, "sign-out").click()
+        console.until(lambda: console.heading() == "Sign in to Entitle", "the sign-in page")
+        assert "entitle_session" not in {cookie["name"] for cookie in driver.get_cookies()}, "the cookie is gone"
+        status = driver.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            fetch('/v1/stats', {credentials: 'same-origin'}).then((r) => done(r.status)).catch(() => done(0));""")
+        assert status == 401, f"after sign-out the API answers {status}"
+        driver.get(args.url + "/console#/customer/" + args.token)
+        console.until(lambda: console.heading() == "Sign in to Entitle", "the sign-in page again")
+        console.shot("signed-out")
+        errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"
+                  and "401" not in entry["message"] and "403" not in entry["message"]]
+        assert not errors, f"console errors: {errors}"
+    finally:
+        driver.quit()
+
+
+run(1280, 900, "desktop", True)
+run(390, 844, "phone", False)
+print("console: all steps passed", flush=True)
