@@ -8,17 +8,34 @@ set -euo pipefail
 # libpq-dev (Storage), pkg-config (finds them). Tests: openssl (independent signature checks, test
 # chains), python3-cryptography (independent JWS verifier), sqlite3 (inspects a test database),
 # nginx (`nginx -t` of the deployment site), postgresql (a throw-away cluster for the PostgreSQL
-# store); clang's fuzzer runtime comes with the Swift toolchain.
+# store), chromium, chromium-driver and python3-venv (the console's tests in a real browser, with
+# Selenium from PyPI in .build/test-python); clang's fuzzer runtime comes with the Swift toolchain.
 packages=(libssl-dev libcurl4-openssl-dev libsqlite3-dev libpq-dev pkg-config)
+tests=false
 if [ "${1:-}" = "--tests" ]; then
-    packages+=(sqlite3 openssl python3 python3-cryptography nginx postgresql)
+    tests=true
+    packages+=(sqlite3 openssl python3 python3-cryptography python3-venv nginx postgresql chromium chromium-driver fonts-dejavu-core)
 fi
+
+# Selenium for the browser tests, from PyPI, in a virtualenv of the project's own that also sees
+# Debian's packages (python3-cryptography): the system's Python stays as it is.
+install_selenium() {
+    local venv
+    venv="$(cd "$(dirname "$0")/.." && pwd)/.build/test-python"
+    if [ -x "$venv/bin/python3" ] && "$venv/bin/python3" -c "import selenium" 2>/dev/null; then return 0; fi
+    echo "installing Selenium (PyPI) into $venv" >&2
+    /usr/bin/python3 -m venv --system-site-packages "$venv"
+    "$venv/bin/python3" -m pip install --quiet --disable-pip-version-check "selenium>=4.20,<5"
+}
 
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
-[ "${#missing[@]}" -eq 0 ] && exit 0
+if [ "${#missing[@]}" -eq 0 ]; then
+    if $tests; then install_selenium; fi
+    exit 0
+fi
 
 echo "installing Debian packages: ${missing[*]}" >&2
 sudo=""
@@ -35,3 +52,4 @@ fi
 trap '[ -n "$policy" ] && $sudo rm -f "$policy"' EXIT
 $sudo apt-get update -q
 $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+if $tests; then install_selenium; fi

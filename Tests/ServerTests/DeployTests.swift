@@ -6,6 +6,18 @@ import XCTest
 final class DeployTests: XCTestCase {
     func testNginxSiteIsValid() throws { try checkNginxSite("Deploy/nginx-entitle.conf") }
 
+    /// Both sites keep the console to the addresses the operator allows, and pass on what the
+    /// console's cookie and sign-in limit rely on.
+    func testNginxSitesRestrictTheConsole() throws {
+        for file in ["Deploy/nginx-entitle.conf", "Deploy/nginx-entitle-upstream.conf"] {
+            let site = try String(contentsOf: packageRoot.appendingPathComponent(file), encoding: .utf8)
+            let console = try XCTUnwrap(site.components(separatedBy: "location /console {").dropFirst().first, file)
+            let block = try XCTUnwrap(console.components(separatedBy: "}").first)
+            XCTAssert(block.contains("deny all;") && block.contains("allow 127.0.0.1;"), file)
+            XCTAssert(block.contains("X-Forwarded-Proto $scheme") && block.contains("X-Forwarded-For $proxy_add_x_forwarded_for"), file)
+        }
+    }
+
     func testNginxUpstreamSiteForSeveralInstancesIsValid() throws {
         try checkNginxSite("Deploy/nginx-entitle-upstream.conf")
         let site = try String(contentsOf: packageRoot.appendingPathComponent("Deploy/nginx-entitle-upstream.conf"), encoding: .utf8)
