@@ -10,6 +10,14 @@ enum CheckConfigCommand {
         Output.line("configuration OK: \(configuration.path)")
         Output.line("server: \(configuration.server.host):\(configuration.server.port)")
         Output.line("storage: \(configuration.storage.summary)")
+        let console = configuration.console
+        Output.line(
+            !console.enabled
+                ? "console: off"
+                : "console: /console, sessions of \(console.sessionHours) h signed with "
+                    + (console.sessionSecret == nil
+                        ? "a key drawn at start-up (set console.sessionSecretFile when several instances serve it)"
+                        : "console.sessionSecretFile"))
         for app in configuration.apps {
             let key = app.signingKey
             Output.line("app \(app.id): bundle \(app.bundleId), environments \(app.environments.map(\.rawValue).joined(separator: ", "))")

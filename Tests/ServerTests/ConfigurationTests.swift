@@ -116,6 +116,32 @@ final class ConfigurationTests: XCTestCase {
         try assertOneProblem(config(offers: offers), contains: "apps[0].offers.o1.productId: product \"pro.weekly\" is not configured")
     }
 
+    func testAdminKeysAndTheirNames() throws {
+        XCTAssertEqual(
+            try problems(config(app: #", "apiKeys": [{"key": "admin_key_0123456789", "role": "admin", "name": "Dana"}]"#)), [])
+        try assertOneProblem(
+            config(app: #", "apiKeys": [{"key": "admin_key_0123456789", "role": "admin", "name": ""}]"#),
+            contains: "apps[0].apiKeys[0].name: a name needs 1 to 100 characters")
+        try assertOneProblem(
+            config(app: #", "apiKeys": [{"key": "admin_key_0123456789", "role": "root"}]"#),
+            contains: "unknown role \"root\" (client, server, admin)")
+    }
+
+    func testConsoleSettings() throws {
+        try writeFile(folder.appendingPathComponent("short.secret"), "too short")
+        try assertOneProblem(
+            config(top: #""console": {"sessionSecretFile": "short.secret"}, "#), contains: "console.sessionSecretFile: ")
+        try assertOneProblem(config(top: #""console": {"sessionHours": 0}, "#), contains: "console.sessionHours")
+        try assertOneProblem(config(top: #""console": {"theme": "dark"}, "#), contains: "console: unknown key \"theme\"")
+        try writeFile(folder.appendingPathComponent("good.secret"), String(repeating: "s", count: 32))
+        let path = folder.appendingPathComponent("entitle.json")
+        try writeFile(path, config(top: #""console": {"sessionSecretFile": "good.secret", "sessionHours": 2, "enabled": false}, "#))
+        let loaded = try ConfigurationLoader.load(path: path.path, environment: [:])
+        XCTAssertEqual(loaded.console.sessionSecret?.count, 32)
+        XCTAssertEqual(loaded.console.sessionHours, 2)
+        XCTAssertFalse(loaded.console.enabled)
+    }
+
     func testSeveralProblemsAreAllReported() throws {
         let found = try problems(
             config(

@@ -10,7 +10,7 @@ import sys
 import time
 
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -44,7 +44,8 @@ class Console:
     def __init__(self, driver, label):
         self.driver = driver
         self.label = label
-        self.wait = WebDriverWait(driver, 15)
+        # The page replaces its content as it goes: an element found a moment ago may be gone.
+        self.wait = WebDriverWait(driver, 15, ignored_exceptions=[StaleElementReferenceException])
 
     def find(self, css):
         return self.wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, css)))
@@ -96,7 +97,7 @@ class Console:
         field = self.find("#query")
         field.clear()
         field.send_keys(query, Keys.ENTER)
-        link = self.find("#results .match-link")
+        link = self.find(f'#results[data-query="{query}"] .match-link')
         assert link.text == expected, f"{self.label}: {query} found {link.text!r}, expected {expected!r}"
         return link
 
@@ -128,11 +129,11 @@ def run(width, height, label, full):
         keys = [("appAccountToken", args.token), ("original transaction", args.original), ("transaction", args.transaction),
                 ("appTransactionId", args.app_transaction)] if full else [("appAccountToken", args.token)]
         for kind, query in keys:
-            console.search(query, args.token)
+            link = console.search(query, args.token)
             step(f"{label}: found by {kind}")
         console.check_labels()
         console.shot("search")
-        console.find("#results .match-link").click()
+        link.click()
 
         step(f"{label}: the customer page")
         console.until(lambda: console.heading() == "Customer", "the customer page")

@@ -38,11 +38,10 @@ public struct CustomerHistory: Sendable {
         for environment in environments {
             let name = environment.rawValue
             let subscriptions = try store.facts(appId: app.id, environment: name, appAccountToken: token).map(\.originalTransactionId)
-            let transfers = try store.linkTransfers(appId: app.id, environment: name, appAccountToken: token)
-            // A subscription that moved away still belongs to this customer's past.
-            let moved = transfers.map(\.originalTransactionId).filter { !subscriptions.contains($0) }
-            for original in subscriptions + Set(moved).sorted() { originals.append((environment, original)) }
-            entries += transfers.map { transfer(name, $0) }
+            // A subscription that moved to another token shows as the move; its facts are now that
+            // customer's.
+            for original in subscriptions { originals.append((environment, original)) }
+            entries += try store.linkTransfers(appId: app.id, environment: name, appAccountToken: token).map { transfer(name, $0) }
             for grant in try store.grants(appId: app.id, environment: name, appAccountToken: token) {
                 grants.append(grant)
                 entries += Self.entries(grant)
@@ -54,12 +53,17 @@ public struct CustomerHistory: Sendable {
             entries += try subscriptionEntries(original, environment: environment)
             for event in try store.events(appId: app.id, originalTransactionId: original) { events[event.id] = event }
         }
-        for event in events.values where environments.map(\.rawValue).contains(event.environment) {
+        for event in events.values.sorted(by: { $0.sequence < $1.sequence })
+        where environments.map(\.rawValue).contains(event.environment) {
             entries.append(Self.entry(event))
             entries += try store.deliveries(appId: app.id, eventId: event.id).map(Self.entry)
         }
         guard !entries.isEmpty else { return nil }
-        entries.sort { ($0.at, $0.order) < ($1.at, $1.order) }
+        // By instant, then kind, then the order read (events by sequence): the same answer every time.
+        entries = entries.enumerated().sorted {
+            ($0.element.at, $0.element.order, $0.offset) < ($1.element.at, $1.element.order, $1.offset)
+        }
+        .map(\.element)
         return [
             "appAccountToken": .string(token), "environments": .array(environments.map { .string($0.rawValue) }),
             "grants": .array(grants.map { .object(SubscriberView.json($0, now: Milliseconds.since1970(now))) }),

@@ -252,6 +252,8 @@ extension ConsoleAssets {
             const answer = await api("GET", "/v1/subscribers?query=" + encodeURIComponent(query));
             say("");
             if (answer.orderLookup) results.append(el("p", { class: "error", text: answer.orderLookup }));
+            // Marks the results as this query's (a page replaced by the next search is never mistaken for it).
+            results.setAttribute("data-query", query);
             if (!answer.matches.length) {
               results.append(el("p", { id: "no-match", text: `No customer matches “${query}”.` }));
               return;
