@@ -39,9 +39,11 @@ public final class AppServices: Sendable {
         self.deliveries = deliveries
         let eventWriter = AppEventWriter(app: app, subscribers: subscribers, instrumentation: instrumentation, deliveries: deliveries)
         events = EventFeed(app: app, store: store, pool: pool, eventWriter: eventWriter)
-        notifications = NotificationIngestion(
+        var notifications = NotificationIngestion(
             app: app, verification: verification, store: store, pool: pool,
             instrumentation: instrumentation, eventWriter: eventWriter)
+        notifications.failures = failures
+        self.notifications = notifications
         offers = OfferService(app: app, history: subscribers, pool: pool, instrumentation: instrumentation)
         var sync = try? SyncService(
             app: app, verification: verification, notifications: notifications, subscribers: subscribers,

@@ -23,6 +23,7 @@ enum Routes {
         router.add("POST", "/v1/transactions") { subscribers.postTransaction($0) }
         router.add("POST", "/v1/notifications/apple") { notifications.handle($0) }
         router.add("GET", "/v1/notifications") { subscribers.listNotifications($0) }
+        router.add("GET", "/v1/notifications/refused") { subscribers.listRefusedNotifications($0) }
         router.add("GET", "/v1/subscribers/by-transaction/{originalTransactionId}") { subscribers.getSubscriberByTransaction($0) }
         router.add("GET", "/v1/subscribers/by-app-transaction/{appTransactionId}") { subscribers.getSubscriberByAppTransaction($0) }
         router.add("GET", "/v1/subscribers") { support.search($0) }

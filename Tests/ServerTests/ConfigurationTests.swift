@@ -119,8 +119,9 @@ final class ConfigurationTests: XCTestCase {
     func testAdminKeysAndTheirNames() throws {
         XCTAssertEqual(
             try problems(config(app: #", "apiKeys": [{"key": "admin_key_0123456789", "role": "admin", "name": "Dana"}]"#)), [])
+        let long = String(repeating: "n", count: 101)
         try assertOneProblem(
-            config(app: #", "apiKeys": [{"key": "admin_key_0123456789", "role": "admin", "name": ""}]"#),
+            config(app: #", "apiKeys": [{"key": "admin_key_0123456789", "role": "admin", "name": "\#(long)"}]"#),
             contains: "apps[0].apiKeys[0].name: a name needs 1 to 100 characters")
         try assertOneProblem(
             config(app: #", "apiKeys": [{"key": "admin_key_0123456789", "role": "root"}]"#),

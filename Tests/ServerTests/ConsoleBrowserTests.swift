@@ -45,6 +45,7 @@ final class ConsoleBrowserTests: XCTestCase {
             top: #", "delivery": {"firstRetrySeconds": 0.2, "maxRetrySeconds": 0.3, "retryWindowSeconds": 1, "timeoutSeconds": 1}"#,
             app: #", "webhooks": [{"url": "http://127.0.0.1:9/hook", "secret": "whsec_c2VjcmV0LWZvci10aGUtY29uc29sZS10ZXN0"}]"#)
         try fixture.seedCustomer()
+        XCTAssertEqual(try fixture.postForgedNotification().status, 422)
         let renewal = try fixture.call(
             "POST", "/v1/transactions", key: SupportFixture.client,
             body: ["signedTransaction": .string(try fixture.expiredTransaction(id: "1001", signed: fixture.base + 4))])

@@ -176,16 +176,7 @@ final class SupportEndpointTests: XCTestCase {
     func testTheOverviewCountsCustomersNotificationsAndGrants() throws {
         try fixture.seedCustomer()
         XCTAssertEqual(try fixture.call("POST", grants, body: ["duration": "P1M"]).status, 201)
-        let forged = try TestChain()
-        let bad = try fixture.call(
-            "POST", "/v1/notifications/apple", key: nil,
-            body: [
-                "signedPayload": .string(
-                    try forged.sign([
-                        "notificationType": "TEST", "notificationUUID": "6f1c0e0a-0000-4000-8000-0000000000ff", "version": "2.0",
-                        "signedDate": .int(fixture.base + 5), "data": .object(["bundleId": "com.example.app", "environment": "Sandbox"]),
-                    ]))
-            ])
+        let bad = try fixture.postForgedNotification()
         XCTAssertNotEqual(bad.status, 200, "signed by another root")
         let reply = try fixture.call("GET", "/v1/stats")
         XCTAssertEqual(reply.status, 200, reply.text)
@@ -200,6 +191,22 @@ final class SupportEndpointTests: XCTestCase {
         XCTAssertEqual(stats["notifications"]?["hourly"]?.arrayValue?.last?["count"], 1, "this hour's bar")
         XCTAssertGreaterThanOrEqual(stats["verificationFailures"]?["lastHour"]?["total"]?.int64Value ?? 0, 1)
         XCTAssertEqual(stats["webhookDeliveries"]?["pending"], 0)
+    }
+
+    func testRefusedNotificationsAreListedWithWhatTheyClaimed() throws {
+        XCTAssertEqual(try fixture.postForgedNotification().status, 422)
+        let reply = try fixture.call("GET", "/v1/notifications/refused", key: SupportFixture.server)
+        XCTAssertEqual(reply.status, 200, reply.text)
+        let refused = try XCTUnwrap(reply.json["refused"]?.arrayValue?.first)
+        XCTAssertEqual(refused["result"], "refused")
+        XCTAssertEqual(refused["notificationType"], "DID_RENEW", "as claimed")
+        XCTAssertEqual(refused["environment"], "Sandbox")
+        XCTAssertEqual(refused["status"], "INVALID_CHAIN")
+        XCTAssertNotNil(refused["reason"]?.stringValue)
+        XCTAssertEqual(
+            try fixture.call("GET", "/v1/notifications", key: SupportFixture.server).json["notifications"]?.arrayValue?.count, 0,
+            "not stored")
+        XCTAssertEqual(try fixture.call("GET", "/v1/notifications/refused", key: SupportFixture.client).status, 403)
     }
 
     // MARK: - Roles

@@ -124,6 +124,20 @@ final class SupportFixture {
         return try chain.sign(payload)
     }
 
+    /// A notification signed by a chain Entitle does not trust: refused, and remembered as such.
+    func postForgedNotification() throws -> Reply {
+        let forged = try TestChain()
+        return try call(
+            "POST", "/v1/notifications/apple", key: nil,
+            body: [
+                "signedPayload": .string(
+                    try forged.sign([
+                        "notificationType": "DID_RENEW", "notificationUUID": "6f1c0e0a-0000-4000-8000-0000000000ff", "version": "2.0",
+                        "signedDate": .int(base + 5), "data": .object(["bundleId": "com.example.app", "environment": "Sandbox"]),
+                    ]))
+            ])
+    }
+
     /// The customer bought through the app (client post), then Apple told of the expiry.
     func seedCustomer() throws {
         let posted = try call(

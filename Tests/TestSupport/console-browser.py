@@ -201,6 +201,10 @@ def run(width, height, label, full):
         assert rows and all("EXPIRED" in row.text for row in rows), [row.text for row in rows]
         Select(console.find("#filter-environment")).select_by_value("Sandbox")
         assert driver.find_elements(By.CSS_SELECTOR, "#notifications tbody tr")
+        Select(console.find("#filter-type")).select_by_value("")
+        Select(console.find("#filter-result")).select_by_value("refused")
+        rows = driver.find_elements(By.CSS_SELECTOR, "#notifications tbody tr")
+        assert len(rows) == 1 and "refused · INVALID_CHAIN" in rows[0].text and "DID_RENEW" in rows[0].text, [row.text for row in rows]
         console.check_labels()
         console.shot("notifications")
 

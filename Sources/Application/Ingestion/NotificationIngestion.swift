@@ -20,6 +20,8 @@ public struct NotificationIngestion: Sendable {
     let instrumentation: any Instrumentation
     /// Writes the events each stored notification causes, in its transaction.
     var eventWriter: (any EventWriting)?
+    /// Remembers refused notifications for support (they are not stored).
+    var failures: RecentFailures?
 
     /// Verifies on the caller's thread (the pool when verification waits on OCSP); the write goes
     /// to the store's writer, which calls back after the commit. No thread waits per notification.
@@ -59,6 +61,7 @@ public struct NotificationIngestion: Sendable {
             result: verified.statusName)
         guard case .valid(let (notification, environment)) = verified else {
             instrumentation.notificationOutcome(app: app.id, result: verified.statusName)
+            remember(parsed, refusedWith: verified.statusName, reason: verified.failure!.reason, at: receivedAt)
             throw verified.failure!
         }
         instrumentation.notificationReceived(app: app.id, type: notification.notification.notificationType?.rawValue ?? "UNKNOWN")
@@ -84,8 +87,35 @@ public struct NotificationIngestion: Sendable {
             return batch
         } catch {
             instrumentation.notificationOutcome(app: app.id, result: error.refusalName)
+            remember(parsed, refusedWith: error.refusalName, reason: error.message, at: receivedAt)
             throw error
         }
+    }
+
+    /// The notifications this instance refused lately, newest first, as `GET /v1/notifications/refused`
+    /// answers them: what each claimed (unverified) and why it was refused.
+    public func recentlyRefused() -> JSONObject {
+        let items: [JSONValue] = (failures?.refusedNotifications(app: app.id) ?? []).map { refused in
+            var item: JSONObject = ["result": "refused", "status": .string(refused.status), "reason": .string(refused.reason)]
+            Timestamps.set(&item, "receivedAt", refused.receivedAt)
+            if let type = refused.claimedType { item["notificationType"] = .string(type) }
+            if let subtype = refused.claimedSubtype { item["subtype"] = .string(subtype) }
+            if let uuid = refused.claimedUUID { item["notificationUUID"] = .string(uuid) }
+            if let environment = refused.claimedEnvironment { item["environment"] = .string(environment) }
+            return .object(item)
+        }
+        return ["refused": .array(items), "scope": .string("this instance, the last \(RecentFailures.refusalsKept)")]
+    }
+
+    /// What a refused notification claimed, cut short (it is unverified input).
+    private func remember(_ parsed: SignedPayload, refusedWith status: String, reason: String, at receivedAt: Date) {
+        func claimed(_ key: String) -> String? { parsed.payload[key]?.stringValue.map { String($0.prefix(100)) } }
+        let environment = parsed.payload["data"]?["environment"]?.stringValue.map { String($0.prefix(40)) }
+        failures?.refused(
+            RecentFailures.RefusedNotification(
+                receivedAt: Milliseconds.since1970(receivedAt), claimedType: claimed("notificationType"),
+                claimedSubtype: claimed("subtype"), claimedUUID: claimed("notificationUUID"), claimedEnvironment: environment,
+                status: status, reason: String(reason.prefix(300))), app: app.id)
     }
 }
 

@@ -1,14 +1,39 @@
 import Synchronization
 
 /// Verification failures of the last day, per app and hour, counted as they happen (the overview's
-/// "verification failures"). Refused data is not stored, so this instance's own count is what
-/// there is; `/metrics` keeps the running totals.
+/// "verification failures"), and the last refused notifications (the console's notifications with
+/// the result "refused"). Refused data is not stored, so this instance's own memory is what there
+/// is; `/metrics` keeps the running totals.
 public final class RecentFailures: Sendable {
     private static let hour: Int64 = 3_600_000
+    /// How many refused notifications each app keeps.
+    static let refusalsKept = 200
     /// app → hour start → "source kind result" → count.
     private let counts = Mutex<[String: [Int64: [String: Int]]]>([:])
+    private let refusals = Mutex<[String: [RefusedNotification]]>([:])
 
     public init() {}
+
+    /// A notification that was refused, with what it claimed (unverified: shown, never trusted).
+    public struct RefusedNotification: Sendable {
+        public var receivedAt: Int64
+        public var claimedType: String?
+        public var claimedSubtype: String?
+        public var claimedUUID: String?
+        public var claimedEnvironment: String?
+        public var status: String
+        public var reason: String
+    }
+
+    func refused(_ notification: RefusedNotification, app: String) {
+        refusals.withLock { refusals in
+            refusals[app, default: []].append(notification)
+            if refusals[app]!.count > Self.refusalsKept { refusals[app]!.removeFirst(refusals[app]!.count - Self.refusalsKept) }
+        }
+    }
+
+    /// Newest first.
+    func refusedNotifications(app: String) -> [RefusedNotification] { refusals.withLock { ($0[app] ?? []).reversed() } }
 
     func record(app: String, source: String, kind: String, result: String, at now: Int64) {
         let hour = now / Self.hour * Self.hour

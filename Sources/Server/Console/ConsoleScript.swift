@@ -436,33 +436,38 @@ extension ConsoleAssets {
 
           // ---- notifications -------------------------------------------------------------------
           async function showNotifications(params) {
-            const { notifications } = await api("GET", "/v1/notifications?limit=500");
-            const types = [...new Set(notifications.map((n) => n.notificationType))].sort();
-            const environments = [...new Set(notifications.map((n) => n.environment))].sort();
-            const type = el("select", { id: "filter-type", name: "type" }, el("option", { value: "", text: "All types" }),
-              types.map((name) => el("option", { value: name, text: name, selected: params.get("type") === name })));
-            const environment = el("select", { id: "filter-environment", name: "environment" }, el("option", { value: "", text: "All environments" }),
-              environments.map((name) => el("option", { value: name, text: name, selected: params.get("environment") === name })));
+            const [stored, refused] = await Promise.all([
+              api("GET", "/v1/notifications?limit=500"), api("GET", "/v1/notifications/refused")]);
+            const notifications = stored.notifications.concat(refused.refused)
+              .sort((a, b) => (b.receivedAtMs || 0) - (a.receivedAtMs || 0));
+            const choice = (id, label, values, selected) => el("select", { id, name: id },
+              el("option", { value: "", text: label }),
+              values.map((value) => el("option", { value, text: value, selected: selected === value })));
+            const distinct = (key) => [...new Set(notifications.map((n) => n[key]).filter(Boolean))].sort();
+            const type = choice("filter-type", "All types", distinct("notificationType"), params.get("type"));
+            const environment = choice("filter-environment", "All environments", distinct("environment"), params.get("environment"));
+            const result = choice("filter-result", "All results", ["applied", "refused"], params.get("result"));
             const body = el("tbody");
             function render() {
               body.replaceChildren(...notifications
-                .filter((n) => (!type.value || n.notificationType === type.value) && (!environment.value || n.environment === environment.value))
-                .map((n) => el("tr", {},
+                .filter((n) => (!type.value || n.notificationType === type.value) && (!environment.value || n.environment === environment.value)
+                  && (!result.value || n.result === result.value))
+                .map((n) => el("tr", { class: "notification-" + n.result },
                   el("td", { text: when(n.receivedAt) }),
-                  el("td", { text: n.notificationType + (n.subtype ? " · " + n.subtype : "") }),
-                  el("td", { text: n.environment }),
-                  el("td", { text: "applied" }),
+                  el("td", { text: (n.notificationType || "—") + (n.subtype ? " · " + n.subtype : "") }),
+                  el("td", { text: n.environment || "—" }),
+                  el("td", { text: n.result === "refused" ? `refused · ${n.status}: ${n.reason}` : "applied" }),
                   el("td", {}, n.originalTransactionId
                     ? el("a", { href: "#/subscription/" + encodeURIComponent(n.originalTransactionId), text: n.originalTransactionId }) : "—"))));
             }
-            type.addEventListener("change", render);
-            environment.addEventListener("change", render);
+            for (const select of [type, environment, result]) select.addEventListener("change", render);
             render();
             main.replaceChildren(heading("Notifications"),
-              el("p", { class: "muted", text: "Every notification verified and stored, newest first. Refused ones are not stored: the overview counts them as verification failures." }),
+              el("p", { class: "muted", text: "Newest first: every notification verified and stored, and those refused lately (not stored; what they claimed is unverified)." }),
               el("form", { class: "row card", "aria-label": "Filter notifications" },
                 el("label", { for: "filter-type", text: "Type" }), type,
-                el("label", { for: "filter-environment", text: "Environment" }), environment),
+                el("label", { for: "filter-environment", text: "Environment" }), environment,
+                el("label", { for: "filter-result", text: "Result" }), result),
               el("div", { class: "scroll" }, el("table", { id: "notifications" },
                 el("caption", { text: "Notifications" }),
                 el("thead", {}, el("tr", {}, ["Received", "Type", "Environment", "Result", "Subscription"].map((name) => el("th", { scope: "col", text: name })))),

@@ -119,6 +119,17 @@ struct SubscriberHandlers: Sendable {
         }
     }
 
+    /// `GET /v1/notifications/refused`: what was refused lately (refused notifications are not stored).
+    func listRefusedNotifications(_ context: HTTPRequestContext) {
+        do {
+            let caller = try caller(context)
+            try caller.requireServerKey("the notification audit trail")
+            context.reply(.success(.object(application.services(for: caller).notifications.recentlyRefused())), app: caller.app.id)
+        } catch {
+            context.reply(error: error, app: nil)
+        }
+    }
+
     private static func page(_ stored: [StoredNotification], limit: Int) -> JSONValue {
         let items: [JSONValue] = stored.map { notification in
             var item: JSONObject = [
@@ -130,6 +141,7 @@ struct SubscriberHandlers: Sendable {
             Timestamps.set(&item, "signedDate", notification.signedDate)
             Timestamps.set(&item, "receivedAt", notification.receivedAt)
             if let original = notification.originalTransactionId { item["originalTransactionId"] = .string(original) }
+            item["result"] = "applied"
             item["cursor"] = .string(String(notification.sequence))
             return .object(item)
         }
