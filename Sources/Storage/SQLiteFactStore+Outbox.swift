@@ -4,6 +4,12 @@ import Foundation
 /// The outbox on SQLite: events written with the facts that cause them, deliveries claimed with
 /// a lease and settled by outcome. Every write goes through the writer thread.
 extension SQLiteFactStore {
+    /// What the writer thread keeps between batches; used by that thread only.
+    final class WriterMemory: Sendable {
+        let sequences = EventSequences()
+        let grantedTokens = GrantedTokens()
+    }
+
     /// The highest sequence of each app's events, kept by the writer thread (the only writer):
     /// read from the table once per app, then counted on. A rolled-back batch leaves a gap, never
     /// a repeat, so sequences stay strictly increasing in commit order.
@@ -241,6 +247,7 @@ extension SQLiteFactStore {
 struct SQLiteFactReader: FactReading {
     let database: SQLiteDatabase
     let appId: String
+    let grantedTokens: SQLiteFactStore.GrantedTokens
 
     func facts(environment: String, originalTransactionId: String, storedToken: String??) throws -> SubscriptionFacts? {
         try SQLiteFactStore.facts(
@@ -261,7 +268,8 @@ struct SQLiteFactReader: FactReading {
     }
 
     func grants(environment: String, appAccountToken: String) throws -> [PromotionalGrant] {
-        try SQLiteFactStore.grants(database, appId: appId, environment: environment, appAccountToken: appAccountToken)
+        guard try grantedTokens.mayHave(appId, appAccountToken, database) else { return [] }
+        return try SQLiteFactStore.grants(database, appId: appId, environment: environment, appAccountToken: appAccountToken)
     }
 
     func grant(id: String) throws -> PromotionalGrant? { try SQLiteFactStore.grant(database, appId: appId, id: id) }

@@ -17,8 +17,8 @@ public final class SQLiteFactStore: FactStore {
     let writerLoop: WriterLoop
     /// Deliveries claimed by this process, until when (see `claimDeliveries`).
     let leases = Mutex<[String: Int64]>([:])
-    /// Used by the writer thread only.
-    let sequences = EventSequences()
+    /// What the writer thread remembers between batches (used by it only).
+    let memory = WriterMemory()
     private let readers = Mutex<[DatabaseBox]>([])
 
     /// Lets a connection live in a `Mutex` (see `SQLiteDatabase`'s invariant).
@@ -83,7 +83,7 @@ public final class SQLiteFactStore: FactStore {
     /// is written in one SQLite transaction (each inside its own savepoint, so one batch's conflict
     /// rolls back only that batch) and shares one WAL sync. Completions run after the commit.
     public func apply(_ batch: FactBatch, completion: @escaping @Sendable (Result<ApplyOutcome, Error>) -> Void) {
-        writerLoop.enqueue({ [sequences] in try Self.writeOrRollBack(batch, into: $0, sequences: sequences) }) { result in
+        writerLoop.enqueue({ [memory] in try Self.writeOrRollBack(batch, into: $0, memory: memory) }) { result in
             if case .success(let (outcome, events)) = result, batch.wroteToOutbox(outcome, events: events) {
                 batch.eventWriter?.committed(events)
             }
@@ -93,7 +93,7 @@ public final class SQLiteFactStore: FactStore {
 
     /// Blocks until the batch is durable (tests, the CLI, handlers already off the event loops).
     public func apply(_ batch: FactBatch) throws -> ApplyOutcome {
-        let (outcome, events) = try writerLoop.perform { [sequences] in try Self.writeOrRollBack(batch, into: $0, sequences: sequences) }
+        let (outcome, events) = try writerLoop.perform { [memory] in try Self.writeOrRollBack(batch, into: $0, memory: memory) }
         if batch.wroteToOutbox(outcome, events: events) { batch.eventWriter?.committed(events) }
         return outcome
     }
@@ -102,16 +102,15 @@ public final class SQLiteFactStore: FactStore {
 
     /// A link conflict undoes the whole batch (the notification too, so Apple's retry is applied).
     static func writeOrRollBack(
-        _ batch: FactBatch, into database: SQLiteDatabase, sequences: EventSequences
+        _ batch: FactBatch, into database: SQLiteDatabase, memory: WriterMemory
     ) throws -> (ApplyOutcome, [OutboxEvent]) {
-        do { return try write(batch, into: database, sequences: sequences) } catch let conflict as LinkConflict {
+        do { return try write(batch, into: database, memory: memory) } catch let conflict as LinkConflict {
             throw WriterLoop.RolledBack(value: (ApplyOutcome.linkConflict(existingToken: conflict.existingToken), [OutboxEvent]()))
         }
     }
 
     /// The batch's facts, then the events they cause (returned, to be announced after the commit).
-    static func write(_ batch: FactBatch, into database: SQLiteDatabase, sequences: EventSequences) throws -> (ApplyOutcome, [OutboxEvent])
-    {
+    static func write(_ batch: FactBatch, into database: SQLiteDatabase, memory: WriterMemory) throws -> (ApplyOutcome, [OutboxEvent]) {
         if let notification = batch.notification {
             try database.statement(
                 """
@@ -129,7 +128,9 @@ public final class SQLiteFactStore: FactStore {
         }
         // What the batch changes, read once before writing (events are derived from it).
         let pending = try batch.eventWriter.map {
-            try FactChange.read(batch, environments: $0.environments, from: SQLiteFactReader(database: database, appId: batch.appId))
+            try FactChange.read(
+                batch, environments: $0.environments,
+                from: SQLiteFactReader(database: database, appId: batch.appId, grantedTokens: memory.grantedTokens))
         }
         var outcome = ApplyOutcome.applied
         if let requested = batch.requestedLink,
@@ -192,12 +193,16 @@ public final class SQLiteFactStore: FactStore {
                 """
             ).bind([.text(batch.appId), .text(batch.environment), .text(sync.originalTransactionId), .text(sync.revision)]).run()
         }
-        if let grant = batch.grant { try upsert(grant, app: batch.appId, into: database) }
+        if let grant = batch.grant {
+            try upsert(grant, app: batch.appId, into: database)
+            memory.grantedTokens.add(batch.appId, grant.appAccountToken)
+        }
         var events: [OutboxEvent] = []
         if let writer = batch.eventWriter, let pending {
-            events = writer.events(for: FactChange.applying(batch, to: pending), firstSequence: try sequences.next(batch.appId, database))
+            events = writer.events(
+                for: FactChange.applying(batch, to: pending), firstSequence: try memory.sequences.next(batch.appId, database))
             try insert(events, into: database)
-            if let last = events.last { sequences.used(batch.appId, through: last.sequence) }
+            if let last = events.last { memory.sequences.used(batch.appId, through: last.sequence) }
         }
         if let forward = batch.forward { try insertForward(forward, batch: batch, into: database) }
         return (outcome, events)

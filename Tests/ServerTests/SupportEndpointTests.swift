@@ -101,6 +101,21 @@ final class SupportEndpointTests: XCTestCase {
         XCTAssertEqual(revokedEvent["subscriber"]?["entitlements"]?["pro"]?["state"], "EXPIRED")
     }
 
+    /// The subscriber in a later purchase event's body counts the customer's grant (the writer
+    /// reads grants only for customers known to have one).
+    func testLaterEventsShowTheGrantInTheirSubscriber() throws {
+        try fixture.seedCustomer()
+        XCTAssertEqual(try fixture.call("POST", grants, body: ["duration": "P1M"]).status, 201)
+        let renewal = try fixture.call(
+            "POST", "/v1/transactions", key: SupportFixture.client,
+            body: ["signedTransaction": .string(try fixture.expiredTransaction(id: "1001", signed: fixture.base + 4))])
+        XCTAssertEqual(renewal.status, 200, renewal.text)
+        let events = try fixture.call("GET", "/v1/events", key: SupportFixture.server).json["events"]?.arrayValue ?? []
+        let renewed = try XCTUnwrap(events.last { $0["type"] == "RENEWAL" }, "\(events.compactMap { $0["type"]?.stringValue })")
+        XCTAssertEqual(renewed["subscriber"]?["entitlements"]?["pro"]?["store"], "promotional")
+        XCTAssertEqual(renewed["subscriber"]?["entitlements"]?["pro"]?["isActive"], true)
+    }
+
     // MARK: - History
 
     func testTheHistoryListsEveryFactInTimeOrderWithItsSource() throws {
