@@ -161,8 +161,13 @@ public final class InMemoryFactStore: FactStore {
             if let sync = batch.syncRevision { state.revisions[key(sync.originalTransactionId)] = sync.revision }
             if let grant = batch.grant {
                 let grantKey = Key(app: batch.appId, environment: "", id: grant.id)
-                if state.grants[grantKey] == nil { state.grantOrder.append(grantKey) }
-                state.grants[grantKey] = grant
+                if let stored = state.grants[grantKey] {
+                    // The first revocation stands, as in the SQL stores.
+                    if stored.revokedAt == nil { state.grants[grantKey] = grant }
+                } else {
+                    state.grantOrder.append(grantKey)
+                    state.grants[grantKey] = grant
+                }
             }
             if var notification = batch.notification {
                 state.sequence += 1

@@ -30,7 +30,8 @@ extension SQLiteFactStore {
             INSERT INTO grants (app_id, id, environment, app_account_token, entitlement, starts_at, expires_date, reason,
                 granted_by, revoked_at, revoked_by)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (app_id, id) DO UPDATE SET revoked_at = excluded.revoked_at, revoked_by = excluded.revoked_by
+            ON CONFLICT (app_id, id) DO UPDATE SET revoked_at = COALESCE(grants.revoked_at, excluded.revoked_at),
+                revoked_by = COALESCE(grants.revoked_by, excluded.revoked_by)
             """
         ).bind([
             .text(app), .text(grant.id), .text(grant.environment), .text(grant.appAccountToken), .text(grant.entitlement),

@@ -203,6 +203,12 @@ class FactStoreContract: XCTestCase {
         XCTAssertEqual(try store.grant(appId: "app", id: "g1"), grant, "the revocation is stored on the same grant")
         XCTAssertEqual(try store.activeGrants(appId: "app", at: 2_500).map(\.id), ["g1"], "active before it was revoked")
         XCTAssertEqual(try store.activeGrants(appId: "app", at: 3_000), [])
+        var late = grant
+        late.revokedAt = 4_000
+        late.revokedBy = "someone else"
+        batch.grant = late
+        XCTAssertEqual(try store.apply(batch), .applied)
+        XCTAssertEqual(try store.grant(appId: "app", id: "g1"), grant, "the first revocation stands")
     }
 
     func testACustomersHistoryIsReadBySubscription() throws {
