@@ -2,6 +2,9 @@
 #include <openssl/ec.h>
 #include <openssl/crypto.h>
 #include <openssl/x509v3.h>
+#include <openssl/bn.h>
+#include <openssl/core_names.h>
+#include <openssl/param_build.h>
 
 EVP_PKEY *entitle_generate_p256_key(void) { return EVP_EC_gen("P-256"); }
 
@@ -31,4 +34,30 @@ char *entitle_ocsp_responder_url(X509 *certificate) {
     if (urls != NULL && sk_OPENSSL_STRING_num(urls) > 0) first = OPENSSL_strdup(sk_OPENSSL_STRING_value(urls, 0));
     X509_email_free(urls);
     return first;
+}
+
+EVP_PKEY *entitle_rsa_public_key(const unsigned char *modulus, size_t modulus_length, const unsigned char *exponent,
+                                 size_t exponent_length) {
+    EVP_PKEY *key = NULL;
+    BIGNUM *n = BN_bin2bn(modulus, (int)modulus_length, NULL);
+    BIGNUM *e = BN_bin2bn(exponent, (int)exponent_length, NULL);
+    OSSL_PARAM_BLD *builder = OSSL_PARAM_BLD_new();
+    OSSL_PARAM *params = NULL;
+    EVP_PKEY_CTX *context = EVP_PKEY_CTX_new_from_name(NULL, "RSA", NULL);
+    if (n != NULL && e != NULL && builder != NULL && context != NULL &&
+        OSSL_PARAM_BLD_push_BN(builder, OSSL_PKEY_PARAM_RSA_N, n) == 1 &&
+        OSSL_PARAM_BLD_push_BN(builder, OSSL_PKEY_PARAM_RSA_E, e) == 1 &&
+        (params = OSSL_PARAM_BLD_to_param(builder)) != NULL && EVP_PKEY_fromdata_init(context) == 1) {
+        if (EVP_PKEY_fromdata(context, &key, EVP_PKEY_PUBLIC_KEY, params) != 1) key = NULL;
+    }
+    OSSL_PARAM_free(params);
+    OSSL_PARAM_BLD_free(builder);
+    EVP_PKEY_CTX_free(context);
+    BN_free(n);
+    BN_free(e);
+    return key;
+}
+
+int entitle_rsa_bits(const EVP_PKEY *key) {
+    return EVP_PKEY_get_base_id(key) == EVP_PKEY_RSA ? EVP_PKEY_get_bits(key) : 0;
 }

@@ -20,7 +20,7 @@ public enum CryptoError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .invalidKey(let detail): "invalid key: \(detail)"
-        case .unsupportedKey(let detail): "unsupported key: \(detail) (expected an EC P-256 key)"
+        case .unsupportedKey(let detail): "unsupported key: \(detail)"
         case .malformedSignature(let detail): "malformed DER ECDSA signature: \(detail)"
         case .invalidSignatureLength(let length): "raw ES256 signature must be 64 bytes, got \(length)"
         case .invalidCertificate(let detail): "invalid certificate: \(detail)"

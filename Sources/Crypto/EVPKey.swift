@@ -69,6 +69,20 @@ final class EVPKey: @unchecked Sendable {
         return output
     }
 
+    /// SubjectPublicKeyInfo DER as a `BEGIN PUBLIC KEY` PEM (64 characters a line).
+    static func publicKeyPEM(_ der: [UInt8]) -> String {
+        let body = Base64.encode(der)
+        var lines = ["-----BEGIN PUBLIC KEY-----"]
+        var index = body.startIndex
+        while index < body.endIndex {
+            let end = body.index(index, offsetBy: 64, limitedBy: body.endIndex) ?? body.endIndex
+            lines.append(String(body[index..<end]))
+            index = end
+        }
+        lines.append("-----END PUBLIC KEY-----")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
     /// Parses SubjectPublicKeyInfo DER into a key of any type.
     static func fromSPKI(_ der: [UInt8]) throws(CryptoError) -> EVPKey {
         let key = der.withUnsafeBufferPointer { buffer -> OpaquePointer? in

@@ -103,6 +103,11 @@ public struct CompactJWS: Sendable {
     public var algorithm: String? { header["alg"]?.stringValue }
 
     /// True when the signature is a 64-byte ES256 signature over the signing input by `key`.
+    /// RS256 (Google's OIDC tokens and service-account assertions).
+    public func isValidRS256Signature(publicKey: RSA.PublicKey) -> Bool {
+        algorithm == "RS256" && publicKey.isValidSignature(signature, for: signingInput)
+    }
+
     public func isValidES256Signature(publicKey: P256.Signing.PublicKey) -> Bool {
         Self.isValidES256Signature(signature, over: signingInput, publicKey: publicKey)
     }
@@ -116,8 +121,16 @@ public struct CompactJWS: Sendable {
     }
 }
 
-/// Creates compact ES256 JWS tokens.
+/// Creates compact ES256 and RS256 JWS tokens.
 public enum JWSSigner {
+    /// `base64url(header).base64url(payload).base64url(RS256 signature)`.
+    public static func sign(header: JSONObject, payload: JSONObject, with key: RSA.PrivateKey) throws(CryptoError) -> String {
+        let signingInput =
+            Base64.encodeURL(JSONValue.object(header).serializedBytes) + "."
+            + Base64.encodeURL(JSONValue.object(payload).serializedBytes)
+        return signingInput + "." + Base64.encodeURL(try key.signature(for: Array(signingInput.utf8)))
+    }
+
     /// `base64url(header).base64url(payload).base64url(r‖s)`.
     public static func sign(
         header: JSONObject, payload: JSONObject,

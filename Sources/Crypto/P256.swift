@@ -103,18 +103,7 @@ extension P256.Signing {
         }
 
         public var pemRepresentation: String {
-            get throws(CryptoError) {
-                let body = Base64.encode(try derRepresentation)
-                var lines = ["-----BEGIN PUBLIC KEY-----"]
-                var index = body.startIndex
-                while index < body.endIndex {
-                    let end = body.index(index, offsetBy: 64, limitedBy: body.endIndex) ?? body.endIndex
-                    lines.append(String(body[index..<end]))
-                    index = end
-                }
-                lines.append("-----END PUBLIC KEY-----")
-                return lines.joined(separator: "\n") + "\n"
-            }
+            get throws(CryptoError) { EVPKey.publicKeyPEM(try derRepresentation) }
         }
 
         /// True when `signature` is a valid ECDSA signature of SHA-256(`data`) by this key.

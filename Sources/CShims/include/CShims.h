@@ -34,4 +34,12 @@ int entitle_x509_name_print_rfc2253(BIO *bio, const X509_NAME *name);
 /// Free with `entitle_openssl_free`.
 char *entitle_ocsp_responder_url(X509 *certificate);
 
+/// An RSA public key from its modulus and public exponent (big-endian bytes, as a JWK's `n` and
+/// `e`), through `EVP_PKEY_fromdata`; NULL when OpenSSL refuses them.
+EVP_PKEY *entitle_rsa_public_key(const unsigned char *modulus, size_t modulus_length, const unsigned char *exponent,
+                                 size_t exponent_length);
+
+/// The RSA key's size in bits, 0 when it is not an RSA key.
+int entitle_rsa_bits(const EVP_PKEY *key);
+
 #endif

@@ -1,0 +1,99 @@
+internal import COpenSSL
+internal import CShims
+import Foundation
+
+/// RSA with PKCS#1 v1.5 padding and SHA-256 (JWS `RS256`): what Google's service-account
+/// assertions and its OIDC tokens use. Keys under 2048 bits are refused.
+public enum RSA {
+    static let minimumBits = 2048
+
+    /// An RSA private key, e.g. the `private_key` of a Google service-account key file.
+    public struct PrivateKey: Sendable {
+        let key: EVPKey
+
+        /// Reads a PEM private key (PKCS#8 `BEGIN PRIVATE KEY`, or PKCS#1 `BEGIN RSA PRIVATE KEY`).
+        public init(pemRepresentation pem: String) throws(CryptoError) {
+            let bio = try MemoryBIO(reading: Array(pem.utf8))
+            guard let raw = PEM_read_bio_PrivateKey(bio.raw, nil, { _, _, _, _ in 0 }, nil) else {
+                throw CryptoError.invalidKey(drainOpenSSLErrors("no PEM private key found"))
+            }
+            key = EVPKey(taking: raw)
+            try RSA.require(key)
+        }
+
+        public var publicKey: PublicKey {
+            get throws(CryptoError) { PublicKey(validated: try EVPKey.fromSPKI(key.spkiDER())) }
+        }
+
+        /// The RS256 signature of `data` (SHA-256, PKCS#1 v1.5).
+        public func signature(for data: some ContiguousBytes) throws(CryptoError) -> [UInt8] {
+            guard let context = EVP_MD_CTX_new() else { throw CryptoError.internalFailure("EVP_MD_CTX_new failed") }
+            defer { EVP_MD_CTX_free(context) }
+            var length = 0
+            let ready = data.withUnsafeBytes { bytes in
+                EVP_DigestSignInit(context, nil, EVP_sha256(), nil, key.raw) == 1
+                    && EVP_DigestSign(context, nil, &length, bytes.baseAddress, bytes.count) == 1
+            }
+            guard ready else { throw CryptoError.internalFailure(drainOpenSSLErrors("EVP_DigestSign failed")) }
+            var signature = [UInt8](repeating: 0, count: length)
+            let signed = data.withUnsafeBytes { bytes in
+                EVP_DigestSign(context, &signature, &length, bytes.baseAddress, bytes.count) == 1
+            }
+            guard signed else { throw CryptoError.internalFailure(drainOpenSSLErrors("EVP_DigestSign failed")) }
+            return Array(signature.prefix(length))
+        }
+    }
+
+    /// An RSA public key.
+    public struct PublicKey: Sendable {
+        let key: EVPKey
+
+        init(validated key: EVPKey) { self.key = key }
+
+        /// From a JWK's `n` and `e` (big-endian bytes, base64url-decoded).
+        public init(modulus: [UInt8], exponent: [UInt8]) throws(CryptoError) {
+            guard !modulus.isEmpty, !exponent.isEmpty, exponent.count <= 8,
+                let raw = entitle_rsa_public_key(modulus, modulus.count, exponent, exponent.count)
+            else { throw CryptoError.invalidKey(drainOpenSSLErrors("not an RSA modulus and exponent")) }
+            key = EVPKey(taking: raw)
+            try RSA.require(key)
+        }
+
+        /// From a `BEGIN PUBLIC KEY` PEM.
+        public init(pemRepresentation pem: String) throws(CryptoError) {
+            let bio = try MemoryBIO(reading: Array(pem.utf8))
+            guard let raw = PEM_read_bio_PUBKEY(bio.raw, nil, nil, nil) else {
+                throw CryptoError.invalidKey(drainOpenSSLErrors("no PEM public key found"))
+            }
+            key = EVPKey(taking: raw)
+            try RSA.require(key)
+        }
+
+        /// SubjectPublicKeyInfo DER.
+        public var derRepresentation: [UInt8] {
+            get throws(CryptoError) { try key.spkiDER() }
+        }
+
+        public var pemRepresentation: String {
+            get throws(CryptoError) { EVPKey.publicKeyPEM(try derRepresentation) }
+        }
+
+        /// True when `signature` is the RS256 signature of `data` by this key.
+        public func isValidSignature(_ signature: [UInt8], for data: some ContiguousBytes) -> Bool {
+            guard let context = EVP_MD_CTX_new() else { return false }
+            defer { EVP_MD_CTX_free(context) }
+            let valid = data.withUnsafeBytes { bytes in
+                EVP_DigestVerifyInit(context, nil, EVP_sha256(), nil, key.raw) == 1
+                    && EVP_DigestVerify(context, signature, signature.count, bytes.baseAddress, bytes.count) == 1
+            }
+            if !valid { clearOpenSSLErrors() }
+            return valid
+        }
+    }
+
+    static func require(_ key: EVPKey) throws(CryptoError) {
+        let bits = Int(entitle_rsa_bits(key.raw))
+        guard bits > 0 else { throw CryptoError.unsupportedKey("not an RSA key") }
+        guard bits >= minimumBits else { throw CryptoError.unsupportedKey("RSA key of \(bits) bits (at least \(minimumBits))") }
+    }
+}
