@@ -3,7 +3,7 @@ import PackageDescription
 
 // Module shape (see README "Layout"): dependencies point down only.
 //   entitle (CLI) → Server (HTTP adapters, composition) → HTTP, Application
-//   Application (use cases) → Storage, AppStoreAPI → HTTPClient, Entitlements → AppStore → Crypto → COpenSSL + CShims
+//   Application (use cases) → Storage, AppStoreAPI and GooglePlay → HTTPClient, Entitlements → AppStore → Crypto → COpenSSL + CShims
 //   JSON at the bottom. Each C module is imported (with `internal import`) by exactly one module.
 let package = Package(
     name: "Entitle",
@@ -38,6 +38,7 @@ let package = Package(
         .target(name: "CCurlShims", dependencies: ["CCurl"], path: "Sources/CCurlShims", linkerSettings: [.linkedLibrary("curl")]),
         .target(name: "HTTPClient", dependencies: ["CCurl", "CCurlShims"], path: "Sources/HTTPClient"),
         .target(name: "AppStoreAPI", dependencies: ["HTTPClient", "AppStore", "Crypto", "JSON"], path: "Sources/AppStoreAPI"),
+        .target(name: "GooglePlay", dependencies: ["HTTPClient", "Crypto", "JSON"], path: "Sources/GooglePlay"),
         .target(name: "JSON", path: "Sources/JSON"),
         .target(name: "Crypto", dependencies: ["COpenSSL", "CShims", "JSON"], path: "Sources/Crypto"),
         .target(name: "AppStore", dependencies: ["Crypto", "JSON"], path: "Sources/AppStore"),
@@ -100,6 +101,11 @@ let package = Package(
             name: "AppStoreAPITests",
             dependencies: ["AppStoreAPI", "AppStore", "Crypto", "HTTP", "HTTPClient", "JSON", "TestSupport"],
             path: "Tests/AppStoreAPITests"
+        ),
+        .testTarget(
+            name: "GooglePlayTests",
+            dependencies: ["GooglePlay", "Crypto", "HTTP", "HTTPClient", "JSON", "TestSupport"],
+            path: "Tests/GooglePlayTests"
         ),
         .testTarget(name: "ApplicationTests", dependencies: ["Application", "Entitlements"], path: "Tests/ApplicationTests"),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Entitlements", "TestSupport"], path: "Tests/StorageTests"),

@@ -1,0 +1,87 @@
+import Crypto
+import Foundation
+import HTTPClient
+import JSON
+import Synchronization
+
+/// OAuth 2.0 for a service account (RFC 7523): a JWT signed RS256 with the account's key is
+/// exchanged at the token endpoint for a bearer token, which is kept until shortly before it
+/// expires (Google's last an hour), so a busy server asks once an hour, not once a call.
+public final class GoogleAccessTokens: Sendable {
+    public static let androidPublisherScope = "https://www.googleapis.com/auth/androidpublisher"
+    public static let defaultTokenURL = "https://oauth2.googleapis.com/token"
+
+    let key: ServiceAccountKey
+    let tokenURL: String
+    let scope: String
+    private let http: HTTPClient
+    /// The token and when to stop using it (epoch seconds).
+    private let cached = Mutex<(token: String, until: Int64)?>(nil)
+    /// A token is renewed this long before Google's expiry.
+    static let margin: Int64 = 300
+
+    public init(key: ServiceAccountKey, tokenURL: String? = nil, scope: String = androidPublisherScope, http: HTTPClient) {
+        self.key = key
+        self.tokenURL = tokenURL ?? key.tokenURL ?? Self.defaultTokenURL
+        self.scope = scope
+        self.http = http
+    }
+
+    /// A valid bearer token, fetched when none is kept or it is about to expire.
+    public func token(now: Date = Date()) throws(GooglePlayAPIError) -> String {
+        let seconds = Int64(now.timeIntervalSince1970)
+        if let cached = cached.withLock({ $0 }), cached.until > seconds { return cached.token }
+        let (token, lifetime) = try fetch(now: seconds)
+        cached.withLock { $0 = (token, seconds + max(60, lifetime - Self.margin)) }
+        return token
+    }
+
+    /// Forgets the kept token (Google answered 401 to it).
+    public func invalidate() { cached.withLock { $0 = nil } }
+
+    /// The signed assertion: issuer the account, audience the token endpoint, one hour at most.
+    func assertion(now: Int64) throws(GooglePlayAPIError) -> String {
+        var header: JSONObject = ["alg": "RS256", "typ": "JWT"]
+        if let id = key.privateKeyId { header["kid"] = .string(id) }
+        do {
+            return try JWSSigner.sign(
+                header: header,
+                payload: [
+                    "iss": .string(key.clientEmail), "scope": .string(scope), "aud": .string(tokenURL), "iat": .int(now),
+                    "exp": .int(now + 3600),
+                ], with: key.privateKey)
+        } catch {
+            throw .auth("cannot sign the OAuth assertion: \(error)")
+        }
+    }
+
+    private func fetch(now: Int64) throws(GooglePlayAPIError) -> (String, Int64) {
+        let form =
+            "grant_type=" + Self.formEscape("urn:ietf:params:oauth:grant-type:jwt-bearer") + "&assertion="
+            + Self.formEscape(try assertion(now: now))
+        let response: HTTPClientResponse
+        do {
+            response = try http.send(
+                HTTPClientRequest(
+                    method: "POST", url: tokenURL,
+                    headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")],
+                    body: Array(form.utf8)))
+        } catch {
+            throw .transport(error.description)
+        }
+        let json = (try? JSONParser.parse(response.body))?.objectValue
+        guard response.status == 200, let token = json?["access_token"]?.stringValue, !token.isEmpty else {
+            let reason = json?["error_description"]?.stringValue ?? json?["error"]?.stringValue ?? "HTTP \(response.status)"
+            // 5xx and 429 may pass; a refused assertion will not.
+            if response.status >= 500 || response.status == 429 { throw .unavailable(status: response.status, message: reason) }
+            throw .auth("the token endpoint refused the service account: \(reason)")
+        }
+        return (token, json?["expires_in"]?.int64Value ?? 3600)
+    }
+
+    static func formEscape(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+}

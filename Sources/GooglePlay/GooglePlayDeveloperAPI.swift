@@ -1,0 +1,112 @@
+import Foundation
+import HTTPClient
+import JSON
+
+/// The Google Play Developer API calls Entitle makes, over the shared libcurl client, with the
+/// service account's bearer token. The base URL is configurable so tests use a local stand-in.
+public struct GooglePlayDeveloperAPI: Sendable {
+    public static let defaultURL = "https://androidpublisher.googleapis.com"
+
+    public let packageName: String
+    let baseURL: String
+    let tokens: GoogleAccessTokens
+    let http: HTTPClient
+
+    public init(packageName: String, baseURL: String? = nil, tokens: GoogleAccessTokens, http: HTTPClient) {
+        self.packageName = packageName
+        self.baseURL = (baseURL ?? Self.defaultURL).trimmingSuffix("/")
+        self.tokens = tokens
+        self.http = http
+    }
+
+    private var application: [String] { ["androidpublisher", "v3", "applications", packageName] }
+
+    /// `purchases.subscriptionsv2.get`.
+    public func subscription(purchaseToken: String) throws(GooglePlayAPIError) -> SubscriptionPurchaseV2 {
+        try SubscriptionPurchaseV2(json: try send("GET", application + ["purchases", "subscriptionsv2", "tokens", purchaseToken]) ?? [:])
+    }
+
+    /// `purchases.products.get`.
+    public func product(productId: String, purchaseToken: String) throws(GooglePlayAPIError) -> ProductPurchase {
+        try ProductPurchase(json: try send("GET", application + ["purchases", "products", productId, "tokens", purchaseToken]) ?? [:])
+    }
+
+    /// `purchases.subscriptions.acknowledge`: without it Google refunds the purchase after 3 days.
+    public func acknowledgeSubscription(subscriptionId: String, purchaseToken: String) throws(GooglePlayAPIError) {
+        _ = try send(
+            "POST", application + ["purchases", "subscriptions", subscriptionId, "tokens", purchaseToken + ":acknowledge"], body: [:])
+    }
+
+    /// `purchases.products.acknowledge`.
+    public func acknowledgeProduct(productId: String, purchaseToken: String) throws(GooglePlayAPIError) {
+        _ = try send("POST", application + ["purchases", "products", productId, "tokens", purchaseToken + ":acknowledge"], body: [:])
+    }
+
+    /// `purchases.voidedpurchases.list` since `startTime` (epoch ms), every page.
+    public func voidedPurchases(since startTime: Int64?) throws(GooglePlayAPIError) -> [VoidedPurchase] {
+        var found: [VoidedPurchase] = []
+        var page: String?
+        repeat {
+            var query: [(String, String)] = [("type", "1")]  // subscriptions and one-time products
+            if let startTime { query.append(("startTime", String(startTime))) }
+            if let page { query.append(("token", page)) }
+            let answer = try send("GET", application + ["purchases", "voidedpurchases"], query: query) ?? [:]
+            for item in answer["voidedPurchases"]?.arrayValue?.compactMap(\.objectValue) ?? [] {
+                guard let token = item["purchaseToken"]?.stringValue, let time = PlayTime.number(item["voidedTimeMillis"]) else {
+                    continue
+                }
+                found.append(
+                    VoidedPurchase(
+                        purchaseToken: token, orderId: item["orderId"]?.stringValue, voidedTime: time,
+                        voidedReason: PlayTime.number(item["voidedReason"])))
+            }
+            page = answer["tokenPagination"]?["nextPageToken"]?.stringValue
+        } while page != nil
+        return found
+    }
+
+    // MARK: - Transport
+
+    /// One call; a 401 is retried once with a fresh token (Google may revoke one early).
+    func send(
+        _ method: String, _ path: [String], query: [(String, String)] = [], body: JSONObject? = nil, retried: Bool = false
+    ) throws(GooglePlayAPIError) -> JSONObject? {
+        var headers: [(name: String, value: String)] = [
+            ("Authorization", "Bearer \(try tokens.token())"), ("Accept", "application/json"), ("User-Agent", "Entitle"),
+        ]
+        if body != nil { headers.append(("Content-Type", "application/json")) }
+        let url =
+            baseURL + "/" + path.map(Self.escape).joined(separator: "/")
+            + (query.isEmpty ? "" : "?" + query.map { Self.escape($0.0) + "=" + Self.escape($0.1) }.joined(separator: "&"))
+        let response: HTTPClientResponse
+        do {
+            response = try http.send(
+                HTTPClientRequest(method: method, url: url, headers: headers, body: body.map { JSONValue.object($0).serializedBytes }))
+        } catch {
+            throw .transport(error.description)
+        }
+        let json = (try? JSONParser.parse(response.body))?.objectValue
+        let message = json?["error"]?["message"]?.stringValue ?? "HTTP \(response.status)"
+        switch response.status {
+        case 200..<300: return json
+        case 401 where !retried:
+            tokens.invalidate()
+            return try send(method, path, query: query, body: body, retried: true)
+        case 401, 403: throw .auth(message)
+        case 404, 410: throw .notFound(message)
+        case 429, 500...: throw .unavailable(status: response.status, message: message)
+        default: throw .api(status: response.status, message: message)
+        }
+    }
+
+    /// Path segments are percent-encoded, except the `:acknowledge` verb Google's paths end with.
+    static func escape(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~:")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+}
+
+extension String {
+    func trimmingSuffix(_ suffix: String) -> String { hasSuffix(suffix) ? String(dropLast(suffix.count)) : self }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import JSON
+
+/// `purchases.subscriptionsv2.get`'s answer, read into what Entitle needs; `json` keeps Google's
+/// whole answer for the history.
+public struct SubscriptionPurchaseV2: Sendable {
+    public struct LineItem: Sendable, Equatable {
+        public var productId: String
+        public var expiryTime: Int64?
+        public var autoRenewEnabled: Bool?
+        public var basePlanId: String?
+        public var offerId: String?
+        public var offerTags: [String]
+    }
+
+    public var json: JSONObject
+    public var subscriptionState: String
+    public var startTime: Int64?
+    public var lineItems: [LineItem]
+    public var linkedPurchaseToken: String?
+    public var latestOrderId: String?
+    /// Bought by a license tester: a test purchase, Entitle's Sandbox.
+    public var isTestPurchase: Bool
+    public var isAcknowledged: Bool
+    public var obfuscatedExternalAccountId: String?
+
+    public init(json: JSONObject) throws(GooglePlayAPIError) {
+        guard let state = json["subscriptionState"]?.stringValue else { throw .decoding("no subscriptionState") }
+        let items = json["lineItems"]?.arrayValue?.compactMap(\.objectValue) ?? []
+        guard !items.isEmpty else { throw .decoding("no lineItems") }
+        self.json = json
+        subscriptionState = state
+        startTime = json["startTime"]?.stringValue.flatMap(PlayTime.milliseconds)
+        lineItems = try items.map { item throws(GooglePlayAPIError) in
+            guard let product = item["productId"]?.stringValue else { throw .decoding("a line item without productId") }
+            let offer = item["offerDetails"]?.objectValue
+            return LineItem(
+                productId: product, expiryTime: item["expiryTime"]?.stringValue.flatMap(PlayTime.milliseconds),
+                autoRenewEnabled: item["autoRenewingPlan"]?["autoRenewEnabled"]?.boolValue,
+                basePlanId: offer?["basePlanId"]?.stringValue, offerId: offer?["offerId"]?.stringValue,
+                offerTags: offer?["offerTags"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        }
+        linkedPurchaseToken = json["linkedPurchaseToken"]?.stringValue
+        latestOrderId = json["latestOrderId"]?.stringValue
+        isTestPurchase = json["testPurchase"] != nil
+        isAcknowledged = json["acknowledgementState"]?.stringValue == "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED"
+        obfuscatedExternalAccountId = json["externalAccountIdentifiers"]?["obfuscatedExternalAccountId"]?.stringValue
+    }
+}
+
+/// `purchases.products.get`'s answer (a one-time product).
+public struct ProductPurchase: Sendable {
+    public var json: JSONObject
+    public var purchaseTime: Int64?
+    /// 0 purchased, 1 canceled, 2 pending.
+    public var purchaseState: Int64
+    public var orderId: String?
+    /// `purchaseType` 0: a license tester's.
+    public var isTestPurchase: Bool
+    public var isAcknowledged: Bool
+    public var obfuscatedExternalAccountId: String?
+
+    public init(json: JSONObject) throws(GooglePlayAPIError) {
+        guard let state = json["purchaseState"]?.int64Value else { throw .decoding("no purchaseState") }
+        self.json = json
+        purchaseState = state
+        purchaseTime = PlayTime.number(json["purchaseTimeMillis"])
+        orderId = json["orderId"]?.stringValue
+        isTestPurchase = PlayTime.number(json["purchaseType"]) == 0
+        isAcknowledged = PlayTime.number(json["acknowledgementState"]) == 1
+        obfuscatedExternalAccountId = json["obfuscatedExternalAccountId"]?.stringValue
+    }
+}
+
+/// One entry of `purchases.voidedpurchases.list`.
+public struct VoidedPurchase: Sendable, Equatable {
+    public var purchaseToken: String
+    public var orderId: String?
+    public var voidedTime: Int64
+    public var voidedReason: Int64?
+}
+
+/// Google's times: RFC 3339 text (`2024-05-01T12:00:00.123Z`) or milliseconds as a string.
+enum PlayTime {
+    static func milliseconds(_ text: String) -> Int64? {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let date = formatter.date(from: text) ?? ISO8601DateFormatter().date(from: text)
+        return date.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
+    }
+
+    /// Numbers Google sends as strings (`"1714564800000"`) or as numbers.
+    static func number(_ value: JSONValue?) -> Int64? { value?.int64Value ?? value?.stringValue.flatMap { Int64($0) } }
+}
