@@ -19,6 +19,8 @@ public struct ProductGrant: Sendable, Equatable {
     public var store = "app_store"
     /// The promotional grant behind it; it confers its own entitlement, not a product's.
     public var promotional: PromotionalGrant?
+    /// The Google Play purchase behind it (`store` is `play_store`).
+    public var purchaseToken: String?
 
     public init(_ subscription: SubscriptionState) {
         environment = subscription.environment

@@ -61,6 +61,10 @@ public struct FactBatch: Sendable {
     public var webhookTestId: String?
     /// A promotional grant given, or revoked (the same id stored again with `revokedAt`).
     public var grant: PromotionalGrant?
+    /// Google Play purchases as just read from Google, with Google's answer as text.
+    public var playPurchases: [(purchase: PlayPurchase, json: String)] = []
+    /// The Pub/Sub message that brought them: stored once; the same id again is a duplicate.
+    public var pubsubMessageId: String?
 
     public init(appId: String, environment: String) {
         self.appId = appId
@@ -198,6 +202,12 @@ public protocol FactStore: Sendable {
     func subscriptionIds(appId: String, environment: String, after: String?, limit: Int) throws -> [String]
     /// Notifications received since `since`, counted per hour, environment and type.
     func notificationCounts(appId: String, since: Int64) throws -> [NotificationCount]
+
+    // MARK: Google Play
+
+    /// A customer's Play purchases in every environment, oldest first.
+    func playPurchases(appId: String, appAccountToken: String) throws -> [PlayPurchase]
+    func playPurchase(appId: String, purchaseToken: String) throws -> PlayPurchase?
 }
 
 extension FactStore {

@@ -26,6 +26,9 @@ public final class InMemoryFactStore: FactStore {
         /// Promotional grants by app and id, and the order they were first stored in.
         var grants: [Key: PromotionalGrant] = [:]
         var grantOrder: [Key] = []
+        /// Play purchases by app and purchase token, and the Pub/Sub messages applied.
+        var playPurchases: [Key: PlayPurchase] = [:]
+        var pubsubMessages: Set<Key> = []
 
         func grants(_ appId: String, _ environment: String, token: String) -> [PromotionalGrant] {
             grantOrder.filter { $0.app == appId }.compactMap { grants[$0] }.filter {
@@ -102,6 +105,9 @@ public final class InMemoryFactStore: FactStore {
             {
                 return (.duplicateNotification, [])
             }
+            if let message = batch.pubsubMessageId, state.pubsubMessages.contains(Key(app: batch.appId, environment: "", id: message)) {
+                return (.duplicateNotification, [])
+            }
             func key(_ id: String) -> Key { Key(app: batch.appId, environment: batch.environment, id: id) }
             let pending = try batch.eventWriter.map {
                 try FactChange.read(batch, environments: $0.environments, from: Reader(state: state, appId: batch.appId))
@@ -159,6 +165,16 @@ public final class InMemoryFactStore: FactStore {
                 }
             }
             if let sync = batch.syncRevision { state.revisions[key(sync.originalTransactionId)] = sync.revision }
+            if let message = batch.pubsubMessageId { state.pubsubMessages.insert(Key(app: batch.appId, environment: "", id: message)) }
+            for (purchase, _) in batch.playPurchases {
+                let purchaseKey = Key(app: batch.appId, environment: "", id: purchase.purchaseToken)
+                let stored = state.playPurchases[purchaseKey]
+                guard stored.map({ purchase.readAt >= $0.readAt }) ?? true else { continue }
+                var merged = purchase
+                merged.appAccountToken = purchase.appAccountToken ?? stored?.appAccountToken
+                merged.voidedAt = stored?.voidedAt ?? purchase.voidedAt
+                state.playPurchases[purchaseKey] = merged
+            }
             if let grant = batch.grant {
                 let grantKey = Key(app: batch.appId, environment: "", id: grant.id)
                 if let stored = state.grants[grantKey] {
@@ -433,5 +449,18 @@ public final class InMemoryFactStore: FactStore {
             }
             return counts.values.sorted { ($0.hourStart, $0.notificationType) < ($1.hourStart, $1.notificationType) }
         }
+    }
+
+    // MARK: - Google Play
+
+    public func playPurchases(appId: String, appAccountToken: String) throws -> [PlayPurchase] {
+        state.withLock { state in
+            state.playPurchases.filter { $0.key.app == appId && $0.value.appAccountToken == appAccountToken }.map(\.value)
+                .sorted { ($0.startTime, $0.purchaseToken) < ($1.startTime, $1.purchaseToken) }
+        }
+    }
+
+    public func playPurchase(appId: String, purchaseToken: String) throws -> PlayPurchase? {
+        state.withLock { $0.playPurchases[Key(app: appId, environment: "", id: purchaseToken)] }
     }
 }

@@ -5,10 +5,35 @@ public struct CatalogProduct: Sendable {
     public var entitlements: [String]
     /// The length of a non-renewing subscription (ISO 8601, e.g. `P1M`).
     public var duration: ISO8601Duration?
+    /// The same product on Google Play (`"googlePlay": {"productId", "basePlanId"?}`), so one
+    /// entitlement can be granted by either store.
+    public var googlePlay: GooglePlayProduct?
 
     public init(subscriptionGroup: String? = nil, entitlements: [String] = [], duration: ISO8601Duration? = nil) {
         self.subscriptionGroup = subscriptionGroup
         self.entitlements = entitlements
         self.duration = duration
+    }
+}
+
+/// A Google Play product: a subscription's id and (optionally) one of its base plans, or a
+/// one-time product's id.
+public struct GooglePlayProduct: Sendable, Equatable {
+    public var productId: String
+    public var basePlanId: String?
+
+    public init(productId: String, basePlanId: String?) {
+        self.productId = productId
+        self.basePlanId = basePlanId
+    }
+}
+
+extension [String: CatalogProduct] {
+    /// The catalog product a Play purchase is: the one naming its product id and base plan, else
+    /// the one naming its product id without a base plan.
+    public func catalogId(playProduct productId: String, basePlanId: String?) -> String? {
+        let matching = filter { $0.value.googlePlay?.productId == productId }
+        return matching.first { $0.value.googlePlay?.basePlanId != nil && $0.value.googlePlay?.basePlanId == basePlanId }?.key
+            ?? matching.filter { $0.value.googlePlay?.basePlanId == nil }.keys.sorted().first
     }
 }

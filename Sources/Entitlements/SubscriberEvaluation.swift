@@ -8,6 +8,8 @@ public struct SubscriberStatus: Sendable, Equatable {
     public var nonSubscriptions: [TransactionRecord] = []
     /// The best grant for each entitlement name (EntitlementResolver's rule).
     public var entitlements: [String: ProductGrant] = [:]
+    /// Google Play purchases (subscriptions and one-time products) and their states.
+    public var playPurchases: [PlayPurchaseState] = []
 
     public init() {}
 }
@@ -34,7 +36,7 @@ public enum SubscriberEvaluation {
     public static func evaluate(
         _ environments: [(environment: String, facts: [SubscriptionFacts])], now: Int64,
         products: [String: CatalogProduct], billingRetryGrantsAccess: Bool, promotional: [PromotionalGrant] = [],
-        grantsAccess: (String) -> Bool
+        play: [PlayPurchase] = [], grantsAccess: (String) -> Bool
     ) -> SubscriberStatus {
         var status = SubscriberStatus()
         var grants: [ProductGrant] = []
@@ -47,6 +49,9 @@ public enum SubscriberEvaluation {
             if grantsAccess(environment) { grants += one.grants }
         }
         grants += promotional.filter { grantsAccess($0.environment) }.compactMap { $0.productGrant(at: now) }
+        let fromPlay = PlayEvaluation.evaluate(play, now: now, products: products, billingRetryGrantsAccess: billingRetryGrantsAccess)
+        status.playPurchases = fromPlay.states
+        grants += fromPlay.grants.filter { grantsAccess($0.environment) }
         status.entitlements = EntitlementResolver.resolve(grants) { products[$0]?.entitlements ?? [] }
         return status
     }

@@ -126,6 +126,11 @@ public final class SQLiteFactStore: FactStore {
             ]).run()
             if database.changes == 0 { return (.duplicateNotification, []) }
         }
+        if let message = batch.pubsubMessageId,
+            try !recordMessage(message, app: batch.appId, at: batch.requestedAt, into: database)
+        {
+            return (.duplicateNotification, [])
+        }
         // What the batch changes, read once before writing (events are derived from it).
         let pending = try batch.eventWriter.map {
             try FactChange.read(
@@ -193,6 +198,7 @@ public final class SQLiteFactStore: FactStore {
                 """
             ).bind([.text(batch.appId), .text(batch.environment), .text(sync.originalTransactionId), .text(sync.revision)]).run()
         }
+        for (purchase, json) in batch.playPurchases { try upsert(purchase, json: json, app: batch.appId, into: database) }
         if let grant = batch.grant {
             try upsert(grant, app: batch.appId, into: database)
             memory.grantedTokens.add(batch.appId, grant.appAccountToken)

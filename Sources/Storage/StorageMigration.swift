@@ -72,6 +72,14 @@ public enum StorageMigration {
                 "app_id", "id", "environment", "app_account_token", "entitlement", "starts_at", "expires_date", "reason", "granted_by",
                 "revoked_at", "revoked_by",
             ]),
+        Table(
+            name: "play_purchases",
+            columns: [
+                "app_id", "purchase_token", "kind", "product_id", "base_plan_id", "offer_id", "environment", "google_state",
+                "start_time", "expiry_time", "auto_renewing", "linked_purchase_token", "acknowledged", "app_account_token", "order_id",
+                "voided_at", "read_at", "json",
+            ]),
+        Table(name: "pubsub_messages", columns: ["app_id", "message_id", "received_at"]),
     ]
 
     public static func copy(from sqlitePath: String, to url: String, progress: (String) -> Void = { _ in }) throws -> [TableReport] {

@@ -266,4 +266,6 @@ private struct FailingStore: FactStore {
     func deliveries(appId: String, eventId: String) throws -> [WebhookDelivery] { throw error }
     func subscriptionIds(appId: String, environment: String, after: String?, limit: Int) throws -> [String] { throw error }
     func notificationCounts(appId: String, since: Int64) throws -> [NotificationCount] { throw error }
+    func playPurchases(appId: String, appAccountToken: String) throws -> [PlayPurchase] { throw error }
+    func playPurchase(appId: String, purchaseToken: String) throws -> PlayPurchase? { throw error }
 }

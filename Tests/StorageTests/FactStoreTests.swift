@@ -242,6 +242,40 @@ class FactStoreContract: XCTestCase {
         XCTAssertEqual(try store.notificationCounts(appId: "app", since: 7), [])
     }
 
+    // MARK: - Google Play
+
+    private func play(_ token: String, state: String, read: Int64, voided: Int64? = nil, customer: String? = nil) -> PlayPurchase {
+        PlayPurchase(
+            purchaseToken: token, kind: .subscription, productId: "pro", basePlanId: "monthly", offerId: nil, environment: "Production",
+            googleState: state, startTime: 1_000, expiryTime: 5_000, autoRenewing: true, linkedPurchaseToken: nil, acknowledged: false,
+            appAccountToken: customer, orderId: "GPA.1", voidedAt: voided, readAt: read)
+    }
+
+    func testPlayPurchasesKeepTheLatestReadAndNeverForgetAVoid() throws {
+        let store = try makeStore()
+        var batch = FactBatch(appId: "app", environment: "Production")
+        batch.playPurchases = [(play("p1", state: "SUBSCRIPTION_STATE_ACTIVE", read: 10, customer: customer), "{}")]
+        batch.pubsubMessageId = "m1"
+        XCTAssertEqual(try store.apply(batch), .applied)
+        XCTAssertEqual(try store.apply(batch), .duplicateNotification, "the same Pub/Sub message is applied once")
+        var later = FactBatch(appId: "app", environment: "Production")
+        later.playPurchases = [(play("p1", state: "SUBSCRIPTION_STATE_CANCELED", read: 20, voided: 15), "{}")]
+        XCTAssertEqual(try store.apply(later), .applied)
+        var older = FactBatch(appId: "app", environment: "Production")
+        older.playPurchases = [(play("p1", state: "SUBSCRIPTION_STATE_ON_HOLD", read: 5), "{}")]
+        XCTAssertEqual(try store.apply(older), .applied, "an older read is accepted and ignored")
+        let stored = try XCTUnwrap(try store.playPurchase(appId: "app", purchaseToken: "p1"))
+        XCTAssertEqual(stored.googleState, "SUBSCRIPTION_STATE_CANCELED")
+        XCTAssertEqual(stored.voidedAt, 15)
+        XCTAssertEqual(stored.appAccountToken, customer, "the link stays when a later read has none")
+        var unvoided = FactBatch(appId: "app", environment: "Production")
+        unvoided.playPurchases = [(play("p1", state: "SUBSCRIPTION_STATE_CANCELED", read: 30), "{}")]
+        XCTAssertEqual(try store.apply(unvoided), .applied)
+        XCTAssertEqual(try store.playPurchase(appId: "app", purchaseToken: "p1")?.voidedAt, 15, "a void is never forgotten")
+        XCTAssertEqual(try store.playPurchases(appId: "app", appAccountToken: customer).map(\.purchaseToken), ["p1"])
+        XCTAssertEqual(try store.playPurchases(appId: "other", appAccountToken: customer), [])
+    }
+
     final class RecordingWriter: EventWriting, @unchecked Sendable {
         let environments = ["Sandbox"]
         var changes: [FactChange] = []
@@ -388,7 +422,7 @@ final class PostgreSQLFactStoreTests: FactStoreContract {
         }
         XCTAssertEqual(failures.all, [])
         let applied = try runProcess("psql", [url, "-At", "-c", "SELECT count(*), max(version) FROM schema_migrations"])
-        XCTAssertEqual(applied.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "2|2", "each of the two migrations once")
+        XCTAssertEqual(applied.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "3|3", "each of the three migrations once")
     }
 }
 
@@ -421,7 +455,7 @@ final class SQLiteFactStoreTests: FactStoreContract {
         XCTAssertEqual(try reopened.integrityCheck(), "ok")
         let mode = try runProcess("sqlite3", [path, "PRAGMA journal_mode; PRAGMA user_version;"])
         XCTAssertEqual(mode.status, 0, "the sqlite3 command line (Debian's sqlite3) is needed: \(mode.stderr)")
-        XCTAssertEqual(mode.stdout, "wal\n8\n")
+        XCTAssertEqual(mode.stdout, "wal\n9\n")
     }
 
     /// The README promises WAL and `synchronous = FULL`: an acknowledged fact survives power loss.

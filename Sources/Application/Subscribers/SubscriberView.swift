@@ -7,7 +7,8 @@ enum SubscriberView {
     static func render(_ status: SubscriberStatus, appAccountToken: String?, environment: AppStoreEnvironment) -> JSONObject {
         var subscriptions = JSONObject()
         for state in status.subscriptions { subscriptions[state.productId] = .object(json(state)) }
-        let nonSubscriptions: [JSONValue] = status.nonSubscriptions.map { .object(json($0)) }
+        var nonSubscriptions: [JSONValue] = status.nonSubscriptions.map { .object(json($0)) }
+        addPlay(status, to: &subscriptions, &nonSubscriptions)
         var entitlements = JSONObject()
         for name in status.entitlements.keys.sorted() { entitlements[name] = .object(json(status.entitlements[name]!)) }
         var subscriber = JSONObject()
@@ -39,12 +40,13 @@ enum SubscriberView {
             entry["isSandbox"] = .bool(isSandbox(chosen[productId]!.environment))
             subscriptions[productId] = .object(entry)
         }
-        let nonSubscriptions: [JSONValue] = status.nonSubscriptions.map { transaction in
+        var nonSubscriptions: [JSONValue] = status.nonSubscriptions.map { transaction in
             var item = json(transaction)
             item["environment"] = .string(transaction.environment)
             item["isSandbox"] = .bool(isSandbox(transaction.environment))
             return .object(item)
         }
+        addPlay(status, to: &subscriptions, &nonSubscriptions, marksSandbox: true)
         var entitlements = JSONObject()
         for name in status.entitlements.keys.sorted() {
             let grant = status.entitlements[name]!
@@ -61,6 +63,43 @@ enum SubscriberView {
         subscriber["subscriptions"] = .object(subscriptions)
         subscriber["nonSubscriptions"] = .array(nonSubscriptions)
         return subscriber
+    }
+
+    /// Google Play purchases beside the App Store's: subscriptions under `googlePlay:<productId>`
+    /// (`:<basePlanId>`), one-time products among `nonSubscriptions`; each says `"store":
+    /// "play_store"`. A purchase another one replaced is left out (its successor carries on).
+    static func addPlay(
+        _ status: SubscriberStatus, to subscriptions: inout JSONObject, _ nonSubscriptions: inout [JSONValue], marksSandbox: Bool = false
+    ) {
+        for state in status.playPurchases where !state.isSuperseded {
+            var item = json(state)
+            if marksSandbox { item["isSandbox"] = .bool(isSandbox(state.purchase.environment)) }
+            if state.purchase.kind == .product {
+                nonSubscriptions.append(.object(item))
+            } else {
+                subscriptions["googlePlay:" + state.purchase.productId + (state.purchase.basePlanId.map { ":" + $0 } ?? "")] = .object(item)
+            }
+        }
+    }
+
+    static func json(_ state: PlayPurchaseState) -> JSONObject {
+        let purchase = state.purchase
+        var object: JSONObject = [
+            "store": "play_store", "state": .string(state.state), "isActive": .bool(state.isActive),
+            "googleProductId": .string(purchase.productId), "purchaseToken": .string(purchase.purchaseToken),
+        ]
+        if let catalog = state.catalogProductId { object["productId"] = .string(catalog) }
+        if let plan = purchase.basePlanId { object["basePlanId"] = .string(plan) }
+        if let offer = purchase.offerId { object["offerId"] = .string(offer) }
+        if let order = purchase.orderId { object["orderId"] = .string(order) }
+        Timestamps.set(&object, "purchaseDate", purchase.startTime)
+        Timestamps.set(&object, "expiresDate", purchase.expiryTime)
+        if purchase.kind == .subscription { object["willRenew"] = .bool(state.willRenew) }
+        Timestamps.set(&object, "revocationDate", purchase.voidedAt)
+        if let linked = purchase.linkedPurchaseToken { object["linkedPurchaseToken"] = .string(linked) }
+        object["acknowledged"] = .bool(purchase.acknowledged)
+        object["environment"] = .string(purchase.environment)
+        return object
     }
 
     /// Anything but Production is a test purchase.
@@ -115,6 +154,7 @@ enum SubscriberView {
         if let ownership = entitlement.ownershipType { object["ownershipType"] = .string(ownership) }
         object["store"] = .string(entitlement.store)
         if let grant = entitlement.promotional { object["grantId"] = .string(grant.id) }
+        if let token = entitlement.purchaseToken { object["purchaseToken"] = .string(token) }
         return object
     }
 

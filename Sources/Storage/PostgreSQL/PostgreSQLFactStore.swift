@@ -97,6 +97,7 @@ public final class PostgreSQLFactStore: FactStore {
         var lockKeys = batch.touchedSubscriptions.map { "\(batch.appId)\u{0}\(batch.environment)\u{0}\($0)" }
         // Two revocations of one grant at once: the second sees the first's and causes no event.
         if let grant = batch.grant { lockKeys.append("\(batch.appId)\u{0}grant\u{0}\(grant.id)") }
+        for (purchase, _) in batch.playPurchases { lockKeys.append("\(batch.appId)\u{0}play\u{0}\(purchase.purchaseToken)") }
         for key in lockKeys.sorted() {
             try db.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [.text(key)])
         }
@@ -113,6 +114,9 @@ public final class PostgreSQLFactStore: FactStore {
                     .integer(notification.receivedAt), .from(notification.originalTransactionId), .text(notification.jws),
                 ])
             if inserted.isEmpty { throw rolledBack(.duplicateNotification) }
+        }
+        if let message = batch.pubsubMessageId, try !recordMessage(message, app: batch.appId, at: batch.requestedAt, db) {
+            throw rolledBack(.duplicateNotification)
         }
         let pending = try batch.eventWriter.map {
             try FactChange.read(batch, environments: $0.environments, from: PostgreSQLFactReader(db: db, appId: batch.appId))
@@ -189,6 +193,7 @@ public final class PostgreSQLFactStore: FactStore {
                 ON CONFLICT (app_id, environment, original_transaction_id) DO UPDATE SET revision = excluded.revision
                 """, [.text(batch.appId), .text(batch.environment), .text(sync.originalTransactionId), .text(sync.revision)])
         }
+        for (purchase, json) in batch.playPurchases { try upsert(purchase, json: json, app: batch.appId, db) }
         if let grant = batch.grant { try upsert(grant, app: batch.appId, db) }
         var events: [OutboxEvent] = []
         if let writer = batch.eventWriter, let pending {

@@ -85,6 +85,18 @@ enum PostgreSQLMigrations {
         CREATE INDEX events_by_token ON events (app_id, app_account_token);
         CREATE INDEX deliveries_by_event ON deliveries (app_id, event_id);
         """,
+        // 3: SQLite's migration 9: Google Play purchases and the Pub/Sub messages applied.
+        """
+        CREATE TABLE play_purchases (
+            app_id TEXT NOT NULL, purchase_token TEXT NOT NULL, kind TEXT NOT NULL, product_id TEXT NOT NULL,
+            base_plan_id TEXT, offer_id TEXT, environment TEXT NOT NULL, google_state TEXT NOT NULL,
+            start_time BIGINT NOT NULL, expiry_time BIGINT, auto_renewing BIGINT NOT NULL, linked_purchase_token TEXT,
+            acknowledged BIGINT NOT NULL, app_account_token TEXT, order_id TEXT, voided_at BIGINT, read_at BIGINT NOT NULL,
+            json TEXT NOT NULL, PRIMARY KEY (app_id, purchase_token));
+        CREATE INDEX play_purchases_by_token ON play_purchases (app_id, app_account_token, start_time);
+        CREATE TABLE pubsub_messages (
+            app_id TEXT NOT NULL, message_id TEXT NOT NULL, received_at BIGINT NOT NULL, PRIMARY KEY (app_id, message_id));
+        """,
     ]
 
     static func migrate(_ pool: PostgreSQLPool) throws {

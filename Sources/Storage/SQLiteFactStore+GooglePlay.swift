@@ -1,0 +1,83 @@
+import Entitlements
+
+/// Google Play purchases on SQLite: each stored as last read from Google (a later read replaces
+/// an earlier one, a void is never forgotten), and the Pub/Sub messages already applied.
+extension SQLiteFactStore {
+    /// Records the message; false when it was applied before (the batch is then a duplicate).
+    static func recordMessage(_ id: String, app: String, at receivedAt: Int64, into database: SQLiteDatabase) throws -> Bool {
+        try database.statement(
+            "INSERT INTO pubsub_messages (app_id, message_id, received_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
+        ).bind([.text(app), .text(id), .integer(receivedAt)]).run()
+        return database.changes > 0
+    }
+
+    static func upsert(_ purchase: PlayPurchase, json: String, app: String, into database: SQLiteDatabase) throws {
+        try database.statement(
+            """
+            INSERT INTO play_purchases (app_id, purchase_token, kind, product_id, base_plan_id, offer_id, environment, google_state,
+                start_time, expiry_time, auto_renewing, linked_purchase_token, acknowledged, app_account_token, order_id, voided_at,
+                read_at, json)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (app_id, purchase_token) DO UPDATE SET
+                kind = excluded.kind, product_id = excluded.product_id, base_plan_id = excluded.base_plan_id,
+                offer_id = excluded.offer_id, environment = excluded.environment, google_state = excluded.google_state,
+                start_time = excluded.start_time, expiry_time = excluded.expiry_time, auto_renewing = excluded.auto_renewing,
+                linked_purchase_token = excluded.linked_purchase_token, acknowledged = excluded.acknowledged,
+                app_account_token = COALESCE(excluded.app_account_token, play_purchases.app_account_token),
+                order_id = excluded.order_id, voided_at = COALESCE(play_purchases.voided_at, excluded.voided_at),
+                read_at = excluded.read_at, json = excluded.json
+            WHERE excluded.read_at >= play_purchases.read_at
+            """
+        ).bind(
+            [.text(app)] + playValues(purchase) + [.text(json)]
+        ).run()
+    }
+
+    /// The purchase's columns from `purchase_token` through `read_at`, in table order.
+    static func playValues(_ purchase: PlayPurchase) -> [SQLiteValue] {
+        [
+            .text(purchase.purchaseToken), .text(purchase.kind.rawValue), .text(purchase.productId), .from(purchase.basePlanId),
+            .from(purchase.offerId), .text(purchase.environment), .text(purchase.googleState), .integer(purchase.startTime),
+            .from(purchase.expiryTime), .from(purchase.autoRenewing), .from(purchase.linkedPurchaseToken),
+            .from(purchase.acknowledged), .from(purchase.appAccountToken), .from(purchase.orderId), .from(purchase.voidedAt),
+            .integer(purchase.readAt),
+        ]
+    }
+
+    static let playColumns = """
+        purchase_token, kind, product_id, base_plan_id, offer_id, environment, google_state, start_time, expiry_time,
+        auto_renewing, linked_purchase_token, acknowledged, app_account_token, order_id, voided_at, read_at
+        """
+
+    static func playPurchase(_ query: SQLiteStatement) -> PlayPurchase {
+        PlayPurchase(
+            purchaseToken: query.text(0) ?? "", kind: PlayPurchase.Kind(rawValue: query.text(1) ?? "") ?? .subscription,
+            productId: query.text(2) ?? "", basePlanId: query.text(3), offerId: query.text(4), environment: query.text(5) ?? "",
+            googleState: query.text(6) ?? "", startTime: query.int64(7) ?? 0, expiryTime: query.int64(8),
+            autoRenewing: query.int64(9) == 1, linkedPurchaseToken: query.text(10), acknowledged: query.int64(11) == 1,
+            appAccountToken: query.text(12), orderId: query.text(13), voidedAt: query.int64(14), readAt: query.int64(15) ?? 0)
+    }
+
+    static func playPurchases(_ database: SQLiteDatabase, appId: String, appAccountToken: String) throws -> [PlayPurchase] {
+        let query = try database.statement(
+            "SELECT \(playColumns) FROM play_purchases WHERE app_id = ? AND app_account_token = ? ORDER BY start_time, purchase_token"
+        ).bind([.text(appId), .text(appAccountToken)])
+        var found: [PlayPurchase] = []
+        while try query.step() { found.append(playPurchase(query)) }
+        return found
+    }
+
+    static func playPurchase(_ database: SQLiteDatabase, appId: String, purchaseToken: String) throws -> PlayPurchase? {
+        let query = try database.statement("SELECT \(playColumns) FROM play_purchases WHERE app_id = ? AND purchase_token = ?")
+            .bind([.text(appId), .text(purchaseToken)])
+        return try query.step() ? playPurchase(query) : nil
+    }
+
+    public func playPurchases(appId: String, appAccountToken: String) throws -> [PlayPurchase] {
+        try read { try Self.playPurchases($0, appId: appId, appAccountToken: appAccountToken) }
+    }
+
+    public func playPurchase(appId: String, purchaseToken: String) throws -> PlayPurchase? {
+        try read { try Self.playPurchase($0, appId: appId, purchaseToken: purchaseToken) }
+    }
+}
