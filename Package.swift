@@ -60,7 +60,7 @@ let package = Package(
         .target(name: "HTTP", dependencies: ["CLinux"], path: "Sources/HTTP"),
         .target(
             name: "Application",
-            dependencies: ["AppStore", "AppStoreAPI", "Crypto", "Entitlements", "HTTPClient", "JSON", "Storage"],
+            dependencies: ["AppStore", "AppStoreAPI", "Crypto", "Entitlements", "GooglePlay", "HTTPClient", "JSON", "Storage"],
             path: "Sources/Application"
         ),
         .target(

@@ -23,6 +23,8 @@ public final class AppServices: Sendable {
     public let history: CustomerHistory
     public let search: CustomerSearch
     public let overview: Overview
+    /// The app's Google Play side, when it sells there.
+    public let googlePlay: GooglePlayService?
     let pool: BlockingPool
     let instrumentation: any Instrumentation
 
@@ -60,6 +62,12 @@ public final class AppServices: Sendable {
         history = CustomerHistory(app: app, store: store, pool: pool)
         search = CustomerSearch(app: app, store: store, subscribers: subscribers, sync: sync, pool: pool)
         overview = Overview(app: app, store: store, pool: pool, failures: failures)
+        let queries = subscribers
+        var googlePlay = app.googlePlay.map {
+            GooglePlayService(app: app, settings: $0, store: store, subscribers: queries, pool: pool, instrumentation: instrumentation)
+        }
+        googlePlay?.eventWriter = eventWriter
+        self.googlePlay = googlePlay
         transactions = TransactionIngestion(
             app: app, verification: verification, store: store, subscribers: subscribers,
             pool: pool, instrumentation: instrumentation, tokenReporter: tokenReporter, eventWriter: eventWriter)
@@ -85,6 +93,14 @@ public final class AppServices: Sendable {
                     kind: kind, environment: nil,
                     result: .invalid(VerificationFailure(.retryableVerificationFailure, "the server is busy; try again"))))
         }
+    }
+
+    /// The Google Play use cases, or why the app has none.
+    public func requireGooglePlay() throws(ServiceError) -> GooglePlayService {
+        guard let googlePlay else {
+            throw ServiceError(status: 422, code: "GOOGLE_PLAY_NOT_CONFIGURED", message: "this app has no googlePlay configuration")
+        }
+        return googlePlay
     }
 
     /// The sync use cases, or why the app has none.

@@ -1,6 +1,8 @@
 import AppStore
+import Crypto
 import Entitlements
 import Foundation
+import GooglePlay
 import JSON
 
 /// The application: every app's use cases over one store and one blocking pool. The HTTP server
@@ -67,6 +69,33 @@ public final class EntitleApplication: Sendable {
             return
         }
         services.notifications.ingest(parsed, body: body, receivedAt: receivedAt, completion: completion)
+    }
+
+    /// A Pub/Sub push of a Google Play real-time developer notification: routed to the app whose
+    /// package it names, trusted only once its OIDC token verifies for that app (401 otherwise,
+    /// nothing stored), then applied once per `messageId` (on the pool: it reads from Google).
+    public func ingestGooglePush(
+        authorization: String?, body: [UInt8], receivedAt: Date,
+        completion: @escaping @Sendable (Result<GooglePlayService.PushOutcome, any Error>) -> Void
+    ) {
+        guard let push = (try? JSONParser.parse(body))?.objectValue, let message = push["message"]?.objectValue,
+            let data = message["data"]?.stringValue, let decoded = try? Base64.decode(data),
+            let notification = (try? JSONParser.parse(decoded))?.objectValue,
+            let messageId = message["messageId"]?.stringValue ?? message["message_id"]?.stringValue
+        else {
+            completion(.failure(ServiceError.badRequest("not a Pub/Sub push of a developer notification")))
+            return
+        }
+        let package = notification["packageName"]?.stringValue
+        guard let play = apps.values.first(where: { $0.app.googlePlay?.packageName == package })?.googlePlay else {
+            completion(.failure(PubSubPushVerifier.Refusal(reason: "no configured app has package \(package ?? "(absent)")")))
+            return
+        }
+        pool.run(
+            {
+                try play.verifier.verify(authorization: authorization, now: receivedAt)
+                return try play.push(notification, messageId: messageId, receivedAt: receivedAt)
+            }, completion: completion)
     }
 
     /// Starts delivering every app's outbox (webhooks, forwarding) on their own threads. Pending

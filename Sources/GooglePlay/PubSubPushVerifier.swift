@@ -42,7 +42,7 @@ public final class GoogleJWKS: Sendable {
     }
 
     /// Reads and parses the set; RSA signing keys only.
-    func read() throws(GooglePlayAPIError) -> [String: RSA.PublicKey] {
+    public func read() throws(GooglePlayAPIError) -> [String: RSA.PublicKey] {
         let bytes: [UInt8]
         switch source {
         case .file(let path):
@@ -95,6 +95,7 @@ public struct PubSubPushVerifier: Sendable {
     /// Why a push was refused; the message is safe to log and answer.
     public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
         public let reason: String
+        public init(reason: String) { self.reason = reason }
         public var description: String { reason }
     }
 

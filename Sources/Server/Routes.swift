@@ -13,6 +13,7 @@ enum Routes {
         let events = EventHandlers(application: application)
         let support = SupportHandlers(application: application)
         let console = ConsoleHandlers(application: application)
+        let googlePlay = GooglePlayHandlers(application: application)
         var router = Router()
         router.add("GET", "/healthz") { operations.health($0) }
         router.add("GET", "/readyz") { operations.readiness($0) }
@@ -22,6 +23,9 @@ enum Routes {
         router.add("POST", "/v1/verify") { verify.handle($0) }
         router.add("POST", "/v1/transactions") { subscribers.postTransaction($0) }
         router.add("POST", "/v1/notifications/apple") { notifications.handle($0) }
+        router.add("POST", "/v1/notifications/google") { googlePlay.push($0) }
+        router.add("POST", "/v1/purchases/google") { googlePlay.postPurchase($0) }
+        router.add("POST", "/v1/offers/google/select") { googlePlay.selectOffer($0) }
         router.add("GET", "/v1/notifications") { subscribers.listNotifications($0) }
         router.add("GET", "/v1/notifications/refused") { subscribers.listRefusedNotifications($0) }
         router.add("GET", "/v1/subscribers/by-transaction/{originalTransactionId}") { subscribers.getSubscriberByTransaction($0) }

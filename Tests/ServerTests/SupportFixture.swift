@@ -25,7 +25,9 @@ final class SupportFixture {
     static let client = "client_key_0123456789"
 
     /// `top` and `app` add members to the configuration's top level and to the app.
-    init(top: String = "", app: String = "") throws {
+    /// `googlePlayProducts` maps the catalog onto Google Play (product `pro`, base plans `monthly`
+    /// and `yearly`) and adds Play offers.
+    init(top: String = "", app: String = "", environments: String = #"["Sandbox"]"#, googlePlayProducts: Bool = false) throws {
         chain = try TestChain()
         base = TestChain.milliseconds(chain.mintedAt)
         folder = try makeTemporaryDirectory("entitle-support")
@@ -37,22 +39,28 @@ final class SupportFixture {
             folder.appendingPathComponent("entitle.json"),
             """
             {"server": {"port": 0}, "storage": {"sqlite": "facts.sqlite3"}\(top),
-             "apps": [{"id": "app", "bundleId": "com.example.app", "environments": ["Sandbox"],
+             "apps": [{"id": "app", "bundleId": "com.example.app", "environments": \(environments), "appAppleId": 1234567890,
               "signingKey": {"keyId": "KEY1", "issuerId": "57246542-96fe-1a63-e053-0824d011072a", "privateKeyFile": "key.p8"},
               "apiKeys": [{"key": "\(Self.client)", "role": "client"}, {"key": "\(Self.server)", "role": "server"},
                           {"key": "\(Self.admin)", "role": "admin", "name": "Dana (support)"},
                           {"key": "\(Self.otherAdmin)", "role": "admin"}],
               "verification": {"rootCertificates": ["\(chain.folder.appendingPathComponent("root.pem").path)"], "allowPrivateRoots": true},
               "appStoreServerAPI": {"sandboxURL": "\(standIn.baseURL)"},
-              "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"]},
-                           "pro.yearly": {"subscriptionGroup": "G1", "entitlements": ["pro"]},
-                           "extras": {"entitlements": ["extras"]}}\(app)}]}
+              "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"]\(googlePlayProducts ? #", "googlePlay": {"productId": "pro", "basePlanId": "monthly"}"# : "")},
+                           "pro.yearly": {"subscriptionGroup": "G1", "entitlements": ["pro"]\(googlePlayProducts ? #", "googlePlay": {"productId": "pro", "basePlanId": "yearly"}"# : "")},
+                           "extras": {"entitlements": ["extras"]}}\(googlePlayProducts ? Self.playOffers : "")\(app)}]}
             """)
         entitle = try EntitleServer(
             configuration: ConfigurationLoader.load(path: folder.appendingPathComponent("entitle.json").path, environment: [:]),
             logOutput: nil)
         entitle.start()
     }
+
+    static let playOffers = #"""
+        , "offers": {"playwinback": {"productId": "pro.monthly", "offerIdentifier": "pro_monthly_winback", "eligibility": "lapsed",
+                                     "googlePlay": {"basePlanId": "monthly", "offerId": "winback-offer"}},
+                     "welcome": {"productId": "pro.monthly", "offerIdentifier": "pro_monthly_welcome"}}
+        """#
 
     deinit {
         entitle.shutdown()

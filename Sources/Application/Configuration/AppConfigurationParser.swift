@@ -9,7 +9,7 @@ enum AppConfigurationParser {
     static let allowedMembers: Set<String> = [
         "id", "bundleId", "appAppleId", "environments", "signingKey", "apiKeys", "products", "offers",
         "verification", "appStoreServerAPI", "billingRetryGrantsAccess", "sandboxAccess", "sandboxTesters", "transferPolicy",
-        "webhooks", "forwardNotifications",
+        "webhooks", "forwardNotifications", "googlePlay",
     ]
 
     static func parse(
@@ -70,6 +70,8 @@ enum AppConfigurationParser {
             reader.array(object, "webhooks", path: path) ?? [], path: "\(path).webhooks", reader: &reader)
         app.forwardNotifications = WebhookConfigurationParser.parseForwarding(
             reader.object(object, "forwardNotifications", path: path), path: "\(path).forwardNotifications", reader: &reader)
+        app.googlePlay = GooglePlayConfigurationParser.parse(
+            reader.object(object, "googlePlay", path: path), path: "\(path).googlePlay", folder: folder, reader: &reader)
         if let name = reader.string(object, "transferPolicy", path: path) {
             if let policy = TransferPolicy(rawValue: name) {
                 app.transferPolicy = policy
@@ -196,7 +198,7 @@ enum AppConfigurationParser {
                 reader.problem(productPath, "expected an object, found \(value.typeName)")
                 continue
             }
-            reader.checkMembers(product, allowed: ["subscriptionGroup", "entitlements", "duration"], path: productPath)
+            reader.checkMembers(product, allowed: ["subscriptionGroup", "entitlements", "duration", "googlePlay"], path: productPath)
             let group = reader.string(product, "subscriptionGroup", path: productPath)
             let entitlements = reader.stringArray(product, "entitlements", path: productPath) ?? []
             var duration: ISO8601Duration?
@@ -204,7 +206,10 @@ enum AppConfigurationParser {
                 duration = ISO8601Duration(text)
                 if duration == nil { reader.problem("\(productPath).duration", "\"\(text)\" is not an ISO 8601 duration such as P1M") }
             }
-            products[productId] = CatalogProduct(subscriptionGroup: group, entitlements: entitlements, duration: duration)
+            var catalogProduct = CatalogProduct(subscriptionGroup: group, entitlements: entitlements, duration: duration)
+            catalogProduct.googlePlay = GooglePlayConfigurationParser.parseProduct(
+                reader.object(product, "googlePlay", path: productPath), path: "\(productPath).googlePlay", reader: &reader)
+            products[productId] = catalogProduct
         }
         return products
     }
@@ -223,7 +228,7 @@ enum AppConfigurationParser {
                 reader.problem(offerPath, "expected an object, found \(value.typeName)")
                 continue
             }
-            reader.checkMembers(offer, allowed: ["productId", "offerIdentifier", "eligibility"], path: offerPath)
+            reader.checkMembers(offer, allowed: ["productId", "offerIdentifier", "eligibility", "googlePlay"], path: offerPath)
             let productId = reader.string(offer, "productId", path: offerPath, required: true)
             let identifier = reader.string(offer, "offerIdentifier", path: offerPath, required: true)
             var rule = OfferEligibility.PromotionalRule.any
@@ -243,7 +248,10 @@ enum AppConfigurationParser {
             if !identifiers.insert("\(productId)/\(identifier)").inserted {
                 reader.problem(offerPath, "duplicate offer: \"\(identifier)\" of \"\(productId)\" is already in the catalog")
             }
-            offers[offerId] = OfferConfiguration(productId: productId, offerIdentifier: identifier, eligibility: rule)
+            var configured = OfferConfiguration(productId: productId, offerIdentifier: identifier, eligibility: rule)
+            configured.googlePlay = GooglePlayConfigurationParser.parseOffer(
+                reader.object(offer, "googlePlay", path: offerPath), path: "\(offerPath).googlePlay", reader: &reader)
+            offers[offerId] = configured
         }
         return offers
     }

@@ -86,6 +86,8 @@ public struct AppConfiguration: Sendable {
     public var webhooks: [WebhookEndpoint] = []
     /// Where each stored notification is passed on byte for byte, per environment.
     public var forwardNotifications: [AppStoreEnvironment: String] = [:]
+    /// The app's Google Play side, when it sells there too.
+    public var googlePlay: GooglePlaySettings?
 
     /// The environment answers are about when a request names none: Production when enabled.
     public var defaultEnvironment: AppStoreEnvironment {
@@ -190,4 +192,6 @@ public struct OfferConfiguration: Sendable {
     /// The offer identifier configured in App Store Connect.
     public var offerIdentifier: String
     public var eligibility: OfferEligibility.PromotionalRule
+    /// The same offer on Google Play (its base plan and offer id), when the app sells there.
+    public var googlePlay: GooglePlayOffer?
 }

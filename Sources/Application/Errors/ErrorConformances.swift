@@ -1,6 +1,7 @@
 import AppStore
 import AppStoreAPI
 import Entitlements
+import GooglePlay
 import JSON
 import Storage
 
@@ -59,4 +60,32 @@ extension AppStoreAPIError: HTTPStatusError {
         }
         return details
     }
+}
+
+/// Google's trouble as our answer: retryable → 503 (+ `Retry-After`; a Pub/Sub push is then
+/// redelivered), an unknown purchase → 404, the rest 502 with Google's words.
+extension GooglePlayAPIError: HTTPStatusError {
+    public var httpStatus: Int {
+        switch self {
+        case .transport, .unavailable: 503
+        case .notFound: 404
+        case .auth, .api, .decoding: 502
+        }
+    }
+    public var code: String {
+        switch self {
+        case .transport, .unavailable: "GOOGLE_PLAY_UNAVAILABLE"
+        case .notFound: "PURCHASE_NOT_FOUND"
+        case .auth: "GOOGLE_PLAY_AUTH_FAILED"
+        case .api, .decoding: "GOOGLE_PLAY_API_ERROR"
+        }
+    }
+    public var message: String { description }
+}
+
+/// A Pub/Sub push whose token does not prove it is Google's: 401, nothing stored.
+extension PubSubPushVerifier.Refusal: HTTPStatusError {
+    public var httpStatus: Int { 401 }
+    public var code: String { "UNAUTHORIZED" }
+    public var message: String { "the push is not authenticated: \(reason)" }
 }

@@ -22,13 +22,16 @@ public struct SubscriberQueries: Sendable {
     /// them. With `environment` (or in a one-environment app) the answer is that environment's.
     public func subscriber(appAccountToken: String, environment: AppStoreEnvironment?, at now: Date) throws -> JSONObject? {
         let token = try AppAccountToken.validated(appAccountToken)
+        // Google Play purchases of the customer, in whichever environments they are.
+        let play = app.googlePlay == nil ? [] : try store.playPurchases(appId: app.id, appAccountToken: token)
         if environment != nil || app.environments.count == 1 {
             let environment = try chosen(environment)
             let facts = try store.facts(appId: app.id, environment: environment.rawValue, appAccountToken: token)
             let grants = try store.grants(appId: app.id, environment: environment.rawValue, appAccountToken: token)
+            let plays = play.filter { $0.environment == environment.rawValue }
             // A token whose subscription moved away still answers, with the move.
-            guard try !facts.isEmpty || !grants.isEmpty || hasTransfers(token, in: [environment]) else { return nil }
-            var answer = render(facts, appAccountToken: token, environment: environment, now: now, promotional: grants)
+            guard try !facts.isEmpty || !grants.isEmpty || !plays.isEmpty || hasTransfers(token, in: [environment]) else { return nil }
+            var answer = render(facts, appAccountToken: token, environment: environment, now: now, promotional: grants, play: plays)
             try addTransfers(&answer, appAccountToken: token, environments: [environment])
             return answer
         }
@@ -38,7 +41,8 @@ public struct SubscriberQueries: Sendable {
                 try store.grants(appId: app.id, environment: environment.rawValue, appAccountToken: token)
             )
         }
-        let found = spans.filter { !$0.1.isEmpty || !$0.2.isEmpty }.map { ($0.0, $0.1) }
+        let found = spans.filter { span in !span.1.isEmpty || !span.2.isEmpty || play.contains { $0.environment == span.0.rawValue } }
+            .map { ($0.0, $0.1) }
         let grants = spans.flatMap(\.2)
         if found.isEmpty {
             let moved = try searchOrder.filter { try hasTransfers(token, in: [$0]) }
@@ -49,7 +53,7 @@ public struct SubscriberQueries: Sendable {
         }
         let status = SubscriberEvaluation.evaluate(
             found.map { ($0.0.rawValue, $0.1) }, now: Milliseconds.since1970(now), products: app.products,
-            billingRetryGrantsAccess: app.billingRetryGrantsAccess, promotional: grants, grantsAccess: grantsAccess(token))
+            billingRetryGrantsAccess: app.billingRetryGrantsAccess, promotional: grants, play: play, grantsAccess: grantsAccess(token))
         var answer = SubscriberView.render(status, appAccountToken: token, environments: found.map(\.0))
         try addTransfers(&answer, appAccountToken: token, environments: searchOrder)
         return answer
@@ -261,20 +265,20 @@ public struct SubscriberQueries: Sendable {
 
     private func evaluate(
         _ facts: [SubscriptionFacts], environment: AppStoreEnvironment, now: Date, appAccountToken: String? = nil,
-        promotional: [PromotionalGrant] = []
+        promotional: [PromotionalGrant] = [], play: [PlayPurchase] = []
     ) -> SubscriberStatus {
         SubscriberEvaluation.evaluate(
             [(environment.rawValue, facts)], now: Milliseconds.since1970(now), products: app.products,
-            billingRetryGrantsAccess: app.billingRetryGrantsAccess, promotional: promotional,
+            billingRetryGrantsAccess: app.billingRetryGrantsAccess, promotional: promotional, play: play,
             grantsAccess: grantsAccess(appAccountToken))
     }
 
     private func render(
         _ facts: [SubscriptionFacts], appAccountToken: String?, environment: AppStoreEnvironment,
-        now: Date, promotional: [PromotionalGrant] = []
+        now: Date, promotional: [PromotionalGrant] = [], play: [PlayPurchase] = []
     ) -> JSONObject {
         SubscriberView.render(
-            evaluate(facts, environment: environment, now: now, appAccountToken: appAccountToken, promotional: promotional),
+            evaluate(facts, environment: environment, now: now, appAccountToken: appAccountToken, promotional: promotional, play: play),
             appAccountToken: appAccountToken, environment: environment)
     }
 }

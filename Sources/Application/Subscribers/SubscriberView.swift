@@ -108,7 +108,7 @@ enum SubscriberView {
     static func json(_ transaction: TransactionRecord) -> JSONObject {
         var item: JSONObject = [
             "productId": .string(transaction.productId), "transactionId": .string(transaction.transactionId),
-            "type": .string(transaction.type),
+            "type": .string(transaction.type), "store": "app_store",
         ]
         Timestamps.set(&item, "purchaseDate", transaction.purchaseDate)
         Timestamps.set(&item, "revocationDate", transaction.revocationDate)
@@ -119,7 +119,7 @@ enum SubscriberView {
         var object: JSONObject = [
             "state": .string(state.state.rawValue), "isActive": .bool(state.isActive),
             "originalTransactionId": .string(state.originalTransactionId),
-            "transactionId": .string(state.transactionId),
+            "transactionId": .string(state.transactionId), "store": "app_store",
         ]
         Timestamps.set(&object, "purchaseDate", state.purchaseDate)
         Timestamps.set(&object, "originalPurchaseDate", state.originalPurchaseDate)

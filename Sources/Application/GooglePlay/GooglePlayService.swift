@@ -1,0 +1,268 @@
+import Crypto
+import Entitlements
+import Foundation
+import GooglePlay
+import HTTPClient
+import JSON
+
+/// An app's Google Play side: purchases posted by the Android app, real-time developer
+/// notifications pushed by Pub/Sub, and the offer a purchase must use. Every purchase is read
+/// from Google (a notification is only a signal), stored as a fact, acknowledged when it needs to
+/// be, and answered only once stored. Calls wait on Google: they run on the blocking pool.
+public struct GooglePlayService: Sendable {
+    let app: AppConfiguration
+    let settings: GooglePlaySettings
+    let api: GooglePlayDeveloperAPI
+    let verifier: PubSubPushVerifier
+    let store: any FactStore
+    let subscribers: SubscriberQueries
+    let pool: BlockingPool
+    let instrumentation: any Instrumentation
+    var eventWriter: (any EventWriting)?
+
+    init(
+        app: AppConfiguration, settings: GooglePlaySettings, store: any FactStore, subscribers: SubscriberQueries, pool: BlockingPool,
+        instrumentation: any Instrumentation
+    ) {
+        var configuration = HTTPClient.Configuration()
+        configuration.caFile = settings.caFile
+        let http = HTTPClient(configuration: configuration)
+        let tokens = GoogleAccessTokens(key: settings.serviceAccount, tokenURL: settings.tokenURL, http: http)
+        api = GooglePlayDeveloperAPI(packageName: settings.packageName, baseURL: settings.apiURL, tokens: tokens, http: http)
+        verifier = PubSubPushVerifier(
+            jwks: GoogleJWKS(source: settings.jwks, http: http), audience: settings.pushAudience,
+            serviceAccountEmail: settings.pushServiceAccountEmail)
+        self.app = app
+        self.settings = settings
+        self.store = store
+        self.subscribers = subscribers
+        self.pool = pool
+        self.instrumentation = instrumentation
+    }
+
+    // MARK: - POST /v1/purchases/google
+
+    /// Reads the purchase from Google, links it to the customer (`obfuscatedExternalAccountId`
+    /// when it is a UUID, else `appAccountToken`), stores it, acknowledges it, answers it with the
+    /// subscriber.
+    public func post(
+        productId: String, purchaseToken: String, appAccountToken: String?, now: Date,
+        completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void
+    ) {
+        pool.run(
+            { try postNow(productId: productId, purchaseToken: purchaseToken, appAccountToken: appAccountToken, now: now) },
+            completion: completion)
+    }
+
+    func postNow(productId: String, purchaseToken: String, appAccountToken: String?, now: Date) throws -> JSONObject {
+        let requested = try AppAccountToken.validated(appAccountToken)
+        guard let kind = kind(of: productId) else {
+            throw ServiceError(
+                status: 422, code: "UNKNOWN_PRODUCT", message: "no product of the catalog is \"\(productId)\" on Google Play")
+        }
+        let (purchase, json) = try read(kind, productId: productId, purchaseToken: purchaseToken, customer: requested, now: now)
+        guard let customer = purchase.appAccountToken else {
+            throw ServiceError.badRequest(
+                "the purchase names no customer: set obfuscatedAccountId to the appAccountToken in the app, or send appAccountToken")
+        }
+        if let requested, customer != requested {
+            throw ServiceError(
+                status: 409, code: "CONFLICT", message: "the purchase belongs to another appAccountToken (its obfuscatedExternalAccountId)")
+        }
+        let stored = try storeAndAcknowledge(purchase, json: json, source: "clientPost", message: nil, now: now)
+        let state = PlayEvaluation.evaluate(
+            [stored], now: Milliseconds.since1970(now), products: app.products, billingRetryGrantsAccess: app.billingRetryGrantsAccess
+        ).states[0]
+        var answer: JSONObject = ["purchase": .object(SubscriberView.json(state))]
+        if let subscriber = try subscribers.subscriber(appAccountToken: customer, environment: nil, at: now) {
+            answer["subscriber"] = .object(subscriber)
+        }
+        return answer
+    }
+
+    // MARK: - Real-time developer notifications
+
+    /// What a push did.
+    public enum PushOutcome: String, Sendable {
+        case applied, duplicate, test
+        /// Google does not know the purchase (or it is not one of the catalog's): nothing to store.
+        case ignored
+    }
+
+    /// Applies one Pub/Sub push already authenticated by `verifier`.
+    func push(_ notification: JSONObject, messageId: String, receivedAt: Date) throws -> PushOutcome {
+        let eventTime = PlayNumbers.number(notification["eventTimeMillis"]) ?? Milliseconds.since1970(receivedAt)
+        if notification["testNotification"] != nil {
+            instrumentation.notificationReceived(app: app.id, type: "GOOGLE_TEST")
+            var batch = FactBatch(appId: app.id, environment: app.defaultEnvironment.rawValue)
+            batch.pubsubMessageId = messageId
+            batch.requestedAt = Milliseconds.since1970(receivedAt)
+            return try store.apply(batch) == .duplicateNotification ? .duplicate : .test
+        }
+        var target: (PlayPurchase.Kind, productId: String, token: String, voided: Bool)?
+        if let subscription = notification["subscriptionNotification"]?.objectValue,
+            let token = subscription["purchaseToken"]?.stringValue, let product = subscription["subscriptionId"]?.stringValue
+        {
+            instrumentation.notificationReceived(
+                app: app.id, type: "GOOGLE_SUBSCRIPTION_\(PlayNumbers.number(subscription["notificationType"]) ?? 0)")
+            target = (.subscription, product, token, false)
+        } else if let product = notification["oneTimeProductNotification"]?.objectValue,
+            let token = product["purchaseToken"]?.stringValue, let sku = product["sku"]?.stringValue
+        {
+            instrumentation.notificationReceived(app: app.id, type: "GOOGLE_ONE_TIME_PRODUCT")
+            target = (.product, sku, token, false)
+        } else if let voided = notification["voidedPurchaseNotification"]?.objectValue, let token = voided["purchaseToken"]?.stringValue {
+            instrumentation.notificationReceived(app: app.id, type: "GOOGLE_VOIDED_PURCHASE")
+            // A voided one-time product names no product: the stored purchase does.
+            let stored = try store.playPurchase(appId: app.id, purchaseToken: token)
+            let kind: PlayPurchase.Kind = PlayNumbers.number(voided["productType"]) == 2 ? .product : .subscription
+            guard kind == .subscription || stored != nil else { return .ignored }
+            target = (kind, stored?.productId ?? "", token, true)
+        }
+        guard let target else { throw ServiceError.badRequest("the notification carries no purchase Entitle knows how to read") }
+        var read: (PlayPurchase, String)
+        do {
+            read = try self.read(target.0, productId: target.productId, purchaseToken: target.token, customer: nil, now: receivedAt)
+        } catch GooglePlayAPIError.notFound {
+            return .ignored
+        }
+        if target.voided { read.0.voidedAt = eventTime }
+        let before = try store.playPurchase(appId: app.id, purchaseToken: target.token)
+        if read.0.appAccountToken == nil { read.0.appAccountToken = before?.appAccountToken }
+        do {
+            _ = try storeAndAcknowledge(read.0, json: read.1, source: "googlePlay", message: messageId, now: receivedAt)
+        } catch Duplicate.message {
+            return .duplicate
+        }
+        return .applied
+    }
+
+    enum Duplicate: Error { case message }
+
+    // MARK: - Offers
+
+    /// `POST /v1/offers/google/select`: which offer the purchase must use.
+    public func selectOffer(
+        productId: String, basePlanId: String, listed: [PlayOfferSelection.ListedOffer], offerId: String?, appAccountToken: String?,
+        now: Date, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void
+    ) {
+        pool.run(
+            {
+                let customer = try AppAccountToken.validated(appAccountToken)
+                let purchases = try customer.map { try store.playPurchases(appId: app.id, appAccountToken: $0) } ?? []
+                let states = PlayEvaluation.evaluate(
+                    purchases.filter { $0.productId == productId }, now: Milliseconds.since1970(now), products: app.products,
+                    billingRetryGrantsAccess: app.billingRetryGrantsAccess
+                ).states
+                let history = PlayOfferSelection.History(hadSubscription: !states.isEmpty, isActive: states.contains(where: \.isActive))
+                let catalog = app.offers.compactMap { id, offer -> PlayOfferSelection.CatalogOffer? in
+                    guard let play = offer.googlePlay, app.products[offer.productId]?.googlePlay?.productId == productId else { return nil }
+                    return PlayOfferSelection.CatalogOffer(
+                        id: id, basePlanId: play.basePlanId, offerId: play.offerId, rule: offer.eligibility)
+                }
+                switch PlayOfferSelection.select(
+                    requested: offerId, basePlanId: basePlanId, listed: listed, catalog: catalog, history: history)
+                {
+                case .offer(let offer, let catalogId):
+                    var answer: JSONObject = [
+                        "productId": .string(productId), "basePlanId": .string(basePlanId), "offerId": .string(offer),
+                    ]
+                    if let catalogId { answer["catalogOfferId"] = .string(catalogId) }
+                    return answer
+                case .basePlan:
+                    return ["productId": .string(productId), "basePlanId": .string(basePlanId), "offerId": .null]
+                case .unavailable(let reason):
+                    throw ServiceError.offerUnavailable(
+                        reason,
+                        reason == "NOT_ELIGIBLE"
+                            ? "the customer may not have this offer" : "this offer is not in the catalog for this base plan, or not listed")
+                }
+            }, completion: completion)
+    }
+
+    // MARK: - Reading and storing
+
+    /// A subscription when the catalog product is one (it has a subscription group), else a
+    /// one-time product; nil when the catalog does not map the Play product.
+    func kind(of playProductId: String) -> PlayPurchase.Kind? {
+        let matching = app.products.values.filter { $0.googlePlay?.productId == playProductId }
+        guard !matching.isEmpty else { return nil }
+        return matching.contains { $0.subscriptionGroup != nil } ? .subscription : .product
+    }
+
+    func read(
+        _ kind: PlayPurchase.Kind, productId: String, purchaseToken: String, customer: String?, now: Date
+    ) throws -> (PlayPurchase, String) {
+        let readAt = Milliseconds.since1970(now)
+        switch kind {
+        case .subscription:
+            let answer = try api.subscription(purchaseToken: purchaseToken)
+            let item = answer.lineItems.max { ($0.expiryTime ?? 0) < ($1.expiryTime ?? 0) } ?? answer.lineItems[0]
+            return (
+                PlayPurchase(
+                    purchaseToken: purchaseToken, kind: .subscription, productId: item.productId, basePlanId: item.basePlanId,
+                    offerId: item.offerId, environment: answer.isTestPurchase ? "Sandbox" : "Production",
+                    googleState: answer.subscriptionState, startTime: answer.startTime ?? readAt, expiryTime: item.expiryTime,
+                    autoRenewing: item.autoRenewEnabled ?? false, linkedPurchaseToken: answer.linkedPurchaseToken,
+                    acknowledged: answer.isAcknowledged, appAccountToken: Self.customer(answer.obfuscatedExternalAccountId) ?? customer,
+                    orderId: answer.latestOrderId, voidedAt: nil, readAt: readAt), JSONValue.object(answer.json).serializedString
+            )
+        case .product:
+            let answer = try api.product(productId: productId, purchaseToken: purchaseToken)
+            let state = ["PURCHASED", "CANCELED", "PENDING"][Int(min(max(answer.purchaseState, 0), 2))]
+            return (
+                PlayPurchase(
+                    purchaseToken: purchaseToken, kind: .product, productId: productId, basePlanId: nil, offerId: nil,
+                    environment: answer.isTestPurchase ? "Sandbox" : "Production", googleState: state,
+                    startTime: answer.purchaseTime ?? readAt, expiryTime: nil, autoRenewing: false, linkedPurchaseToken: nil,
+                    acknowledged: answer.isAcknowledged, appAccountToken: Self.customer(answer.obfuscatedExternalAccountId) ?? customer,
+                    orderId: answer.orderId, voidedAt: nil, readAt: readAt), JSONValue.object(answer.json).serializedString
+            )
+        }
+    }
+
+    /// The appAccountToken an `obfuscatedExternalAccountId` is, when the app set it to one.
+    static func customer(_ obfuscated: String?) -> String? {
+        guard let obfuscated, UUID.isCanonicalText(obfuscated) else { return nil }
+        return obfuscated.lowercased()
+    }
+
+    /// Stores the purchase (with the message that brought it), then acknowledges it when Google
+    /// waits for that (a purchase left unacknowledged for three days is refunded) and stores the
+    /// acknowledgement. A failed acknowledgement is tried again at the next read.
+    func storeAndAcknowledge(_ purchase: PlayPurchase, json: String, source: String, message: String?, now: Date) throws -> PlayPurchase {
+        var batch = FactBatch(appId: app.id, environment: purchase.environment)
+        batch.playPurchases = [(purchase, json)]
+        batch.pubsubMessageId = message
+        batch.source = source
+        batch.requestedAt = Milliseconds.since1970(now)
+        batch.eventWriter = eventWriter
+        guard try store.apply(batch) != .duplicateNotification else { throw Duplicate.message }
+        let purchased =
+            purchase.kind == .product
+            ? purchase.googleState == "PURCHASED"
+            : ["SUBSCRIPTION_STATE_ACTIVE", "SUBSCRIPTION_STATE_IN_GRACE_PERIOD", "SUBSCRIPTION_STATE_CANCELED"].contains(
+                purchase.googleState)
+        guard !purchase.acknowledged, purchased, purchase.voidedAt == nil else { return purchase }
+        do {
+            switch purchase.kind {
+            case .subscription: try api.acknowledgeSubscription(subscriptionId: purchase.productId, purchaseToken: purchase.purchaseToken)
+            case .product: try api.acknowledgeProduct(productId: purchase.productId, purchaseToken: purchase.purchaseToken)
+            }
+        } catch {
+            return purchase
+        }
+        var acknowledged = purchase
+        acknowledged.acknowledged = true
+        var update = FactBatch(appId: app.id, environment: purchase.environment)
+        update.playPurchases = [(acknowledged, json)]
+        update.source = source
+        _ = try store.apply(update)
+        return acknowledged
+    }
+}
+
+/// Numbers Google's notifications send as strings or numbers.
+enum PlayNumbers {
+    static func number(_ value: JSONValue?) -> Int64? { value?.int64Value ?? value?.stringValue.flatMap { Int64($0) } }
+}

@@ -1,0 +1,285 @@
+import Crypto
+import Foundation
+import JSON
+import TestSupport
+import XCTest
+
+/// Google Play over HTTP against the local Google stand-in: purchases posted by the app and
+/// acknowledged, real-time developer notifications pushed with Pub/Sub OIDC tokens, the state
+/// mapping, upgrades, voided purchases, license testers, offer selection, and one subscriber
+/// across both stores.
+final class GooglePlayEndpointTests: XCTestCase {
+    private var google: GooglePlayStandIn!
+    private var fixture: SupportFixture!
+    private let audience = "https://entitle.example.com/v1/notifications/google"
+    private let pushAccount = "pubsub-push@example-project.iam.gserviceaccount.com"
+    private let hour: Int64 = 3_600_000
+
+    override func setUpWithError() throws {
+        google = try GooglePlayStandIn(packageName: "com.example.android")
+        let play = """
+            , "googlePlay": {"packageName": "com.example.android", "serviceAccountKeyFile": "\(google.serviceAccountFile.path)",
+              "pubsub": {"audience": "\(audience)", "serviceAccountEmail": "\(pushAccount)"}, "jwks": "\(google.jwksFile.path)",
+              "apiURL": "\(google.baseURL)", "tokenURL": "\(google.tokenURL)"}
+            """
+        fixture = try SupportFixture(app: play, environments: #"["Production", "Sandbox"]"#, googlePlayProducts: true)
+    }
+
+    override func tearDownWithError() throws {
+        fixture = nil
+        google = nil
+    }
+
+    private var token: String { fixture.token }
+    private var now: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
+    private func iso(_ milliseconds: Int64) -> JSONValue {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return .string(formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000)))
+    }
+
+    /// A subscription as `subscriptionsv2.get` answers it.
+    private func subscription(
+        state: String = "SUBSCRIPTION_STATE_ACTIVE", product: String = "pro", plan: String = "monthly", expires: Int64? = nil,
+        renews: Bool = true, linked: String? = nil, tester: Bool = false, account: String? = nil
+    ) -> JSONObject {
+        var purchase: JSONObject = [
+            "kind": "androidpublisher#subscriptionPurchaseV2", "startTime": iso(now - 2 * hour), "subscriptionState": .string(state),
+            "latestOrderId": "GPA.3345-1234-5678-00001", "acknowledgementState": "ACKNOWLEDGEMENT_STATE_PENDING",
+            "externalAccountIdentifiers": .object(["obfuscatedExternalAccountId": .string(account ?? token)]),
+            "lineItems": .array([
+                .object([
+                    "productId": .string(product), "expiryTime": iso(expires ?? now + 24 * hour),
+                    "autoRenewingPlan": .object(["autoRenewEnabled": .bool(renews)]),
+                    "offerDetails": .object(["basePlanId": .string(plan)]),
+                ])
+            ]),
+        ]
+        if let linked { purchase["linkedPurchaseToken"] = .string(linked) }
+        if tester { purchase["testPurchase"] = .object([:]) }
+        return purchase
+    }
+
+    private func post(_ purchaseToken: String, product: String = "pro", key: String = SupportFixture.client) throws -> SupportFixture.Reply
+    {
+        try fixture.call(
+            "POST", "/v1/purchases/google", key: key, body: ["productId": .string(product), "purchaseToken": .string(purchaseToken)])
+    }
+
+    private func push(
+        _ notification: JSONObject, messageId: String, authorization: String? = nil
+    ) throws -> SupportFixture.Reply {
+        var body = notification
+        body["version"] = "1.0"
+        body["packageName"] = "com.example.android"
+        body["eventTimeMillis"] = .string(String(now))
+        let bearer = try authorization ?? google.pushToken(audience: audience, email: pushAccount)
+        return try fixture.call(
+            "POST", "/v1/notifications/google", key: nil, body: GooglePlayStandIn.pushBody(body, messageId: messageId),
+            headers: ["Authorization: Bearer \(bearer)"])
+    }
+
+    private func subscriptionNotification(_ purchaseToken: String, type: Int64 = 4, product: String = "pro") -> JSONObject {
+        [
+            "subscriptionNotification": .object([
+                "version": "1.0", "notificationType": .int(type), "purchaseToken": .string(purchaseToken),
+                "subscriptionId": .string(product),
+            ])
+        ]
+    }
+
+    private func subscriber() throws -> JSONValue? {
+        let reply = try fixture.call("GET", "/v1/subscribers/\(token)", key: SupportFixture.client)
+        return reply.status == 200 ? reply.json["subscriber"] : nil
+    }
+
+    // MARK: - Purchases
+
+    func testAPostedPurchaseIsReadAcknowledgedAndGrantsTheEntitlement() throws {
+        google.setSubscription("g-1", subscription())
+        let reply = try post("g-1")
+        XCTAssertEqual(reply.status, 200, reply.text)
+        XCTAssertEqual(reply.json["purchase"]?["state"], "ACTIVE")
+        XCTAssertEqual(reply.json["purchase"]?["store"], "play_store")
+        XCTAssertEqual(reply.json["purchase"]?["productId"], "pro.monthly", "the catalog product it is")
+        XCTAssertEqual(reply.json["purchase"]?["acknowledged"], true)
+        XCTAssertEqual(google.acknowledgements, ["g-1"], "acknowledged once (Google refunds after three days otherwise)")
+        let pro = try XCTUnwrap(reply.json["subscriber"]?["entitlements"]?["pro"])
+        XCTAssertEqual(pro["isActive"], true)
+        XCTAssertEqual(pro["store"], "play_store")
+        XCTAssertEqual(pro["purchaseToken"], "g-1")
+        XCTAssertEqual(pro["environment"], "Production")
+        XCTAssertEqual(try subscriber()?["subscriptions"]?["googlePlay:pro:monthly"]?["state"], "ACTIVE")
+        _ = try post("g-1")
+        XCTAssertEqual(google.acknowledgements, ["g-1"], "an acknowledged purchase is not acknowledged again")
+        XCTAssertEqual(try post("unknown").status, 404)
+        XCTAssertEqual(try post("g-1", product: "not-in-catalog").json["error"]?["code"], "UNKNOWN_PRODUCT")
+    }
+
+    func testGoogleStatesMapOntoEntitles() throws {
+        let cases: [(String, Bool, String, Bool)] = [
+            ("SUBSCRIPTION_STATE_IN_GRACE_PERIOD", true, "GRACE_PERIOD", true),
+            ("SUBSCRIPTION_STATE_ON_HOLD", true, "BILLING_RETRY", false),
+            ("SUBSCRIPTION_STATE_PAUSED", true, "PAUSED", false),
+            ("SUBSCRIPTION_STATE_CANCELED", false, "ACTIVE", true),
+            ("SUBSCRIPTION_STATE_EXPIRED", false, "EXPIRED", false),
+        ]
+        for (index, (googleState, renews, expected, active)) in cases.enumerated() {
+            google.setSubscription(
+                "g-\(index)", subscription(state: googleState, expires: googleState.hasSuffix("EXPIRED") ? now - hour : nil, renews: renews)
+            )
+            let reply = try post("g-\(index)")
+            XCTAssertEqual(reply.status, 200, reply.text)
+            XCTAssertEqual(reply.json["purchase"]?["state"]?.stringValue, expected, googleState)
+            XCTAssertEqual(reply.json["purchase"]?["isActive"]?.boolValue, active, googleState)
+            if googleState.hasSuffix("CANCELED") { XCTAssertEqual(reply.json["purchase"]?["willRenew"], false, "active until expiry") }
+        }
+    }
+
+    func testAnUpgradeSupersedesTheOlderPurchase() throws {
+        google.setSubscription("g-1", subscription())
+        XCTAssertEqual(try post("g-1").status, 200)
+        google.setSubscription("g-2", subscription(plan: "yearly", expires: now + 365 * 24 * hour, linked: "g-1"))
+        XCTAssertEqual(try push(subscriptionNotification("g-2", type: 4), messageId: "m-upgrade").status, 200)
+        let subscriptions = try XCTUnwrap(try subscriber()?["subscriptions"]?.objectValue)
+        XCTAssertNil(subscriptions["googlePlay:pro:monthly"], "the replaced purchase is gone from the view")
+        XCTAssertEqual(subscriptions["googlePlay:pro:yearly"]?["linkedPurchaseToken"], "g-1")
+        XCTAssertEqual(try subscriber()?["entitlements"]?["pro"]?["productId"], "pro.yearly")
+    }
+
+    func testAVoidedPurchaseRevokes() throws {
+        google.setSubscription("g-1", subscription())
+        XCTAssertEqual(try post("g-1").status, 200)
+        let voided: JSONObject = [
+            "voidedPurchaseNotification": .object([
+                "purchaseToken": "g-1", "orderId": "GPA.3345-1234-5678-00001", "productType": 1, "refundType": 1,
+            ])
+        ]
+        let reply = try push(voided, messageId: "m-void")
+        XCTAssertEqual(reply.status, 200, reply.text)
+        XCTAssertEqual(try subscriber()?["entitlements"]?["pro"]?["state"], "REVOKED")
+        XCTAssertEqual(try subscriber()?["entitlements"]?["pro"]?["isActive"], false)
+    }
+
+    func testALicenseTestersPurchaseIsSandbox() throws {
+        google.setSubscription("g-1", subscription(tester: true))
+        let reply = try post("g-1")
+        XCTAssertEqual(reply.json["purchase"]?["environment"], "Sandbox")
+        XCTAssertEqual(try subscriber()?["subscriptions"]?["googlePlay:pro:monthly"]?["isSandbox"], true)
+    }
+
+    // MARK: - Pushes
+
+    func testPushesAreTrustedOnlyWithGooglesToken() throws {
+        google.setSubscription("g-1", subscription())
+        let forger = try RSAKeyForTests.make()
+        let refused = [
+            try google.pushToken(audience: audience, email: pushAccount, forgedWith: forger),
+            try google.pushToken(audience: audience, email: pushAccount, expiresIn: -10),
+            try google.pushToken(audience: "https://elsewhere.example.com/", email: pushAccount),
+            try google.pushToken(audience: audience, email: "attacker@example.com"),
+        ]
+        for (index, bearer) in refused.enumerated() {
+            let reply = try push(subscriptionNotification("g-1"), messageId: "m-\(index)", authorization: bearer)
+            XCTAssertEqual(reply.status, 401, "token \(index): \(reply.text)")
+        }
+        let unauthenticated = try fixture.call(
+            "POST", "/v1/notifications/google", key: nil,
+            body: GooglePlayStandIn.pushBody(subscriptionNotification("g-1"), messageId: "m-x"))
+        XCTAssertEqual(unauthenticated.status, 401)
+        XCTAssertNil(try subscriber(), "nothing stored")
+        XCTAssertFalse(google.requests.contains { $0.contains("subscriptionsv2") }, "Google was not even asked")
+
+        XCTAssertEqual(try push(subscriptionNotification("g-1"), messageId: "m-ok").json["status"], "applied")
+        XCTAssertEqual(try subscriber()?["entitlements"]?["pro"]?["isActive"], true)
+        XCTAssertEqual(try push(subscriptionNotification("g-1"), messageId: "m-ok").json["status"], "duplicate")
+        XCTAssertEqual(try push(["testNotification": .object(["version": "1.0"])], messageId: "m-test").json["status"], "test")
+    }
+
+    func testGoogleFailingIsA503SoPubSubRedelivers() throws {
+        google.setSubscription("g-1", subscription())
+        google.script(.json(503, Array(#"{"error":{"code":503,"message":"Backend Error"}}"#.utf8)))
+        let failed = try push(subscriptionNotification("g-1"), messageId: "m-1")
+        XCTAssertEqual(failed.status, 503, failed.text)
+        XCTAssertEqual(failed.json["error"]?["code"], "GOOGLE_PLAY_UNAVAILABLE")
+        XCTAssertNotNil(failed.headers["retry-after"])
+        XCTAssertNil(try subscriber(), "nothing half-stored")
+        XCTAssertEqual(try push(subscriptionNotification("g-1"), messageId: "m-1").json["status"], "applied", "the redelivery applies")
+    }
+
+    // MARK: - Both stores
+
+    func testOneSubscriberHoldsAnAppStoreAndAPlaySubscription() throws {
+        try fixture.seedCustomer()  // an expired App Store subscription of pro.monthly (Sandbox)
+        google.setSubscription("g-1", subscription(product: "pro", plan: "yearly", tester: true))
+        XCTAssertEqual(try post("g-1").status, 200)
+        let view = try XCTUnwrap(try subscriber())
+        XCTAssertEqual(view["subscriptions"]?["pro.monthly"]?["store"], "app_store")
+        XCTAssertEqual(view["subscriptions"]?["pro.monthly"]?["state"], "EXPIRED")
+        XCTAssertEqual(view["subscriptions"]?["googlePlay:pro:yearly"]?["store"], "play_store")
+        XCTAssertEqual(view["entitlements"]?["pro"]?["store"], "play_store", "the active grant wins, whichever store")
+        XCTAssertEqual(view["entitlements"]?["pro"]?["isActive"], true)
+    }
+
+    // MARK: - Offers
+
+    private func select(
+        _ offers: [JSONValue], offerId: String? = nil, plan: String = "monthly", customer: String? = nil
+    ) throws -> SupportFixture.Reply {
+        var body: JSONObject = [
+            "productId": "pro", "basePlanId": .string(plan), "offers": .array(offers), "appAccountToken": .string(customer ?? token),
+        ]
+        if let offerId { body["offerId"] = .string(offerId) }
+        return try fixture.call("POST", "/v1/offers/google/select", key: SupportFixture.client, body: body)
+    }
+
+    private func offer(_ id: String, tags: [String] = [], free: String? = "P1W", paid: Bool = false) -> JSONValue {
+        var phases: [JSONValue] = []
+        if paid { phases.append(.object(["billingPeriod": "P1M", "priceAmountMicros": 990_000, "billingCycleCount": 1])) }
+        if let free { phases.append(.object(["billingPeriod": .string(free), "priceAmountMicros": 0, "billingCycleCount": 1])) }
+        phases.append(.object(["billingPeriod": "P1M", "priceAmountMicros": 4_990_000, "billingCycleCount": 0]))
+        return .object(["offerId": .string(id), "tags": .array(tags.map(JSONValue.string)), "phases": .array(phases)])
+    }
+
+    func testTheIntroductoryOfferIsChosenByTheRules() throws {
+        XCTAssertEqual(try select([offer("week"), offer("month", free: "P1M")]).json["offerId"], "month", "the longest free trial")
+        XCTAssertEqual(
+            try select([offer("month", free: "P1M"), offer("tagged", tags: ["entitle-intro"], free: nil, paid: true)]).json["offerId"],
+            "tagged",
+            "the entitle-intro tag wins, even a paid start")
+        XCTAssertEqual(try select([offer("ignored", tags: ["entitle-ignore"], free: "P1Y"), offer("week")]).json["offerId"], "week")
+        XCTAssertEqual(try select([offer("paid-first", free: "P1M", paid: true)]).json["offerId"], .null, "a paid start needs the tag")
+        XCTAssertEqual(
+            try select([offer("winback-offer", free: "P3M"), offer("week")]).json["offerId"], "week",
+            "an offer a catalog entry lists is not the intro")
+        google.setSubscription("g-1", subscription())
+        XCTAssertEqual(try post("g-1").status, 200)
+        XCTAssertEqual(try select([offer("week")]).json["offerId"], .null, "a customer with Play history pays the base plan")
+    }
+
+    func testACatalogOfferIsGivenExactlyOrRefused() throws {
+        let listed = [offer("winback-offer", free: "P3M"), offer("week")]
+        let notEligible = try select(listed, offerId: "playwinback")
+        XCTAssertEqual(notEligible.status, 422)
+        XCTAssertEqual(notEligible.json["error"]?["code"], "OFFER_UNAVAILABLE")
+        XCTAssertEqual(notEligible.json["error"]?["reason"], "NOT_ELIGIBLE", "lapsed customers only")
+        google.setSubscription("g-1", subscription(state: "SUBSCRIPTION_STATE_EXPIRED", expires: now - hour))
+        XCTAssertEqual(try post("g-1").status, 200)
+        let chosen = try select(listed, offerId: "playwinback")
+        XCTAssertEqual(chosen.status, 200, chosen.text)
+        XCTAssertEqual(chosen.json["offerId"], "winback-offer")
+        XCTAssertEqual(chosen.json["catalogOfferId"], "playwinback")
+        XCTAssertEqual(try select([offer("week")], offerId: "playwinback").json["error"]?["reason"], "NOT_OFFERED")
+        XCTAssertEqual(try select(listed, offerId: "welcome").json["error"]?["reason"], "NOT_IN_CATALOG")
+        XCTAssertEqual(try select(listed, offerId: "playwinback", plan: "yearly").json["error"]?["reason"], "NOT_IN_CATALOG")
+    }
+}
+
+/// A throwaway RSA key (made by OpenSSL's command line) to forge tokens with.
+enum RSAKeyForTests {
+    static func make() throws -> RSA.PrivateKey {
+        try RSA.PrivateKey(
+            pemRepresentation: try GooglePlayStandIn.rsaKey(in: makeTemporaryDirectory("entitle-forger"), name: "forger").privatePEM)
+    }
+}
