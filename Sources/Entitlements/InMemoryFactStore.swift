@@ -30,6 +30,11 @@ public final class InMemoryFactStore: FactStore {
         var playPurchases: [Key: PlayPurchase] = [:]
         var pubsubMessages: Set<Key> = []
 
+        func playPurchases(_ appId: String, token: String) -> [PlayPurchase] {
+            playPurchases.filter { $0.key.app == appId && $0.value.appAccountToken == token }.map(\.value)
+                .sorted { ($0.startTime, $0.purchaseToken) < ($1.startTime, $1.purchaseToken) }
+        }
+
         func grants(_ appId: String, _ environment: String, token: String) -> [PromotionalGrant] {
             grantOrder.filter { $0.app == appId }.compactMap { grants[$0] }.filter {
                 $0.environment == environment && $0.appAccountToken == token
@@ -86,6 +91,10 @@ public final class InMemoryFactStore: FactStore {
         }
 
         func grant(id: String) -> PromotionalGrant? { state.grants[Key(app: appId, environment: "", id: id)] }
+
+        func playPurchases(appAccountToken: String) -> [PlayPurchase] { state.playPurchases(appId, token: appAccountToken) }
+
+        func playPurchase(token: String) -> PlayPurchase? { state.playPurchases[Key(app: appId, environment: "", id: token)] }
     }
 
     private let state = Mutex(State())
@@ -168,12 +177,7 @@ public final class InMemoryFactStore: FactStore {
             if let message = batch.pubsubMessageId { state.pubsubMessages.insert(Key(app: batch.appId, environment: "", id: message)) }
             for (purchase, _) in batch.playPurchases {
                 let purchaseKey = Key(app: batch.appId, environment: "", id: purchase.purchaseToken)
-                let stored = state.playPurchases[purchaseKey]
-                guard stored.map({ purchase.readAt >= $0.readAt }) ?? true else { continue }
-                var merged = purchase
-                merged.appAccountToken = purchase.appAccountToken ?? stored?.appAccountToken
-                merged.voidedAt = stored?.voidedAt ?? purchase.voidedAt
-                state.playPurchases[purchaseKey] = merged
+                state.playPurchases[purchaseKey] = state.playPurchases[purchaseKey].map { purchase.replacing($0) } ?? purchase
             }
             if let grant = batch.grant {
                 let grantKey = Key(app: batch.appId, environment: "", id: grant.id)
@@ -454,10 +458,7 @@ public final class InMemoryFactStore: FactStore {
     // MARK: - Google Play
 
     public func playPurchases(appId: String, appAccountToken: String) throws -> [PlayPurchase] {
-        state.withLock { state in
-            state.playPurchases.filter { $0.key.app == appId && $0.value.appAccountToken == appAccountToken }.map(\.value)
-                .sorted { ($0.startTime, $0.purchaseToken) < ($1.startTime, $1.purchaseToken) }
-        }
+        state.withLock { $0.playPurchases(appId, token: appAccountToken) }
     }
 
     public func playPurchase(appId: String, purchaseToken: String) throws -> PlayPurchase? {

@@ -273,4 +273,12 @@ struct SQLiteFactReader: FactReading {
     }
 
     func grant(id: String) throws -> PromotionalGrant? { try SQLiteFactStore.grant(database, appId: appId, id: id) }
+
+    func playPurchases(appAccountToken: String) throws -> [PlayPurchase] {
+        try SQLiteFactStore.playPurchases(database, appId: appId, appAccountToken: appAccountToken)
+    }
+
+    func playPurchase(token: String) throws -> PlayPurchase? {
+        try SQLiteFactStore.playPurchase(database, appId: appId, purchaseToken: token)
+    }
 }

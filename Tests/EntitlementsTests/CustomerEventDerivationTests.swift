@@ -28,6 +28,51 @@ final class CustomerEventDerivationTests: XCTestCase {
             storedGrants.filter { $0.environment == environment && $0.appAccountToken == appAccountToken }
         }
         func grant(id: String) -> PromotionalGrant? { storedGrants.first { $0.id == id } }
+        var storedPlay: [PlayPurchase] = []
+        func playPurchases(appAccountToken: String) -> [PlayPurchase] { storedPlay.filter { $0.appAccountToken == appAccountToken } }
+        func playPurchase(token: String) -> PlayPurchase? { storedPlay.first { $0.purchaseToken == token } }
+    }
+
+    // MARK: - Google Play
+
+    private func play(
+        _ token: String = "p1", state: String = "SUBSCRIPTION_STATE_ACTIVE", expiry: Int64 = 5_000, renews: Bool = true,
+        linked: String? = nil, voided: Int64? = nil, read: Int64
+    ) -> PlayPurchase {
+        PlayPurchase(
+            purchaseToken: token, kind: .subscription, productId: "pro", basePlanId: "monthly", offerId: nil, environment: "Production",
+            googleState: state, startTime: 1_000, expiryTime: expiry, autoRenewing: renews, linkedPurchaseToken: linked,
+            acknowledged: true, appAccountToken: customer, orderId: nil, voidedAt: voided, readAt: read)
+    }
+
+    private func playEvents(stored: [PlayPurchase], _ purchase: PlayPurchase) throws -> [CustomerEvent.Kind] {
+        var batch = FactBatch(appId: "app", environment: "Production")
+        batch.playPurchases = [(purchase, "{}")]
+        batch.requestedAt = purchase.readAt
+        let pending = try FactChange.read(batch, environments: ["Production"], from: Stored(subscriptions: [], storedPlay: stored))
+        let change = FactChange.applying(batch, to: pending)
+        XCTAssertEqual(change.playSubscribers[purchase.purchaseToken]?.playPurchases.map(\.purchaseToken), [purchase.purchaseToken])
+        return kinds(CustomerEventDerivation.events(change, billingRetryGrantsAccess: false))
+    }
+
+    func testPlayPurchasesCauseTheSameEventsAsAppStoreOnes() throws {
+        let first = play(read: 10)
+        XCTAssertEqual(try playEvents(stored: [], first), [.initialPurchase])
+        XCTAssertEqual(try playEvents(stored: [], play("p2", linked: "p1", read: 10)), [.productChange], "an upgrade")
+        XCTAssertEqual(try playEvents(stored: [first], play(expiry: 9_000, read: 20)), [.renewal])
+        XCTAssertEqual(
+            try playEvents(stored: [first], play(state: "SUBSCRIPTION_STATE_CANCELED", renews: false, read: 20)), [.cancellation])
+        XCTAssertEqual(try playEvents(stored: [play(renews: false, read: 10)], play(read: 20)), [.uncancellation])
+        XCTAssertEqual(try playEvents(stored: [first], play(state: "SUBSCRIPTION_STATE_ON_HOLD", read: 20)), [.billingIssue])
+        XCTAssertEqual(
+            try playEvents(stored: [play(state: "SUBSCRIPTION_STATE_IN_GRACE_PERIOD", read: 10)], play(expiry: 9_000, read: 20)),
+            [.renewal, .billingRecovery])
+        XCTAssertEqual(
+            try playEvents(stored: [first], play(state: "SUBSCRIPTION_STATE_EXPIRED", renews: false, read: 20)),
+            [.cancellation, .expiration])
+        XCTAssertEqual(try playEvents(stored: [first], play(voided: 15, read: 20)), [.refund])
+        XCTAssertEqual(try playEvents(stored: [first], play(read: 20)), [], "a read that changes nothing")
+        XCTAssertEqual(try playEvents(stored: [play(read: 30)], play(expiry: 9_000, read: 20)), [], "an older read changes nothing")
     }
 
     // MARK: - Promotional grants

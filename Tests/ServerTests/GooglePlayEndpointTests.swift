@@ -208,6 +208,25 @@ final class GooglePlayEndpointTests: XCTestCase {
         XCTAssertEqual(try push(subscriptionNotification("g-1"), messageId: "m-1").json["status"], "applied", "the redelivery applies")
     }
 
+    /// Play facts cause events like App Store facts: a purchase, then a renewal read after a push.
+    func testPlayFactsCauseEvents() throws {
+        google.setSubscription("g-1", subscription())
+        XCTAssertEqual(try post("g-1").status, 200)
+        google.setSubscription("g-1", subscription(expires: now + 31 * 24 * hour))
+        XCTAssertEqual(try push(subscriptionNotification("g-1", type: 2), messageId: "m-renewed").json["status"], "applied")
+        let events = try fixture.call("GET", "/v1/events", key: SupportFixture.server).json["events"]?.arrayValue ?? []
+        XCTAssertEqual(events.compactMap { $0["type"]?.stringValue }, ["INITIAL_PURCHASE", "RENEWAL"])
+        let first = try XCTUnwrap(events.first)
+        XCTAssertEqual(first["store"], "play_store")
+        XCTAssertEqual(first["purchaseToken"], "g-1")
+        XCTAssertEqual(first["appAccountToken"]?.stringValue, token)
+        XCTAssertEqual(first["entitlements"]?.arrayValue?.compactMap(\.stringValue), ["pro"])
+        XCTAssertEqual(first["source"], "clientPost")
+        XCTAssertEqual(first["subscriber"]?["entitlements"]?["pro"]?["store"], "play_store", "the subscriber after the purchase")
+        XCTAssertEqual(events.last?["source"], "googlePlay")
+        XCTAssertNotNil(events.last?["previousExpiresDate"])
+    }
+
     // MARK: - Both stores
 
     func testOneSubscriberHoldsAnAppStoreAndAPlaySubscription() throws {

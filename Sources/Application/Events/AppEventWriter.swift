@@ -28,16 +28,17 @@ struct AppEventWriter: EventWriting {
                 subscriber = views[original]
             } else if event.grant != nil, let facts = change.grantSubscriber {
                 subscriber = subscribers.view(of: facts, at: now)
+            } else if let play = event.play, let facts = change.playSubscribers[play.purchaseToken] {
+                subscriber = subscribers.view(of: facts, at: now)
             }
-            let token = event.grant?.appAccountToken ?? event.originalTransactionId.flatMap { change.subscribers[$0]?.appAccountToken }
+            let token =
+                event.grant?.appAccountToken ?? event.play?.appAccountToken
+                ?? event.originalTransactionId.flatMap { change.subscribers[$0]?.appAccountToken }
             let id = event.kind == .test ? change.batch.webhookTestId ?? UUID().uuidString.lowercased() : UUID().uuidString.lowercased()
             let sequence = firstSequence + Int64(index)
             let body = EventBody.render(
                 event, id: id, sequence: sequence, appId: app.id, createdAt: createdAt, appAccountToken: token,
-                entitlements: event.grant.map { [$0.entitlement] } ?? event.transaction.map {
-                    app.products[$0.productId]?.entitlements ?? []
-                }
-                    ?? [],
+                entitlements: entitlements(of: event),
                 source: change.batch, subscriber: subscriber)
             return OutboxEvent(
                 id: id, appId: app.id, sequence: sequence, type: event.kind.rawValue, environment: event.environment,
@@ -45,6 +46,18 @@ struct AppEventWriter: EventWriting {
                 createdAt: createdAt, body: JSONValue.object(body).serializedString,
                 endpoints: app.webhooks.filter { $0.accepts(type: event.kind.rawValue, environment: event.environment) }.map(\.url))
         }
+    }
+
+    /// The entitlements the event's product (or grant) confers.
+    private func entitlements(of event: CustomerEvent) -> [String] {
+        if let grant = event.grant { return [grant.entitlement] }
+        if let play = event.play {
+            return app.products.catalogId(playProduct: play.productId, basePlanId: play.basePlanId).flatMap {
+                app.products[$0]?.entitlements
+            }
+                ?? []
+        }
+        return event.transaction.map { app.products[$0.productId]?.entitlements ?? [] } ?? []
     }
 
     func committed(_ events: [OutboxEvent]) {
@@ -103,6 +116,19 @@ enum EventBody {
         if let grant = event.grant {
             body["entitlements"] = .array(entitlements.map(JSONValue.string))
             body["grant"] = .object(SubscriberView.json(grant, now: event.occurredAt))
+        }
+        if let play = event.play {
+            body["store"] = "play_store"
+            body["purchaseToken"] = .string(play.purchaseToken)
+            body["googleProductId"] = .string(play.productId)
+            if let plan = play.basePlanId { body["basePlanId"] = .string(plan) }
+            if let offer = play.offerId { body["offerId"] = .string(offer) }
+            if let order = play.orderId { body["orderId"] = .string(order) }
+            body["entitlements"] = .array(entitlements.map(JSONValue.string))
+            Timestamps.set(&body, "purchaseDate", play.startTime)
+            Timestamps.set(&body, "expiresDate", play.expiryTime)
+        } else if event.transaction != nil {
+            body["store"] = "app_store"
         }
         if let subscriber { body["subscriber"] = .object(subscriber) }
         return body

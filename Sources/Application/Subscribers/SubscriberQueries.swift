@@ -90,17 +90,19 @@ public struct SubscriberQueries: Sendable {
     func view(of subscriber: SubscriberFacts, at now: Date) -> JSONObject {
         let found = subscriber.environments.filter { span in
             !span.facts.isEmpty || subscriber.grants.contains { $0.environment == span.environment }
+                || subscriber.playPurchases.contains { $0.environment == span.environment }
         }.map { (AppStoreEnvironment(rawValue: $0.environment), $0.facts) }
         var answer: JSONObject
         if app.environments.count == 1 || subscriber.appAccountToken == nil || found.isEmpty {
             let environment = found.first?.0 ?? app.defaultEnvironment
             answer = render(
                 found.first?.1 ?? [], appAccountToken: subscriber.appAccountToken, environment: environment, now: now,
-                promotional: subscriber.grants.filter { $0.environment == environment.rawValue })
+                promotional: subscriber.grants.filter { $0.environment == environment.rawValue },
+                play: subscriber.playPurchases.filter { $0.environment == environment.rawValue })
         } else {
             let status = SubscriberEvaluation.evaluate(
                 found.map { ($0.0.rawValue, $0.1) }, now: Milliseconds.since1970(now), products: app.products,
-                billingRetryGrantsAccess: app.billingRetryGrantsAccess, promotional: subscriber.grants,
+                billingRetryGrantsAccess: app.billingRetryGrantsAccess, promotional: subscriber.grants, play: subscriber.playPurchases,
                 grantsAccess: grantsAccess(subscriber.appAccountToken))
             answer = SubscriberView.render(status, appAccountToken: subscriber.appAccountToken, environments: found.map(\.0))
         }

@@ -33,6 +33,8 @@ public struct CustomerEvent: Sendable, Equatable {
     public var occurredAt: Int64
     /// The promotional grant given or revoked (`PROMOTIONAL_GRANT…` only).
     public var grant: PromotionalGrant?
+    /// The Google Play purchase the event is about (events from Play facts).
+    public var play: PlayPurchase?
 
     // The type's own fields; nil where they do not apply.
     public var isTrialConversion: Bool?

@@ -17,6 +17,9 @@ public enum CustomerEventDerivation {
                 CustomerEvent(.test, environment: batch.environment, originalTransactionId: nil, transaction: nil, occurredAt: at))
         }
         if let grant = batch.grant { events += grantEvents(grant, before: change.grantBefore) }
+        for after in change.playAfter {
+            events += playEvents(before: change.playBefore[after.purchaseToken], after: after, at: batch.requestedAt)
+        }
         for after in change.after {
             events += Subscription(
                 before: change.before[after.originalTransactionId], after: after, notificationAt: batch.notification?.signedDate,
@@ -41,6 +44,55 @@ public enum CustomerEventDerivation {
         var event = CustomerEvent(kind, environment: grant.environment, originalTransactionId: nil, transaction: nil, occurredAt: at)
         event.grant = grant
         return [event]
+    }
+
+    /// Google Play purchases by the same rules as the App Store's, comparing the purchase as
+    /// stored before with the new read: new → `INITIAL_PURCHASE` (`PRODUCT_CHANGE` when it
+    /// replaces a purchase, `NON_RENEWING_PURCHASE` for a one-time product); a later expiry →
+    /// `RENEWAL`; auto-renew off → `CANCELLATION`, back on → `UNCANCELLATION`; into grace or on hold
+    /// → `BILLING_ISSUE`, back to active → `BILLING_RECOVERY`; expired → `EXPIRATION`; voided →
+    /// `REFUND`. A read that changes nothing causes nothing.
+    static func playEvents(before: PlayPurchase?, after: PlayPurchase, at instant: Int64) -> [CustomerEvent] {
+        func event(_ kind: CustomerEvent.Kind) -> CustomerEvent {
+            var event = CustomerEvent(
+                kind, environment: after.environment, originalTransactionId: nil, transaction: nil, occurredAt: instant)
+            event.play = after
+            return event
+        }
+        guard let before else {
+            if after.kind == .product { return after.googleState == "PURCHASED" ? [event(.nonRenewingPurchase)] : [] }
+            var first = event(after.linkedPurchaseToken == nil ? .initialPurchase : .productChange)
+            if after.linkedPurchaseToken != nil {
+                first.newProductId = after.productId
+                first.takesEffect = "IMMEDIATELY"
+            }
+            return [first]
+        }
+        var events: [CustomerEvent] = []
+        let troubled: Set<String> = ["SUBSCRIPTION_STATE_IN_GRACE_PERIOD", "SUBSCRIPTION_STATE_ON_HOLD"]
+        if after.kind == .subscription {
+            if let expiry = after.expiryTime, expiry > (before.expiryTime ?? 0), before.expiryTime != nil {
+                var renewal = event(.renewal)
+                renewal.previousExpiresDate = before.expiryTime
+                events.append(renewal)
+            }
+            if before.autoRenewing && !after.autoRenewing {
+                var cancellation = event(.cancellation)
+                cancellation.cancelReason = "UNSUBSCRIBE"
+                events.append(cancellation)
+            } else if !before.autoRenewing && after.autoRenewing && after.googleState != "SUBSCRIPTION_STATE_EXPIRED" {
+                events.append(event(.uncancellation))
+            }
+            if troubled.contains(after.googleState) && !troubled.contains(before.googleState) { events.append(event(.billingIssue)) }
+            if troubled.contains(before.googleState) && after.googleState == "SUBSCRIPTION_STATE_ACTIVE" {
+                events.append(event(.billingRecovery))
+            }
+            if after.googleState == "SUBSCRIPTION_STATE_EXPIRED" && before.googleState != "SUBSCRIPTION_STATE_EXPIRED" {
+                events.append(event(.expiration))
+            }
+        }
+        if after.voidedAt != nil && before.voidedAt == nil { events.append(event(.refund)) }
+        return events
     }
 
     /// The rules for one subscription (or one-time purchase) the batch touched.

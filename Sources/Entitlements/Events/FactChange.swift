@@ -9,6 +9,8 @@ public protocol FactReading {
     func linkTransfers(environment: String, appAccountToken: String) throws -> [LinkTransfer]
     func grants(environment: String, appAccountToken: String) throws -> [PromotionalGrant]
     func grant(id: String) throws -> PromotionalGrant?
+    func playPurchases(appAccountToken: String) throws -> [PlayPurchase]
+    func playPurchase(token: String) throws -> PlayPurchase?
 }
 
 /// A customer's facts across the environments a subscriber view spans.
@@ -18,15 +20,19 @@ public struct SubscriberFacts: Sendable {
     public var transfers: [(environment: String, transfer: LinkTransfer)]
     /// Promotional grants of every environment the view spans.
     public var grants: [PromotionalGrant]
+    /// Google Play purchases of the customer.
+    public var playPurchases: [PlayPurchase]
 
     public init(
         appAccountToken: String?, environments: [(environment: String, facts: [SubscriptionFacts])],
-        transfers: [(environment: String, transfer: LinkTransfer)] = [], grants: [PromotionalGrant] = []
+        transfers: [(environment: String, transfer: LinkTransfer)] = [], grants: [PromotionalGrant] = [],
+        playPurchases: [PlayPurchase] = []
     ) {
         self.appAccountToken = appAccountToken
         self.environments = environments
         self.transfers = transfers
         self.grants = grants
+        self.playPurchases = playPurchases
     }
 }
 
@@ -47,6 +53,11 @@ public struct FactChange: Sendable {
     /// customer after the batch.
     public var grantBefore: PromotionalGrant?
     public var grantSubscriber: SubscriberFacts?
+    /// For a batch carrying Google Play purchases: each as stored before (absent: new) and after,
+    /// and its customer after the batch, by purchase token.
+    public var playBefore: [String: PlayPurchase] = [:]
+    public var playAfter: [PlayPurchase] = []
+    public var playSubscribers: [String: SubscriberFacts] = [:]
 
     /// The stored state a batch is about to change, read through the writing transaction.
     /// `environments` are those a subscriber view spans (the app's enabled ones).
@@ -56,6 +67,7 @@ public struct FactChange: Sendable {
         var tokens: [String: String] = [:]
         var subscribers: [String: SubscriberFacts] = [:]
         var grantBefore: PromotionalGrant?
+        var playBefore: [String: PlayPurchase] = [:]
     }
 
     public static func read(_ batch: FactBatch, environments: [String], from reader: any FactReading) throws -> Pending {
@@ -72,6 +84,13 @@ public struct FactChange: Sendable {
                 pending.before[facts.originalTransactionId] = facts
             }
             pending.subscribers[token] = subscriber
+        }
+        for (purchase, _) in batch.playPurchases {
+            let stored = try reader.playPurchase(token: purchase.purchaseToken)
+            if let stored { pending.playBefore[purchase.purchaseToken] = stored }
+            if let token = purchase.appAccountToken ?? stored?.appAccountToken, pending.subscribers[token] == nil {
+                pending.subscribers[token] = try Self.subscriber(token, spanning: spanned, from: reader)
+            }
         }
         if let grant = batch.grant {
             pending.grantBefore = try reader.grant(id: grant.id)
@@ -99,7 +118,9 @@ public struct FactChange: Sendable {
             transfers += try reader.linkTransfers(environment: each, appAccountToken: token).map { (each, $0) }
             grants += try reader.grants(environment: each, appAccountToken: token)
         }
-        return SubscriberFacts(appAccountToken: token, environments: spans, transfers: transfers, grants: grants)
+        return SubscriberFacts(
+            appAccountToken: token, environments: spans, transfers: transfers, grants: grants,
+            playPurchases: try reader.playPurchases(appAccountToken: token))
     }
 
     /// The token a touched subscription will be shown under: the one it moves to, else the one
@@ -148,6 +169,16 @@ public struct FactChange: Sendable {
             subscriber.grants.append(grant)
             change.grantBefore = pending.grantBefore
             change.grantSubscriber = subscriber
+        }
+        for (purchase, _) in batch.playPurchases {
+            let before = pending.playBefore[purchase.purchaseToken]
+            let after = before.map { purchase.replacing($0) } ?? purchase
+            change.playBefore[purchase.purchaseToken] = before
+            change.playAfter.append(after)
+            guard let token = after.appAccountToken, var subscriber = pending.subscribers[token] else { continue }
+            subscriber.playPurchases.removeAll { $0.purchaseToken == after.purchaseToken }
+            subscriber.playPurchases.append(after)
+            change.playSubscribers[after.purchaseToken] = subscriber
         }
         return change
     }

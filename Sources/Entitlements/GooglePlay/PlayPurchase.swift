@@ -52,6 +52,18 @@ public struct PlayPurchase: Sendable, Equatable {
     }
 }
 
+extension PlayPurchase {
+    /// This read stored over `stored` by the stores' rules: an older read changes nothing; the
+    /// customer link stays when this read has none; a void is never forgotten.
+    public func replacing(_ stored: PlayPurchase) -> PlayPurchase {
+        guard readAt >= stored.readAt else { return stored }
+        var merged = self
+        merged.appAccountToken = appAccountToken ?? stored.appAccountToken
+        merged.voidedAt = stored.voidedAt ?? voidedAt
+        return merged
+    }
+}
+
 /// A Play purchase's state at an instant, in Entitle's terms.
 public struct PlayPurchaseState: Sendable, Equatable {
     public var purchase: PlayPurchase

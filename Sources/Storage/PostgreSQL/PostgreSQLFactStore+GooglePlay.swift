@@ -49,21 +49,25 @@ extension PostgreSQLFactStore {
             appAccountToken: row[12], orderId: row[13], voidedAt: number(14), readAt: number(15) ?? 0)
     }
 
+    static func playPurchases(_ db: PostgreSQLConnection, appId: String, appAccountToken: String) throws -> [PlayPurchase] {
+        try db.execute(
+            "SELECT \(playColumns) FROM play_purchases WHERE app_id = $1 AND app_account_token = $2 ORDER BY start_time, purchase_token",
+            [.text(appId), .text(appAccountToken)]
+        ).rows.map(playPurchase)
+    }
+
+    static func playPurchase(_ db: PostgreSQLConnection, appId: String, purchaseToken: String) throws -> PlayPurchase? {
+        try db.execute(
+            "SELECT \(playColumns) FROM play_purchases WHERE app_id = $1 AND purchase_token = $2", [.text(appId), .text(purchaseToken)]
+        )
+        .rows.first.map(playPurchase)
+    }
+
     public func playPurchases(appId: String, appAccountToken: String) throws -> [PlayPurchase] {
-        try pool.with { db in
-            try db.execute(
-                "SELECT \(Self.playColumns) FROM play_purchases WHERE app_id = $1 AND app_account_token = $2 ORDER BY start_time, purchase_token",
-                [.text(appId), .text(appAccountToken)]
-            ).rows.map(Self.playPurchase)
-        }
+        try pool.with { try Self.playPurchases($0, appId: appId, appAccountToken: appAccountToken) }
     }
 
     public func playPurchase(appId: String, purchaseToken: String) throws -> PlayPurchase? {
-        try pool.with { db in
-            try db.execute(
-                "SELECT \(Self.playColumns) FROM play_purchases WHERE app_id = $1 AND purchase_token = $2",
-                [.text(appId), .text(purchaseToken)]
-            ).rows.first.map(Self.playPurchase)
-        }
+        try pool.with { try Self.playPurchase($0, appId: appId, purchaseToken: purchaseToken) }
     }
 }

@@ -534,4 +534,12 @@ struct PostgreSQLFactReader: FactReading {
     }
 
     func grant(id: String) throws -> PromotionalGrant? { try PostgreSQLFactStore.grant(db, appId: appId, id: id) }
+
+    func playPurchases(appAccountToken: String) throws -> [PlayPurchase] {
+        try PostgreSQLFactStore.playPurchases(db, appId: appId, appAccountToken: appAccountToken)
+    }
+
+    func playPurchase(token: String) throws -> PlayPurchase? {
+        try PostgreSQLFactStore.playPurchase(db, appId: appId, purchaseToken: token)
+    }
 }
