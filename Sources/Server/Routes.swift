@@ -25,6 +25,7 @@ enum Routes {
         router.add("POST", "/v1/notifications/apple") { notifications.handle($0) }
         router.add("POST", "/v1/notifications/google") { googlePlay.push($0) }
         router.add("POST", "/v1/purchases/google") { googlePlay.postPurchase($0) }
+        router.add("POST", "/v1/purchases/google/voided") { googlePlay.syncVoided($0) }
         router.add("POST", "/v1/offers/google/select") { googlePlay.selectOffer($0) }
         router.add("GET", "/v1/notifications") { subscribers.listNotifications($0) }
         router.add("GET", "/v1/notifications/refused") { subscribers.listRefusedNotifications($0) }

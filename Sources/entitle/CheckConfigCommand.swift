@@ -36,6 +36,12 @@ enum CheckConfigCommand {
                 Output.line(
                     "  verification: roots \(roots.joined(separator: ", ")); online checks \(app.verification.onlineChecks ? "on" : "off")")
             }
+            if let play = app.googlePlay {
+                let mapped = app.products.filter { $0.value.googlePlay != nil }.count
+                Output.line(
+                    "  google play: \(play.packageName), service account \(play.serviceAccount.clientEmail), "
+                        + "push audience \(play.pushAudience), \(mapped) products mapped")
+            }
             for (offerId, offer) in app.offers.sorted(by: { $0.key < $1.key }) {
                 Output.line("  offer \(offerId): \(offer.offerIdentifier) of \(offer.productId), eligibility \(offer.eligibility.rawValue)")
             }

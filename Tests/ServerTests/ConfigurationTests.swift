@@ -1,5 +1,6 @@
 import Application
 import Foundation
+import JSON
 import Server
 import TestSupport
 import XCTest
@@ -141,6 +142,31 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(loaded.console.sessionSecret?.count, 32)
         XCTAssertEqual(loaded.console.sessionHours, 2)
         XCTAssertFalse(loaded.console.enabled)
+    }
+
+    func testGooglePlaySettingsAreChecked() throws {
+        let google = try GooglePlayStandIn()
+        func play(package: String = "com.example.android", key: String? = nil, jwks: String? = nil) -> String {
+            #", "googlePlay": {"packageName": "\#(package)", "serviceAccountKeyFile": "\#(key ?? google.serviceAccountFile.path)", "pubsub": {"audience": "https://e.example.com/v1/notifications/google", "serviceAccountEmail": "push@p.iam.gserviceaccount.com"}, "jwks": "\#(jwks ?? google.jwksFile.path)"}"#
+        }
+        XCTAssertEqual(try problems(config(app: play())), [])
+        try assertOneProblem(config(app: play(package: "example")), contains: "\"example\" is not an Android package name")
+        try writeFile(
+            folder.appendingPathComponent("ec.json"),
+            JSONValue.object([
+                "type": "service_account", "client_email": "a@p.iam.gserviceaccount.com",
+                "private_key": .string(try String(contentsOf: folder.appendingPathComponent("key.p8"), encoding: .utf8)),
+            ]).serializedString)
+        try assertOneProblem(
+            config(app: play(key: folder.appendingPathComponent("ec.json").path)), contains: "the file's private_key is not usable")
+        try assertOneProblem(config(app: play(jwks: "absent.json")), contains: "is not a readable JWK set")
+        let missing = try problems(config(app: #", "googlePlay": {"packageName": "com.example.android"}"#))
+        XCTAssertEqual(
+            missing.map { $0.components(separatedBy: ": ").dropFirst().joined(separator: ": ") },
+            [
+                #"apps[0].googlePlay: missing "serviceAccountKeyFile""#, #"apps[0].googlePlay: missing "pubsub""#,
+                #"apps[0].googlePlay: missing "jwks""#,
+            ])
     }
 
     func testSeveralProblemsAreAllReported() throws {

@@ -162,6 +162,38 @@ final class GooglePlayEndpointTests: XCTestCase {
         XCTAssertEqual(try subscriber()?["entitlements"]?["pro"]?["isActive"], false)
     }
 
+    /// A refund whose notification was missed: the voided-purchases list marks it.
+    func testTheVoidedPurchasesListRevokesWhatItNames() throws {
+        google.setSubscription("g-1", subscription())
+        XCTAssertEqual(try post("g-1").status, 200)
+        google.addVoided("g-1", at: now - 1_000, orderId: "GPA.3345-1234-5678-00001")
+        google.addVoided("never-seen", at: now - 1_000)
+        let reply = try fixture.call("POST", "/v1/purchases/google/voided", key: SupportFixture.server)
+        XCTAssertEqual(reply.status, 200, reply.text)
+        XCTAssertEqual(reply.json["voidedPurchases"]?["voided"], 1)
+        XCTAssertEqual(reply.json["voidedPurchases"]?["notStored"], 1)
+        XCTAssertEqual(try subscriber()?["entitlements"]?["pro"]?["state"], "REVOKED")
+        XCTAssertEqual(
+            try fixture.call("POST", "/v1/purchases/google/voided", key: SupportFixture.server).json["voidedPurchases"]?["voided"], 0)
+        XCTAssertEqual(try fixture.call("POST", "/v1/purchases/google/voided", key: SupportFixture.client).status, 403)
+    }
+
+    func testAOneTimeProductIsAcknowledgedAndListed() throws {
+        google.setProduct(
+            "c-1",
+            [
+                "purchaseState": 0, "purchaseTimeMillis": .string(String(now - hour)), "acknowledgementState": 0, "orderId": "GPA.9",
+                "obfuscatedExternalAccountId": .string(token),
+            ])
+        let reply = try post("c-1", product: "extras")
+        XCTAssertEqual(reply.status, 200, reply.text)
+        XCTAssertEqual(google.acknowledgements, ["c-1"])
+        XCTAssertEqual(reply.json["subscriber"]?["entitlements"]?["extras"]?["isActive"], true)
+        XCTAssertEqual(reply.json["subscriber"]?["entitlements"]?["extras"]?["store"], "play_store")
+        let listed = try subscriber()?["nonSubscriptions"]?.arrayValue?.first { $0["store"] == "play_store" }
+        XCTAssertEqual(listed?["purchaseToken"], "c-1")
+    }
+
     func testALicenseTestersPurchaseIsSandbox() throws {
         google.setSubscription("g-1", subscription(tester: true))
         let reply = try post("g-1")

@@ -48,7 +48,7 @@ final class SupportFixture {
               "appStoreServerAPI": {"sandboxURL": "\(standIn.baseURL)"},
               "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"]\(googlePlayProducts ? #", "googlePlay": {"productId": "pro", "basePlanId": "monthly"}"# : "")},
                            "pro.yearly": {"subscriptionGroup": "G1", "entitlements": ["pro"]\(googlePlayProducts ? #", "googlePlay": {"productId": "pro", "basePlanId": "yearly"}"# : "")},
-                           "extras": {"entitlements": ["extras"]}}\(googlePlayProducts ? Self.playOffers : "")\(app)}]}
+                           "extras": {"entitlements": ["extras"]\(googlePlayProducts ? #", "googlePlay": {"productId": "extras"}"# : "")}}\(googlePlayProducts ? Self.playOffers : "")\(app)}]}
             """)
         entitle = try EntitleServer(
             configuration: ConfigurationLoader.load(path: folder.appendingPathComponent("entitle.json").path, environment: [:]),

@@ -139,6 +139,35 @@ public struct GooglePlayService: Sendable {
 
     enum Duplicate: Error { case message }
 
+    // MARK: - Voided purchases
+
+    /// `purchases.voidedpurchases.list` since `since`: every stored purchase Google voided is
+    /// marked so (a refund or chargeback whose notification was missed). Answers how many.
+    public func syncVoided(since: Int64, now: Date, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {
+        pool.run(
+            {
+                var marked = 0
+                var unknown = 0
+                for voided in try api.voidedPurchases(since: since) {
+                    guard var purchase = try store.playPurchase(appId: app.id, purchaseToken: voided.purchaseToken) else {
+                        unknown += 1
+                        continue
+                    }
+                    guard purchase.voidedAt == nil else { continue }
+                    purchase.voidedAt = voided.voidedTime
+                    purchase.readAt = max(purchase.readAt, Milliseconds.since1970(now))
+                    var batch = FactBatch(appId: app.id, environment: purchase.environment)
+                    batch.playPurchases = [(purchase, #"{"voidedPurchasesList":true}"#)]
+                    batch.source = "sync"
+                    batch.requestedAt = Milliseconds.since1970(now)
+                    batch.eventWriter = eventWriter
+                    _ = try store.apply(batch)
+                    marked += 1
+                }
+                return ["voided": .int(Int64(marked)), "notStored": .int(Int64(unknown))]
+            }, completion: completion)
+    }
+
     // MARK: - Offers
 
     /// `POST /v1/offers/google/select`: which offer the purchase must use.

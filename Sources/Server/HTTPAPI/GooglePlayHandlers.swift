@@ -38,6 +38,23 @@ struct GooglePlayHandlers: Sendable {
         }
     }
 
+    /// `POST /v1/purchases/google/voided` `{"startTime"?}` (server key; default: 30 days ago).
+    func syncVoided(_ context: HTTPRequestContext) {
+        do {
+            let caller = try application.caller(context)
+            try caller.requireServerKey("listing voided purchases")
+            let play = try application.services(for: caller).requireGooglePlay()
+            let body = context.request.body.isEmpty ? nil : try RequestBody(context.request)
+            let now = Date()
+            let since = try body?.optionalInstant("startTime") ?? Milliseconds.since1970(now) - 30 * 86_400_000
+            play.syncVoided(since: since, now: now) {
+                context.reply($0.map { .object(["voidedPurchases": .object($0)]) }, app: caller.app.id)
+            }
+        } catch {
+            context.reply(error: error, app: nil)
+        }
+    }
+
     func selectOffer(_ context: HTTPRequestContext) {
         do {
             let (play, app) = try play(context)
