@@ -280,7 +280,8 @@ extension ConsoleAssets {
                 el("strong", { text: name }),
                 el("span", { text: " " + grant.state }),
                 el("span", { class: "detail", text: grant.expiresDate ? " until " + when(grant.expiresDate) : " no expiry" }),
-                el("span", { class: "detail", text: grant.store === "promotional" ? " · promotional grant" : ` · ${grant.productId} · App Store` }),
+                el("span", { class: "detail", text: grant.store === "promotional" ? " · promotional grant"
+                  : ` · ${grant.productId} · ${grant.store === "play_store" ? "Google Play" : "App Store"}` }),
                 el("span", { class: "detail", text: " · " + (grant.environment || subscriber.environment || "") }))));
           }
 
