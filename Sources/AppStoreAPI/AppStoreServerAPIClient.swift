@@ -174,9 +174,9 @@ public final class AppStoreServerAPIClient: Sendable {
             ("User-Agent", "Entitle/0.3"),
         ]
         if body != nil { headers.append(("Content-Type", "application/json")) }
-        let url =
-            baseURL + "/" + path.map(Self.escape).joined(separator: "/")
-            + (query.isEmpty ? "" : "?" + query.map { Self.escape($0.0) + "=" + Self.escape($0.1) }.joined(separator: "&"))
+        // Path segments and query parts are percent-encoded (Apple's libraries do not; ids with
+        // other characters would otherwise change the path).
+        let url = URLBuilder.url(baseURL, path: path, query: query)
         let response: HTTPClientResponse
         do {
             response = try http.send(
@@ -208,11 +208,4 @@ public final class AppStoreServerAPIClient: Sendable {
         }
     }
 
-    /// Path segments and query parts are percent-encoded (Apple's libraries do not; ids with
-    /// other characters would otherwise change the path).
-    static func escape(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
-    }
 }

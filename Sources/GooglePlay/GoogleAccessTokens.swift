@@ -79,9 +79,5 @@ public final class GoogleAccessTokens: Sendable {
         return (token, json?["expires_in"]?.int64Value ?? 3600)
     }
 
-    static func formEscape(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
-    }
+    static func formEscape(_ text: String) -> String { URLBuilder.escape(text) }
 }

@@ -75,9 +75,8 @@ public struct GooglePlayDeveloperAPI: Sendable {
             ("Authorization", "Bearer \(try tokens.token())"), ("Accept", "application/json"), ("User-Agent", "Entitle"),
         ]
         if body != nil { headers.append(("Content-Type", "application/json")) }
-        let url =
-            baseURL + "/" + path.map(Self.escape).joined(separator: "/")
-            + (query.isEmpty ? "" : "?" + query.map { Self.escape($0.0) + "=" + Self.escape($0.1) }.joined(separator: "&"))
+        // `:` stays: the acknowledge calls end their last segment with `:acknowledge`.
+        let url = URLBuilder.url(baseURL, path: path, query: query, keeping: ":")
         let response: HTTPClientResponse
         do {
             response = try http.send(
@@ -99,12 +98,6 @@ public struct GooglePlayDeveloperAPI: Sendable {
         }
     }
 
-    /// Path segments are percent-encoded, except the `:acknowledge` verb Google's paths end with.
-    static func escape(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~:")
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
-    }
 }
 
 extension String {

@@ -121,20 +121,12 @@ extension SQLiteFactStore {
         try read { database in
             let query = try database.statement(
                 """
-                SELECT sequence, notification_uuid, environment, notification_type, subtype, signed_date, received_at,
-                    original_transaction_id, jws
+                SELECT \(Self.notificationColumns)
                 FROM notifications WHERE app_id = ? AND environment = ? AND original_transaction_id = ? ORDER BY sequence
                 """
             ).bind([.text(appId), .text(environment), .text(originalTransactionId)])
             var found: [StoredNotification] = []
-            while try query.step() {
-                var notification = StoredNotification(
-                    notificationUUID: query.text(1) ?? "", appId: appId, environment: query.text(2) ?? "",
-                    notificationType: query.text(3) ?? "", subtype: query.text(4), signedDate: query.int64(5) ?? 0,
-                    receivedAt: query.int64(6) ?? 0, originalTransactionId: query.text(7), jws: query.text(8) ?? "")
-                notification.sequence = query.int64(0) ?? 0
-                found.append(notification)
-            }
+            while try query.step() { found.append(Self.notification(query, appId: appId)) }
             return found
         }
     }

@@ -525,22 +525,28 @@ public final class SQLiteFactStore: FactStore {
         try read { database in
             let query = try database.statement(
                 """
-                SELECT sequence, notification_uuid, environment, notification_type, subtype, signed_date, received_at,
-                    original_transaction_id, jws
+                SELECT \(Self.notificationColumns)
                 FROM notifications WHERE app_id = ? AND sequence < ? ORDER BY sequence DESC LIMIT ?
                 """
             ).bind([.text(appId), .integer(before ?? Int64.max), .integer(Int64(limit))])
             var found: [StoredNotification] = []
-            while try query.step() {
-                var notification = StoredNotification(
-                    notificationUUID: query.text(1) ?? "", appId: appId, environment: query.text(2) ?? "",
-                    notificationType: query.text(3) ?? "", subtype: query.text(4), signedDate: query.int64(5) ?? 0,
-                    receivedAt: query.int64(6) ?? 0, originalTransactionId: query.text(7), jws: query.text(8) ?? "")
-                notification.sequence = query.int64(0) ?? 0
-                found.append(notification)
-            }
+            while try query.step() { found.append(Self.notification(query, appId: appId)) }
             return found
         }
+    }
+
+    static let notificationColumns = """
+        sequence, notification_uuid, environment, notification_type, subtype, signed_date, received_at, original_transaction_id, jws
+        """
+
+    /// A notification from `notificationColumns`.
+    static func notification(_ query: SQLiteStatement, appId: String) -> StoredNotification {
+        var notification = StoredNotification(
+            notificationUUID: query.text(1) ?? "", appId: appId, environment: query.text(2) ?? "", notificationType: query.text(3) ?? "",
+            subtype: query.text(4), signedDate: query.int64(5) ?? 0, receivedAt: query.int64(6) ?? 0,
+            originalTransactionId: query.text(7), jws: query.text(8) ?? "")
+        notification.sequence = query.int64(0) ?? 0
+        return notification
     }
 
     public func checkHealth() throws {

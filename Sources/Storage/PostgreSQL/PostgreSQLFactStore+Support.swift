@@ -90,18 +90,10 @@ extension PostgreSQLFactStore {
         try pool.with { db in
             try db.execute(
                 """
-                SELECT sequence, notification_uuid, environment, notification_type, subtype, signed_date, received_at,
-                    original_transaction_id, jws
+                SELECT \(Self.notificationColumns)
                 FROM notifications WHERE app_id = $1 AND environment = $2 AND original_transaction_id = $3 ORDER BY sequence
                 """, [.text(appId), .text(environment), .text(originalTransactionId)]
-            ).rows.map { row in
-                var notification = StoredNotification(
-                    notificationUUID: row[1] ?? "", appId: appId, environment: row[2] ?? "", notificationType: row[3] ?? "",
-                    subtype: row[4], signedDate: Int64(row[5] ?? "0") ?? 0, receivedAt: Int64(row[6] ?? "0") ?? 0,
-                    originalTransactionId: row[7], jws: row[8] ?? "")
-                notification.sequence = Int64(row[0] ?? "0") ?? 0
-                return notification
-            }
+            ).rows.map { Self.notification($0, appId: appId) }
         }
     }
 

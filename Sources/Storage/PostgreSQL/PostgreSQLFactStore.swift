@@ -486,19 +486,25 @@ public final class PostgreSQLFactStore: FactStore {
         try pool.with { db in
             try db.execute(
                 """
-                SELECT sequence, notification_uuid, environment, notification_type, subtype, signed_date, received_at,
-                    original_transaction_id, jws
+                SELECT \(Self.notificationColumns)
                 FROM notifications WHERE app_id = $1 AND sequence < $2 ORDER BY sequence DESC LIMIT $3
                 """, [.text(appId), .integer(before ?? Int64.max), .integer(Int64(limit))]
-            ).rows.map { row in
-                var notification = StoredNotification(
-                    notificationUUID: row[1] ?? "", appId: appId, environment: row[2] ?? "", notificationType: row[3] ?? "",
-                    subtype: row[4], signedDate: Int64(row[5] ?? "0") ?? 0, receivedAt: Int64(row[6] ?? "0") ?? 0,
-                    originalTransactionId: row[7], jws: row[8] ?? "")
-                notification.sequence = Int64(row[0] ?? "0") ?? 0
-                return notification
-            }
+            ).rows.map { Self.notification($0, appId: appId) }
         }
+    }
+
+    static let notificationColumns = """
+        sequence, notification_uuid, environment, notification_type, subtype, signed_date, received_at, original_transaction_id, jws
+        """
+
+    /// A notification from `notificationColumns`.
+    static func notification(_ row: [String?], appId: String) -> StoredNotification {
+        var notification = StoredNotification(
+            notificationUUID: row[1] ?? "", appId: appId, environment: row[2] ?? "", notificationType: row[3] ?? "", subtype: row[4],
+            signedDate: Int64(row[5] ?? "0") ?? 0, receivedAt: Int64(row[6] ?? "0") ?? 0, originalTransactionId: row[7],
+            jws: row[8] ?? "")
+        notification.sequence = Int64(row[0] ?? "0") ?? 0
+        return notification
     }
 
     public func checkHealth() throws {
