@@ -208,6 +208,12 @@ public protocol FactStore: Sendable {
     /// A customer's Play purchases in every environment, oldest first.
     func playPurchases(appId: String, appAccountToken: String) throws -> [PlayPurchase]
     func playPurchase(appId: String, purchaseToken: String) throws -> PlayPurchase?
+    /// The purchase a Google order id (`GPA.…`, from the customer's receipt) belongs to.
+    func playPurchase(appId: String, orderId: String) throws -> PlayPurchase?
+    /// Google's answer as last read, as text (a customer's history shows it).
+    func playPurchaseAnswer(appId: String, purchaseToken: String) throws -> String?
+    /// Every Play purchase of the app in token order, `limit` after `after` (the overview's walk).
+    func playPurchases(appId: String, after: String?, limit: Int) throws -> [PlayPurchase]
 }
 
 extension FactStore {

@@ -28,6 +28,7 @@ public final class InMemoryFactStore: FactStore {
         var grantOrder: [Key] = []
         /// Play purchases by app and purchase token, and the Pub/Sub messages applied.
         var playPurchases: [Key: PlayPurchase] = [:]
+        var playAnswers: [Key: String] = [:]
         var pubsubMessages: Set<Key> = []
 
         func playPurchases(_ appId: String, token: String) -> [PlayPurchase] {
@@ -175,8 +176,9 @@ public final class InMemoryFactStore: FactStore {
             }
             if let sync = batch.syncRevision { state.revisions[key(sync.originalTransactionId)] = sync.revision }
             if let message = batch.pubsubMessageId { state.pubsubMessages.insert(Key(app: batch.appId, environment: "", id: message)) }
-            for (purchase, _) in batch.playPurchases {
+            for (purchase, json) in batch.playPurchases {
                 let purchaseKey = Key(app: batch.appId, environment: "", id: purchase.purchaseToken)
+                if state.playPurchases[purchaseKey].map({ purchase.readAt >= $0.readAt }) ?? true { state.playAnswers[purchaseKey] = json }
                 state.playPurchases[purchaseKey] = state.playPurchases[purchaseKey].map { purchase.replacing($0) } ?? purchase
             }
             if let grant = batch.grant {
@@ -463,5 +465,21 @@ public final class InMemoryFactStore: FactStore {
 
     public func playPurchase(appId: String, purchaseToken: String) throws -> PlayPurchase? {
         state.withLock { $0.playPurchases[Key(app: appId, environment: "", id: purchaseToken)] }
+    }
+
+    public func playPurchase(appId: String, orderId: String) throws -> PlayPurchase? {
+        state.withLock { state in state.playPurchases.first { $0.key.app == appId && $0.value.orderId == orderId }?.value }
+    }
+
+    public func playPurchaseAnswer(appId: String, purchaseToken: String) throws -> String? {
+        state.withLock { $0.playAnswers[Key(app: appId, environment: "", id: purchaseToken)] }
+    }
+
+    public func playPurchases(appId: String, after: String?, limit: Int) throws -> [PlayPurchase] {
+        state.withLock { state in
+            Array(
+                state.playPurchases.filter { key, _ in key.app == appId && after.map { key.id > $0 } ?? true }.values
+                    .sorted { $0.purchaseToken < $1.purchaseToken }.prefix(limit))
+        }
     }
 }

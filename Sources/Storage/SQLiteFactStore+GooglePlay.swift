@@ -80,4 +80,31 @@ extension SQLiteFactStore {
     public func playPurchase(appId: String, purchaseToken: String) throws -> PlayPurchase? {
         try read { try Self.playPurchase($0, appId: appId, purchaseToken: purchaseToken) }
     }
+
+    public func playPurchase(appId: String, orderId: String) throws -> PlayPurchase? {
+        try read { database in
+            let query = try database.statement("SELECT \(Self.playColumns) FROM play_purchases WHERE app_id = ? AND order_id = ? LIMIT 1")
+                .bind([.text(appId), .text(orderId)])
+            return try query.step() ? Self.playPurchase(query) : nil
+        }
+    }
+
+    public func playPurchaseAnswer(appId: String, purchaseToken: String) throws -> String? {
+        try read { database in
+            let query = try database.statement("SELECT json FROM play_purchases WHERE app_id = ? AND purchase_token = ?")
+                .bind([.text(appId), .text(purchaseToken)])
+            return try query.step() ? query.text(0) : nil
+        }
+    }
+
+    public func playPurchases(appId: String, after: String?, limit: Int) throws -> [PlayPurchase] {
+        try read { database in
+            let query = try database.statement(
+                "SELECT \(Self.playColumns) FROM play_purchases WHERE app_id = ? AND purchase_token > ? ORDER BY purchase_token LIMIT ?"
+            ).bind([.text(appId), .text(after ?? ""), .integer(Int64(limit))])
+            var found: [PlayPurchase] = []
+            while try query.step() { found.append(Self.playPurchase(query)) }
+            return found
+        }
+    }
 }

@@ -259,6 +259,25 @@ final class GooglePlayEndpointTests: XCTestCase {
         XCTAssertNotNil(events.last?["previousExpiresDate"])
     }
 
+    /// Support sees Play: the overview counts the customer, search finds them by purchase token
+    /// and Google order id, the history shows the purchase as Google answered.
+    func testSupportSeesPlayPurchases() throws {
+        google.setSubscription("g-1", subscription())
+        XCTAssertEqual(try post("g-1").status, 200)
+        let stats = try fixture.call("GET", "/v1/stats").json["stats"]
+        XCTAssertEqual(stats?["activeSubscribers"]?["Production"]?["pro"], 1)
+        for (query, matchedBy) in [("g-1", "purchaseToken"), ("GPA.3345-1234-5678-00001", "googleOrderId")] {
+            let found = try fixture.call("GET", "/v1/subscribers?query=\(query)").json["matches"]?.arrayValue?.first
+            XCTAssertEqual(found?["matchedBy"]?.stringValue, matchedBy)
+            XCTAssertEqual(found?["appAccountToken"]?.stringValue, token)
+        }
+        let history = try fixture.call("GET", "/v1/subscribers/\(token)/history").json["history"]?.arrayValue ?? []
+        let purchase = try XCTUnwrap(history.first { $0["kind"] == "playPurchase" })
+        XCTAssertEqual(purchase["payload"]?["subscriptionState"], "SUBSCRIPTION_STATE_ACTIVE", "Google's answer as read")
+        XCTAssertEqual(purchase["purchaseToken"], "g-1")
+        XCTAssert(history.contains { $0["kind"] == "event" && $0["type"] == "INITIAL_PURCHASE" })
+    }
+
     // MARK: - Both stores
 
     func testOneSubscriberHoldsAnAppStoreAndAPlaySubscription() throws {

@@ -259,7 +259,7 @@ class FactStoreContract: XCTestCase {
         XCTAssertEqual(try store.apply(batch), .applied)
         XCTAssertEqual(try store.apply(batch), .duplicateNotification, "the same Pub/Sub message is applied once")
         var later = FactBatch(appId: "app", environment: "Production")
-        later.playPurchases = [(play("p1", state: "SUBSCRIPTION_STATE_CANCELED", read: 20, voided: 15), "{}")]
+        later.playPurchases = [(play("p1", state: "SUBSCRIPTION_STATE_CANCELED", read: 20, voided: 15), #"{"read":20}"#)]
         XCTAssertEqual(try store.apply(later), .applied)
         var older = FactBatch(appId: "app", environment: "Production")
         older.playPurchases = [(play("p1", state: "SUBSCRIPTION_STATE_ON_HOLD", read: 5), "{}")]
@@ -274,6 +274,14 @@ class FactStoreContract: XCTestCase {
         XCTAssertEqual(try store.playPurchase(appId: "app", purchaseToken: "p1")?.voidedAt, 15, "a void is never forgotten")
         XCTAssertEqual(try store.playPurchases(appId: "app", appAccountToken: customer).map(\.purchaseToken), ["p1"])
         XCTAssertEqual(try store.playPurchases(appId: "other", appAccountToken: customer), [])
+        XCTAssertEqual(try store.playPurchase(appId: "app", orderId: "GPA.1")?.purchaseToken, "p1")
+        XCTAssertNil(try store.playPurchase(appId: "app", orderId: "GPA.2"))
+        XCTAssertEqual(try store.playPurchaseAnswer(appId: "app", purchaseToken: "p1"), "{}", "the answer of the latest read")
+        var second = FactBatch(appId: "app", environment: "Production")
+        second.playPurchases = [(play("p2", state: "SUBSCRIPTION_STATE_ACTIVE", read: 40), "{}")]
+        XCTAssertEqual(try store.apply(second), .applied)
+        XCTAssertEqual(try store.playPurchases(appId: "app", after: nil, limit: 1).map(\.purchaseToken), ["p1"])
+        XCTAssertEqual(try store.playPurchases(appId: "app", after: "p1", limit: 10).map(\.purchaseToken), ["p2"])
     }
 
     final class RecordingWriter: EventWriting, @unchecked Sendable {

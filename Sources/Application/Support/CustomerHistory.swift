@@ -47,6 +47,13 @@ public struct CustomerHistory: Sendable {
                 entries += Self.entries(grant)
             }
         }
+        if app.googlePlay != nil {
+            for purchase in try store.playPurchases(appId: app.id, appAccountToken: token)
+            where environments.map(\.rawValue).contains(purchase.environment) {
+                entries += Self.entries(
+                    purchase, answer: try store.playPurchaseAnswer(appId: app.id, purchaseToken: purchase.purchaseToken))
+            }
+        }
         var events: [String: OutboxEvent] = [:]
         for event in try store.events(appId: app.id, appAccountToken: token) { events[event.id] = event }
         for (environment, original) in originals {
@@ -145,6 +152,27 @@ public struct CustomerHistory: Sendable {
             revoked["grant"] = .object(SubscriberView.json(grant, now: revokedAt))
             revoked["summary"] = .string("Revoked the grant of \(grant.entitlement)")
             entries.append(at(revokedAt, order: 3, revoked))
+        }
+        return entries
+    }
+
+    /// A Google Play purchase as last read (placed at its start), and its void.
+    static func entries(_ purchase: PlayPurchase, answer: String?) -> [Entry] {
+        var object = base("playPurchase", purchase.environment, source: "Google Play (read from the Developer API)")
+        object["purchaseToken"] = .string(purchase.purchaseToken)
+        object["googleProductId"] = .string(purchase.productId)
+        if let plan = purchase.basePlanId { object["basePlanId"] = .string(plan) }
+        if let order = purchase.orderId { object["orderId"] = .string(order) }
+        Timestamps.set(&object, "readAt", purchase.readAt)
+        object["summary"] = .string(
+            "Google Play \(purchase.productId)\(purchase.basePlanId.map { " (\($0))" } ?? ""): \(purchase.googleState)")
+        if let answer, let payload = (try? JSONParser.parse(Array(answer.utf8)))?.objectValue { object["payload"] = .object(payload) }
+        var entries = [at(purchase.startTime, order: 1, object)]
+        if let voided = purchase.voidedAt {
+            var void = base("playVoided", purchase.environment, source: "Google Play (voided purchase)")
+            void["purchaseToken"] = .string(purchase.purchaseToken)
+            void["summary"] = .string("Google Play voided the purchase (refund or chargeback)")
+            entries.append(at(voided, order: 2, void))
         }
         return entries
     }

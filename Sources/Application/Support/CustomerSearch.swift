@@ -6,7 +6,8 @@ import JSON
 
 /// `GET /v1/subscribers?query=`: finds the customer a support mail is about by whatever it
 /// quotes — an appAccountToken, a transaction or original transaction id, an appTransactionId,
-/// or the order ID of Apple's receipt e-mail (looked up with Apple, then stored like a sync).
+/// the order ID of Apple's receipt e-mail (looked up with Apple, then stored like a sync), or a
+/// Google Play purchase token or order id (`GPA.…`).
 public struct CustomerSearch: Sendable {
     let app: AppConfiguration
     let store: any FactStore
@@ -54,6 +55,15 @@ public struct CustomerSearch: Sendable {
             }
             for original in try store.originalTransactionIds(appId: app.id, environment: name, appTransactionId: query) {
                 add(try customer("appTransactionId", original, environment))
+            }
+        }
+        if app.googlePlay != nil {
+            let byToken = try store.playPurchase(appId: app.id, purchaseToken: query).map { ("purchaseToken", $0) }
+            let byOrder =
+                query.hasPrefix("GPA.") ? try store.playPurchase(appId: app.id, orderId: query).map { ("googleOrderId", $0) } : nil
+            for (matchedBy, purchase) in [byToken, byOrder].compactMap({ $0 }) {
+                guard let token = purchase.appAccountToken else { continue }
+                add(Match(matchedBy: matchedBy, environment: AppStoreEnvironment(rawValue: purchase.environment), appAccountToken: token))
             }
         }
         var answer: JSONObject = ["query": .string(query)]

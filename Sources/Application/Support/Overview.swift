@@ -59,6 +59,7 @@ public final class Overview: Sendable {
         var retry = JSONObject()
         var promotional = JSONObject()
         let grants = try store.activeGrants(appId: app.id, at: now)
+        let play = try playStates(now: now)
         for environment in AppStoreEnvironment.all.filter(app.environments.contains).map(\.rawValue) {
             var customers: [String: Set<String>] = [:]
             var counts = (trials: 0, grace: 0, retry: 0)
@@ -81,6 +82,14 @@ public final class Overview: Sendable {
                 guard ids.count == Self.page, let last = ids.last else { break }
                 after = last
             }
+            for state in play where state.purchase.environment == environment {
+                let customer = state.purchase.appAccountToken ?? "googlePlay:" + state.purchase.purchaseToken
+                if state.isActive, let catalogId = state.catalogProductId {
+                    for name in app.products[catalogId]?.entitlements ?? [] { customers[name, default: []].insert(customer) }
+                }
+                if state.state == "GRACE_PERIOD" { counts.grace += 1 }
+                if state.state == "BILLING_RETRY" { counts.retry += 1 }
+            }
             let granted = grants.filter { $0.environment == environment }
             for grant in granted { customers[grant.entitlement, default: []].insert(grant.appAccountToken) }
             var byEntitlement = JSONObject()
@@ -99,6 +108,34 @@ public final class Overview: Sendable {
         ]
         cached.withLock { $0 = (now, subscribers) }
         return (now, subscribers)
+    }
+
+    /// Every Google Play purchase's state (none without `googlePlay`), superseded ones left out.
+    /// Two walks keep memory to one page and the replaced tokens: the first finds which purchases
+    /// a later one replaced (`linkedPurchaseToken`), the second evaluates each page.
+    private func playStates(now: Int64) throws -> [PlayPurchaseState] {
+        guard app.googlePlay != nil else { return [] }
+        func walk(_ body: ([PlayPurchase]) -> Void) throws {
+            var after: String?
+            while true {
+                let page = try store.playPurchases(appId: app.id, after: after, limit: Self.page)
+                body(page)
+                guard page.count == Self.page, let last = page.last else { return }
+                after = last.purchaseToken
+            }
+        }
+        var replaced = Set<String>()
+        try walk { page in for case let linked? in page.map(\.linkedPurchaseToken) { replaced.insert(linked) } }
+        var states: [PlayPurchaseState] = []
+        try walk { page in
+            for purchase in page where !replaced.contains(purchase.purchaseToken) && purchase.startTime <= now {
+                let state = PlayEvaluation.state(
+                    purchase, supersededTokens: replaced, now: now, products: app.products,
+                    billingRetryGrantsAccess: app.billingRetryGrantsAccess)
+                if state.isActive || state.state == "GRACE_PERIOD" || state.state == "BILLING_RETRY" { states.append(state) }
+            }
+        }
+        return states
     }
 
     /// The last 60 minutes and 24 hours by type, and each of the last 24 clock hours (oldest first).

@@ -70,4 +70,30 @@ extension PostgreSQLFactStore {
     public func playPurchase(appId: String, purchaseToken: String) throws -> PlayPurchase? {
         try pool.with { try Self.playPurchase($0, appId: appId, purchaseToken: purchaseToken) }
     }
+
+    public func playPurchase(appId: String, orderId: String) throws -> PlayPurchase? {
+        try pool.with { db in
+            try db.execute(
+                "SELECT \(Self.playColumns) FROM play_purchases WHERE app_id = $1 AND order_id = $2 LIMIT 1",
+                [.text(appId), .text(orderId)]
+            ).rows.first.map(Self.playPurchase)
+        }
+    }
+
+    public func playPurchaseAnswer(appId: String, purchaseToken: String) throws -> String? {
+        try pool.with { db in
+            try db.execute(
+                "SELECT json FROM play_purchases WHERE app_id = $1 AND purchase_token = $2", [.text(appId), .text(purchaseToken)]
+            ).rows.first?[0]
+        }
+    }
+
+    public func playPurchases(appId: String, after: String?, limit: Int) throws -> [PlayPurchase] {
+        try pool.with { db in
+            try db.execute(
+                "SELECT \(Self.playColumns) FROM play_purchases WHERE app_id = $1 AND purchase_token > $2 ORDER BY purchase_token LIMIT $3",
+                [.text(appId), .text(after ?? ""), .integer(Int64(limit))]
+            ).rows.map(Self.playPurchase)
+        }
+    }
 }

@@ -94,6 +94,7 @@ enum PostgreSQLMigrations {
             acknowledged BIGINT NOT NULL, app_account_token TEXT, order_id TEXT, voided_at BIGINT, read_at BIGINT NOT NULL,
             json TEXT NOT NULL, PRIMARY KEY (app_id, purchase_token));
         CREATE INDEX play_purchases_by_token ON play_purchases (app_id, app_account_token, start_time);
+        CREATE INDEX play_purchases_by_order ON play_purchases (app_id, order_id);
         CREATE TABLE pubsub_messages (
             app_id TEXT NOT NULL, message_id TEXT NOT NULL, received_at BIGINT NOT NULL, PRIMARY KEY (app_id, message_id));
         """,
