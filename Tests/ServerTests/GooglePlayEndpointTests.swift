@@ -117,6 +117,24 @@ final class GooglePlayEndpointTests: XCTestCase {
         XCTAssertEqual(try post("g-1", product: "not-in-catalog").json["error"]?["code"], "UNKNOWN_PRODUCT")
     }
 
+    /// A purchase without an account id is linked by the first post; another token cannot take it.
+    func testThePurchaseStaysWithTheCustomerWhoLinkedItFirst() throws {
+        var anonymous = subscription()
+        anonymous["externalAccountIdentifiers"] = nil
+        google.setSubscription("g-1", anonymous)
+        XCTAssertEqual(try post("g-1").status, 400, "no account id and no appAccountToken: whose is it?")
+        func claim(_ customer: String) throws -> SupportFixture.Reply {
+            try fixture.call(
+                "POST", "/v1/purchases/google", key: SupportFixture.client,
+                body: ["productId": "pro", "purchaseToken": "g-1", "appAccountToken": .string(customer)])
+        }
+        XCTAssertEqual(try claim(token).status, 200)
+        let other = try claim("0a5b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d")
+        XCTAssertEqual(other.status, 409, other.text)
+        XCTAssertEqual(other.json["error"]?["code"], "CONFLICT")
+        XCTAssertEqual(try subscriber()?["entitlements"]?["pro"]?["purchaseToken"], "g-1", "still the first customer's")
+    }
+
     func testGoogleStatesMapOntoEntitles() throws {
         let cases: [(String, Bool, String, Bool)] = [
             ("SUBSCRIPTION_STATE_IN_GRACE_PERIOD", true, "GRACE_PERIOD", true),

@@ -69,6 +69,11 @@ public struct GooglePlayService: Sendable {
             throw ServiceError(
                 status: 409, code: "CONFLICT", message: "the purchase belongs to another appAccountToken (its obfuscatedExternalAccountId)")
         }
+        // The first link stands: another customer cannot claim a purchase by posting its token.
+        if let linked = try store.playPurchase(appId: app.id, purchaseToken: purchaseToken)?.appAccountToken, linked != customer {
+            throw ServiceError(
+                status: 409, code: "CONFLICT", message: "this purchase is linked to another appAccountToken; nothing changed")
+        }
         let stored = try storeAndAcknowledge(purchase, json: json, source: "clientPost", message: nil, now: now)
         let state = PlayEvaluation.evaluate(
             [stored], now: Milliseconds.since1970(now), products: app.products, billingRetryGrantsAccess: app.billingRetryGrantsAccess
