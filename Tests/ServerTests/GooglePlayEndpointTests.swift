@@ -245,6 +245,9 @@ final class GooglePlayEndpointTests: XCTestCase {
         XCTAssertEqual(try subscriber()?["entitlements"]?["pro"]?["isActive"], true)
         XCTAssertEqual(try push(subscriptionNotification("g-1"), messageId: "m-ok").json["status"], "duplicate")
         XCTAssertEqual(try push(["testNotification": .object(["version": "1.0"])], messageId: "m-test").json["status"], "test")
+        let unknownKind = try push(["somethingNew": .object(["version": "1.0"])], messageId: "m-new")
+        XCTAssertEqual(unknownKind.status, 200, "answered, so Pub/Sub does not redeliver it forever")
+        XCTAssertEqual(unknownKind.json["status"], "ignored")
     }
 
     func testGoogleFailingIsA503SoPubSubRedelivers() throws {

@@ -90,7 +90,8 @@ public struct GooglePlayService: Sendable {
     /// What a push did.
     public enum PushOutcome: String, Sendable {
         case applied, duplicate, test
-        /// Google does not know the purchase (or it is not one of the catalog's): nothing to store.
+        /// Nothing to store: Google does not know the purchase, or the notification is of a kind
+        /// Entitle does not read (or a voided one-time product it never stored).
         case ignored
     }
 
@@ -124,7 +125,9 @@ public struct GooglePlayService: Sendable {
             guard kind == .subscription || stored != nil else { return .ignored }
             target = (kind, stored?.productId ?? "", token, true)
         }
-        guard let target else { throw ServiceError.badRequest("the notification carries no purchase Entitle knows how to read") }
+        // A kind of notification Entitle does not read: answered 200 all the same, since Pub/Sub
+        // would otherwise redeliver it until it expires.
+        guard let target else { return .ignored }
         var read: (PlayPurchase, String)
         do {
             read = try self.read(target.0, productId: target.productId, purchaseToken: target.token, customer: nil, now: receivedAt)
