@@ -197,9 +197,9 @@ public protocol FactStore: Sendable {
     func events(appId: String, appAccountToken: String) throws -> [OutboxEvent]
     /// Every delivery of one event, oldest first.
     func deliveries(appId: String, eventId: String) throws -> [WebhookDelivery]
-    /// Original transaction ids of an environment in order, `limit` after `after` (walking every
-    /// subscription for the overview).
-    func subscriptionIds(appId: String, environment: String, after: String?, limit: Int) throws -> [String]
+    /// The subscriptions of an environment with their facts, by original transaction id, `limit`
+    /// after `after` (walking every subscription for the overview, a page at a time).
+    func subscriptions(appId: String, environment: String, after: String?, limit: Int) throws -> [SubscriptionFacts]
     /// Notifications received since `since`, counted per hour, environment and type.
     func notificationCounts(appId: String, since: Int64) throws -> [NotificationCount]
 

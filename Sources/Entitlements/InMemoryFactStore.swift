@@ -432,11 +432,13 @@ public final class InMemoryFactStore: FactStore {
         state.withLock { $0.deliveries.filter { $0.appId == appId && $0.eventId == eventId } }
     }
 
-    public func subscriptionIds(appId: String, environment: String, after: String?, limit: Int) throws -> [String] {
+    public func subscriptions(appId: String, environment: String, after: String?, limit: Int) throws -> [SubscriptionFacts] {
         state.withLock { state in
             let ids = Set(
                 state.transactions.filter { $0.key.app == appId && $0.key.environment == environment }.map(\.value.originalTransactionId))
-            return Array(ids.filter { id in after.map { id > $0 } ?? true }.sorted().prefix(limit))
+            return ids.filter { id in after.map { id > $0 } ?? true }.sorted().prefix(limit).compactMap {
+                state.facts(appId, environment, original: $0)
+            }
         }
     }
 

@@ -161,17 +161,49 @@ extension SQLiteFactStore {
         }
     }
 
-    public func subscriptionIds(appId: String, environment: String, after: String?, limit: Int) throws -> [String] {
+    /// A page is read in five statements whatever its size: its ids, then the transactions,
+    /// renewal infos, signals and links of the id range they span (the ids are consecutive in the
+    /// index, so the range holds exactly them).
+    public func subscriptions(appId: String, environment: String, after: String?, limit: Int) throws -> [SubscriptionFacts] {
         try read { database in
-            let query = try database.statement(
+            let idQuery = try database.statement(
                 """
                 SELECT DISTINCT original_transaction_id FROM transactions
                 WHERE app_id = ? AND environment = ? AND original_transaction_id > ? ORDER BY original_transaction_id LIMIT ?
                 """
             ).bind([.text(appId), .text(environment), .text(after ?? ""), .integer(Int64(limit))])
-            var found: [String] = []
-            while try query.step() { if let id = query.text(0) { found.append(id) } }
-            return found
+            var ids: [String] = []
+            while try idQuery.step() { if let id = idQuery.text(0) { ids.append(id) } }
+            guard let first = ids.first, let last = ids.last else { return [] }
+            let range: [SQLiteValue] = [.text(appId), .text(environment), .text(first), .text(last)]
+            let inRange = "WHERE app_id = ? AND environment = ? AND original_transaction_id BETWEEN ? AND ?"
+            var facts: [String: SubscriptionFacts] = [:]
+            for id in ids {
+                facts[id] = SubscriptionFacts(
+                    originalTransactionId: id, environment: environment, appAccountToken: nil, transactions: [], renewal: nil, signals: [])
+            }
+            let transactions = try database.statement(
+                "SELECT original_transaction_id, \(Self.transactionColumns) FROM transactions \(inRange) ORDER BY original_transaction_id, purchase_date"
+            ).bind(range)
+            while try transactions.step() {
+                let id = transactions.text(0) ?? ""
+                facts[id]?.transactions.append(Self.transaction(transactions, from: 1, original: id, environment: environment))
+            }
+            let renewals = try database.statement("SELECT original_transaction_id, \(Self.renewalColumns) FROM renewal_infos \(inRange)")
+                .bind(range)
+            while try renewals.step() {
+                let id = renewals.text(0) ?? ""
+                facts[id]?.renewal = Self.renewal(renewals, from: 1, original: id, environment: environment)
+            }
+            let signals = try database.statement("SELECT original_transaction_id, kind, at FROM signals \(inRange) ORDER BY at").bind(range)
+            while try signals.step() {
+                guard let kind = signals.text(1).flatMap(SubscriptionSignal.Kind.init(storedName:)) else { continue }
+                facts[signals.text(0) ?? ""]?.signals.append(SubscriptionSignal(kind, at: signals.int64(2) ?? 0))
+            }
+            let links = try database.statement("SELECT original_transaction_id, app_account_token FROM subscriber_links \(inRange)")
+                .bind(range)
+            while try links.step() { facts[links.text(0) ?? ""]?.appAccountToken = links.text(1) }
+            return ids.compactMap { facts[$0] }
         }
     }
 

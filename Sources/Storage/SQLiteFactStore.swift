@@ -437,45 +437,24 @@ public final class SQLiteFactStore: FactStore {
             let bindings: [SQLiteValue] = [.text(appId), .text(environment), .text(originalTransactionId)]
             let transactions = try database.statement(
                 """
-                SELECT transaction_id, product_id, subscription_group, type, purchase_date, original_purchase_date, expires_date,
-                    revocation_date, revocation_reason, revocation_type, is_upgraded, offer_type, offer_discount_type,
-                    offer_identifier, ownership_type, signed_date, app_account_token, price, currency
+                SELECT \(Self.transactionColumns)
                 FROM transactions WHERE app_id = ? AND environment = ? AND original_transaction_id = ? ORDER BY purchase_date
                 """
             ).bind(bindings)
             var records: [TransactionRecord] = []
             while try transactions.step() {
-                records.append(
-                    TransactionRecord(
-                        transactionId: transactions.text(0) ?? "", originalTransactionId: originalTransactionId,
-                        productId: transactions.text(1) ?? "", subscriptionGroupIdentifier: transactions.text(2),
-                        type: transactions.text(3) ?? "", purchaseDate: transactions.int64(4) ?? 0,
-                        originalPurchaseDate: transactions.int64(5), expiresDate: transactions.int64(6),
-                        revocationDate: transactions.int64(7), revocationReason: transactions.int64(8),
-                        revocationType: transactions.text(9), isUpgraded: transactions.int64(10) == 1,
-                        offerType: transactions.int64(11), offerDiscountType: transactions.text(12),
-                        offerIdentifier: transactions.text(13), ownershipType: transactions.text(14), environment: environment,
-                        signedDate: transactions.int64(15) ?? 0, appAccountToken: transactions.text(16),
-                        price: transactions.int64(17), currency: transactions.text(18)))
+                records.append(Self.transaction(transactions, from: 0, original: originalTransactionId, environment: environment))
             }
             guard !records.isEmpty else { return nil }
             let renewalQuery = try database.statement(
                 """
-                SELECT product_id, auto_renew_product_id, auto_renew_status, is_in_billing_retry, grace_period_expires_date,
-                    expiration_intent, eligible_win_back_offer_ids, signed_date
+                SELECT \(Self.renewalColumns)
                 FROM renewal_infos WHERE app_id = ? AND environment = ? AND original_transaction_id = ?
                 """
             ).bind(bindings)
             var renewal: RenewalRecord?
             if try renewalQuery.step() {
-                let offers = renewalQuery.text(6) ?? ""
-                renewal = RenewalRecord(
-                    originalTransactionId: originalTransactionId, productId: renewalQuery.text(0),
-                    autoRenewProductId: renewalQuery.text(1), autoRenewStatus: renewalQuery.int64(2),
-                    isInBillingRetryPeriod: renewalQuery.int64(3) == 1,
-                    gracePeriodExpiresDate: renewalQuery.int64(4), expirationIntent: renewalQuery.int64(5),
-                    eligibleWinBackOfferIds: offers.isEmpty ? [] : offers.components(separatedBy: "\n"),
-                    environment: environment, signedDate: renewalQuery.int64(7) ?? 0)
+                renewal = Self.renewal(renewalQuery, from: 0, original: originalTransactionId, environment: environment)
             }
             let signalQuery = try database.statement(
                 """
@@ -501,6 +480,40 @@ public final class SQLiteFactStore: FactStore {
                 originalTransactionId: originalTransactionId, environment: environment,
                 appAccountToken: token, transactions: records, renewal: renewal, signals: signals)
         }
+    }
+
+    static let transactionColumns = """
+        transaction_id, product_id, subscription_group, type, purchase_date, original_purchase_date, expires_date,
+        revocation_date, revocation_reason, revocation_type, is_upgraded, offer_type, offer_discount_type,
+        offer_identifier, ownership_type, signed_date, app_account_token, price, currency
+        """
+
+    static let renewalColumns = """
+        product_id, auto_renew_product_id, auto_renew_status, is_in_billing_retry, grace_period_expires_date,
+        expiration_intent, eligible_win_back_offer_ids, signed_date
+        """
+
+    /// A transaction from `transactionColumns`, starting at column `first`.
+    static func transaction(_ row: SQLiteStatement, from first: Int32, original: String, environment: String) -> TransactionRecord {
+        TransactionRecord(
+            transactionId: row.text(first) ?? "", originalTransactionId: original, productId: row.text(first + 1) ?? "",
+            subscriptionGroupIdentifier: row.text(first + 2), type: row.text(first + 3) ?? "", purchaseDate: row.int64(first + 4) ?? 0,
+            originalPurchaseDate: row.int64(first + 5), expiresDate: row.int64(first + 6), revocationDate: row.int64(first + 7),
+            revocationReason: row.int64(first + 8), revocationType: row.text(first + 9), isUpgraded: row.int64(first + 10) == 1,
+            offerType: row.int64(first + 11), offerDiscountType: row.text(first + 12), offerIdentifier: row.text(first + 13),
+            ownershipType: row.text(first + 14), environment: environment, signedDate: row.int64(first + 15) ?? 0,
+            appAccountToken: row.text(first + 16), price: row.int64(first + 17), currency: row.text(first + 18))
+    }
+
+    /// A renewal info from `renewalColumns`, starting at column `first`.
+    static func renewal(_ row: SQLiteStatement, from first: Int32, original: String, environment: String) -> RenewalRecord {
+        let offers = row.text(first + 6) ?? ""
+        return RenewalRecord(
+            originalTransactionId: original, productId: row.text(first), autoRenewProductId: row.text(first + 1),
+            autoRenewStatus: row.int64(first + 2), isInBillingRetryPeriod: row.int64(first + 3) == 1,
+            gracePeriodExpiresDate: row.int64(first + 4), expirationIntent: row.int64(first + 5),
+            eligibleWinBackOfferIds: offers.isEmpty ? [] : offers.components(separatedBy: "\n"), environment: environment,
+            signedDate: row.int64(first + 7) ?? 0)
     }
 
     public func syncRevision(appId: String, environment: String, originalTransactionId: String) throws -> String? {

@@ -264,7 +264,7 @@ private struct FailingStore: FactStore {
     func events(appId: String, originalTransactionId: String) throws -> [OutboxEvent] { throw error }
     func events(appId: String, appAccountToken: String) throws -> [OutboxEvent] { throw error }
     func deliveries(appId: String, eventId: String) throws -> [WebhookDelivery] { throw error }
-    func subscriptionIds(appId: String, environment: String, after: String?, limit: Int) throws -> [String] { throw error }
+    func subscriptions(appId: String, environment: String, after: String?, limit: Int) throws -> [SubscriptionFacts] { throw error }
     func notificationCounts(appId: String, since: Int64) throws -> [NotificationCount] { throw error }
     func playPurchases(appId: String, appAccountToken: String) throws -> [PlayPurchase] { throw error }
     func playPurchase(appId: String, purchaseToken: String) throws -> PlayPurchase? { throw error }

@@ -233,9 +233,15 @@ class FactStoreContract: XCTestCase {
         XCTAssertEqual(events.map(\.type), ["INITIAL_PURCHASE"])
         XCTAssertEqual(try store.events(appId: "app", originalTransactionId: "2000"), [])
         XCTAssertEqual(try store.deliveries(appId: "app", eventId: events[0].id).map(\.endpoint), ["https://hooks.example/a"])
-        XCTAssertEqual(try store.subscriptionIds(appId: "app", environment: "Sandbox", after: nil, limit: 1), ["1000"])
-        XCTAssertEqual(try store.subscriptionIds(appId: "app", environment: "Sandbox", after: "1000", limit: 10), ["2000"])
-        XCTAssertEqual(try store.subscriptionIds(appId: "app", environment: "Production", after: nil, limit: 10), [])
+        let firstPage = try store.subscriptions(appId: "app", environment: "Sandbox", after: nil, limit: 1)
+        XCTAssertEqual(
+            firstPage, [try XCTUnwrap(try store.facts(appId: "app", environment: "Sandbox", originalTransactionId: "1000"))],
+            "a page holds the same facts as reading each subscription")
+        XCTAssertEqual(firstPage.first?.appAccountToken, customer)
+        XCTAssertNotNil(firstPage.first?.renewal)
+        let secondPage = try store.subscriptions(appId: "app", environment: "Sandbox", after: "1000", limit: 10)
+        XCTAssertEqual(secondPage, [try XCTUnwrap(try store.facts(appId: "app", environment: "Sandbox", originalTransactionId: "2000"))])
+        XCTAssertEqual(try store.subscriptions(appId: "app", environment: "Production", after: nil, limit: 10), [])
         // Both notifications were received at 6 ms (hour 0).
         let counts = try store.notificationCounts(appId: "app", since: 0)
         XCTAssertEqual(counts, [NotificationCount(hourStart: 0, environment: "Sandbox", notificationType: "DID_RENEW", count: 2)])

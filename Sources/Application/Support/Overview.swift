@@ -65,9 +65,9 @@ public final class Overview: Sendable {
             var counts = (trials: 0, grace: 0, retry: 0)
             var after: String?
             while true {
-                let ids = try store.subscriptionIds(appId: app.id, environment: environment, after: after, limit: Self.page)
-                for id in ids {
-                    guard let facts = try store.facts(appId: app.id, environment: environment, originalTransactionId: id) else { continue }
+                let page = try store.subscriptions(appId: app.id, environment: environment, after: after, limit: Self.page)
+                for facts in page {
+                    let id = facts.originalTransactionId
                     let status = SubscriberEvaluation.evaluate(
                         [facts], now: now, environment: environment, products: app.products,
                         billingRetryGrantsAccess: app.billingRetryGrantsAccess)
@@ -79,8 +79,8 @@ public final class Overview: Sendable {
                         if state.state == .billingRetry { counts.retry += 1 }
                     }
                 }
-                guard ids.count == Self.page, let last = ids.last else { break }
-                after = last
+                guard page.count == Self.page, let last = page.last else { break }
+                after = last.originalTransactionId
             }
             for state in play where state.purchase.environment == environment {
                 let customer = state.purchase.appAccountToken ?? "googlePlay:" + state.purchase.purchaseToken

@@ -124,14 +124,48 @@ extension PostgreSQLFactStore {
         }
     }
 
-    public func subscriptionIds(appId: String, environment: String, after: String?, limit: Int) throws -> [String] {
+    /// A page in five statements, as on SQLite: the ids, then the facts of the id range they span.
+    public func subscriptions(appId: String, environment: String, after: String?, limit: Int) throws -> [SubscriptionFacts] {
         try pool.with { db in
-            try db.execute(
+            let ids = try db.execute(
                 """
                 SELECT DISTINCT original_transaction_id FROM transactions
                 WHERE app_id = $1 AND environment = $2 AND original_transaction_id > $3 ORDER BY original_transaction_id LIMIT $4
                 """, [.text(appId), .text(environment), .text(after ?? ""), .integer(Int64(limit))]
             ).rows.compactMap { $0[0] }
+            guard let first = ids.first, let last = ids.last else { return [] }
+            let range: [PGValue] = [.text(appId), .text(environment), .text(first), .text(last)]
+            let inRange = "WHERE x.app_id = $1 AND x.environment = $2 AND x.original_transaction_id BETWEEN $3 AND $4"
+            var facts: [String: SubscriptionFacts] = [:]
+            for id in ids {
+                facts[id] = SubscriptionFacts(
+                    originalTransactionId: id, environment: environment, appAccountToken: nil, transactions: [], renewal: nil, signals: [])
+            }
+            for row in try db.execute(
+                "SELECT x.original_transaction_id, \(Self.transactionColumns) FROM transactions x \(inRange) ORDER BY 1, x.purchase_date, 2",
+                range
+            ).rows {
+                let id = row[0] ?? ""
+                facts[id]?.transactions.append(Self.transaction(row, from: 1, original: id, environment: environment))
+            }
+            for row in try db.execute("SELECT x.original_transaction_id, \(Self.renewalColumns) FROM renewal_infos x \(inRange)", range)
+                .rows
+            {
+                let id = row[0] ?? ""
+                facts[id]?.renewal = Self.renewal(row, from: 1, original: id, environment: environment)
+            }
+            for row in try db.execute("SELECT x.original_transaction_id, x.kind, x.at FROM signals x \(inRange) ORDER BY x.at, x.id", range)
+                .rows
+            {
+                guard let kind = row[1].flatMap(SubscriptionSignal.Kind.init(storedName:)) else { continue }
+                facts[row[0] ?? ""]?.signals.append(SubscriptionSignal(kind, at: Int64(row[2] ?? "0") ?? 0))
+            }
+            for row in try db.execute("SELECT x.original_transaction_id, x.app_account_token FROM subscriber_links x \(inRange)", range)
+                .rows
+            {
+                facts[row[0] ?? ""]?.appAccountToken = row[1]
+            }
+            return ids.compactMap { facts[$0] }
         }
     }
 
