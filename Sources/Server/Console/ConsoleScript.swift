@@ -290,11 +290,13 @@ extension ConsoleAssets {
             if (!rows.length) return el("p", { text: "No subscriptions." });
             return el("div", { class: "scroll" }, el("table", { id: "subscriptions" },
               el("caption", { text: "Subscriptions" }),
-              el("thead", {}, el("tr", {}, ["Product", "State", "Expires", "Renews", "Environment", "Original transaction"].map((name) => el("th", { scope: "col", text: name })))),
+              el("thead", {}, el("tr", {}, ["Product", "Store", "State", "Expires", "Renews", "Environment", "Original transaction or purchase token"].map((name) => el("th", { scope: "col", text: name })))),
               el("tbody", {}, rows.map(([product, subscription]) => el("tr", {},
-                el("td", { text: product }), el("td", { text: subscription.state }), el("td", { text: when(subscription.expiresDate) }),
+                el("td", { text: subscription.productId || product }),
+                el("td", { text: subscription.store === "play_store" ? "Google Play" : "App Store" }),
+                el("td", { text: subscription.state }), el("td", { text: when(subscription.expiresDate) }),
                 el("td", { text: subscription.willRenew ? "yes" : "no" }), el("td", { text: subscription.environment }),
-                el("td", { text: subscription.originalTransactionId }))))));
+                el("td", { class: "token", text: subscription.originalTransactionId || subscription.purchaseToken }))))));
           }
 
           function asOfForm(base, at) {
