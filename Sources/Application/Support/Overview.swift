@@ -22,6 +22,9 @@ public final class Overview: Sendable {
     private static let page = 500
     private static let hour: Int64 = 3_600_000
     private let cached = Mutex<(at: Int64, subscribers: JSONObject)?>(nil)
+    /// Held while counting, so requests arriving meanwhile wait for that walk and read its result
+    /// instead of walking the store again (they are on the blocking pool, where waiting is allowed).
+    private let walking = Mutex<Void>(())
 
     init(app: AppConfiguration, store: any FactStore, pool: BlockingPool, failures: RecentFailures) {
         self.app = app
@@ -52,7 +55,13 @@ public final class Overview: Sendable {
 
     /// Per environment: customers with each entitlement active, trials, grace, billing retry.
     private func subscriberCounts(now: Int64) throws -> (at: Int64, counts: JSONObject) {
-        if let cached = cached.withLock({ $0 }), now - cached.at < Self.cacheSeconds * 1000 { return (cached.at, cached.subscribers) }
+        try walking.withLock { _ in
+            if let cached = cached.withLock({ $0 }), now - cached.at < Self.cacheSeconds * 1000 { return (cached.at, cached.subscribers) }
+            return try countSubscribers(now: now)
+        }
+    }
+
+    private func countSubscribers(now: Int64) throws -> (at: Int64, counts: JSONObject) {
         var active = JSONObject()
         var trials = JSONObject()
         var grace = JSONObject()
