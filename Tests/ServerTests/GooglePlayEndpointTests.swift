@@ -287,7 +287,7 @@ final class GooglePlayEndpointTests: XCTestCase {
         XCTAssertEqual(try post("g-1").status, 200)
         let stats = try fixture.call("GET", "/v1/stats").json["stats"]
         XCTAssertEqual(stats?["activeSubscribers"]?["Production"]?["pro"], 1)
-        for (query, matchedBy) in [("g-1", "purchaseToken"), ("GPA.3345-1234-5678-00001", "googleOrderId")] {
+        for (query, matchedBy) in [(token, "appAccountToken"), ("g-1", "purchaseToken"), ("GPA.3345-1234-5678-00001", "googleOrderId")] {
             let found = try fixture.call("GET", "/v1/subscribers?query=\(query)").json["matches"]?.arrayValue?.first
             XCTAssertEqual(found?["matchedBy"]?.stringValue, matchedBy)
             XCTAssertEqual(found?["appAccountToken"]?.stringValue, token)

@@ -25,17 +25,16 @@ public struct CustomerSearch: Sendable {
         var environment: AppStoreEnvironment
         var appAccountToken: String?
         var originalTransactionId: String?
+
+        /// The customer it found: a token, else one subscription.
+        var customer: String { appAccountToken.map { "token:" + $0 } ?? "subscription:" + (originalTransactionId ?? "") }
     }
 
     public func search(_ text: String, now: Date) throws -> JSONObject {
         let query = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !query.isEmpty, query.count <= 200 else { throw ServiceError.badRequest("query must have 1 to 200 characters") }
         var matches: [Match] = []
-        func add(_ match: Match) {
-            let customer = match.appAccountToken.map { "t:" + $0 } ?? "o:" + (match.originalTransactionId ?? "")
-            let known = matches.contains { ($0.appAccountToken.map { "t:" + $0 } ?? "o:" + ($0.originalTransactionId ?? "")) == customer }
-            if !known { matches.append(match) }
-        }
+        func add(_ match: Match) { if !matches.contains(where: { $0.customer == match.customer }) { matches.append(match) } }
         for environment in subscribers.searchOrder {
             let name = environment.rawValue
             if let token = try? AppAccountToken.validated(query),
@@ -58,6 +57,14 @@ public struct CustomerSearch: Sendable {
             }
         }
         if app.googlePlay != nil {
+            if let token = try? AppAccountToken.validated(query),
+                let purchase = try store.playPurchases(appId: app.id, appAccountToken: token).first
+            {
+                add(
+                    Match(
+                        matchedBy: "appAccountToken", environment: AppStoreEnvironment(rawValue: purchase.environment),
+                        appAccountToken: token))
+            }
             let byToken = try store.playPurchase(appId: app.id, purchaseToken: query).map { ("purchaseToken", $0) }
             let byOrder =
                 query.hasPrefix("GPA.") ? try store.playPurchase(appId: app.id, orderId: query).map { ("googleOrderId", $0) } : nil
