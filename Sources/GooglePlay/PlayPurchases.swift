@@ -81,7 +81,7 @@ public struct VoidedPurchase: Sendable, Equatable {
 }
 
 /// Google's times: RFC 3339 text (`2024-05-01T12:00:00.123Z`) or milliseconds as a string.
-enum PlayTime {
+public enum PlayTime {
     static func milliseconds(_ text: String) -> Int64? {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
@@ -90,5 +90,5 @@ enum PlayTime {
     }
 
     /// Numbers Google sends as strings (`"1714564800000"`) or as numbers.
-    static func number(_ value: JSONValue?) -> Int64? { value?.int64Value ?? value?.stringValue.flatMap { Int64($0) } }
+    public static func number(_ value: JSONValue?) -> Int64? { value?.int64Value ?? value?.stringValue.flatMap { Int64($0) } }
 }

@@ -97,7 +97,7 @@ public struct GooglePlayService: Sendable {
 
     /// Applies one Pub/Sub push already authenticated by `verifier`.
     func push(_ notification: JSONObject, messageId: String, receivedAt: Date) throws -> PushOutcome {
-        let eventTime = PlayNumbers.number(notification["eventTimeMillis"]) ?? Milliseconds.since1970(receivedAt)
+        let eventTime = PlayTime.number(notification["eventTimeMillis"]) ?? Milliseconds.since1970(receivedAt)
         if notification["testNotification"] != nil {
             instrumentation.notificationReceived(app: app.id, type: "GOOGLE_TEST")
             var batch = FactBatch(appId: app.id, environment: app.defaultEnvironment.rawValue)
@@ -110,7 +110,7 @@ public struct GooglePlayService: Sendable {
             let token = subscription["purchaseToken"]?.stringValue, let product = subscription["subscriptionId"]?.stringValue
         {
             instrumentation.notificationReceived(
-                app: app.id, type: "GOOGLE_SUBSCRIPTION_\(PlayNumbers.number(subscription["notificationType"]) ?? 0)")
+                app: app.id, type: "GOOGLE_SUBSCRIPTION_\(PlayTime.number(subscription["notificationType"]) ?? 0)")
             target = (.subscription, product, token, false)
         } else if let product = notification["oneTimeProductNotification"]?.objectValue,
             let token = product["purchaseToken"]?.stringValue, let sku = product["sku"]?.stringValue
@@ -121,7 +121,7 @@ public struct GooglePlayService: Sendable {
             instrumentation.notificationReceived(app: app.id, type: "GOOGLE_VOIDED_PURCHASE")
             // A voided one-time product names no product: the stored purchase does.
             let stored = try store.playPurchase(appId: app.id, purchaseToken: token)
-            let kind: PlayPurchase.Kind = PlayNumbers.number(voided["productType"]) == 2 ? .product : .subscription
+            let kind: PlayPurchase.Kind = PlayTime.number(voided["productType"]) == 2 ? .product : .subscription
             guard kind == .subscription || stored != nil else { return .ignored }
             target = (kind, stored?.productId ?? "", token, true)
         }
@@ -135,8 +135,7 @@ public struct GooglePlayService: Sendable {
             return .ignored
         }
         if target.voided { read.0.voidedAt = eventTime }
-        let before = try store.playPurchase(appId: app.id, purchaseToken: target.token)
-        if read.0.appAccountToken == nil { read.0.appAccountToken = before?.appAccountToken }
+        // A read without an account id keeps the stored link: the stores' rule (`replacing`) does.
         do {
             _ = try storeAndAcknowledge(read.0, json: read.1, source: "googlePlay", message: messageId, now: receivedAt)
         } catch Duplicate.message {
@@ -297,9 +296,4 @@ public struct GooglePlayService: Sendable {
         _ = try store.apply(update)
         return acknowledged
     }
-}
-
-/// Numbers Google's notifications send as strings or numbers.
-enum PlayNumbers {
-    static func number(_ value: JSONValue?) -> Int64? { value?.int64Value ?? value?.stringValue.flatMap { Int64($0) } }
 }
