@@ -32,7 +32,7 @@ final class EventLoop: @unchecked Sendable {
     private var lastSweep = 0.0
     private var requestCounter: UInt64 = 0
     private let requestIDPrefix: String
-    var serializer = ResponseSerializer()
+    var serializer: ResponseSerializer
     /// The context whose handler is running right now on this thread (to spot synchronous answers).
     var runningContext: HTTPRequestContext?
     /// The loop thread's `pthread_t` (0 until `run` starts); read from any thread.
@@ -57,6 +57,7 @@ final class EventLoop: @unchecked Sendable {
         self.handler = handler
         self.observer = observer
         self.statistics = statistics
+        serializer = ResponseSerializer(defaultHeaders: configuration.defaultHeaders)
         epollFD = try retryingEINTR("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
         wakeFD = try retryingEINTR("eventfd") { eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC)) }
         requestIDPrefix = String(UInt32.random(in: 0...UInt32.max), radix: 16) + "-\(index)-"

@@ -148,6 +148,9 @@ public struct HTTPParser: Sendable {
         }
         scanIndex = max(scanIndex, readIndex)
         guard let end = findHeadEnd() else {
+            // A head that ends lines with a bare LF never reaches CRLFCRLF: refuse it now rather
+            // than after the header timeout (RFC 9112 §2.2 allows refusing a bare LF).
+            if containsBareLineFeed(from: scanIndex) { throw .badRequest("bare LF in the head") }
             // The limit is on the head itself, not on what happens to be buffered: a head of
             // exactly the limit may still be waiting for its final CRLFCRLF (4 bytes).
             if bufferedByteCount >= limits.maxHeaderBytes + 4 { throw headTooLarge() }
@@ -166,6 +169,18 @@ public struct HTTPParser: Sendable {
         HTTPParseError(
             status: 431, code: "HEADERS_TOO_LARGE",
             message: "request line and headers exceed \(limits.maxHeaderBytes) bytes")
+    }
+
+    /// True when an LF at or after `start` in the unparsed head is not preceded by CR.
+    private func containsBareLineFeed(from start: Int) -> Bool {
+        buffer.withUnsafeBufferPointer { bytes in
+            var index = start
+            while index < bytes.count {
+                if bytes[index] == 0x0A && (index == readIndex || bytes[index - 1] != 0x0D) { return true }
+                index += 1
+            }
+            return false
+        }
     }
 
     /// Index of the CR of the first CRLFCRLF at or after `scanIndex`.

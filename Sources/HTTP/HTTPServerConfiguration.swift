@@ -25,6 +25,10 @@ public struct HTTPServerConfiguration: Sendable {
     public var lingerTimeout = 5.0
     /// How long graceful shutdown lets in-flight requests finish.
     public var shutdownGrace = 10.0
+    /// Sent on every answer whose handler did not set a header of the same name, including the
+    /// ones the HTTP layer makes itself (400, 404, 405, 408, 413, 431…): security headers belong on
+    /// every answer, not only on those a handler remembered.
+    public var defaultHeaders: [(name: String, value: String)] = []
 
     public init() {}
 

@@ -6,6 +6,11 @@ import Glibc
 struct ResponseSerializer {
     private var cachedDateSecond = -1
     private var cachedDate: [UInt8] = []
+    private let defaultHeaders: [(lowercasedName: String, line: [UInt8])]
+
+    init(defaultHeaders: [(name: String, value: String)] = []) {
+        self.defaultHeaders = defaultHeaders.map { ($0.name.lowercased(), Array("\($0.name): \($0.value)\r\n".utf8)) }
+    }
 
     /// `Date:` in IMF-fixdate, recomputed at most once a second.
     mutating func dateHeader() -> [UInt8] {
@@ -36,6 +41,9 @@ struct ResponseSerializer {
             output.append(contentsOf: value.utf8)
             output.append(contentsOf: [0x0D, 0x0A])
         }
+        for header in defaultHeaders where !Self.has(response, header.lowercasedName) {
+            output.append(contentsOf: header.line)
+        }
         output.append(contentsOf: "Content-Length: ".utf8)
         output.append(contentsOf: String(response.body.count).utf8)
         output.append(contentsOf: [0x0D, 0x0A])
@@ -50,5 +58,11 @@ struct ResponseSerializer {
         }
         output.append(contentsOf: [0x0D, 0x0A])
         if !omitBody { output.append(contentsOf: response.body) }
+    }
+
+    /// Whether the handler set a header of this (lower-case) name; the length test first keeps
+    /// the common case free of lower-casing.
+    private static func has(_ response: HTTPResponse, _ lowercasedName: String) -> Bool {
+        response.headers.contains { $0.name.utf8.count == lowercasedName.utf8.count && $0.name.lowercased() == lowercasedName }
     }
 }

@@ -47,6 +47,10 @@ public final class HTTPClient: Sendable {
         public var connectTimeout: Double = 10
         public var totalTimeout: Double = 30
         public var maxResponseBytes = 1 << 20
+        /// When true, a response larger than `maxResponseBytes` is answered with its status and
+        /// the first `maxResponseBytes` of its body (the transfer stops there) instead of failing:
+        /// for callers to whom only the status matters (webhook deliveries).
+        public var truncatesLargeResponses = false
         /// A PEM bundle to trust instead of the system's (local stand-ins in tests).
         public var caFile: String?
         public init() {}
@@ -104,7 +108,7 @@ private final class EasyHandle: @unchecked Sendable {
         set(CURLOPT_SSL_VERIFYPEER, 1)
         set(CURLOPT_SSL_VERIFYHOST, 2)
         set(CURLOPT_PROTOCOLS_STR, "http,https")
-        set(CURLOPT_MAXFILESIZE, configuration.maxResponseBytes)
+        if !configuration.truncatesLargeResponses { set(CURLOPT_MAXFILESIZE, configuration.maxResponseBytes) }
         if let caFile = configuration.caFile { set(CURLOPT_CAINFO, caFile) }
         _ = entitle_curl_set_pointer(raw, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headerList))
         _ = entitle_curl_set_write_callback(raw) { data, size, count, context in
@@ -131,7 +135,8 @@ private final class EasyHandle: @unchecked Sendable {
             if request.method != "GET" && request.method != "POST" { set(CURLOPT_CUSTOMREQUEST, request.method) }
             return curl_easy_perform(raw)
         }
-        guard code == CURLE_OK else { throw Self.error(code, sink: sink, url: request.url) }
+        let truncated = code == CURLE_WRITE_ERROR && sink.overflowed && configuration.truncatesLargeResponses
+        guard code == CURLE_OK || truncated else { throw Self.error(code, sink: sink, url: request.url) }
         return HTTPClientResponse(status: entitle_curl_response_code(raw), headers: sink.headers, body: sink.bytes)
     }
 

@@ -45,6 +45,7 @@ public final class EntitleServer: Sendable {
         http.headerTimeout = configuration.server.headerTimeoutSeconds
         http.idleTimeout = configuration.server.idleTimeoutSeconds
         http.shutdownGrace = configuration.server.shutdownGraceSeconds
+        http.defaultHeaders = SecurityHeaders.api
         let router = self.router
         httpServer = try HTTPServer(configuration: http, handler: { router.handle($0) }, observer: logger)
         metrics.attach(httpServer.statistics, pool: application.pool)

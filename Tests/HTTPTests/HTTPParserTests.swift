@@ -121,4 +121,20 @@ final class HTTPParserTests: XCTestCase {
         XCTAssertThrowsError(try parser.next())
         XCTAssertThrowsError(try parser.next(), "after an error the framing is unknown: nothing more is parsed")
     }
+
+    func testBareLineFeedHeadIsRefusedBeforeItEnds() {
+        var parser = HTTPParser()
+        parser.append(Array("GET / HTTP/1.1\nHost: a\n".utf8))
+        XCTAssertThrowsError(try parser.next()) { XCTAssertEqual(($0 as? HTTPParseError)?.status, 400) }
+        var byByte = HTTPParser()
+        var thrown = false
+        for byte in "GET / HTTP/1.1\r\nHost: a\n".utf8 {
+            byByte.append([byte])
+            if (try? byByte.next()) == nil { thrown = true }
+        }
+        XCTAssertTrue(thrown, "a bare LF arriving a byte at a time is refused too")
+        var complete = HTTPParser()
+        complete.append(Array("GET / HTTP/1.1\r\nHost: a\r\n".utf8))
+        XCTAssertNoThrow(try complete.next(), "a head still waiting for its last CRLF is not refused")
+    }
 }

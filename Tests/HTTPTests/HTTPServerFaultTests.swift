@@ -168,4 +168,48 @@ final class HTTPServerFaultTests: XCTestCase {
         try after.send(rawRequest("GET", "/n/2"))
         XCTAssertEqual(try after.readResponse().text, "2", "accepting again once descriptors are free")
     }
+
+    /// A head whose lines end in bare LF never contains CRLFCRLF: it was answered 408 after the
+    /// header timeout; it is refused at once.
+    func testAHeadEndingInBareLineFeedsIsRefusedAtOnce() throws {
+        try startServer { $0.headerTimeout = 30 }
+        let client = try TestHTTPClient(port: server.port, timeout: 5)
+        try client.send("GET /n/1 HTTP/1.1\nHost: a\n\n")
+        let response = try client.readResponse()
+        XCTAssertEqual(response.status, 400)
+        XCTAssertTrue(response.text.contains("bare LF"), response.text)
+        XCTAssertTrue(client.waitForClose())
+    }
+
+    /// The configured default headers reach every answer: the router's 404 and 405 and the
+    /// errors the HTTP layer makes itself (400, 413, 431), not only what handlers answer.
+    func testDefaultHeadersAreOnEveryAnswer() throws {
+        try startServer {
+            $0.defaultHeaders = [("X-Content-Type-Options", "nosniff"), ("Content-Security-Policy", "frame-ancestors 'none'")]
+            $0.limits.maxBodyBytes = 10
+        }
+        let requests = [
+            rawRequest("GET", "/n/1"), rawRequest("GET", "/nowhere"), rawRequest("DELETE", "/n/1"),
+            "NOT HTTP\r\n\r\n", rawRequest("POST", "/echo", body: String(repeating: "x", count: 11)),
+            "GET / HTTP/1.1\r\nHost: a\r\n" + String(repeating: "X-A: b\r\n", count: 101) + "\r\n",
+        ]
+        var statuses: [Int] = []
+        for request in requests {
+            let client = try TestHTTPClient(port: server.port, timeout: 5)
+            try client.send(request)
+            let response = try client.readResponse()
+            statuses.append(response.status)
+            XCTAssertEqual(response.header("x-content-type-options"), "nosniff", "status \(response.status)")
+            XCTAssertEqual(response.header("content-security-policy"), "frame-ancestors 'none'", "status \(response.status)")
+        }
+        XCTAssertEqual(statuses, [200, 404, 405, 400, 413, 431])
+    }
+
+    /// A handler's own header of the same name wins over the default (the console's page CSP).
+    func testAHandlerHeaderReplacesTheDefault() throws {
+        try startServer { $0.defaultHeaders = [("Content-Security-Policy", "default-src 'none'")] }
+        let client = try TestHTTPClient(port: server.port, timeout: 5)
+        try client.send(rawRequest("GET", "/n/1"))
+        XCTAssertEqual(try client.readResponse().header("content-security-policy"), "default-src 'none'")
+    }
 }

@@ -61,6 +61,72 @@ final class DeployTests: XCTestCase {
         XCTAssertTrue(result.stderr.contains("test is successful"), result.stderr)
     }
 
+    /// The shipped units forbid @resources, which holds setpriority and setrlimit: under their own
+    /// filter `entitle serve` died with SIGSYS right after `listening`, and Restart= looped. Each
+    /// unit's SystemCallFilter= is applied as systemd applies it (libseccomp, the sets as
+    /// `systemd-analyze syscall-filter` lists them, as an unprivileged user) and the server must
+    /// start, sign, store, deliver a webhook, reload on SIGHUP and stop cleanly on SIGTERM.
+    func testTheServerRunsUnderEachUnitsSystemCallFilter() throws {
+        guard (try? runProcess(systemPython, ["-c", "import seccomp"]))?.status == 0 else {
+            return XCTFail(
+                "libseccomp's Python binding is missing: apt-get install python3-seccomp (Scripts/install-dependencies.sh --tests)")
+        }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze") else {
+            return XCTFail("systemd-analyze is missing: apt-get install systemd")
+        }
+        for unit in ["Deploy/entitle.service", "Deploy/entitle@.service"] { try serveUnderFilter(of: unit) }
+    }
+
+    private func serveUnderFilter(of unit: String) throws {
+        let folder = try makeTemporaryDirectory("entitle-unit")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let example = packageRoot.appendingPathComponent("Keys.example")
+        try FileManager.default.copyItem(
+            at: example.appendingPathComponent("SubscriptionKey_EXAMPLEKEY.p8"),
+            to: folder.appendingPathComponent("SubscriptionKey_EXAMPLEKEY.p8"))
+        // A webhook endpoint nobody listens on: the delivery lanes start, lower their priority and
+        // try to deliver (libcurl's sockets) under the filter.
+        let config = try String(contentsOf: example.appendingPathComponent("entitle.json"), encoding: .utf8)
+            .replacingOccurrences(of: #""port": 8080"#, with: #""port": 0"#)
+            .replacingOccurrences(
+                of: #""billingRetryGrantsAccess": false"#,
+                with:
+                    #""billingRetryGrantsAccess": false, "webhooks": [{"url": "http://127.0.0.1:9/hook", "secret": "whsec_dGVzdHRlc3R0ZXN0dGVzdHRlc3R0ZXN0dGVzdA=="}]"#
+            )
+        try writeFile(folder.appendingPathComponent("entitle.json"), config)
+        let launcher = [
+            systemPython, packageRoot.appendingPathComponent("Tests/TestSupport/run-under-unit-filter.py").path,
+            packageRoot.appendingPathComponent(unit).path, "--user", "nobody", "--workdir", folder.path, "--",
+        ]
+        let (server, port) = try startEntitleServe(config: folder.appendingPathComponent("entitle.json").path, launcher: launcher)
+        defer { if server.isRunning { server.terminate() } }
+        func call(_ method: String, _ path: String, key: String, body: String? = nil) throws -> Int {
+            let client = try TestHTTPClient(port: port, timeout: 10)
+            try client.send(
+                rawRequest(method, path, headers: ["Authorization: Bearer \(key)", "Content-Type: application/json"], body: body))
+            return try client.readResponse().status
+        }
+        XCTAssertEqual(
+            try call(
+                "POST", "/v1/promotional-offers/sign", key: "client_example_not_secret_0001",
+                body: #"{"productId":"pro.monthly","offerId":"welcome20"}"#),
+            200, unit)
+        XCTAssertEqual(
+            try call(
+                "POST", "/v1/subscribers/7e3fb20b-4cdb-47cc-936d-99d65f608138/entitlements/pro/grants",
+                key: "admin_example_not_secret_0001", body: #"{"duration":"P1M"}"#),
+            201, unit)
+        XCTAssertEqual(try call("POST", "/v1/webhooks/test", key: "server_example_not_secret_0001"), 200, unit)
+        kill(server.processIdentifier, SIGHUP)
+        Thread.sleep(forTimeInterval: 1.5)  // the deliveries' first attempts and their retry timers
+        XCTAssertEqual(try call("GET", "/v1/stats", key: "admin_example_not_secret_0001"), 200, unit)
+        XCTAssertTrue(server.isRunning, "\(unit): the server is still running under the filter")
+        server.terminate()
+        server.waitUntilExit()
+        XCTAssertEqual(server.terminationReason, .exit, "\(unit): not killed by a signal (SIGSYS is a forbidden call)")
+        XCTAssertEqual(server.terminationStatus, 0, unit)
+    }
+
     /// `systemd-analyze verify` checks every directive; the binary path points at the built one.
     func testSystemdUnitVerifies() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze") else {

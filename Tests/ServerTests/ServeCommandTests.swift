@@ -61,10 +61,12 @@ final class ServeCommandTests: XCTestCase {
 
 /// `entitle serve --config PATH` in the background: the process and the port of its `listening`
 /// line. The rest of its log is drained, so the server never blocks on a full pipe.
-func startEntitleServe(config: String) throws -> (process: Process, port: Int) {
+/// `launcher`, when given, is a command that runs it (e.g. under a unit's system-call filter).
+func startEntitleServe(config: String, launcher: [String] = []) throws -> (process: Process, port: Int) {
     let server = Process()
-    server.executableURL = entitleExecutable
-    server.arguments = ["serve", "--config", config]
+    let command = launcher + [entitleExecutable.path, "serve", "--config", config]
+    server.executableURL = URL(fileURLWithPath: command[0])
+    server.arguments = Array(command.dropFirst())
     let output = Pipe()
     server.standardOutput = output
     try server.run()

@@ -302,12 +302,24 @@ final class SupportEndpointTests: XCTestCase {
         XCTAssertEqual(try signIn(SupportFixture.server).status, 403)
         XCTAssertEqual(try signIn(SupportFixture.client).status, 403)
         for _ in 0..<3 { XCTAssertEqual(try signIn("wrong_key_0123456789").status, 401) }
-        let limited = try signIn()
-        XCTAssertEqual(limited.status, 429, "five failures from this address: even the right key waits")
+        let limited = try signIn("wrong_key_0123456789")
+        XCTAssertEqual(limited.status, 429, "five failures from this address: further guesses wait")
         XCTAssertEqual(limited.json["error"]?["code"], "TOO_MANY_ATTEMPTS")
         XCTAssertNotNil(limited.headers["retry-after"])
+        XCTAssertEqual(try signIn().status, 200, "the right admin key is not locked out by failures")
         // Behind a proxy on this machine, the client is the address the proxy forwarded.
         XCTAssertEqual(try signIn(headers: ["X-Forwarded-For: 203.0.113.7"]).status, 200)
+    }
+
+    /// 100 failures spread over addresses used to lock every admin out for five minutes.
+    func testFailuresFromEverywhereDoNotLockOutTheRightKey() throws {
+        for client in 0..<100 {
+            _ = try signIn("wrong_key_0123456789", headers: ["X-Forwarded-For: 198.51.100.\(client)"])
+        }
+        let guess = try signIn("wrong_key_0123456789", headers: ["X-Forwarded-For: 203.0.113.9"])
+        XCTAssertEqual(guess.status, 429, "the overall limit still bounds guessing from new addresses")
+        XCTAssertEqual(try signIn(headers: ["X-Forwarded-For: 203.0.113.9"]).status, 200)
+        XCTAssertEqual(try signIn().status, 200)
     }
 
     func testTheConsolePageRunsOnlyItsOwnScript() throws {

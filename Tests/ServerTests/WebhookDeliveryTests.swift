@@ -207,6 +207,20 @@ final class WebhookDeliveryTests: XCTestCase {
         XCTAssertEqual(entitle?.metrics.total("entitle_webhook_deliveries_total", matching: ["result": "retry"]), 1)
     }
 
+    /// A 2xx is a delivery whatever follows it: a receiver that answered 200 with 50 MB was
+    /// counted as failed and retried for the whole window. The body is read up to a small limit.
+    func testA2xxWithAHugeBodyIsDeliveredOnce() throws {
+        try start(webhooks: hook("/large"))
+        XCTAssertEqual(postTransaction(try transaction("1000")), 200)
+        receiver.wait { _ in
+            self.request("GET", "/v1/webhooks/deliveries?status=delivered").1["deliveries"]?.arrayValue?.count == 1
+        }
+        let delivery = request("GET", "/v1/webhooks/deliveries?status=delivered").1["deliveries"]?.arrayValue?.first
+        XCTAssertEqual(delivery?["attempts"]?.int64Value, 1)
+        XCTAssertEqual(delivery?["lastStatus"]?.int64Value, 200)
+        XCTAssertEqual(receiver.deliveries("/large").count, 1, "not retried")
+    }
+
     func testADeadEndpointFailsAfterTheWindowWithoutDelayingIngestionOrTheOtherEndpoint() throws {
         let log = folder.appendingPathComponent("log.jsonl")
         try start(

@@ -9,6 +9,7 @@ Each request is appended to the log as one JSON line. What it answers depends on
   /gate      503 until the file named by --gate exists, then 200
   /hang      never answers (holds the connection for a minute)
   /forward   200 (forwarded Apple notifications: the raw body is logged byte for byte)
+  /large     200 with a 50 MB body (a receiver that echoes a page back)
 
 Usage: webhook-receiver.py --cert C --key K --secret whsec_... --log FILE --port-file FILE [--gate FILE]
 """
@@ -80,6 +81,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if self.path == "/gate" and not os.path.exists(args.gate or ""):
             status = 503
         self.send_response(status)
+        if self.path == "/large":
+            size = 50 << 20
+            self.send_header("content-length", str(size))
+            self.end_headers()
+            chunk = b"x" * (1 << 20)
+            try:
+                for _ in range(size // len(chunk)):
+                    self.wfile.write(chunk)
+            except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
+                pass  # the sender stopped reading after its limit, as it should
+            return
         self.send_header("content-length", "0")
         self.end_headers()
 

@@ -38,19 +38,20 @@ public final class ConsoleSessions: Sendable {
     /// Opens a session for an admin key. `client` is the address guesses are counted against.
     public func signIn(key: String, client: String, now: Date) throws(ServiceError) -> Session {
         let seconds = Int64(now.timeIntervalSince1970)
-        if let wait = limiter.retryAfter(client: client, now: seconds) {
-            throw ServiceError(
-                status: 429, code: "TOO_MANY_ATTEMPTS", message: "too many failed sign-ins; try again in \(wait) seconds",
-                details: ["retryAfterSeconds": .int(wait)])
-        }
-        let found: (caller: Caller, index: Int)
-        do { found = try authenticator.identify(key: Array(key.utf8)) } catch {
+        // The key is checked first: an admin key cannot be guessed, so the right one always signs
+        // in, even while others' failures have filled the limit (a lockout of support by anyone
+        // who posts wrong keys). Only failures are limited.
+        let identified = try? authenticator.identify(key: Array(key.utf8))
+        guard let found = identified, found.caller.role == .admin else {
+            if let wait = limiter.retryAfter(client: client, now: seconds) {
+                throw ServiceError(
+                    status: 429, code: "TOO_MANY_ATTEMPTS", message: "too many failed sign-ins; try again in \(wait) seconds",
+                    details: ["retryAfterSeconds": .int(wait)])
+            }
             limiter.failed(client: client, now: seconds)
-            throw ServiceError(status: 401, code: "UNAUTHORIZED", message: "unknown API key")
-        }
-        guard found.caller.role == .admin else {
-            limiter.failed(client: client, now: seconds)
-            throw ServiceError.forbidden("the console needs an admin key")
+            throw identified == nil
+                ? ServiceError(status: 401, code: "UNAUTHORIZED", message: "unknown API key")
+                : ServiceError.forbidden("the console needs an admin key")
         }
         let nonce = Hex.encode(SecureRandom.bytes(16))
         let expiresAt = seconds + Int64(settings.sessionHours) * 3600

@@ -106,7 +106,10 @@ final class DeliveryLane: Sendable {
         var configuration = HTTPClient.Configuration()
         configuration.connectTimeout = min(settings.timeoutSeconds, 10)
         configuration.totalTimeout = settings.timeoutSeconds
+        // Success is the status within the timeout; what the receiver writes after it is not
+        // read past 64 KiB.
         configuration.maxResponseBytes = 64 << 10
+        configuration.truncatesLargeResponses = true
         configuration.caFile = settings.caFile
         client = HTTPClient(configuration: configuration)
     }

@@ -20,11 +20,13 @@ enum ErrorAnswer {
                 ])
             ])
         }
-        var headers: [(name: String, value: String)] = [("Content-Type", "application/json")] + SecurityHeaders.api
+        var headers: [(name: String, value: String)] = [("Content-Type", "application/json")]
         if status == 401 { headers.append(("WWW-Authenticate", "Bearer")) }
         if status == 503 { headers.append(("Retry-After", "10")) }
         var annotations: [(key: String, value: String)] = [("code", known?.code ?? "INTERNAL")]
         if let verdict = known?.details["status"]?.stringValue { annotations.append(("status", verdict)) }
+        // The machine-readable why (NOT_IN_CATALOG, ALREADY_SUBSCRIBED_TO_GROUP…), to filter logs by.
+        if let reasonCode = known?.details["reason"]?.stringValue { annotations.append(("reasonCode", reasonCode)) }
         annotations.append(("reason", known.map { $0.logDetail ?? $0.message } ?? String(describing: error)))
         if let app { annotations.append(("app", app)) }
         return HTTPResponse(status: status, headers: headers, body: body.serializedBytes, logAnnotations: annotations)
@@ -47,7 +49,7 @@ extension HTTPRequestContext {
 
 extension HTTPResponse {
     static func json(_ status: Int, _ bytes: [UInt8], app: String?) -> HTTPResponse {
-        var response = HTTPResponse.json(status, bytes, headers: SecurityHeaders.api)
+        var response = HTTPResponse.json(status, bytes)
         if let app { response.logAnnotations.append(("app", app)) }
         return response
     }
