@@ -46,7 +46,8 @@ public final class AppServices: Sendable {
             instrumentation: instrumentation, eventWriter: eventWriter)
         notifications.failures = failures
         self.notifications = notifications
-        offers = OfferService(app: app, history: subscribers, pool: pool, instrumentation: instrumentation)
+        offers = OfferService(
+            app: app, history: subscribers, verification: verification, pool: pool, instrumentation: instrumentation)
         var sync = try? SyncService(
             app: app, verification: verification, notifications: notifications, subscribers: subscribers,
             store: store, pool: pool,

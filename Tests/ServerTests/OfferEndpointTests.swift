@@ -113,7 +113,9 @@ final class OfferEndpointTests: XCTestCase {
 
     func testIntroductoryOfferEligibility() throws {
         let path = "/v1/introductory-offers/eligibility"
-        let (status, answer) = post(path, #"{"productId":"pro.monthly","transactionId":"2000000123456789"}"#)
+        assertError(
+            path, #"{"productId":"pro.monthly","transactionId":"2000000123456789"}"#, status: 403, code: "TRANSACTION_NOT_PROVEN")
+        let (status, answer) = post(path, #"{"productId":"pro.monthly","transactionId":"2000000123456789"}"#, authorization: Self.server)
         XCTAssertEqual(status, 200)
         XCTAssertEqual(answer["subscriptionGroupIdentifier"], "21345678")
         XCTAssertEqual(answer["eligible"], .bool(true))

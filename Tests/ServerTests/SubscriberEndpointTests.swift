@@ -438,7 +438,7 @@ final class SubscriberEndpointTests: XCTestCase {
         XCTAssertEqual(inferred["eligible"], .bool(false), "\(inferred)")
         XCTAssertEqual(inferred["reason"], "ALREADY_SUBSCRIBED_TO_GROUP")
         XCTAssertEqual(inferred["environment"], "Sandbox")
-        let byTransaction = request("POST", path, ["productId": "pro.monthly", "transactionId": "1000"]).1
+        let byTransaction = request("POST", path, key: "server_key_0123456789", ["productId": "pro.monthly", "transactionId": "1000"]).1
         XCTAssertEqual(byTransaction["eligible"], .bool(false))
         XCTAssertEqual(byTransaction["environment"], "Sandbox")
         XCTAssertNotNil(byTransaction["jws"], "the JWS says the trial is not allowed")
@@ -465,8 +465,54 @@ final class SubscriberEndpointTests: XCTestCase {
         XCTAssertEqual(winBack.0, 200, "a lapsed Sandbox customer gets the win-back offer: \(winBack.1)")
         XCTAssertNotNil(winBack.1["signature"])
         XCTAssertEqual(
-            request("POST", sign, ["productId": "pro.monthly", "offerId": "comeback", "transactionId": "1000"]).1["error"]?["reason"],
+            request("POST", sign, key: "server_key_0123456789", ["productId": "pro.monthly", "offerId": "comeback", "transactionId": "1000"])
+                .1["error"]?["reason"],
             "NOT_ELIGIBLE", "the trial customer is current, not lapsed")
+    }
+
+    /// With a client key (public, inside the app) a bare transactionId answered whether it exists
+    /// (ALREADY_SUBSCRIBED_TO_GROUP and its environment for a real id). It names the customer only
+    /// when StoreKit's signed transaction proves it or it is linked to the token sent with it.
+    func testAClientKeyCannotAskWhetherATransactionExists() throws {
+        let signed = try transaction("1000", token: token)
+        XCTAssertEqual(request("POST", "/v1/transactions", ["signedTransaction": .string(signed)]).0, 200)
+        let eligibility = "/v1/introductory-offers/eligibility"
+        let sign = "/v1/promotional-offers/sign"
+        for id in ["1000", "4242"] {  // a real id and a guessed one: the same refusal, nothing read
+            let (status, body) = request("POST", eligibility, ["productId": "pro.monthly", "transactionId": .string(id)])
+            XCTAssertEqual(status, 403, "\(id): \(body)")
+            XCTAssertEqual(body["error"]?["code"], "TRANSACTION_NOT_PROVEN")
+            XCTAssertNil(body["environment"])
+            let signing = request("POST", sign, ["productId": "pro.monthly", "offerId": "comeback", "transactionId": .string(id)])
+            XCTAssertEqual(signing.1["error"]?["code"], "TRANSACTION_NOT_PROVEN", "\(id)")
+            let stranger = request(
+                "POST", eligibility,
+                ["productId": "pro.monthly", "transactionId": .string(id), "appAccountToken": "99999999-2222-4333-8444-555555555555"])
+            XCTAssertEqual(stranger.1["error"]?["code"], "TRANSACTION_NOT_PROVEN", "another customer's token proves nothing")
+        }
+        // Linked to the token sent with it: the customer's own transaction.
+        let linked = request("POST", eligibility, ["productId": "pro.monthly", "transactionId": "1000", "appAccountToken": .string(token)])
+        XCTAssertEqual(linked.0, 200, "\(linked.1)")
+        XCTAssertEqual(linked.1["reason"], "ALREADY_SUBSCRIBED_TO_GROUP")
+        // Proven by StoreKit's signed transaction (verified against the configured root).
+        let proven = request("POST", eligibility, ["productId": "pro.monthly", "signedTransaction": .string(signed)])
+        XCTAssertEqual(proven.0, 200, "\(proven.1)")
+        XCTAssertEqual(proven.1["reason"], "ALREADY_SUBSCRIBED_TO_GROUP")
+        XCTAssertNotNil(proven.1["jws"], "the proven transaction is the JWS's transactionId")
+        XCTAssertEqual(
+            request("POST", sign, ["productId": "pro.monthly", "offerId": "loyal", "signedTransaction": .string(signed)]).0, 200,
+            "a proven current subscriber gets the offer for current subscribers")
+        let mismatch = request(
+            "POST", eligibility, ["productId": "pro.monthly", "transactionId": "4242", "signedTransaction": .string(signed)])
+        XCTAssertEqual(mismatch.0, 400, "the id must be the signed transaction's")
+        var forged = Array(signed.utf8)
+        forged[forged.count - 5] = forged[forged.count - 5] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        let refused = request(
+            "POST", eligibility, ["productId": "pro.monthly", "signedTransaction": .string(String(decoding: forged, as: UTF8.self))])
+        XCTAssertEqual(refused.0, 422, "a forged proof is refused")
+        // A server key may still look up a bare id.
+        let server = request("POST", eligibility, key: "server_key_0123456789", ["productId": "pro.monthly", "transactionId": "1000"])
+        XCTAssertEqual(server.1["reason"], "ALREADY_SUBSCRIBED_TO_GROUP")
     }
 
     func testLinkingAndConflicts() throws {

@@ -12,16 +12,22 @@ public struct PromotionalOfferRequest: Sendable {
     public var transactionId: String?
     /// Where the purchase will happen (StoreKit's `AppTransaction.environment`), when the app says.
     public var environment: AppStoreEnvironment?
+    /// StoreKit's signed transaction: proves a client holds the transaction it names.
+    public var signedTransaction: String?
+    /// A server or admin key: a bare `transactionId` may name the customer (see `OfferCustomer`).
+    public var trustedCaller: Bool
 
     public init(
         productId: String, offerId: String, appAccountToken: String? = nil, transactionId: String? = nil,
-        environment: AppStoreEnvironment? = nil
+        environment: AppStoreEnvironment? = nil, signedTransaction: String? = nil, trustedCaller: Bool = true
     ) {
         self.productId = productId
         self.offerId = offerId
         self.appAccountToken = appAccountToken
         self.transactionId = transactionId
         self.environment = environment
+        self.signedTransaction = signedTransaction
+        self.trustedCaller = trustedCaller
     }
 }
 
@@ -32,14 +38,21 @@ public struct IntroductoryOfferRequest: Sendable {
     public var transactionId: String?
     /// Where the purchase will happen (StoreKit's `AppTransaction.environment`), when the app says.
     public var environment: AppStoreEnvironment?
+    /// StoreKit's signed transaction: proves a client holds the transaction it names.
+    public var signedTransaction: String?
+    /// A server or admin key: a bare `transactionId` may name the customer (see `OfferCustomer`).
+    public var trustedCaller: Bool
 
     public init(
-        productId: String, appAccountToken: String? = nil, transactionId: String? = nil, environment: AppStoreEnvironment? = nil
+        productId: String, appAccountToken: String? = nil, transactionId: String? = nil, environment: AppStoreEnvironment? = nil,
+        signedTransaction: String? = nil, trustedCaller: Bool = true
     ) {
         self.productId = productId
         self.appAccountToken = appAccountToken
         self.transactionId = transactionId
         self.environment = environment
+        self.signedTransaction = signedTransaction
+        self.trustedCaller = trustedCaller
     }
 }
 
@@ -50,17 +63,23 @@ public struct OfferService: Sendable {
     public let signers: AppSigners
     /// The customer's stored history; nil where there is no store (`entitle sign-offer`).
     let history: SubscriberQueries?
+    /// Checks the signed transaction a client sends as proof; nil where there is no store.
+    let verification: VerificationService?
     let pool: BlockingPool?
     let instrumentation: any Instrumentation
 
     public init(app: AppConfiguration) {
-        self.init(app: app, history: nil, pool: nil, instrumentation: NoInstrumentation())
+        self.init(app: app, history: nil, verification: nil, pool: nil, instrumentation: NoInstrumentation())
     }
 
-    init(app: AppConfiguration, history: SubscriberQueries?, pool: BlockingPool?, instrumentation: any Instrumentation) {
+    init(
+        app: AppConfiguration, history: SubscriberQueries?, verification: VerificationService?, pool: BlockingPool?,
+        instrumentation: any Instrumentation
+    ) {
         self.app = app
         signers = AppSigners(app: app)
         self.history = history
+        self.verification = verification
         self.pool = pool
         self.instrumentation = instrumentation
     }
@@ -73,7 +92,7 @@ public struct OfferService: Sendable {
         _ request: PromotionalOfferRequest, now: Date, nonce: UUID = SecureRandom.uuid(),
         completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void
     ) {
-        guard needsHistory(offerId: request.offerId), let history, let pool else {
+        guard needsHistory(offerId: request.offerId), let history, let verification, let pool else {
             completion(
                 Result {
                     let environment = try request.environment.map(app.enabled)
@@ -83,11 +102,17 @@ public struct OfferService: Sendable {
         }
         pool.run(
             {
-                let token = try AppAccountToken.validated(request.appAccountToken)
+                let customer = try OfferCustomer.identify(
+                    appAccountToken: request.appAccountToken, transactionId: request.transactionId,
+                    signedTransaction: request.signedTransaction, trustedCaller: request.trustedCaller,
+                    history: history, verification: verification)
                 let environment = try history.purchaseEnvironment(
-                    requested: request.environment, appAccountToken: token, transactionId: request.transactionId)
+                    requested: request.environment ?? customer.provenEnvironment, appAccountToken: customer.appAccountToken,
+                    transactionId: customer.transactionId)
                 let status = try history.status(
-                    appAccountToken: token, transactionId: request.transactionId, in: environment, now: now)
+                    appAccountToken: customer.appAccountToken, transactionId: customer.transactionId, in: environment, now: now)
+                var request = request
+                request.transactionId = customer.transactionId
                 return try signCounted(request, status: status, environment: environment, now: now, nonce: nonce)
             }, completion: completion)
     }
@@ -97,7 +122,7 @@ public struct OfferService: Sendable {
         _ request: IntroductoryOfferRequest, now: Date,
         completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void
     ) {
-        guard let history, let pool else {
+        guard let history, let verification, let pool else {
             completion(
                 Result {
                     let environment = try request.environment.map(app.enabled) ?? app.defaultEnvironment
@@ -107,12 +132,18 @@ public struct OfferService: Sendable {
         }
         pool.run(
             {
-                let token = try AppAccountToken.validated(request.appAccountToken)
+                let customer = try OfferCustomer.identify(
+                    appAccountToken: request.appAccountToken, transactionId: request.transactionId,
+                    signedTransaction: request.signedTransaction, trustedCaller: request.trustedCaller,
+                    history: history, verification: verification)
                 let environment = try history.purchaseEnvironment(
-                    requested: request.environment, appAccountToken: token, transactionId: request.transactionId)
+                    requested: request.environment ?? customer.provenEnvironment, appAccountToken: customer.appAccountToken,
+                    transactionId: customer.transactionId)
                 let transactions = try history.customerFacts(
-                    appAccountToken: token, transactionId: request.transactionId, in: environment
+                    appAccountToken: customer.appAccountToken, transactionId: customer.transactionId, in: environment
                 ).flatMap(\.transactions)
+                var request = request
+                request.transactionId = customer.transactionId
                 let answer = try introductoryOfferEligibility(
                     request, transactions: transactions, environment: environment, timestamp: now)
                 if answer["jws"] != nil { instrumentation.offerSigned(app: app.id, kind: "intro-eligibility-jws") }

@@ -18,7 +18,8 @@ struct OfferHandlers: Sendable {
                 offerId: try body.requiredString("offerId"),
                 appAccountToken: try body.optionalString("appAccountToken"),
                 transactionId: try body.optionalString("transactionId"),
-                environment: try body.optionalString("environment").map(AppStoreEnvironment.init(rawValue:)))
+                environment: try body.optionalString("environment").map(AppStoreEnvironment.init(rawValue:)),
+                signedTransaction: try body.optionalString("signedTransaction"), trustedCaller: caller.role.isServer)
             let app = caller.app.id
             application.services(for: caller).offers.signPromotionalOffer(request, now: Date()) { result in
                 context.reply(result.map { .object($0) }, app: app)
@@ -39,7 +40,8 @@ struct OfferHandlers: Sendable {
                 productId: try body.requiredString("productId"),
                 appAccountToken: try body.optionalString("appAccountToken"),
                 transactionId: try body.optionalString("transactionId"),
-                environment: try body.optionalString("environment").map(AppStoreEnvironment.init(rawValue:)))
+                environment: try body.optionalString("environment").map(AppStoreEnvironment.init(rawValue:)),
+                signedTransaction: try body.optionalString("signedTransaction"), trustedCaller: caller.role.isServer)
             let app = caller.app.id
             application.services(for: caller).offers.introductoryOfferEligibility(request, now: Date()) { result in
                 context.reply(result.map { .object($0) }, app: app)
