@@ -465,8 +465,10 @@ final class SubscriberEndpointTests: XCTestCase {
         XCTAssertEqual(winBack.0, 200, "a lapsed Sandbox customer gets the win-back offer: \(winBack.1)")
         XCTAssertNotNil(winBack.1["signature"])
         XCTAssertEqual(
-            request("POST", sign, key: "server_key_0123456789", ["productId": "pro.monthly", "offerId": "comeback", "transactionId": "1000"])
-                .1["error"]?["reason"],
+            request(
+                "POST", sign, key: "server_key_0123456789", ["productId": "pro.monthly", "offerId": "comeback", "transactionId": "1000"]
+            )
+            .1["error"]?["reason"],
             "NOT_ELIGIBLE", "the trial customer is current, not lapsed")
     }
 
