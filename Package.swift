@@ -38,12 +38,14 @@ let package = Package(
         .target(name: "CCurlShims", dependencies: ["CCurl"], path: "Sources/CCurlShims", linkerSettings: [.linkedLibrary("curl")]),
         .target(name: "HTTPClient", dependencies: ["CCurl", "CCurlShims"], path: "Sources/HTTPClient"),
         .target(name: "AppStoreAPI", dependencies: ["HTTPClient", "AppStore", "Crypto", "JSON"], path: "Sources/AppStoreAPI"),
-        .target(name: "GooglePlay", dependencies: ["HTTPClient", "Crypto", "JSON"], path: "Sources/GooglePlay"),
+        .target(name: "GooglePlay", dependencies: ["HTTPClient", "Crypto", "Instants", "JSON"], path: "Sources/GooglePlay"),
         .target(name: "JSON", path: "Sources/JSON"),
+        // Epoch milliseconds and ISO 8601 durations: every instant enters and is converted here.
+        .target(name: "Instants", path: "Sources/Instants"),
         .target(name: "Crypto", dependencies: ["COpenSSL", "CShims", "JSON"], path: "Sources/Crypto"),
-        .target(name: "AppStore", dependencies: ["Crypto", "JSON"], path: "Sources/AppStore"),
+        .target(name: "AppStore", dependencies: ["Crypto", "Instants", "JSON"], path: "Sources/AppStore"),
         .target(name: "CLinux", path: "Sources/CLinux"),
-        .target(name: "Entitlements", dependencies: ["AppStore"], path: "Sources/Entitlements"),
+        .target(name: "Entitlements", dependencies: ["AppStore", "Instants"], path: "Sources/Entitlements"),
         .systemLibrary(
             name: "CSQLite",
             path: "Sources/CSQLite",
@@ -60,12 +62,12 @@ let package = Package(
         .target(name: "HTTP", dependencies: ["CLinux"], path: "Sources/HTTP"),
         .target(
             name: "Application",
-            dependencies: ["AppStore", "AppStoreAPI", "Crypto", "Entitlements", "GooglePlay", "HTTPClient", "JSON", "Storage"],
+            dependencies: ["AppStore", "AppStoreAPI", "Crypto", "Entitlements", "GooglePlay", "HTTPClient", "Instants", "JSON", "Storage"],
             path: "Sources/Application"
         ),
         .target(
             name: "Server",
-            dependencies: ["Application", "HTTP", "Storage", "Entitlements", "AppStore", "AppStoreAPI", "Crypto", "JSON"],
+            dependencies: ["Application", "HTTP", "Storage", "Entitlements", "AppStore", "AppStoreAPI", "Crypto", "Instants", "JSON"],
             path: "Sources/Server"
         ),
         .executableTarget(

@@ -35,8 +35,11 @@ swiftc "${flags[@]}" -module-name FuzzHTTPParser -o "$out/http-parser" Fuzz/HTTP
 swiftc "${flags[@]}" -module-name FuzzJSON -I "$out" -o "$out/json" Fuzz/JSON/FuzzJSON.swift "$out/JSON.o"
 swiftc "${flags[@]}" -module-name FuzzDecoding -I "$out" -I Sources/COpenSSL -Xcc -fmodule-map-file="$out/CShims.modulemap" \
     -o "$out/decoding" Fuzz/Decoding/FuzzDecoding.swift "$out/Crypto.o" "$out/JSON.o" "$out/CShims.o" -lcrypto
+# Query strings and times: QueryString and the Instants module, compiled into the target.
+swiftc "${flags[@]}" -module-name FuzzInstants -o "$out/instants" Fuzz/Instants/FuzzInstants.swift \
+    Sources/HTTP/QueryString.swift Sources/Instants/*.swift
 
-for target in http-parser json decoding; do
+for target in http-parser json decoding instants; do
     [ -n "$only" ] && [ "$only" != "$target" ] && continue
     mkdir -p "$out/corpus-$target"
     echo "fuzzing $target for ${seconds}s"

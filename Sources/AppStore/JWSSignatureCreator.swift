@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Instants
 import JSON
 
 /// The StoreKit JWS audiences Entitle signs for (APPSTORE.md §2).
@@ -33,7 +34,7 @@ public struct JWSSignatureCreator: Sendable {
         let header: JSONObject = ["alg": "ES256", "kid": .string(keyId), "typ": "JWT"]
         var claims: JSONObject = [
             "iss": .string(issuerId),
-            "iat": .int(Int64(issuedAt.timeIntervalSince1970.rounded(.down))),
+            "iat": .int(Milliseconds.since1970(issuedAt) / 1000),
             "aud": .string(audience.rawValue),
             "bid": .string(bundleId),
             "nonce": .string(nonce.lowercasedString),

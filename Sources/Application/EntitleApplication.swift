@@ -3,6 +3,7 @@ import Crypto
 import Entitlements
 import Foundation
 import GooglePlay
+import Instants
 import JSON
 
 /// The application: every app's use cases over one store and one blocking pool. The HTTP server

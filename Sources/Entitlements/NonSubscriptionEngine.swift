@@ -1,4 +1,5 @@
 import AppStore
+import Instants
 
 /// Non-consumables, non-renewing subscriptions and consumables (ENTITLEMENTS.md, "Other product
 /// types"). Dates are epoch milliseconds.
@@ -16,7 +17,8 @@ public enum NonSubscriptionEngine {
                 ownershipType: transaction.ownershipType,
                 lastEventDate: transaction.revocationDate ?? transaction.purchaseDate, environment: transaction.environment)
         case .nonRenewing:
-            let expires = duration.map { $0.end(from: transaction.purchaseDate) }
+            // An end past year 9999 is as good as never.
+            let expires = duration.map { $0.end(from: transaction.purchaseDate) ?? Milliseconds.range.upperBound }
             let active = !revoked && transaction.purchaseDate <= now && (expires.map { now < $0 } ?? false)
             return ProductGrant(
                 productId: transaction.productId, isActive: active,

@@ -1,3 +1,4 @@
+import Instants
 /// What the app's configuration says about one product: its subscription group, the
 /// entitlements it unlocks, and (for a non-renewing subscription) how long it lasts.
 public struct CatalogProduct: Sendable {

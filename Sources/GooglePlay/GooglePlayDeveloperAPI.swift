@@ -52,7 +52,7 @@ public struct GooglePlayDeveloperAPI: Sendable {
             if let page { query.append(("token", page)) }
             let answer = try send("GET", application + ["purchases", "voidedpurchases"], query: query) ?? [:]
             for item in answer["voidedPurchases"]?.arrayValue?.compactMap(\.objectValue) ?? [] {
-                guard let token = item["purchaseToken"]?.stringValue, let time = PlayTime.number(item["voidedTimeMillis"]) else {
+                guard let token = item["purchaseToken"]?.stringValue, let time = PlayTime.instant(item["voidedTimeMillis"]) else {
                     continue
                 }
                 found.append(

@@ -1,4 +1,5 @@
 import Foundation
+import Instants
 import JSON
 
 /// `purchases.subscriptionsv2.get`'s answer, read into what Entitle needs; `json` keeps Google's
@@ -64,7 +65,7 @@ public struct ProductPurchase: Sendable {
         guard let state = json["purchaseState"]?.int64Value else { throw .decoding("no purchaseState") }
         self.json = json
         purchaseState = state
-        purchaseTime = PlayTime.number(json["purchaseTimeMillis"])
+        purchaseTime = PlayTime.instant(json["purchaseTimeMillis"])
         orderId = json["orderId"]?.stringValue
         isTestPurchase = PlayTime.number(json["purchaseType"]) == 0
         isAcknowledged = PlayTime.number(json["acknowledgementState"]) == 1
@@ -82,13 +83,13 @@ public struct VoidedPurchase: Sendable, Equatable {
 
 /// Google's times: RFC 3339 text (`2024-05-01T12:00:00.123Z`) or milliseconds as a string.
 public enum PlayTime {
-    static func milliseconds(_ text: String) -> Int64? {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        let date = formatter.date(from: text) ?? ISO8601DateFormatter().date(from: text)
-        return date.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
-    }
+    /// An RFC 3339 time as Google writes it (`2026-05-01T10:00:00.123Z`); nil when it is not one or
+    /// lies outside the instants Entitle accepts.
+    static func milliseconds(_ text: String) -> Int64? { Milliseconds.parse(text) }
 
     /// Numbers Google sends as strings (`"1714564800000"`) or as numbers.
     public static func number(_ value: JSONValue?) -> Int64? { value?.int64Value ?? value?.stringValue.flatMap { Int64($0) } }
+
+    /// A time in epoch milliseconds sent as a number or a string; nil when out of range.
+    public static func instant(_ value: JSONValue?) -> Int64? { number(value).flatMap(Milliseconds.checked) }
 }

@@ -14,7 +14,7 @@ public struct Router: Sendable {
         case parameter(String)
     }
 
-    private var routes: [Route] = []
+    private var entries: [Route] = []
 
     public init() {}
 
@@ -22,15 +22,19 @@ public struct Router: Sendable {
         let segments = pattern.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { part -> Segment in
             part.hasPrefix("{") && part.hasSuffix("}") ? .parameter(String(part.dropFirst().dropLast())) : .literal(String(part))
         }
-        routes.append(Route(method: method, pattern: pattern, segments: Array(segments), handler: handler))
+        entries.append(Route(method: method, pattern: pattern, segments: Array(segments), handler: handler))
     }
+
+    /// Every route as `(method, pattern)`, in the order added (for documentation and tests that
+    /// walk the whole API).
+    public var routes: [(method: String, pattern: String)] { entries.map { ($0.method, $0.pattern) } }
 
     /// Finds the route, records its pattern and parameters on the context, and runs it.
     public func handle(_ context: HTTPRequestContext) {
         let pathSegments = Array(context.request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst())
         let method = context.request.method == "HEAD" ? "GET" : context.request.method
         var allowed: [String] = []
-        for route in routes {
+        for route in entries {
             guard let parameters = match(route.segments, pathSegments) else { continue }
             guard route.method == method else {
                 allowed.append(route.method)
@@ -66,32 +70,5 @@ public struct Router: Sendable {
             }
         }
         return parameters
-    }
-}
-
-extension String {
-    /// Percent-decodes; nil for a malformed escape or bytes that are not UTF-8.
-    public func percentDecoded() -> String? {
-        guard contains("%") else { return self }
-        var bytes: [UInt8] = []
-        var iterator = utf8.makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
-            }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
-            bytes.append(high << 4 | low)
-        }
-        return String(validating: bytes, as: UTF8.self)
-    }
-}
-
-private func hexValue(_ byte: UInt8) -> UInt8? {
-    switch byte {
-    case 0x30...0x39: byte - 0x30
-    case 0x41...0x46: byte - 0x41 + 10
-    case 0x61...0x66: byte - 0x61 + 10
-    default: nil
     }
 }

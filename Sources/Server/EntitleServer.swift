@@ -95,6 +95,9 @@ public final class EntitleServer: Sendable {
         application.stopDeliveries()
     }
 
+    /// Every route the server answers, `(method, pattern)`.
+    public var routes: [(method: String, pattern: String)] { router.routes }
+
     /// Serves one request without a socket (in-process tests; blocks the calling thread).
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
         let box = ResponseBox()

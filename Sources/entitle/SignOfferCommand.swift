@@ -2,6 +2,7 @@ import AppStore
 import Application
 import Crypto
 import Foundation
+import Instants
 import Storage
 
 /// `entitle sign-offer`: prints exactly what `POST /v1/promotional-offers/sign` answers.
@@ -28,10 +29,10 @@ enum SignOfferCommand {
         }
         var timestamp = Date()
         if let text = arguments["timestamp"] {
-            guard let milliseconds = Int64(text), milliseconds >= 0 else {
-                throw UsageError("--timestamp must be epoch milliseconds")
+            guard let milliseconds = Int64(text).flatMap(Milliseconds.checked), milliseconds >= 0 else {
+                throw UsageError("--timestamp must be epoch milliseconds, before the year 10000")
             }
-            timestamp = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+            timestamp = Milliseconds.date(milliseconds)
         }
         let request = PromotionalOfferRequest(
             productId: try arguments.required("product"),

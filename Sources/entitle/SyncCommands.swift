@@ -2,6 +2,7 @@ import AppStore
 import AppStoreAPI
 import Application
 import Foundation
+import Instants
 import JSON
 
 /// `entitle sync`, `entitle backfill` and `entitle test-notification`: the App Store Server API
@@ -49,7 +50,7 @@ enum SyncCommands {
         let arguments = try Arguments(raw, valueOptions: ["config", "app", "since", "until"])
         let (_, sync) = try services(arguments)
         let start = try instant(try arguments.required("since"), "--since")
-        let end = try arguments["until"].map { try instant($0, "--until") } ?? Int64(Date().timeIntervalSince1970 * 1000)
+        let end = try arguments["until"].map { try instant($0, "--until") } ?? Milliseconds.now
         guard start < end else { throw UsageError("--since must be before --until") }
         return try report { ["backfill": .object(try sync.backfill(start: start, end: end).json)] }
     }
@@ -89,7 +90,7 @@ enum SyncCommands {
     }
 
     private static func instant(_ text: String, _ name: String) throws -> Int64 {
-        guard let date = ISO8601DateFormatter().date(from: text) else { throw UsageError("\(name) must be an ISO 8601 time") }
-        return Int64(date.timeIntervalSince1970 * 1000)
+        guard let instant = Milliseconds.parse(text) else { throw UsageError("\(name) must be an ISO 8601 time, years 1 to 9999") }
+        return instant
     }
 }

@@ -1,4 +1,5 @@
 import Entitlements
+import Instants
 import XCTest
 
 /// One test per row and rule of ENTITLEMENTS.md, each checked at several `now` values.

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Instants
 import JSON
 
 /// The JSON type of one member of an App Store model (APPSTORE.md §4.1).
@@ -87,7 +88,12 @@ public struct ModelSchema: Sendable {
         case .int64, .intEnum:
             guard case .int = value else { throw mismatch("an integer") }
         case .date:
-            guard value.doubleValue != nil else { throw mismatch("a number of milliseconds") }
+            guard let number = value.doubleValue else { throw mismatch("a number of milliseconds") }
+            // A date no one can mean (past year 9999, or 1e300) is refused here, with the payload,
+            // rather than trapping wherever it is converted or added to.
+            guard Milliseconds.truncating(number) != nil else {
+                throw ModelDecodingError(path: path, problem: "date out of range (years 1 to 9999)")
+            }
         case .uuid:
             guard case .string(let text) = value else { throw mismatch("a UUID string") }
             guard UUID.isCanonicalText(text) else { throw ModelDecodingError(path: path, problem: "not a UUID") }
@@ -125,9 +131,6 @@ extension AppStoreModel {
     public func bool(_ key: String) -> Bool? { json[key]?.boolValue }
     public func int64(_ key: String) -> Int64? { json[key]?.int64Value }
     /// Milliseconds, truncated to a whole millisecond (APPSTORE.md §4.1).
-    public func milliseconds(_ key: String) -> Int64? {
-        guard let value = json[key]?.doubleValue else { return nil }
-        return Int64(value.rounded(.towardZero))
-    }
+    public func milliseconds(_ key: String) -> Int64? { json[key]?.doubleValue.flatMap(Milliseconds.truncating) }
     func object<Model: AppStoreModel>(_ key: String) -> Model? { json[key]?.objectValue.map(Model.init(validated:)) }
 }

@@ -2,6 +2,7 @@ import AppStore
 import Crypto
 import Entitlements
 import Foundation
+import Instants
 import JSON
 
 /// Parses and checks one element of `apps`.

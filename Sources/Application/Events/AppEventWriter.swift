@@ -1,6 +1,7 @@
 import AppStore
 import Entitlements
 import Foundation
+import Instants
 import JSON
 
 /// One app's outbox writer: the domain's rules decide which events a stored change causes; this

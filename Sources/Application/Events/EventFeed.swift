@@ -1,5 +1,6 @@
 import Entitlements
 import Foundation
+import Instants
 import JSON
 
 /// The pull feed (`GET /v1/events`) and delivery control (`/v1/webhooks/…`) of one app. Reads

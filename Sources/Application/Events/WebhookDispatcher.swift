@@ -2,6 +2,7 @@ import Dispatch
 import Entitlements
 import Foundation
 import HTTPClient
+import Instants
 import Synchronization
 
 /// Delivers one app's outbox: a lane per endpoint (each webhook URL, each forwarding target),
@@ -168,7 +169,7 @@ final class DeliveryLane: Sendable {
         }
     }
 
-    private static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+    private static func now() -> Int64 { Milliseconds.now }
 
     /// One POST. Any 2xx within the timeout is success; every other end is retried.
     private func deliver(_ delivery: WebhookDelivery) -> DeliveryOutcome {

@@ -3,6 +3,7 @@ import Entitlements
 import Foundation
 import GooglePlay
 import HTTPClient
+import Instants
 import JSON
 
 /// An app's Google Play side: purchases posted by the Android app, real-time developer
@@ -97,7 +98,7 @@ public struct GooglePlayService: Sendable {
 
     /// Applies one Pub/Sub push already authenticated by `verifier`.
     func push(_ notification: JSONObject, messageId: String, receivedAt: Date) throws -> PushOutcome {
-        let eventTime = PlayTime.number(notification["eventTimeMillis"]) ?? Milliseconds.since1970(receivedAt)
+        let eventTime = PlayTime.instant(notification["eventTimeMillis"]) ?? Milliseconds.since1970(receivedAt)
         if notification["testNotification"] != nil {
             instrumentation.notificationReceived(app: app.id, type: "GOOGLE_TEST")
             var batch = FactBatch(appId: app.id, environment: app.defaultEnvironment.rawValue)

@@ -3,6 +3,7 @@ import AppStoreAPI
 import Dispatch
 import Entitlements
 import Foundation
+import Instants
 import Synchronization
 
 /// Tells Apple the appAccountToken a client linked to an untokened subscription (Set App Account

@@ -1,6 +1,7 @@
 import AppStore
 import Entitlements
 import Foundation
+import Instants
 import JSON
 
 /// `POST /v1/notifications/apple`: App Store Server Notifications V2. The signature is the

@@ -1,6 +1,7 @@
 import AppStore
 import Entitlements
 import Foundation
+import Instants
 import JSON
 
 /// `POST /v1/transactions`: an app posts a signed transaction (and optionally its renewal info);

@@ -2,6 +2,7 @@ import AppStore
 import Crypto
 import Entitlements
 import Foundation
+import Instants
 import JSON
 
 /// What a client asks to have signed (the body of `POST /v1/promotional-offers/sign`).
@@ -183,7 +184,7 @@ public struct OfferService: Sendable {
                 "offer \"\(request.offerId)\" belongs to another product than \"\(request.productId)\"")
         }
         try checkEligibility(offer, subscriptions: subscriptions)
-        let milliseconds = Int64((timestamp.timeIntervalSince1970 * 1000).rounded(.down))
+        let milliseconds = Milliseconds.since1970(timestamp)
         do {
             let signature = try signers.promotionalOffer.signature(
                 productIdentifier: offer.productId, subscriptionOfferID: offer.offerIdentifier,

@@ -1,6 +1,7 @@
 import AppStore
 import Entitlements
 import Foundation
+import Instants
 import JSON
 
 /// "What does this customer have": stored facts of one app read and evaluated at an instant.
@@ -283,10 +284,4 @@ public struct SubscriberQueries: Sendable {
             evaluate(facts, environment: environment, now: now, appAccountToken: appAccountToken, promotional: promotional, play: play),
             appAccountToken: appAccountToken, environment: environment)
     }
-}
-
-/// Epoch milliseconds, the unit of every stored instant.
-public enum Milliseconds {
-    public static func since1970(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) }
-    public static var now: Int64 { since1970(Date()) }
 }

@@ -1,6 +1,7 @@
 import AppStore
 import Entitlements
 import Foundation
+import Instants
 import JSON
 
 /// A customer's history (`GET /v1/subscribers/{appAccountToken}/history`): every stored fact in

@@ -1,6 +1,7 @@
 import AppStore
 import Entitlements
 import Foundation
+import Instants
 import JSON
 
 /// Promotional grants: support gives a customer an entitlement for a while ("a month of Pro as
@@ -94,7 +95,8 @@ public struct GrantService: Sendable {
             guard let duration = ISO8601Duration(text) else {
                 throw .badRequest("duration must be an ISO 8601 duration such as P1M, P7D or P1Y")
             }
-            end = duration.end(from: start)
+            guard let computed = duration.end(from: start) else { throw .badRequest("a grant lasts at most 10 years") }
+            end = computed
         case .until(let instant): end = instant
         }
         guard end > start else { throw .badRequest("a grant must end in the future") }

@@ -1,6 +1,7 @@
 import AppStore
 import Entitlements
 import Foundation
+import Instants
 import JSON
 import Synchronization
 

@@ -1,3 +1,4 @@
+import Instants
 import Synchronization
 
 /// Verification failures of the last day, per app and hour, counted as they happen (the overview's

@@ -2,6 +2,7 @@ import Application
 import Entitlements
 import Foundation
 import HTTP
+import Instants
 import JSON
 
 /// Google Play: `POST /v1/purchases/google` and `POST /v1/offers/google/select` (client or

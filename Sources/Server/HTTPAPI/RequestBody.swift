@@ -1,5 +1,6 @@
 import Application
 import HTTP
+import Instants
 import JSON
 
 /// The JSON object of a request body, with typed field access that answers 400 with a message
@@ -37,13 +38,11 @@ struct RequestBody {
         return string
     }
 
-    /// Epoch milliseconds or an ISO 8601 string; nil when absent.
+    /// Epoch milliseconds or an ISO 8601 string, in the years 1 to 9999; nil when absent.
     func optionalInstant(_ key: String) throws(ServiceError) -> Int64? {
         guard let value = object[key], value != .null else { return nil }
-        if let number = value.int64Value { return number }
-        guard let text = value.stringValue, let date = Instant.parse(text) else {
-            throw .badRequest("\(key) must be epoch milliseconds or ISO 8601")
-        }
-        return Milliseconds.since1970(date)
+        if case .int(let number) = value, let instant = Milliseconds.checked(number) { return instant }
+        guard let text = value.stringValue, let instant = Milliseconds.parse(text) else { throw .badInstant(key) }
+        return instant
     }
 }

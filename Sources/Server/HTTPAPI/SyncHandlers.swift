@@ -1,6 +1,7 @@
 import Application
 import Foundation
 import HTTP
+import Instants
 import JSON
 
 /// `POST /v1/subscribers/{appAccountToken}/sync`, `POST /v1/transactions/{transactionId}/sync` and

@@ -14,7 +14,8 @@ public struct ISO8601Duration: Sendable, Equatable {
                 number.append(character)
                 continue
             }
-            guard let value = Int(number) else { return nil }
+            // Each part is bounded (10,000 years in months) so the calendar arithmetic stays in range.
+            guard let value = Int(number), value <= Self.maximumPart else { return nil }
             number = ""
             switch character {
             case "Y": years = value
@@ -27,13 +28,15 @@ public struct ISO8601Duration: Sendable, Equatable {
         guard number.isEmpty else { return nil }
     }
 
-    /// `start` plus this duration, both epoch milliseconds.
-    public func end(from start: Int64) -> Int64 {
+    private static let maximumPart = 120_000
+
+    /// `start` plus this duration, both epoch milliseconds; nil when the end lies outside the
+    /// instants Entitle accepts (`Milliseconds.range`).
+    public func end(from start: Int64) -> Int64? {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
-        let date = Date(timeIntervalSince1970: Double(start) / 1000)
         let components = DateComponents(year: years, month: months, day: weeks * 7 + days)
-        guard let end = calendar.date(byAdding: components, to: date) else { return start }
-        return Int64((end.timeIntervalSince1970 * 1000).rounded())
+        guard let end = calendar.date(byAdding: components, to: Milliseconds.date(start)) else { return nil }
+        return Milliseconds.truncating((end.timeIntervalSince1970 * 1000).rounded())
     }
 }
