@@ -249,7 +249,10 @@ final class WebhookDeliveryTests: XCTestCase {
         XCTAssertTrue(metrics.contains(#"entitle_webhook_deliveries_failed{app="app"} 5"#), metrics)
         XCTAssertTrue(metrics.contains(#"entitle_webhook_deliveries_pending{app="app"} 0"#))
         XCTAssertEqual(entitle?.metrics.total("entitle_webhook_deliveries_total", matching: ["result": "delivered"]), 5)
-        XCTAssertEqual(entitle?.metrics.total("entitle_webhook_deliveries_total", matching: ["result": "failed"]), 5)
+        // Each delivery ends failed exactly once (the list above). How many attempts that took is
+        // not fixed: delivery is at least once, and on a loaded machine an attempt that hangs past
+        // its lease is claimed and made again, so the count of failed attempts is at least 5.
+        XCTAssertGreaterThanOrEqual(entitle?.metrics.total("entitle_webhook_deliveries_total", matching: ["result": "failed"]) ?? 0, 5)
         XCTAssertFalse(metrics.contains(receiver.secret), "no secret in metrics")
 
         // A retry by hand makes it pending again.
