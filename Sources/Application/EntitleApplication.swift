@@ -160,13 +160,19 @@ public final class EntitleApplication: Sendable {
     /// Reads the configuration file again and trusts the roots it names now (SIGHUP). Nothing
     /// else changes; a configuration with problems changes nothing. Returns the problems, or the
     /// apps whose roots were replaced.
-    public func reloadRoots() -> (replaced: [String], problems: [String]) {
+    /// `withoutRoots`: apps that verify signed data and still have no root (SIGHUP before
+    /// `entitle fetch-apple-roots` wrote any).
+    public func reloadRoots() -> (replaced: [String], withoutRoots: [String], problems: [String]) {
         let fresh: EntitleConfiguration
-        do { fresh = try ConfigurationLoader.load(path: configuration.path) } catch { return ([], error.problems) }
+        do { fresh = try ConfigurationLoader.load(path: configuration.path) } catch { return ([], [], error.problems) }
         var replaced: [String] = []
+        var withoutRoots: [String] = []
         var problems: [String] = []
         for app in fresh.apps {
             guard let services = apps[app.id] else { continue }
+            if app.verification.rootCertificates.isEmpty && app.environments.contains(where: \.isSigned) {
+                withoutRoots.append(app.id)
+            }
             do {
                 try services.verification.replaceRoots(app.verification.rootCertificates)
                 replaced.append(app.id)
@@ -174,21 +180,9 @@ public final class EntitleApplication: Sendable {
                 problems.append("app \(app.id): \(error)")
             }
         }
-        return (replaced, problems)
+        return (replaced.filter { !withoutRoots.contains($0) }, withoutRoots, problems)
     }
 
     /// Start-up warnings about the configuration itself.
-    public var warnings: [String] {
-        configuration.apps.flatMap { app -> [String] in
-            var warnings: [String] = []
-            if app.verification.allowPrivateRoots {
-                warnings.append("app \(app.id): verification.allowPrivateRoots is on: roots other than Apple's are trusted")
-            }
-            if app.enablesUnsignedBesideProduction {
-                let unsigned = app.environments.filter { !$0.isSigned }.map(\.rawValue).joined(separator: ", ")
-                warnings.append("app \(app.id): \(unsigned) (unsigned data) is enabled beside Production")
-            }
-            return warnings
-        }
-    }
+    public var warnings: [String] { configuration.warnings }
 }

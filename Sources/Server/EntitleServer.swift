@@ -30,6 +30,8 @@ public final class EntitleServer: Sendable {
             : max(1, ProcessInfo.processInfo.activeProcessorCount)
         metrics = Metrics(loops: loops)
         logger = Logger(loops: loops, metrics: metrics, output: logOutput)
+        let logger = self.logger
+        PostgreSQLNotices.forward { logger.log("info", "postgresql notice", ["message": .string($0)]) }
         application = try EntitleApplication(
             configuration: configuration,
             store: try store ?? configuration.storage.openStore(),
@@ -80,8 +82,16 @@ public final class EntitleServer: Sendable {
 
     /// SIGHUP: trust the roots the configuration names now.
     public func reloadRoots() {
-        let (replaced, problems) = application.reloadRoots()
+        let (replaced, withoutRoots, problems) = application.reloadRoots()
         for problem in problems { logger.log("error", "roots not reloaded", ["problem": .string(problem)]) }
+        for app in withoutRoots {
+            logger.log(
+                "warn", "no root certificates found on reload",
+                [
+                    "app": .string(app), "code": "NO_ROOT_CERTIFICATES",
+                    "hint": "run entitle fetch-apple-roots (or set verification.rootCertificates), then send SIGHUP again",
+                ])
+        }
         if !replaced.isEmpty { logger.log("info", "roots reloaded", ["apps": .array(replaced.map(JSONValue.string))]) }
     }
 

@@ -7,7 +7,11 @@ enum CheckConfigCommand {
 
     static func run(_ raw: [String]) throws -> Int32 {
         let configuration = try loadConfiguration(try Arguments(raw, valueOptions: ["config"]))
+        // What `serve` would hit first: a database it cannot reach is an error here, not a
+        // restart loop after ExecStartPre said OK.
+        try configuration.storage.checkReachable()
         Output.line("configuration OK: \(configuration.path)")
+        for warning in configuration.warnings { Output.line("warning: \(warning)") }
         Output.line("server: \(configuration.server.host):\(configuration.server.port)")
         Output.line("storage: \(configuration.storage.summary)")
         let console = configuration.console

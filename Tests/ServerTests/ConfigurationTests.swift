@@ -227,9 +227,14 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(loaded.storage.postgresql?.url, "postgresql://entitle@db.internal:5432/entitle?password=s3cr3t-pw")
         XCTAssertEqual(loaded.storage.postgresql?.poolSize, 12)
         XCTAssertFalse(loaded.storage.summary.contains("s3cr3t"), loaded.storage.summary)
+        // check-config connects as serve would: db.internal does not answer here, which is an error
+        // that says what was tried, without the password.
         let shown = try runProcess(entitleExecutable.path, ["check-config", "--config", path.path])
-        XCTAssertTrue(shown.stdout.contains("storage: PostgreSQL postgresql://entitle@db.internal:5432/entitle?password=***"), shown.stdout)
-        XCTAssertFalse(shown.stdout.contains("s3cr3t"))
+        XCTAssertEqual(shown.status, 2, shown.stdout)
+        XCTAssertTrue(
+            shown.stderr.contains("storage: tried to connect to PostgreSQL postgresql://entitle@db.internal:5432/entitle?password=***"),
+            shown.stderr)
+        XCTAssertFalse(shown.stdout.contains("s3cr3t") || shown.stderr.contains("s3cr3t"))
         let fromEnvironment = try ConfigurationLoader.load(
             path: path.path, environment: ["ENTITLE_STORAGE_POSTGRESQL": "postgresql://other:pw@h/db"])
         XCTAssertTrue(fromEnvironment.storage.postgresql?.url.hasPrefix("postgresql://other:pw@h/db") == true)
@@ -238,6 +243,51 @@ final class ConfigurationTests: XCTestCase {
         try assertOneProblem(config(top: #""storage": {"poolSize": 3}, "#), contains: "need \"postgresql\"")
         try assertOneProblem(
             config(top: #""storage": {"postgresql": "postgresql://h/db", "passwordFile": "missing"}, "#), contains: "cannot read")
+    }
+
+    /// check-config said OK to a database serve could not reach; now it tries, and fails saying so.
+    func testAnUnreachablePostgreSQLIsAnError() throws {
+        let path = folder.appendingPathComponent("entitle.json")
+        try writeFile(path, config(top: #""storage": {"postgresql": "postgresql://entitle:hunter2@127.0.0.1:1/entitle"}, "#))
+        let result = try runProcess(entitleExecutable.path, ["check-config", "--config", path.path])
+        XCTAssertEqual(result.status, 2)
+        XCTAssertTrue(result.stderr.contains("tried to connect to PostgreSQL postgresql://entitle:***@127.0.0.1:1/entitle"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("Connection refused"), result.stderr)
+        XCTAssertFalse(result.stderr.contains("hunter2"))
+        XCTAssertFalse(result.stdout.contains("configuration OK"))
+    }
+
+    func testAnAppWithoutAPIKeysIsAWarning() throws {
+        let path = folder.appendingPathComponent("entitle.json")
+        try writeFile(path, config())
+        let result = try runProcess(entitleExecutable.path, ["check-config", "--config", path.path])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stdout.contains("warning: app a: no API keys: nothing can call its endpoints"), result.stdout)
+        try writeFile(path, config(app: #", "apiKeys": [{"key": "server_key_0123456789", "role": "server"}]"#))
+        let keyed = try runProcess(entitleExecutable.path, ["check-config", "--config", path.path])
+        XCTAssertFalse(keyed.stdout.contains("no API keys"), keyed.stdout)
+    }
+
+    /// A file named by an environment variable is reported under the variable's name, which is
+    /// where the operator must look (not the configuration member it overrides).
+    func testAProblemWithAFileFromAnEnvironmentVariableNamesTheVariable() throws {
+        let path = folder.appendingPathComponent("entitle.json")
+        try writeFile(path, config())
+        XCTAssertThrowsError(
+            try ConfigurationLoader.load(path: path.path, environment: ["ENTITLE_APP_A_PRIVATE_KEY_FILE": "/nonexistent/key.p8"])
+        ) { error in
+            let problems = (error as? ConfigurationError)?.problems ?? []
+            XCTAssertEqual(problems.count, 1)
+            XCTAssertTrue(problems.first?.hasSuffix(": ENTITLE_APP_A_PRIVATE_KEY_FILE: /nonexistent/key.p8: no such file") == true, "\(problems)")
+        }
+        try writeFile(path, config(top: #""storage": {"postgresql": "postgresql://h/db"}, "#))
+        XCTAssertThrowsError(
+            try ConfigurationLoader.load(
+                path: path.path, environment: ["ENTITLE_STORAGE_POSTGRESQL_PASSWORD_FILE": "/nonexistent/pw"])
+        ) { error in
+            let problems = (error as? ConfigurationError)?.problems ?? []
+            XCTAssertTrue(problems.first?.hasSuffix(": ENTITLE_STORAGE_POSTGRESQL_PASSWORD_FILE: cannot read /nonexistent/pw") == true, "\(problems)")
+        }
     }
 
     func testExampleConfigurationIsValid() throws {

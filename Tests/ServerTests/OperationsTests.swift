@@ -109,6 +109,7 @@ final class OperationsTests: XCTestCase {
         XCTAssertEqual(unavailable["level"], "info")
         XCTAssertEqual(unavailable["code"], "OFFER_UNAVAILABLE")
         XCTAssertEqual(unavailable["app"], "example")
+        XCTAssertEqual(unavailable["reasonCode"], "NOT_IN_CATALOG", "the machine-readable why, to filter logs by")
 
         try client.send(rawRequest("GET", "/v1/no-such-thing?x=1"))
         XCTAssertEqual(try client.readResponse().status, 404)
@@ -173,6 +174,20 @@ final class OperationsTests: XCTestCase {
         XCTAssertEqual(before, 503, "no trusted root: notifications would all be answered 503")
         XCTAssertTrue(checks["checks"]?["rootCertificates"]?["example"]?.stringValue?.contains("SIGHUP") == true, "\(checks)")
 
+        // SIGHUP before any root exists says so; the failing probes were not error lines.
+        kill(process.processIdentifier, SIGHUP)
+        var lines: [JSONValue] = []
+        while !lines.contains(where: { $0["msg"] == "no root certificates found on reload" }), let line = reader.nextLine() {
+            lines.append(try JSONParser.parse(line))
+        }
+        let reload = lines.first { $0["msg"] == "no root certificates found on reload" }
+        XCTAssertEqual(reload?["app"], "example", "\(lines)")
+        XCTAssertEqual(reload?["level"], "warn")
+        XCTAssertFalse(lines.contains { $0["msg"] == "roots reloaded" }, "nothing was reloaded")
+        let probes = lines.filter { $0["route"] == "/readyz" }
+        XCTAssertFalse(probes.isEmpty, "\(lines)")
+        XCTAssertTrue(probes.allSatisfy { $0["status"] == .int(503) && $0["level"] == "info" }, "\(probes)")
+
         let roots = folder.appendingPathComponent("apple-roots")
         try FileManager.default.createDirectory(at: roots, withIntermediateDirectories: true)
         try FileManager.default.copyItem(at: chain.folder.appendingPathComponent("root.pem"), to: roots.appendingPathComponent("root.pem"))
@@ -184,6 +199,34 @@ final class OperationsTests: XCTestCase {
         }
         XCTAssertEqual(after, 200, "roots added to apple-roots/ are trusted after SIGHUP")
         XCTAssertEqual(try readiness().1["checks"]?["rootCertificates"]?["example"], "private root")
+    }
+
+    /// libpq printed PostgreSQL's notices as raw text on standard error, outside the JSON log.
+    func testPostgreSQLNoticesGoThroughTheJSONLog() throws {
+        let url = try PostgreSQLTestCluster.freshDatabase()
+        _ = try PostgreSQLFactStore(url: url, poolSize: 1)  // creates schema_migrations
+        var pipe: [Int32] = [0, 0]
+        XCTAssertEqual(Glibc.pipe(&pipe), 0)
+        let configuration = try ConfigurationLoader.load(path: try writeConfig(), environment: [:])
+        // The second open meets "CREATE TABLE IF NOT EXISTS schema_migrations": a NOTICE.
+        let server = try EntitleServer(
+            configuration: configuration, logOutput: pipe[1], store: try PostgreSQLFactStore(url: url, poolSize: 1))
+        server.start()
+        let reader = LineReader(FileHandle(fileDescriptor: pipe[0], closeOnDealloc: true))
+        defer {
+            server.shutdown()
+            server.waitUntilStopped()
+            server.logger.close()
+            close(pipe[1])
+        }
+        _ = try PostgreSQLFactStore(url: url, poolSize: 1)
+        var notice: JSONValue?
+        while notice == nil, let line = reader.nextLine() {
+            let parsed = try JSONParser.parse(line)
+            if parsed["msg"] == "postgresql notice" { notice = parsed }
+        }
+        XCTAssertTrue(notice?["message"]?.stringValue?.contains("already exists, skipping") == true, "\(String(describing: notice))")
+        XCTAssertEqual(notice?["level"], "info")
     }
 
     // MARK: - The command line

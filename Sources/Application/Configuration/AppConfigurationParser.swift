@@ -151,11 +151,17 @@ enum AppConfigurationParser {
         if let issuerId, UUID(uuidString: issuerId) == nil {
             reader.problem("\(path).issuerId", "must be the issuer ID from App Store Connect (a UUID)")
         }
-        var file = reader.string(object, "privateKeyFile", path: path, required: environment[envPrefix + "PRIVATE_KEY_FILE"] == nil)
-        if let override = environment[envPrefix + "PRIVATE_KEY_FILE"], !override.isEmpty { file = override }
+        let variable = envPrefix + "PRIVATE_KEY_FILE"
+        var file = reader.string(object, "privateKeyFile", path: path, required: environment[variable] == nil)
+        // A problem with the file is said against where its name came from: the variable, if set.
+        var problemPath = "\(path).privateKeyFile"
+        if let override = environment[variable], !override.isEmpty {
+            file = override
+            problemPath = variable
+        }
         guard let keyId, let file else { return nil }
         let keyPath = ConfigurationLoader.resolve(file, in: folder)
-        guard let key = loadPrivateKey(keyPath, problemPath: "\(path).privateKeyFile", reader: &reader) else { return nil }
+        guard let key = loadPrivateKey(keyPath, problemPath: problemPath, reader: &reader) else { return nil }
         return SigningKeyConfiguration(keyId: keyId, issuerId: issuerId, privateKeyFile: keyPath, privateKey: key)
     }
 

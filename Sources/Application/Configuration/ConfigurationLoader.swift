@@ -98,15 +98,16 @@ public enum ConfigurationLoader {
         }
         var settings = PostgreSQLSettings(url: url)
         if let object, let size = reader.integer(object, "poolSize", path: "storage", range: 1...256) { settings.poolSize = Int(size) }
+        let variable = "ENTITLE_STORAGE_POSTGRESQL_PASSWORD_FILE"
         let passwordFile =
-            environment["ENTITLE_STORAGE_POSTGRESQL_PASSWORD_FILE"]
+            environment[variable]
             ?? object.flatMap {
                 reader.string($0, "passwordFile", path: "storage")
             }
         if let passwordFile {
             let path = resolve(passwordFile, in: folder)
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-                reader.problem("storage.passwordFile", "cannot read \(path)")
+                reader.problem(environment[variable] != nil ? variable : "storage.passwordFile", "cannot read \(path)")
                 return settings
             }
             let password = text.trimmingCharacters(in: .newlines)

@@ -1,4 +1,5 @@
 import Entitlements
+import Foundation
 import Storage
 
 extension StorageSettings {
@@ -7,6 +8,24 @@ extension StorageSettings {
     public func openStore() throws -> any FactStore {
         if let postgresql { return try PostgreSQLFactStore(url: postgresql.url, poolSize: postgresql.poolSize) }
         return try SQLiteFactStore(path: sqlitePath)
+    }
+
+    /// Whether `serve` could open the store, without changing it: PostgreSQL is connected to
+    /// once (no migration); for SQLite the file, or the folder it would be made in, must be
+    /// writable. The error says what was tried and why it failed (never a password).
+    public func checkReachable() throws(ConfigurationError) {
+        if let postgresql {
+            do { try PostgreSQLFactStore.checkConnection(url: postgresql.url) } catch {
+                throw ConfigurationError(problems: ["storage: tried to connect to \(summary): \(error)"])
+            }
+            return
+        }
+        let files = FileManager.default
+        let folder = (sqlitePath as NSString).deletingLastPathComponent
+        let target = files.fileExists(atPath: sqlitePath) ? sqlitePath : (folder.isEmpty ? "." : folder)
+        guard files.isWritableFile(atPath: target) else {
+            throw ConfigurationError(problems: ["storage: SQLite \(sqlitePath): \(target) is not writable (or does not exist)"])
+        }
     }
 
     /// What logs and check-config say about the store (never a password).

@@ -100,8 +100,10 @@ public final class Logger: HTTPServerObserver, Sendable {
     }
 
     /// `error` for 5xx; `warn` for 4xx worth a look (authentication, refused signed data);
-    /// `info` otherwise.
+    /// `info` otherwise. A failing readiness probe is `info`: its answer says what is missing,
+    /// and a probe every few seconds would otherwise bury real errors.
     static func level(_ record: HTTPRequestRecord) -> String {
+        if record.route == "/readyz" { return "info" }
         if record.status >= 500 { return "error" }
         let code = record.annotations.first { $0.key == "code" }?.value
         if record.status == 401 || record.status == 403 || code == "VERIFICATION_FAILED" { return "warn" }

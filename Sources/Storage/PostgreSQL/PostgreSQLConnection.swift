@@ -57,6 +57,7 @@ final class PostgreSQLConnection: @unchecked Sendable {
             handle = nil
             throw StorageError(code: -1, message: "PostgreSQL connection failed: \(message)")
         }
+        PQsetNoticeProcessor(handle, { _, message in message.map { PostgreSQLNotices.deliver(String(cString: $0)) } }, nil)
         // Answers in UTC (the store keeps instants as epoch milliseconds anyway). Prepared
         // statements are planned for their actual parameters: a generic plan made before the
         // tables have statistics (a new or just-migrated database) may scan where an index fits.

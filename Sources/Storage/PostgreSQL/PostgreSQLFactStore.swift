@@ -37,6 +37,13 @@ public final class PostgreSQLFactStore: FactStore {
 
     deinit { workers.stop(threads: pool.size) }
 
+    /// Connects once to `url` and asks for `SELECT 1`, without migrating (`entitle check-config`:
+    /// what `serve` would hit first). Throws libpq's reason, which never holds the password.
+    public static func checkConnection(url: String) throws {
+        let connection = try PostgreSQLConnection(conninfo: url)
+        try connection.execute("SELECT 1")
+    }
+
     // MARK: - Writing
 
     public func apply(_ batch: FactBatch, completion: @escaping @Sendable (Result<ApplyOutcome, Error>) -> Void) {

@@ -1,0 +1,21 @@
+extension EntitleConfiguration {
+    /// What is allowed but probably not meant: said at start-up (`warn` lines) and by
+    /// `entitle check-config`, which share this one list.
+    public var warnings: [String] {
+        apps.flatMap { app -> [String] in
+            var warnings: [String] = []
+            if app.apiKeys.isEmpty {
+                warnings.append(
+                    "app \(app.id): no API keys: nothing can call its endpoints (add apiKeys, or ENTITLE_APP_…_API_KEYS)")
+            }
+            if app.verification.allowPrivateRoots {
+                warnings.append("app \(app.id): verification.allowPrivateRoots is on: roots other than Apple's are trusted")
+            }
+            if app.enablesUnsignedBesideProduction {
+                let unsigned = app.environments.filter { !$0.isSigned }.map(\.rawValue).joined(separator: ", ")
+                warnings.append("app \(app.id): \(unsigned) (unsigned data) is enabled beside Production")
+            }
+            return warnings
+        }
+    }
+}
