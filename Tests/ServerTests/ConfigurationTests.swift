@@ -278,7 +278,8 @@ final class ConfigurationTests: XCTestCase {
         ) { error in
             let problems = (error as? ConfigurationError)?.problems ?? []
             XCTAssertEqual(problems.count, 1)
-            XCTAssertTrue(problems.first?.hasSuffix(": ENTITLE_APP_A_PRIVATE_KEY_FILE: /nonexistent/key.p8: no such file") == true, "\(problems)")
+            XCTAssertTrue(
+                problems.first?.hasSuffix(": ENTITLE_APP_A_PRIVATE_KEY_FILE: /nonexistent/key.p8: no such file") == true, "\(problems)")
         }
         try writeFile(path, config(top: #""storage": {"postgresql": "postgresql://h/db"}, "#))
         XCTAssertThrowsError(
@@ -286,7 +287,8 @@ final class ConfigurationTests: XCTestCase {
                 path: path.path, environment: ["ENTITLE_STORAGE_POSTGRESQL_PASSWORD_FILE": "/nonexistent/pw"])
         ) { error in
             let problems = (error as? ConfigurationError)?.problems ?? []
-            XCTAssertTrue(problems.first?.hasSuffix(": ENTITLE_STORAGE_POSTGRESQL_PASSWORD_FILE: cannot read /nonexistent/pw") == true, "\(problems)")
+            XCTAssertTrue(
+                problems.first?.hasSuffix(": ENTITLE_STORAGE_POSTGRESQL_PASSWORD_FILE: cannot read /nonexistent/pw") == true, "\(problems)")
         }
     }
 
