@@ -11,13 +11,13 @@ set -euo pipefail
 # store), chromium, chromium-driver and python3-venv (the console's tests in a real browser, with
 # Selenium from PyPI in .build/test-python), systemd and python3-seccomp (the server run under the
 # shipped units' system-call filter: `systemd-analyze syscall-filter` lists the sets, libseccomp
-# applies them); clang's fuzzer runtime comes with the Swift toolchain.
+# applies them), curl (the README's tour, run as written); clang's fuzzer runtime comes with the Swift toolchain.
 packages=(libssl-dev libcurl4-openssl-dev libsqlite3-dev libpq-dev pkg-config)
 tests=false
 if [ "${1:-}" = "--tests" ]; then
     tests=true
     packages+=(sqlite3 openssl python3 python3-cryptography python3-venv nginx postgresql chromium chromium-driver fonts-dejavu-core
-        systemd python3-seccomp)
+        systemd python3-seccomp curl)
 fi
 
 # Selenium for the browser tests, from PyPI, in a virtualenv of the project's own that also sees

@@ -34,6 +34,10 @@ let commands: [Command] = [
         name: "test-notification", usage: SyncCommands.testUsage, summary: "ask Apple for a test notification",
         run: SyncCommands.testNotification),
     Command(
+        name: "example-data", usage: ExampleDataCommand.usage,
+        summary: "print signed example transactions and notifications for the README's tour",
+        run: ExampleDataCommand.run),
+    Command(
         name: "migrate-storage", usage: MigrateStorageCommand.usage, summary: "copy a SQLite deployment into PostgreSQL",
         run: MigrateStorageCommand.run),
 ]

@@ -80,14 +80,9 @@ final class DeployTests: XCTestCase {
     private func serveUnderFilter(of unit: String) throws {
         let folder = try makeTemporaryDirectory("entitle-unit")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let example = packageRoot.appendingPathComponent("Keys.example")
-        try FileManager.default.copyItem(
-            at: example.appendingPathComponent("SubscriptionKey_EXAMPLEKEY.p8"),
-            to: folder.appendingPathComponent("SubscriptionKey_EXAMPLEKEY.p8"))
         // A webhook endpoint nobody listens on: the delivery lanes start, lower their priority and
         // try to deliver (libcurl's sockets) under the filter.
-        let config = try String(contentsOf: example.appendingPathComponent("entitle.json"), encoding: .utf8)
-            .replacingOccurrences(of: #""port": 8080"#, with: #""port": 0"#)
+        let config = try copyExampleConfiguration(to: folder)
             .replacingOccurrences(
                 of: #""billingRetryGrantsAccess": false"#,
                 with:

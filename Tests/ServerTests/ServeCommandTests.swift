@@ -8,12 +8,7 @@ final class ServeCommandTests: XCTestCase {
     func testServeAnswersLogsAndStopsOnSIGTERM() throws {
         let folder = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let example = packageRoot.appendingPathComponent("Keys.example")
-        try FileManager.default.copyItem(
-            at: example.appendingPathComponent("SubscriptionKey_EXAMPLEKEY.p8"),
-            to: folder.appendingPathComponent("SubscriptionKey_EXAMPLEKEY.p8"))
-        let config = try String(contentsOf: example.appendingPathComponent("entitle.json"), encoding: .utf8)
-            .replacingOccurrences(of: #""port": 8080"#, with: #""port": 0"#)
+        let config = try copyExampleConfiguration(to: folder)
         try writeFile(folder.appendingPathComponent("entitle.json"), config)
 
         let process = Process()

@@ -116,3 +116,14 @@ public func writeFile(_ url: URL, bytes: [UInt8]) throws {
 
 /// Debian's Python with Debian's `python3-cryptography`: an independent ECDSA/JWS implementation.
 public let systemPython = "/usr/bin/python3"
+
+/// Keys.example's files copied into `folder` (the signing key and the example chain its
+/// configuration trusts); returns that configuration's text, on port 0.
+public func copyExampleConfiguration(to folder: URL) throws -> String {
+    let example = packageRoot.appendingPathComponent("Keys.example")
+    for name in ["SubscriptionKey_EXAMPLEKEY.p8", "example-chain"] {
+        try FileManager.default.copyItem(at: example.appendingPathComponent(name), to: folder.appendingPathComponent(name))
+    }
+    return try String(contentsOf: example.appendingPathComponent("entitle.json"), encoding: .utf8)
+        .replacingOccurrences(of: #""port": 8080"#, with: #""port": 0"#)
+}

@@ -1,0 +1,70 @@
+import Foundation
+import JSON
+import TestSupport
+import XCTest
+
+/// The README's tour ("Try it with curl") runs as written, offline: its shell blocks are taken
+/// from the README itself and run by bash against `entitle serve` on the example configuration
+/// (on a free port instead of 8080). Every variable they use is defined by the tour.
+final class ReadmeTourTests: XCTestCase {
+    func testTheTourRunsAsWritten() throws {
+        let folder = try makeTemporaryDirectory("entitle-tour")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try writeFile(folder.appendingPathComponent("entitle.json"), try copyExampleConfiguration(to: folder))
+        let (server, port) = try startEntitleServe(config: folder.appendingPathComponent("entitle.json").path)
+        defer {
+            server.terminate()
+            server.waitUntilExit()
+        }
+        let examples = packageRoot.appendingPathComponent("Keys.example").path + "/"
+        let script = try Self.tourBlocks()
+            .replacingOccurrences(of: "localhost:8080", with: "localhost:\(port)")
+            .replacingOccurrences(of: "Keys.example/", with: examples)
+        XCTAssertTrue(script.contains("entitle example-data"), "the tour makes its own signed data")
+        var environment = ProcessInfo.processInfo.environment
+        environment["PATH"] = entitleExecutable.deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+        let result = try runProcess(
+            "/bin/bash", ["-euo", "pipefail", "-c", script], environment: environment, currentDirectory: folder)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let output = result.stdout
+        for expected in [
+            #""status":"ready""#, #""state":"ACTIVE""#, #""periodType":"TRIAL""#, #""state":"REVOKED""#, "NOT_IN_CATALOG",
+            "ALREADY_SUBSCRIBED_TO_GROUP", #""type":"REFUND""#, #""type":"RENEWAL""#, #""kind":"transaction""#, "Verified OK",
+            #""grant":"#,
+        ] {
+            XCTAssertTrue(output.contains(expected), "the tour's output lacks \(expected)")
+        }
+        XCTAssertEqual(output.components(separatedBy: #"{"status":"applied"}"#).count - 1, 2, "both notifications applied")
+        XCTAssertFalse(output.contains(#""code":"INTERNAL""#))
+    }
+
+    /// A configuration that does not trust the example chain gets no example data it would refuse.
+    func testExampleDataNeedsAConfigurationThatTrustsItsChain() throws {
+        let folder = try makeTemporaryDirectory("entitle-tour")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let config = try copyExampleConfiguration(to: folder).replacingOccurrences(
+            of: #""verification": {"rootCertificates": ["example-chain/root.pem"], "allowPrivateRoots": true},"#, with: "")
+        try writeFile(folder.appendingPathComponent("entitle.json"), config)
+        let result = try runProcess(
+            entitleExecutable.path, ["example-data", "--config", folder.appendingPathComponent("entitle.json").path, "--json"])
+        XCTAssertEqual(result.status, 2)
+        XCTAssertTrue(result.stderr.contains("does not trust"), result.stderr)
+    }
+
+    /// The ```sh blocks of the README's "Try it with curl" section, in order.
+    static func tourBlocks() throws -> String {
+        let readme = try String(contentsOf: packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        guard let start = readme.range(of: "\n## Try it with curl\n") else { throw TourError(description: "no tour in the README") }
+        let section = readme[start.upperBound...].components(separatedBy: "\n## ").first ?? ""
+        var blocks: [String] = []
+        for (index, part) in section.components(separatedBy: "```").enumerated() where index % 2 == 1 {
+            guard part.hasPrefix("sh\n") else { continue }
+            blocks.append(String(part.dropFirst(3)))
+        }
+        return blocks.joined(separator: "\n")
+    }
+}
+
+private struct TourError: Error, CustomStringConvertible {
+    let description: String
+}
