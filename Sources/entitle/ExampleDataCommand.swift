@@ -20,10 +20,11 @@ enum ExampleDataCommand {
     static func run(_ raw: [String]) throws -> Int32 {
         let arguments = try Arguments(raw, valueOptions: ["config", "app", "chain"], flagOptions: ["json"])
         let configuration = try loadConfiguration(arguments)
-        let app = try arguments["app"].map { id in
-            guard let app = configuration.apps.first(where: { $0.id == id }) else { throw UsageError("no app \"\(id)\"") }
-            return app
-        } ?? configuration.apps[0]
+        let app =
+            try arguments["app"].map { id in
+                guard let app = configuration.apps.first(where: { $0.id == id }) else { throw UsageError("no app \"\(id)\"") }
+                return app
+            } ?? configuration.apps[0]
         let folder = (configuration.path as NSString).deletingLastPathComponent
         let chosen = arguments["chain"] ?? "example-chain"
         let chainFolder = chosen.hasPrefix("/") ? chosen : (folder as NSString).appendingPathComponent(chosen)
