@@ -3,13 +3,14 @@ import Foundation
 /// Epoch milliseconds: the unit of every App Store date, every Google Play time and every stored
 /// instant. Every conversion goes through here, so none can trap.
 ///
-/// Instants Entitle accepts lie in years 1 to 9999 (what ISO 8601 writes with four digits). Any
+/// Instants Entitle accepts lie in years 0 to 9999 (what ISO 8601 writes with four digits). Any
 /// two of them add or subtract without overflow, so the rules may do plain arithmetic on
 /// instants once they have entered through `checked`, `truncating` or `parse`; what lies outside
 /// is refused at the edge (a 400 for a request, an invalid payload for signed data).
 public enum Milliseconds {
-    /// 0001-01-01T00:00:00.000Z ... 9999-12-31T23:59:59.999Z.
-    public static let range: ClosedRange<Int64> = -62_135_596_800_000...253_402_300_799_999
+    /// Foundation's `Date.distantPast` (0000-12-30T00:00:00Z, which Apple's own signed data uses
+    /// for "no date", e.g. an Xcode app transaction's originalPurchaseDate) ... 9999-12-31T23:59:59.999Z.
+    public static let range: ClosedRange<Int64> = -62_135_769_600_000...253_402_300_799_999
 
     /// `value` when it is an instant Entitle accepts.
     public static func checked(_ value: Int64) -> Int64? { range.contains(value) ? value : nil }

@@ -90,7 +90,7 @@ enum SyncCommands {
     }
 
     private static func instant(_ text: String, _ name: String) throws -> Int64 {
-        guard let instant = Milliseconds.parse(text) else { throw UsageError("\(name) must be an ISO 8601 time, years 1 to 9999") }
+        guard let instant = Milliseconds.parse(text) else { throw UsageError("\(name) must be an ISO 8601 time, years 0 to 9999") }
         return instant
     }
 }

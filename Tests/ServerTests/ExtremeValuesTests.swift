@@ -143,7 +143,7 @@ final class ExtremeValuesTests: XCTestCase {
         XCTAssertEqual(try call("GET", "/v1/subscribers/\(token)?at=9999-12-31T23:59:59.999Z"), 200, "the last instant is fine")
     }
 
-    /// Signed data whose dates lie outside years 1 to 9999 is refused with the payload.
+    /// Signed data whose dates lie outside the years 0 to 9999 is refused with the payload.
     func testSignedPayloadsWithExtremeDatesAreRefused() throws {
         let base = TestChain.milliseconds(chain.mintedAt)
         let dates: [JSONValue] = [.int(.max), .int(.min), .double(1e300), .double(-1e300), .int(253_402_300_800_000)]

@@ -65,8 +65,13 @@ func startEntitleServe(config: String, launcher: [String] = []) throws -> (proce
     let output = Pipe()
     server.standardOutput = output
     try server.run()
-    let line = try XCTUnwrap(LineReader(output.fileHandleForReading).nextLine(), "entitle serve printed nothing")
-    let port = Int(try XCTUnwrap(try JSONParser.parse(line)["port"]?.int64Value))
+    // Lines may come before `listening` (a PostgreSQL notice from the migrations, say).
+    let reader = LineReader(output.fileHandleForReading)
+    var listening = JSONValue.null
+    while listening["msg"] != "listening" {
+        listening = try JSONParser.parse(try XCTUnwrap(reader.nextLine(), "entitle serve stopped before listening"))
+    }
+    let port = Int(try XCTUnwrap(listening["port"]?.int64Value))
     Thread { while !output.fileHandleForReading.availableData.isEmpty {} }.start()
     return (server, port)
 }

@@ -5,6 +5,7 @@ customer's identifiers; exits non-zero at the first thing that does not work, sa
 of each page (desktop and phone-sized) in --out.
 """
 import argparse
+import re
 import json
 import sys
 import time
@@ -71,8 +72,15 @@ class Console:
     def badge(self, entitlement):
         return self.find(f'#entitlements [data-entitlement="{entitlement}"]')
 
+    def check_text(self):
+        """No page shows null, undefined, NaN or one of Entitle's raw codes (grantRevoked…)."""
+        text = self.driver.find_element(By.TAG_NAME, "body").text
+        found = re.findall(r"\b(null|undefined|NaN|grantRevoked|GRANTREVOKED|linkTransfer|renewalInfo)\b", text)
+        assert not found, f"{self.label}: the page shows {found}"
+
     def check_labels(self):
         """Every control is labelled, and nothing overflows the window sideways."""
+        self.check_text()
         unlabelled = self.driver.execute_script("""
             const missing = [];
             for (const control of document.querySelectorAll('input, select, button, a[href]')) {
@@ -185,6 +193,8 @@ def run(width, height, label, full):
         assert pro.get_attribute("data-state") == "EXPIRED" and "App Store" in pro.text, pro.text
         kinds = [entry.get_attribute("data-kind") for entry in driver.find_elements(By.CSS_SELECTOR, "#history .entry")]
         assert "grantRevoked" in kinds, kinds
+        console.check_text()
+        assert "Grant revoked" in console.find("#history").text, "the timeline says what happened in words"
 
         step(f"{label}: re-sync from Apple")
         console.find("#resync").click()
@@ -218,9 +228,19 @@ def run(width, height, label, full):
         first.find_element(By.CSS_SELECTOR, "button.retry").click()
         console.until(lambda: "queued again" in console.status(), "the retry")
 
+        step(f"{label}: re-sync of a customer Apple cannot be asked about says so")
+        driver.get(args.url + "/console#/customer/11111111-2222-4333-8444-555555555555")
+        console.until(lambda: console.heading() == "Customer", "an unknown customer's page")
+        console.find("#resync").click()
+        console.until(lambda: console.status().startswith("Nothing to re-sync"), "the re-sync's answer")
+        assert "error" not in driver.find_element(By.ID, "status").get_attribute("class")
+
         step(f"{label}: sign out, and be refused")
         driver.find_element(By.ID, "sign-out").click()
         console.until(lambda: console.heading() == "Sign in to Entitle", "the sign-in page")
+        assert not driver.find_element(By.ID, "top").is_displayed(), "the signed-in header is hidden when signed out"
+        assert console.status() == "Signed out.", console.status()
+        assert "error" not in driver.find_element(By.ID, "status").get_attribute("class"), "signing out is not an error"
         assert "entitle_session" not in {cookie["name"] for cookie in driver.get_cookies()}, "the cookie is gone"
         status = driver.execute_async_script("""
             const done = arguments[arguments.length - 1];

@@ -92,7 +92,7 @@ public struct ModelSchema: Sendable {
             // A date no one can mean (past year 9999, or 1e300) is refused here, with the payload,
             // rather than trapping wherever it is converted or added to.
             guard Milliseconds.truncating(number) != nil else {
-                throw ModelDecodingError(path: path, problem: "date out of range (years 1 to 9999)")
+                throw ModelDecodingError(path: path, problem: "date out of range (years 0 to 9999)")
             }
         case .uuid:
             guard case .string(let text) = value else { throw mismatch("a UUID string") }

@@ -29,6 +29,21 @@ extension ConsoleAssets {
             status.className = "status" + (isError ? " error" : "");
           }
 
+          // A value for the page: never "null", "undefined" or an empty cell.
+          function show(value) {
+            return value === null || value === undefined || value === "" ? "—" : String(value);
+          }
+
+          // Entitle's own codes as people read them: GRACE_PERIOD → "Grace period", grantRevoked →
+          // "Grant revoked". Apple's names (DID_RENEW, INVALID_CHAIN) are shown as Apple writes them;
+          // raw codes stay in data-* attributes, for scripts and tests.
+          function label(code) {
+            if (code === null || code === undefined || code === "") return "—";
+            const words = String(code).replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/_/g, " ").toLowerCase();
+            return words.charAt(0).toUpperCase() + words.slice(1);
+          }
+
+          // Every date in the console is shown one way: UTC, to the second.
           function when(iso) {
             if (!iso) return "—";
             const date = new Date(iso);
@@ -74,7 +89,8 @@ extension ConsoleAssets {
           }
 
           // ---- sign-in -------------------------------------------------------------------------
-          function showSignIn(message) {
+          // `message` is information (signed out, session ended) unless `isError`.
+          function showSignIn(message, isError) {
             document.getElementById("top").hidden = true;
             main.replaceChildren();
             const key = el("input", { id: "key", name: "key", type: "password", autocomplete: "current-password", required: true });
@@ -97,7 +113,7 @@ extension ConsoleAssets {
               }
             });
             main.append(form);
-            if (message) say(message, true);
+            say(message || "", Boolean(isError));
             key.focus();
           }
 
@@ -229,7 +245,7 @@ extension ConsoleAssets {
           // ---- search --------------------------------------------------------------------------
           function entitlementSummary(subscriber) {
             const names = Object.entries((subscriber && subscriber.entitlements) || {})
-              .map(([name, grant]) => `${name}: ${grant.state.toLowerCase()}`);
+              .map(([name, grant]) => `${name}: ${label(grant.state).toLowerCase()}`);
             return names.length ? names.join(", ") : "no entitlements";
           }
 
@@ -265,7 +281,7 @@ extension ConsoleAssets {
               const label = match.appAccountToken || ("subscription " + match.originalTransactionId);
               return el("li", { class: "card match" },
                 el("a", { href: target, class: "match-link", text: label }),
-                el("span", { class: "muted", text: ` matched by ${match.matchedBy} · ${match.environment}` }),
+                el("span", { class: "muted", text: ` matched by ${show(match.matchedBy)} · ${show(match.environment)}` }),
                 el("p", { text: entitlementSummary(match.subscriber) }));
             })));
             results.querySelector("a").focus();
@@ -278,11 +294,11 @@ extension ConsoleAssets {
             return el("ul", { class: "badges", id: "entitlements" }, entries.map(([name, grant]) =>
               el("li", { class: "badge " + (grant.isActive ? "active" : "inactive"), "data-entitlement": name, "data-state": grant.state },
                 el("strong", { text: name }),
-                el("span", { text: " " + grant.state }),
+                el("span", { text: " " + label(grant.state) }),
                 el("span", { class: "detail", text: grant.expiresDate ? " until " + when(grant.expiresDate) : " no expiry" }),
                 el("span", { class: "detail", text: grant.store === "promotional" ? " · promotional grant"
                   : ` · ${grant.productId} · ${grant.store === "play_store" ? "Google Play" : "App Store"}` }),
-                el("span", { class: "detail", text: " · " + (grant.environment || subscriber.environment || "") }))));
+                el("span", { class: "detail", text: " · " + show(grant.environment || subscriber.environment) }))));
           }
 
           function subscriptionsTable(subscriber) {
@@ -294,9 +310,9 @@ extension ConsoleAssets {
               el("tbody", {}, rows.map(([product, subscription]) => el("tr", {},
                 el("td", { text: subscription.productId || product }),
                 el("td", { text: subscription.store === "play_store" ? "Google Play" : "App Store" }),
-                el("td", { text: subscription.state }), el("td", { text: when(subscription.expiresDate) }),
-                el("td", { text: subscription.willRenew ? "yes" : "no" }), el("td", { text: subscription.environment }),
-                el("td", { class: "token", text: subscription.originalTransactionId || subscription.purchaseToken }))))));
+                el("td", { text: label(subscription.state) }), el("td", { text: when(subscription.expiresDate) }),
+                el("td", { text: subscription.willRenew ? "yes" : "no" }), el("td", { text: show(subscription.environment) }),
+                el("td", { class: "token", text: show(subscription.originalTransactionId || subscription.purchaseToken) }))))));
           }
 
           function asOfForm(base, at) {
@@ -318,9 +334,9 @@ extension ConsoleAssets {
             return el("ol", { class: "timeline", id: "history" }, history.map((entry) => {
               const item = el("li", { class: "entry kind-" + entry.kind, "data-kind": entry.kind },
                 el("time", { datetime: entry.at, text: when(entry.at) }),
-                el("span", { class: "kind", text: entry.kind }),
+                el("span", { class: "kind", text: label(entry.kind) }),
                 el("span", { class: "summary", text: entry.summary || "" }),
-                el("span", { class: "muted", text: " · " + entry.source + (entry.environment ? " · " + entry.environment : "") }));
+                el("span", { class: "muted", text: " · " + label(entry.source) + (entry.environment ? " · " + entry.environment : "") }));
               if (entry.kind === "delivery" && entry.status === "failed") {
                 item.append(el("button", { type: "button", class: "redeliver", text: "Redeliver",
                   onclick: () => redeliver(entry.deliveryId) }));
@@ -373,7 +389,7 @@ extension ConsoleAssets {
             return el("section", { class: "card", "aria-labelledby": "grants-heading" },
               el("h2", { id: "grants-heading", text: "Active promotional grants" }),
               el("ul", { class: "plain", id: "grants" }, active.map((grant) => el("li", { "data-grant": grant.id },
-                `${grant.entitlement} until ${when(grant.expiresDate)} by ${grant.grantedBy}${grant.reason ? " (" + grant.reason + ")" : ""} `,
+                `${grant.entitlement} until ${when(grant.expiresDate)} by ${show(grant.grantedBy)}${grant.reason ? " (" + grant.reason + ")" : ""} `,
                 el("button", { type: "button", class: "revoke", "aria-label": `Revoke the ${grant.entitlement} grant`, text: "Revoke",
                   onclick: async () => {
                     try {
@@ -384,6 +400,17 @@ extension ConsoleAssets {
                       if (error.status !== 401) say("Revoke failed: " + error.message, true);
                     }
                   } })))));
+          }
+
+          // What a re-sync did, in words. Apple is asked about the customer's stored transactions,
+          // so a customer with none was not asked about at all.
+          function resyncMessage(sync) {
+            if (!sync.environment) return "Nothing to re-sync: Entitle has no App Store transaction of this customer to ask Apple about.";
+            const stored = sync.stored === 1 ? "1 transaction" : `${sync.stored} transactions`;
+            const news = sync.stored ? `Re-synced: ${stored} from Apple (${sync.environment}).`
+              : `Re-synced: Apple has nothing new for this customer (${sync.environment}).`;
+            const failures = sync.failures || [];
+            return failures.length ? `${news} ${failures.length} could not be stored: ${show(failures[0].reason)}` : news;
           }
 
           async function showCustomer(token, at) {
@@ -404,9 +431,10 @@ extension ConsoleAssets {
               try {
                 const answer = await api("POST", "/v1/subscribers/" + encodeURIComponent(token) + "/sync");
                 await showCustomer(token, at);
-                say(`Re-synced: ${answer.sync.stored} transactions from Apple.`);
+                say(resyncMessage(answer.sync), (answer.sync.failures || []).length > 0);
               } catch (error) {
-                if (error.status !== 401) say("Re-sync failed: " + error.message, true);
+                if (error.status === 404) say(resyncMessage({}));
+                else if (error.status !== 401) say("Re-sync failed: " + error.message, true);
               }
             } });
             main.replaceChildren(
@@ -459,7 +487,7 @@ extension ConsoleAssets {
                   el("td", { text: when(n.receivedAt) }),
                   el("td", { text: (n.notificationType || "—") + (n.subtype ? " · " + n.subtype : "") }),
                   el("td", { text: n.environment || "—" }),
-                  el("td", { text: n.result === "refused" ? `refused · ${n.status}: ${n.reason}` : "applied" }),
+                  el("td", { text: n.result === "refused" ? `refused · ${show(n.status)}: ${show(n.reason)}` : "applied" }),
                   el("td", {}, n.originalTransactionId
                     ? el("a", { href: "#/subscription/" + encodeURIComponent(n.originalTransactionId), text: n.originalTransactionId }) : "—"))));
             }
@@ -483,9 +511,9 @@ extension ConsoleAssets {
             const failed = (await api("GET", "/v1/webhooks/deliveries?status=failed&limit=200")).deliveries;
             const others = (await api("GET", "/v1/webhooks/deliveries?limit=200")).deliveries.filter((d) => d.status !== "failed");
             const rows = failed.concat(others).map((delivery) => el("tr", { class: "delivery-" + delivery.status, "data-delivery": delivery.id },
-              el("td", { text: delivery.status }),
-              el("td", { text: delivery.eventType || delivery.kind }),
-              el("td", { text: delivery.endpoint }),
+              el("td", { text: label(delivery.status) }),
+              el("td", { text: delivery.eventType || label(delivery.kind) }),
+              el("td", { text: show(delivery.endpoint) }),
               el("td", { text: String(delivery.attempts) }),
               el("td", { text: delivery.lastStatus ? String(delivery.lastStatus) : (delivery.lastError || "—") }),
               el("td", { text: when(delivery.createdAt) }),

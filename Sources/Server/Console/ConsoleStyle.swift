@@ -23,6 +23,7 @@ extension ConsoleAssets {
         .card { background: var(--paper); border: 1px solid var(--line); border-radius: 8px; padding: 16px; margin: 0 0 16px; }
         .narrow { max-width: 420px; margin: 48px auto; }
         .muted { color: var(--muted); }
+        [hidden] { display: none !important; }
         .status { max-width: 1100px; margin: 8px auto 0; padding: 0 16px; min-height: 1.5em; }
         .status.error, .error { color: var(--bad); }
         label { display: block; font-weight: 600; margin: 8px 0 4px; }
@@ -61,7 +62,7 @@ extension ConsoleAssets {
         .timeline { list-style: none; padding: 0; margin: 0; border-left: 3px solid var(--line); }
         .entry { position: relative; padding: 6px 0 10px 16px; }
         .entry time { display: block; font-size: 13px; color: var(--muted); }
-        .entry .kind { display: inline-block; font-size: 12px; text-transform: uppercase; letter-spacing: .03em;
+        .entry .kind { display: inline-block; font-size: 12px; letter-spacing: .03em;
           background: var(--wash); border: 1px solid var(--line); border-radius: 4px; padding: 0 6px; margin-right: 6px; }
         .entry.kind-grant .kind, .entry.kind-grantRevoked .kind { background: var(--good-wash); }
         .entry pre { white-space: pre-wrap; word-break: break-all; font-size: 12px; background: var(--wash); padding: 8px; border-radius: 6px; }

@@ -39,8 +39,8 @@ struct Query {
 }
 
 extension ServiceError {
-    /// An instant that is not one, or lies outside the years 1 to 9999.
+    /// An instant that is not one, or lies outside the years 0 to 9999.
     static func badInstant(_ name: String) -> ServiceError {
-        .badRequest("\(name) must be epoch milliseconds or an ISO 8601 time, in the years 1 to 9999")
+        .badRequest("\(name) must be epoch milliseconds or an ISO 8601 time, in the years 0 to 9999")
     }
 }

@@ -38,7 +38,7 @@ struct RequestBody {
         return string
     }
 
-    /// Epoch milliseconds or an ISO 8601 string, in the years 1 to 9999; nil when absent.
+    /// Epoch milliseconds or an ISO 8601 string, in the years 0 to 9999; nil when absent.
     func optionalInstant(_ key: String) throws(ServiceError) -> Int64? {
         guard let value = object[key], value != .null else { return nil }
         if case .int(let number) = value, let instant = Milliseconds.checked(number) { return instant }
