@@ -54,8 +54,6 @@ final class OperationsTests: XCTestCase {
     // MARK: - Logs and the error path
 
     func testErrorLinesCarryCodeReasonAppAndRouteAtTheirLevel() throws {
-        var pipe: [Int32] = [0, 0]
-        XCTAssertEqual(Glibc.pipe(&pipe), 0)
         let configuration = try ConfigurationLoader.load(
             path: try writeConfig([
                 (
@@ -64,15 +62,9 @@ final class OperationsTests: XCTestCase {
                 )
             ]),
             environment: [:])
-        let server = try EntitleServer(configuration: configuration, logOutput: pipe[1], store: InMemoryFactStore())
-        server.start()
-        let reader = LineReader(FileHandle(fileDescriptor: pipe[0], closeOnDealloc: true))
-        defer {
-            server.shutdown()
-            server.waitUntilStopped()
-            server.logger.close()
-            close(pipe[1])
-        }
+        let logged = try LoggedServer(configuration, store: InMemoryFactStore())
+        defer { logged.stop() }
+        let (server, reader) = (logged.server, logged.reader)
         var lines: [JSONValue] = []
         func next(_ message: String) throws -> JSONValue {
             while let line = reader.nextLine() {
@@ -203,20 +195,11 @@ final class OperationsTests: XCTestCase {
     func testPostgreSQLNoticesGoThroughTheJSONLog() throws {
         let url = try PostgreSQLTestCluster.freshDatabase()
         _ = try PostgreSQLFactStore(url: url, poolSize: 1)  // creates schema_migrations
-        var pipe: [Int32] = [0, 0]
-        XCTAssertEqual(Glibc.pipe(&pipe), 0)
         let configuration = try ConfigurationLoader.load(path: try writeConfig(), environment: [:])
-        // The second open meets "CREATE TABLE IF NOT EXISTS schema_migrations": a NOTICE.
-        let server = try EntitleServer(
-            configuration: configuration, logOutput: pipe[1], store: try PostgreSQLFactStore(url: url, poolSize: 1))
-        server.start()
-        let reader = LineReader(FileHandle(fileDescriptor: pipe[0], closeOnDealloc: true))
-        defer {
-            server.shutdown()
-            server.waitUntilStopped()
-            server.logger.close()
-            close(pipe[1])
-        }
+        let logged = try LoggedServer(configuration, store: try PostgreSQLFactStore(url: url, poolSize: 1))
+        defer { logged.stop() }
+        let reader = logged.reader
+        // Opening again meets "CREATE TABLE IF NOT EXISTS schema_migrations": a NOTICE.
         _ = try PostgreSQLFactStore(url: url, poolSize: 1)
         var notice: JSONValue?
         while notice == nil, let line = reader.nextLine() {
@@ -312,4 +295,27 @@ private struct FailingStore: FactStore {
     func playPurchase(appId: String, orderId: String) throws -> PlayPurchase? { throw error }
     func playPurchaseAnswer(appId: String, purchaseToken: String) throws -> String? { throw error }
     func playPurchases(appId: String, after: String?, limit: Int) throws -> [PlayPurchase] { throw error }
+}
+
+/// An in-process server whose JSON log lines are read from a pipe.
+private final class LoggedServer {
+    let server: EntitleServer
+    let reader: LineReader
+    private let writeEnd: Int32
+
+    init(_ configuration: EntitleConfiguration, store: any FactStore) throws {
+        var pipe: [Int32] = [0, 0]
+        guard Glibc.pipe(&pipe) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        writeEnd = pipe[1]
+        server = try EntitleServer(configuration: configuration, logOutput: pipe[1], store: store)
+        reader = LineReader(FileHandle(fileDescriptor: pipe[0], closeOnDealloc: true))
+        server.start()
+    }
+
+    func stop() {
+        server.shutdown()
+        server.waitUntilStopped()
+        server.logger.close()
+        close(writeEnd)
+    }
 }

@@ -23,6 +23,12 @@ extension ConsoleAssets {
             return node;
           }
 
+          // The page's new content. Parts that are absent (null: no grants to list, say) are left
+          // out: replaceChildren would show them as the text "null".
+          function fill(...children) {
+            main.replaceChildren(...children.flat().filter((child) => child !== null && child !== undefined && child !== false));
+          }
+
           function say(message, isError) {
             const status = document.getElementById("status");
             status.textContent = message || "";
@@ -92,7 +98,7 @@ extension ConsoleAssets {
           // `message` is information (signed out, session ended) unless `isError`.
           function showSignIn(message, isError) {
             document.getElementById("top").hidden = true;
-            main.replaceChildren();
+            fill();
             const key = el("input", { id: "key", name: "key", type: "password", autocomplete: "current-password", required: true });
             const form = el("form", { id: "sign-in", class: "card narrow" },
               heading("Sign in to Entitle"),
@@ -155,7 +161,7 @@ extension ConsoleAssets {
               else if (section === "subscription") await showSubscription(parts[1], params.get("at"));
               else if (section === "notifications") await showNotifications(params);
               else if (section === "deliveries") await showDeliveries();
-              else main.replaceChildren(heading("Not found"));
+              else fill(heading("Not found"));
             } catch (error) {
               if (error.status !== 401) say(error.message, true);
             }
@@ -222,7 +228,7 @@ extension ConsoleAssets {
             const notifications = stats.notifications;
             const byType = (counts) => el("ul", { class: "plain" },
               Object.entries(counts.byType).map(([type, count]) => el("li", { text: `${type}: ${count}` })));
-            main.replaceChildren(heading("Overview"),
+            fill(heading("Overview"),
               el("p", { class: "muted", text: "Customers counted at " + when(stats.subscribersCountedAt) + "; the rest as of " + when(stats.generatedAt) }),
               ...sections,
               el("section", { class: "card", "aria-labelledby": "notifications-heading" },
@@ -262,7 +268,7 @@ extension ConsoleAssets {
               location.hash = "#/search?q=" + encodeURIComponent(input.value.trim());
             });
             const results = el("section", { id: "results", "aria-label": "Results" });
-            main.replaceChildren(heading("Search"), form, results);
+            fill(heading("Search"), form, results);
             if (!query) { input.focus(); return; }
             say("Searching…");
             const answer = await api("GET", "/v1/subscribers?query=" + encodeURIComponent(query));
@@ -316,16 +322,22 @@ extension ConsoleAssets {
           }
 
           function asOfForm(base, at) {
-            const input = el("input", { id: "as-of", name: "at", type: "datetime-local", step: "1",
-              value: at ? new Date(at).toISOString().slice(0, 19) : "" });
+            // A text field in the console's one date format (UTC), not the browser's date widget,
+            // which would show the instant in the reader's locale and time zone.
+            const input = el("input", { id: "as-of", name: "at", type: "text", inputmode: "numeric", autocomplete: "off",
+              placeholder: "YYYY-MM-DD HH:MM:SS", pattern: "\\d{4}-\\d{2}-\\d{2}[ T]\\d{2}:\\d{2}(:\\d{2})?",
+              value: at ? when(at).replace(/ UTC$/, "") : "" });
             const form = el("form", { id: "as-of-form", class: "row", "aria-label": "Show the state at a past instant" },
               el("label", { for: "as-of", text: "As of (UTC)" }), input,
               el("button", { type: "submit", text: "Show" }),
               el("button", { type: "button", id: "as-of-now", text: "Now", onclick: () => { location.hash = base; } }));
             form.addEventListener("submit", (event) => {
               event.preventDefault();
-              if (!input.value) { location.hash = base; return; }
-              location.hash = base + "?at=" + encodeURIComponent(new Date(input.value + "Z").toISOString());
+              const text = input.value.trim();
+              if (!text) { location.hash = base; return; }
+              const date = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2})?$/.test(text) ? new Date(text.replace(" ", "T") + "Z") : null;
+              if (!date || isNaN(date)) { say("Write the instant as YYYY-MM-DD HH:MM:SS, in UTC.", true); input.focus(); return; }
+              location.hash = base + "?at=" + encodeURIComponent(date.toISOString());
             });
             return form;
           }
@@ -437,7 +449,7 @@ extension ConsoleAssets {
                 else if (error.status !== 401) say("Re-sync failed: " + error.message, true);
               }
             } });
-            main.replaceChildren(
+            fill(
               heading("Customer"),
               el("p", { class: "token", id: "customer-token", text: token }),
               el("section", { class: "card", "aria-labelledby": "now-heading" },
@@ -458,7 +470,7 @@ extension ConsoleAssets {
             const suffix = at ? "?at=" + encodeURIComponent(at) : "";
             const { subscriber } = await api("GET", "/v1/subscribers/by-transaction/" + encodeURIComponent(original) + suffix);
             if (subscriber.appAccountToken) { location.hash = "#/customer/" + encodeURIComponent(subscriber.appAccountToken); return; }
-            main.replaceChildren(heading("Subscription " + original),
+            fill(heading("Subscription " + original),
               el("p", { class: "muted", text: "This customer has no appAccountToken: grants and the history need one." }),
               el("section", { class: "card" }, asOfForm("#/subscription/" + encodeURIComponent(original), at), badges(subscriber)),
               el("section", { class: "card" }, subscriptionsTable(subscriber)));
@@ -493,7 +505,7 @@ extension ConsoleAssets {
             }
             for (const select of [type, environment, result]) select.addEventListener("change", render);
             render();
-            main.replaceChildren(heading("Notifications"),
+            fill(heading("Notifications"),
               el("p", { class: "muted", text: "Newest first: every notification verified and stored, and those refused lately (not stored; what they claimed is unverified)." }),
               el("form", { class: "row card", "aria-label": "Filter notifications" },
                 el("label", { for: "filter-type", text: "Type" }), type,
@@ -527,7 +539,7 @@ extension ConsoleAssets {
                     if (error.status !== 401) say("Retry failed: " + error.message, true);
                   }
                 } }))));
-            main.replaceChildren(heading("Webhook deliveries"),
+            fill(heading("Webhook deliveries"),
               el("p", { class: "muted", text: "Failed deliveries first." }),
               rows.length ? el("div", { class: "scroll" }, el("table", { id: "deliveries" },
                 el("caption", { text: "Deliveries" }),

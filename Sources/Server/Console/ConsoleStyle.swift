@@ -32,6 +32,7 @@ extension ConsoleAssets {
         input[type="password"], input[type="search"], input[type="text"] { width: 100%; }
         .row { display: flex; flex-wrap: wrap; align-items: center; gap: 8px; margin: 8px 0; }
         .row input[type="search"] { flex: 1 1 240px; width: auto; }
+        #as-of { width: 13em; }
         button { background: var(--accent); color: #fff; border-color: var(--accent); cursor: pointer; }
         button.revoke, button.retry, button.redeliver, #as-of-now { background: var(--paper); color: var(--accent); }
         .top button { background: transparent; border-color: #fff; }
