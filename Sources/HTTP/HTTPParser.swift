@@ -43,6 +43,8 @@ public struct HTTPParser: Sendable {
     private var readIndex = 0
     /// Where the search for the end of the head resumes, so byte-at-a-time input stays linear.
     private var scanIndex = 0
+    /// Where the search for a bare LF in the unparsed head resumes (linear too).
+    private var bareScanIndex = 0
     private var state = State.head
 
     private enum State: Sendable {
@@ -130,9 +132,11 @@ public struct HTTPParser: Sendable {
             buffer.removeAll(keepingCapacity: buffer.capacity <= 64 * 1024)
             readIndex = 0
             scanIndex = 0
+            bareScanIndex = 0
         } else if readIndex > 64 * 1024 {
             buffer.removeFirst(readIndex)
             scanIndex -= readIndex
+            bareScanIndex = max(0, bareScanIndex - readIndex)
             readIndex = 0
         }
     }
@@ -147,10 +151,9 @@ public struct HTTPParser: Sendable {
             readIndex += 2
         }
         scanIndex = max(scanIndex, readIndex)
-        guard let end = findHeadEnd() else {
-            // A head that ends lines with a bare LF never reaches CRLFCRLF: refuse it now rather
-            // than after the header timeout (RFC 9112 §2.2 allows refusing a bare LF).
-            if containsBareLineFeed(from: scanIndex) { throw .badRequest("bare LF in the head") }
+        let end = findHeadEnd()
+        try refuseBareLineFeed(before: end)
+        guard let end else {
             // The limit is on the head itself, not on what happens to be buffered: a head of
             // exactly the limit may still be waiting for its final CRLFCRLF (4 bytes).
             if bufferedByteCount >= limits.maxHeaderBytes + 4 { throw headTooLarge() }
@@ -161,26 +164,34 @@ public struct HTTPParser: Sendable {
         let head = buffer[readIndex..<end]
         readIndex = end + 4
         scanIndex = readIndex
+        bareScanIndex = readIndex
         let request = try HTTPHeadParser.parse(head, limits: limits)
         return (request, try framing(of: request))
+    }
+
+    /// A head whose lines end in bare LF never reaches CRLFCRLF: it is refused as soon as the
+    /// bare LF arrives rather than after the header timeout (RFC 9112 §2.2 allows refusing it).
+    /// The answer is the one the complete head would get, however the bytes were split: the
+    /// lines before the bare LF are parsed first (a bad request line is still a 505 or 400 of
+    /// its own), and a bare LF counts only within the head's size limit, as the complete head's
+    /// 431 would otherwise come first.
+    private mutating func refuseBareLineFeed(before end: Int?) throws(HTTPParseError) {
+        let limit = min(end ?? buffer.count, readIndex + limits.maxHeaderBytes + 4)
+        var index = max(bareScanIndex, readIndex)
+        while index < limit {
+            if buffer[index] == 0x0A && (index == readIndex || buffer[index - 1] != 0x0D) {
+                _ = try HTTPHeadParser.parse(buffer[readIndex...index], limits: limits)
+                throw .badRequest("bare LF in the head")  // not reached: the parse above throws at the LF
+            }
+            index += 1
+        }
+        bareScanIndex = max(bareScanIndex, limit)
     }
 
     private func headTooLarge() -> HTTPParseError {
         HTTPParseError(
             status: 431, code: "HEADERS_TOO_LARGE",
             message: "request line and headers exceed \(limits.maxHeaderBytes) bytes")
-    }
-
-    /// True when an LF at or after `start` in the unparsed head is not preceded by CR.
-    private func containsBareLineFeed(from start: Int) -> Bool {
-        buffer.withUnsafeBufferPointer { bytes in
-            var index = start
-            while index < bytes.count {
-                if bytes[index] == 0x0A && (index == readIndex || bytes[index - 1] != 0x0D) { return true }
-                index += 1
-            }
-            return false
-        }
     }
 
     /// Index of the CR of the first CRLFCRLF at or after `scanIndex`.

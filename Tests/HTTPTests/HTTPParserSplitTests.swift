@@ -96,6 +96,14 @@ final class HTTPParserSplitTests: XCTestCase {
         XCTAssertEqual(agreedOutcome(accepted, splits: []).bodies, [Array("abc".utf8)])
     }
 
+    /// A bare LF is refused as it arrives, with the answer the complete head gets: found by the
+    /// fuzzer, the early check once said 400 where the whole head says 505 (a bad version first).
+    func testABareLineFeedGetsTheSameAnswerHoweverTheHeadArrives() {
+        XCTAssertEqual(agreedOutcome("GET / HTTP/2.1\r\nHost: a\u{3}\nX: 1\r\n\r\n", splits: [20]).errorStatus, 505)
+        XCTAssertEqual(agreedOutcome("GET / HTTP/1.1\r\nHost: a\nX: 1\r\n\r\n", splits: [20]).errorStatus, 400)
+        XCTAssertEqual(agreedOutcome("GET / HTTP/1.1\nHost: a\n\n", splits: [3]).errorStatus, 400)
+    }
+
     func testTwoHostHeadersAreRefused() {
         let outcome = agreedOutcome("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", splits: [])
         XCTAssertEqual(outcome.errorStatus, 400)

@@ -93,7 +93,12 @@ final class DeployTests: XCTestCase {
             systemPython, packageRoot.appendingPathComponent("Tests/TestSupport/run-under-unit-filter.py").path,
             packageRoot.appendingPathComponent(unit).path, "--user", "nobody", "--workdir", folder.path, "--",
         ]
-        let (server, port) = try startEntitleServe(config: folder.appendingPathComponent("entitle.json").path, launcher: launcher)
+        // The binary runs from the folder the unprivileged user owns: the checkout may be where
+        // that user cannot reach (a root-only home), as /usr/local/bin is not.
+        let binary = folder.appendingPathComponent("entitle")
+        try FileManager.default.copyItem(at: entitleExecutable, to: binary)
+        let (server, port) = try startEntitleServe(
+            config: folder.appendingPathComponent("entitle.json").path, launcher: launcher, executable: binary)
         defer { if server.isRunning { server.terminate() } }
         func call(_ method: String, _ path: String, key: String, body: String? = nil) throws -> Int {
             let client = try TestHTTPClient(port: port, timeout: 10)

@@ -57,9 +57,11 @@ final class ServeCommandTests: XCTestCase {
 /// `entitle serve --config PATH` in the background: the process and the port of its `listening`
 /// line. The rest of its log is drained, so the server never blocks on a full pipe.
 /// `launcher`, when given, is a command that runs it (e.g. under a unit's system-call filter).
-func startEntitleServe(config: String, launcher: [String] = []) throws -> (process: Process, port: Int) {
+func startEntitleServe(
+    config: String, launcher: [String] = [], executable: URL = entitleExecutable
+) throws -> (process: Process, port: Int) {
     let server = Process()
-    let command = launcher + [entitleExecutable.path, "serve", "--config", config]
+    let command = launcher + [executable.path, "serve", "--config", config]
     server.executableURL = URL(fileURLWithPath: command[0])
     server.arguments = Array(command.dropFirst())
     let output = Pipe()
