@@ -11,23 +11,36 @@ import Entitlements
 struct OfferCustomer {
     var appAccountToken: String?
     var transactionId: String?
-    /// The environment the proof was verified in, when a signed transaction was sent.
-    var provenEnvironment: AppStoreEnvironment?
+    /// Where the purchase will happen: the request's, else the proof's, else as the history says.
+    var environment: AppStoreEnvironment
 
     static func identify(
         appAccountToken: String?, transactionId: String?, signedTransaction: String?, trustedCaller: Bool,
-        history: SubscriberQueries, verification: VerificationService
+        requestedEnvironment: AppStoreEnvironment?, history: SubscriberQueries, verification: VerificationService
     ) throws -> OfferCustomer {
+        let (token, id, proven) = try named(
+            appAccountToken: appAccountToken, transactionId: transactionId, signedTransaction: signedTransaction,
+            trustedCaller: trustedCaller, history: history, verification: verification)
+        let environment = try history.purchaseEnvironment(
+            requested: requestedEnvironment ?? proven, appAccountToken: token, transactionId: id)
+        return OfferCustomer(appAccountToken: token, transactionId: id, environment: environment)
+    }
+
+    /// The token and transaction the caller may name, and the environment a proof was verified in.
+    private static func named(
+        appAccountToken: String?, transactionId: String?, signedTransaction: String?, trustedCaller: Bool,
+        history: SubscriberQueries, verification: VerificationService
+    ) throws -> (String?, String?, AppStoreEnvironment?) {
         let token = try AppAccountToken.validated(appAccountToken)
         if let signedTransaction {
             let (payload, environment) = try verified(signedTransaction, verification: verification)
             if let transactionId, transactionId != payload.transactionId, transactionId != payload.originalTransactionId {
                 throw ServiceError.badRequest("transactionId is not the signedTransaction's transaction")
             }
-            return OfferCustomer(appAccountToken: token, transactionId: payload.transactionId, provenEnvironment: environment)
+            return (token, payload.transactionId, environment)
         }
         guard let transactionId, !trustedCaller else {
-            return OfferCustomer(appAccountToken: token, transactionId: transactionId)
+            return (token, transactionId, nil)
         }
         guard let token, try history.isLinked(transactionId: transactionId, to: token) else {
             throw ServiceError(
@@ -35,7 +48,7 @@ struct OfferCustomer {
                 message: "with a client key, send StoreKit's signedTransaction for this transactionId, or the appAccountToken "
                     + "it is linked to; looking up a bare transactionId needs a server key")
         }
-        return OfferCustomer(appAccountToken: token, transactionId: transactionId)
+        return (token, transactionId, nil)
     }
 
     private static func verified(

@@ -106,10 +106,8 @@ public struct OfferService: Sendable {
                 let customer = try OfferCustomer.identify(
                     appAccountToken: request.appAccountToken, transactionId: request.transactionId,
                     signedTransaction: request.signedTransaction, trustedCaller: request.trustedCaller,
-                    history: history, verification: verification)
-                let environment = try history.purchaseEnvironment(
-                    requested: request.environment ?? customer.provenEnvironment, appAccountToken: customer.appAccountToken,
-                    transactionId: customer.transactionId)
+                    requestedEnvironment: request.environment, history: history, verification: verification)
+                let environment = customer.environment
                 let status = try history.status(
                     appAccountToken: customer.appAccountToken, transactionId: customer.transactionId, in: environment, now: now)
                 var request = request
@@ -136,10 +134,8 @@ public struct OfferService: Sendable {
                 let customer = try OfferCustomer.identify(
                     appAccountToken: request.appAccountToken, transactionId: request.transactionId,
                     signedTransaction: request.signedTransaction, trustedCaller: request.trustedCaller,
-                    history: history, verification: verification)
-                let environment = try history.purchaseEnvironment(
-                    requested: request.environment ?? customer.provenEnvironment, appAccountToken: customer.appAccountToken,
-                    transactionId: customer.transactionId)
+                    requestedEnvironment: request.environment, history: history, verification: verification)
+                let environment = customer.environment
                 let transactions = try history.customerFacts(
                     appAccountToken: customer.appAccountToken, transactionId: customer.transactionId, in: environment
                 ).flatMap(\.transactions)
