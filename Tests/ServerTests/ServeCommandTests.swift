@@ -45,6 +45,19 @@ final class ServeCommandTests: XCTestCase {
         XCTAssertFalse(requestLine.serializedString.contains(signature), "no signature in logs")
         XCTAssertFalse(requestLine.serializedString.contains("client_example"), "no key in logs")
 
+        // Every answer carries the security headers: /healthz, /metrics, the router's 404 and
+        // 405, and what the HTTP layer answers itself (a malformed request's 400).
+        for raw in [
+            rawRequest("GET", "/healthz"), rawRequest("GET", "/metrics"), rawRequest("GET", "/v1/nowhere"),
+            rawRequest("DELETE", "/healthz"), "NOT HTTP\r\n\r\n",
+        ] {
+            let probe = try TestHTTPClient(port: port)
+            try probe.send(raw)
+            let answer = try probe.readResponse()
+            XCTAssertEqual(answer.header("x-content-type-options"), "nosniff", "\(answer.status) \(raw)")
+            XCTAssertEqual(answer.header("content-security-policy"), "default-src 'none'; frame-ancestors 'none'", "\(raw)")
+        }
+
         process.terminate()  // SIGTERM
         process.waitUntilExit()
         XCTAssertEqual(process.terminationStatus, 0)
