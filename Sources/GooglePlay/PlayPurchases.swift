@@ -31,12 +31,12 @@ public struct SubscriptionPurchaseV2: Sendable {
         guard !items.isEmpty else { throw .decoding("no lineItems") }
         self.json = json
         subscriptionState = state
-        startTime = json["startTime"]?.stringValue.flatMap(PlayTime.milliseconds)
+        startTime = json["startTime"]?.stringValue.flatMap(Milliseconds.parse)
         lineItems = try items.map { item throws(GooglePlayAPIError) in
             guard let product = item["productId"]?.stringValue else { throw .decoding("a line item without productId") }
             let offer = item["offerDetails"]?.objectValue
             return LineItem(
-                productId: product, expiryTime: item["expiryTime"]?.stringValue.flatMap(PlayTime.milliseconds),
+                productId: product, expiryTime: item["expiryTime"]?.stringValue.flatMap(Milliseconds.parse),
                 autoRenewEnabled: item["autoRenewingPlan"]?["autoRenewEnabled"]?.boolValue,
                 basePlanId: offer?["basePlanId"]?.stringValue, offerId: offer?["offerId"]?.stringValue,
                 offerTags: offer?["offerTags"]?.arrayValue?.compactMap(\.stringValue) ?? [])
@@ -83,10 +83,6 @@ public struct VoidedPurchase: Sendable, Equatable {
 
 /// Google's times: RFC 3339 text (`2024-05-01T12:00:00.123Z`) or milliseconds as a string.
 public enum PlayTime {
-    /// An RFC 3339 time as Google writes it (`2026-05-01T10:00:00.123Z`); nil when it is not one or
-    /// lies outside the instants Entitle accepts.
-    static func milliseconds(_ text: String) -> Int64? { Milliseconds.parse(text) }
-
     /// Numbers Google sends as strings (`"1714564800000"`) or as numbers.
     public static func number(_ value: JSONValue?) -> Int64? { value?.int64Value ?? value?.stringValue.flatMap { Int64($0) } }
 

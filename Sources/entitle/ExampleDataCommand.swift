@@ -26,8 +26,7 @@ enum ExampleDataCommand {
                 return app
             } ?? configuration.apps[0]
         let folder = (configuration.path as NSString).deletingLastPathComponent
-        let chosen = arguments["chain"] ?? "example-chain"
-        let chainFolder = chosen.hasPrefix("/") ? chosen : (folder as NSString).appendingPathComponent(chosen)
+        let chainFolder = ConfigurationLoader.resolve(arguments["chain"] ?? "example-chain", in: folder)
         let signer = try ExampleSigner(folder: chainFolder)
         guard app.verification.rootCertificates.contains(signer.root) else {
             throw UsageError(
@@ -147,10 +146,11 @@ private struct ExampleSigner {
         let chain = [try certificate("leaf.pem"), try certificate("intermediate.pem"), try certificate("root.pem")]
         root = chain[2]
         header = ["alg": "ES256", "x5c": .array(chain.map { .string(Base64.encode($0.derRepresentation)) })]
-        guard let pem = try? String(contentsOfFile: "\(folder)/leaf.key", encoding: .utf8),
-            let key = try? P256.Signing.PrivateKey(pemRepresentation: pem)
-        else { throw UsageError("\(folder)/leaf.key: not a readable P-256 key") }
-        self.key = key
+        do {
+            key = try P256.Signing.PrivateKey(pemRepresentation: try String(contentsOfFile: "\(folder)/leaf.key", encoding: .utf8))
+        } catch {
+            throw UsageError("\(folder)/leaf.key: not a readable P-256 key (\(error))")
+        }
     }
 
     func sign(_ payload: JSONObject) throws -> String { try JWSSigner.sign(header: header, payload: payload, with: key) }

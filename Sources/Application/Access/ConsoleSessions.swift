@@ -41,6 +41,7 @@ public final class ConsoleSessions: Sendable {
         // The key is checked first: an admin key cannot be guessed, so the right one always signs
         // in, even while others' failures have filled the limit (a lockout of support by anyone
         // who posts wrong keys). Only failures are limited.
+        // `identify` throws only "unknown key": nil says exactly that, so nothing is lost here.
         let identified = try? authenticator.identify(key: Array(key.utf8))
         guard let found = identified, found.caller.role == .admin else {
             if let wait = limiter.retryAfter(client: client, now: seconds) {

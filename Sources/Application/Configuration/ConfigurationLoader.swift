@@ -32,7 +32,7 @@ public enum ConfigurationLoader {
     }
 
     /// Resolves a path from the file against the configuration's folder.
-    static func resolve(_ file: String, in folder: String) -> String {
+    public static func resolve(_ file: String, in folder: String) -> String {
         file.hasPrefix("/") ? file : URL(fileURLWithPath: folder).appendingPathComponent(file).path
     }
 

@@ -65,9 +65,9 @@ extension SubscriberQueries {
     /// subscription linked to `appAccountToken`, in any enabled environment.
     func isLinked(transactionId: String, to appAccountToken: String) throws -> Bool {
         try app.environments.contains { environment in
-            try store.facts(appId: app.id, environment: environment.rawValue, appAccountToken: appAccountToken).contains { facts in
-                facts.originalTransactionId == transactionId || facts.transactions.contains { $0.transactionId == transactionId }
-            }
+            guard let original = try subscription(of: transactionId, in: environment) else { return false }
+            let facts = try store.facts(appId: app.id, environment: environment.rawValue, originalTransactionId: original)
+            return facts?.appAccountToken == appAccountToken
         }
     }
 }

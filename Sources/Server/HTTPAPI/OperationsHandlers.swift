@@ -18,7 +18,11 @@ struct OperationsHandlers: Sendable {
                 "status": .string(readiness.ready ? "ready" : "not ready"),
                 "checks": .object(readiness.checks),
             ])
-            context.respond(.json(readiness.ready ? 200 : 503, body.serializedBytes))
+            var response = HTTPResponse.json(readiness.ready ? 200 : 503, body.serializedBytes)
+            // A failing probe is `info`: its answer says what is missing, and a probe every few
+            // seconds would otherwise bury real errors.
+            response.logAnnotations.append((Logger.levelAnnotation, "info"))
+            context.respond(response)
         }
     }
 

@@ -78,7 +78,7 @@ public final class Logger: HTTPServerObserver, Sendable {
         }
         line.append(contentsOf: #","status":"#.utf8)
         line += String(record.status).utf8
-        for (key, value) in record.annotations where record.status >= 400 || key == "app" {
+        for (key, value) in record.annotations where (record.status >= 400 || key == "app") && key != Self.levelAnnotation {
             line.append(UInt8(ascii: ","))
             JSONValue.writeString(key, into: &line)
             line.append(UInt8(ascii: ":"))
@@ -99,11 +99,14 @@ public final class Logger: HTTPServerObserver, Sendable {
         shard.buffer += line
     }
 
-    /// `error` for 5xx; `warn` for 4xx worth a look (authentication, refused signed data);
-    /// `info` otherwise. A failing readiness probe is `info`: its answer says what is missing,
-    /// and a probe every few seconds would otherwise bury real errors.
+    /// The annotation by which a handler that knows better sets its line's level (it is not
+    /// written as a field).
+    static let levelAnnotation = "logLevel"
+
+    /// The handler's own level when it set one; else `error` for 5xx, `warn` for 4xx worth a look
+    /// (authentication, refused signed data), `info` otherwise.
     static func level(_ record: HTTPRequestRecord) -> String {
-        if record.route == "/readyz" { return "info" }
+        if let chosen = record.annotations.first(where: { $0.key == levelAnnotation })?.value { return chosen }
         if record.status >= 500 { return "error" }
         let code = record.annotations.first { $0.key == "code" }?.value
         if record.status == 401 || record.status == 403 || code == "VERIFICATION_FAILED" { return "warn" }
