@@ -19,10 +19,7 @@ final class SyncEndpointTests: XCTestCase {
     override func setUpWithError() throws {
         chain = try TestChain()
         folder = try makeTemporaryDirectory()
-        let keyPath = folder.appendingPathComponent("key.p8")
-        try runProcess("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", keyPath.path])
-        let key = try P256.Signing.PrivateKey(pemRepresentation: String(contentsOf: keyPath, encoding: .utf8))
-        standIn = try AppStoreStandIn(publicKey: key.publicKey, keyId: "KEY1", bundleId: "com.example.app", chain: chain)
+        standIn = try AppStoreStandIn.withFreshKey(in: folder, chain: chain)
         entitle = try server(issuer: true)
     }
 

@@ -29,6 +29,15 @@ public final class AppStoreStandIn: @unchecked Sendable {
     /// Queues answers returned (in order) before the normal routes answer again.
     public func script(_ responses: HTTPResponse...) { state.lock.withLock { $0.scripted += responses } }
 
+    /// A stand-in for an app whose In-App Purchase key OpenSSL makes fresh as `folder/key.p8`
+    /// (key id `KEY1`, bundle `com.example.app`), the file the app's configuration then names.
+    public static func withFreshKey(in folder: URL, chain: TestChain) throws -> AppStoreStandIn {
+        let keyPath = folder.appendingPathComponent("key.p8")
+        try runProcess("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", keyPath.path])
+        let key = try P256.Signing.PrivateKey(pemRepresentation: String(contentsOf: keyPath, encoding: .utf8))
+        return try AppStoreStandIn(publicKey: key.publicKey, keyId: "KEY1", bundleId: "com.example.app", chain: chain)
+    }
+
     public init(publicKey: P256.Signing.PublicKey, keyId: String, bundleId: String, chain: TestChain) throws {
         self.chain = chain
         var router = Router()
