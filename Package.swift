@@ -2,8 +2,9 @@
 import PackageDescription
 
 // Module shape (see README "Layout"): dependencies point down only.
-//   entitle (CLI) → Server (HTTP adapters, composition) → HTTP, Application
-//   Application (use cases) → Storage, AppStoreAPI and GooglePlay → HTTPClient, Entitlements → AppStore → Crypto → COpenSSL + CShims
+//   entitle (CLI) → Server (HTTP adapters, composition: opens the store) → HTTP, Application, Storage
+//   Application (use cases) → AppStoreAPI and GooglePlay → HTTPClient, Entitlements (the domain, with its FactStore port)
+//   Storage (SQLite, PostgreSQL) → Entitlements → AppStore → Crypto → COpenSSL + CShims
 //   JSON at the bottom. Each C module is imported (with `internal import`) by exactly one module.
 let package = Package(
     name: "Entitle",
@@ -62,7 +63,7 @@ let package = Package(
         .target(name: "HTTP", dependencies: ["CLinux"], path: "Sources/HTTP"),
         .target(
             name: "Application",
-            dependencies: ["AppStore", "AppStoreAPI", "Crypto", "Entitlements", "GooglePlay", "HTTPClient", "Instants", "JSON", "Storage"],
+            dependencies: ["AppStore", "AppStoreAPI", "Crypto", "Entitlements", "GooglePlay", "HTTPClient", "Instants", "JSON"],
             path: "Sources/Application"
         ),
         .target(

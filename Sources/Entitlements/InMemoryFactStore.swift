@@ -42,15 +42,17 @@ public final class InMemoryFactStore: FactStore {
             }
         }
 
-        func facts(_ appId: String, _ environment: String, original: String) -> SubscriptionFacts? {
+        func facts(_ appId: String, _ environment: String, original: String, evenWithoutTransactions: Bool = false) -> SubscriptionFacts? {
             let transactions = self.transactions.filter {
                 $0.key.app == appId && $0.key.environment == environment && $0.value.originalTransactionId == original
             }.map(\.value)
-            guard !transactions.isEmpty else { return nil }
             let key = Key(app: appId, environment: environment, id: original)
+            guard !transactions.isEmpty || (evenWithoutTransactions && (renewals[key] != nil || signals[key] != nil || links[key] != nil))
+            else { return nil }
             return SubscriptionFacts(
                 originalTransactionId: original, environment: environment,
-                appAccountToken: links[key], transactions: transactions.sorted { $0.purchaseDate < $1.purchaseDate },
+                appAccountToken: links[key],
+                transactions: transactions.sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) },
                 renewal: renewals[key], signals: signals[key] ?? [])
         }
 
@@ -66,13 +68,62 @@ public final class InMemoryFactStore: FactStore {
         }
     }
 
-    /// The state as stored before a batch, for `FactChange.read`.
-    private struct Reader: FactReading {
-        let state: State
+    private let state = Mutex(State())
+
+    public init() {}
+
+    public func apply(_ batch: FactBatch) throws -> ApplyOutcome {
+        let written = try state.withLock { state in
+            // The state moves into the transaction and back, so nothing copies it.
+            var taken = State()
+            swap(&taken, &state)
+            let transaction = Transaction(state: taken, appId: batch.appId)
+            defer { state = transaction.finish() }
+            let written = try FactWriter.write(batch, into: transaction)
+            if !written.undo { transaction.commit() }
+            return written
+        }
+        if batch.wroteToOutbox(written.outcome, events: written.events) { batch.eventWriter?.committed(written.events) }
+        return written.outcome
+    }
+
+    /// The state inside one write, as `FactWriter` uses it. Each change logs how to undo it, so a
+    /// batch that must be undone (or throws) leaves the state as it found it.
+    private final class Transaction: FactWriteTransaction {
+        private var state: State
+        private var undoLog: [(inout State) -> Void] = []
+        private var committed = false
         let appId: String
 
+        init(state: State, appId: String) {
+            self.state = state
+            self.appId = appId
+        }
+
+        func rollBack() {
+            for undo in undoLog.reversed() { undo(&state) }
+            undoLog.removeAll()
+        }
+
+        /// The state after the write: rolled back unless the writer got to the end.
+        func finish() -> State {
+            if !committed { rollBack() }
+            var result = State()
+            swap(&result, &state)
+            return result
+        }
+
+        /// Sets one entry of a dictionary of the state, remembering its old value.
+        private func set<Value>(_ path: WritableKeyPath<State, [Key: Value]>, _ key: Key, _ value: Value?) {
+            let old = state[keyPath: path][key]
+            undoLog.append { $0[keyPath: path][key] = old }
+            state[keyPath: path][key] = value
+        }
+
+        private func key(_ environment: String, _ id: String) -> Key { Key(app: appId, environment: environment, id: id) }
+
         func facts(environment: String, originalTransactionId: String, storedToken: String??) -> SubscriptionFacts? {
-            state.facts(appId, environment, original: originalTransactionId)
+            state.facts(appId, environment, original: originalTransactionId, evenWithoutTransactions: true)
         }
 
         func facts(environment: String, appAccountToken: String) -> [SubscriptionFacts] {
@@ -80,7 +131,7 @@ public final class InMemoryFactStore: FactStore {
         }
 
         func token(environment: String, originalTransactionId: String) -> String? {
-            state.links[Key(app: appId, environment: environment, id: originalTransactionId)]
+            state.links[key(environment, originalTransactionId)]
         }
 
         func linkTransfers(environment: String, appAccountToken: String) -> [LinkTransfer] {
@@ -91,132 +142,118 @@ public final class InMemoryFactStore: FactStore {
             state.grants(appId, environment, token: appAccountToken)
         }
 
-        func grant(id: String) -> PromotionalGrant? { state.grants[Key(app: appId, environment: "", id: id)] }
+        func grant(id: String) -> PromotionalGrant? { state.grants[key("", id)] }
 
         func playPurchases(appAccountToken: String) -> [PlayPurchase] { state.playPurchases(appId, token: appAccountToken) }
 
-        func playPurchase(token: String) -> PlayPurchase? { state.playPurchases[Key(app: appId, environment: "", id: token)] }
-    }
+        func playPurchase(token: String) -> PlayPurchase? { state.playPurchases[key("", token)] }
 
-    private let state = Mutex(State())
+        func lock(_ keys: [String]) {}
 
-    public init() {}
-
-    public func apply(_ batch: FactBatch) throws -> ApplyOutcome {
-        let (outcome, events) = try write(batch)
-        if batch.wroteToOutbox(outcome, events: events) { batch.eventWriter?.committed(events) }
-        return outcome
-    }
-
-    private func write(_ batch: FactBatch) throws -> (ApplyOutcome, [OutboxEvent]) {
-        try state.withLock { state in
-            if let notification = batch.notification,
-                state.notifications.contains(where: { $0.notificationUUID == notification.notificationUUID })
-            {
-                return (.duplicateNotification, [])
-            }
-            if let message = batch.pubsubMessageId, state.pubsubMessages.contains(Key(app: batch.appId, environment: "", id: message)) {
-                return (.duplicateNotification, [])
-            }
-            func key(_ id: String) -> Key { Key(app: batch.appId, environment: batch.environment, id: id) }
-            let pending = try batch.eventWriter.map {
-                try FactChange.read(batch, environments: $0.environments, from: Reader(state: state, appId: batch.appId))
-            }
-            var outcome = ApplyOutcome.applied
-            if let link = batch.requestedLink, let existing = state.links[key(link.originalTransactionId)],
-                existing != link.appAccountToken
-            {
-                guard batch.transfersLink else { return (.linkConflict(existingToken: existing), []) }
-                state.links[key(link.originalTransactionId)] = link.appAccountToken
-                state.transfers.append(
-                    (
-                        batch.appId, batch.environment,
-                        LinkTransfer(
-                            originalTransactionId: link.originalTransactionId, from: existing, to: link.appAccountToken,
-                            at: batch.requestedAt)
-                    ))
-                outcome = .transferred(from: existing)
-            }
-            for (record, jws) in batch.transactions {
-                let transactionKey = key(record.transactionId)
-                if let stored = state.transactions[transactionKey], !record.newer(than: stored) { continue }
-                state.transactions[transactionKey] = record
-                state.signed[transactionKey] = jws
-                if let token = record.appAccountToken { state.links[key(record.originalTransactionId)] = token }
-                if let app = record.appTransactionId { state.appTransactions[key(record.originalTransactionId)] = app }
-            }
-            if let (record, jws) = batch.renewal {
-                let renewalKey = key(record.originalTransactionId)
-                if state.renewals[renewalKey].map({ record.signedDate > $0.signedDate }) ?? true {
-                    state.renewals[renewalKey] = record
-                    state.signedRenewals[renewalKey] = jws
-                }
-                if let app = record.appTransactionId { state.appTransactions[renewalKey] = app }
-            }
-            for (original, signal) in batch.signals { state.signals[key(original), default: []].append(signal) }
-            if let link = batch.requestedLink, state.links[key(link.originalTransactionId)] == nil {
-                state.links[key(link.originalTransactionId)] = link.appAccountToken
-            }
-            if let link = batch.requestedLink, batch.queuesTokenCall {
-                state.tokenCalls[key(link.originalTransactionId)] = (
-                    PendingTokenCall(
-                        appId: batch.appId, environment: batch.environment, originalTransactionId: link.originalTransactionId,
-                        appAccountToken: link.appAccountToken, attempts: 0), batch.requestedAt
-                )
-            }
-            if let outcome = batch.tokenCallOutcome {
-                let callKey = key(outcome.originalTransactionId)
-                if let retryAt = outcome.retryAt, var pending = state.tokenCalls[callKey] {
-                    pending.call.attempts += 1
-                    pending.nextAt = retryAt
-                    state.tokenCalls[callKey] = pending
-                } else {
-                    state.tokenCalls[callKey] = nil
-                }
-            }
-            if let sync = batch.syncRevision { state.revisions[key(sync.originalTransactionId)] = sync.revision }
-            if let message = batch.pubsubMessageId { state.pubsubMessages.insert(Key(app: batch.appId, environment: "", id: message)) }
-            for (purchase, json) in batch.playPurchases {
-                let purchaseKey = Key(app: batch.appId, environment: "", id: purchase.purchaseToken)
-                if state.playPurchases[purchaseKey].map({ purchase.readAt >= $0.readAt }) ?? true { state.playAnswers[purchaseKey] = json }
-                state.playPurchases[purchaseKey] = state.playPurchases[purchaseKey].map { purchase.replacing($0) } ?? purchase
-            }
-            if let grant = batch.grant {
-                let grantKey = Key(app: batch.appId, environment: "", id: grant.id)
-                if let stored = state.grants[grantKey] {
-                    // The first revocation stands, as in the SQL stores.
-                    if stored.revokedAt == nil { state.grants[grantKey] = grant }
-                } else {
-                    state.grantOrder.append(grantKey)
-                    state.grants[grantKey] = grant
-                }
-            }
-            if var notification = batch.notification {
-                state.sequence += 1
-                notification.sequence = state.sequence
-                state.notifications.append(notification)
-            }
-            var events: [OutboxEvent] = []
-            if let writer = batch.eventWriter, let pending {
-                let first = (state.lastEventSequence[batch.appId] ?? 0) + 1
-                events = writer.events(for: FactChange.applying(batch, to: pending), firstSequence: first)
-                for event in events {
-                    state.events.append(event)
-                    state.lastEventSequence[batch.appId] = event.sequence
-                    for endpoint in event.endpoints {
-                        state.deliveries.append(
-                            Self.delivery(batch.appId, .event, event.id, event.type, endpoint, at: event.createdAt, body: event.body))
-                    }
-                }
-            }
-            if let forward = batch.forward {
-                state.deliveries.append(
-                    Self.delivery(
-                        batch.appId, .forward, nil, batch.notification?.notificationType, forward.url,
-                        at: batch.notification?.receivedAt ?? batch.requestedAt, body: forward.body))
-            }
-            return (outcome, events)
+        func insertNotificationIfNew(_ notification: StoredNotification) -> Bool {
+            guard !state.notifications.contains(where: { $0.notificationUUID == notification.notificationUUID }) else { return false }
+            var stored = notification
+            state.sequence += 1
+            stored.sequence = state.sequence
+            state.notifications.append(stored)
+            undoLog.append { $0.notifications.removeLast() }
+            return true
         }
+
+        func insertPubSubMessageIfNew(_ messageId: String, receivedAt: Int64) -> Bool {
+            let messageKey = key("", messageId)
+            guard state.pubsubMessages.insert(messageKey).inserted else { return false }
+            undoLog.append { $0.pubsubMessages.remove(messageKey) }
+            return true
+        }
+
+        func putTransaction(_ record: TransactionRecord, jws: String) {
+            set(\.transactions, key(record.environment, record.transactionId), record)
+            set(\.signed, key(record.environment, record.transactionId), jws)
+        }
+
+        func putRenewal(_ record: RenewalRecord, jws: String) {
+            set(\.renewals, key(record.environment, record.originalTransactionId), record)
+            set(\.signedRenewals, key(record.environment, record.originalTransactionId), jws)
+        }
+
+        func putAppTransaction(environment: String, originalTransactionId: String, appTransactionId: String) {
+            set(\.appTransactions, key(environment, originalTransactionId), appTransactionId)
+        }
+
+        func insertSignal(environment: String, originalTransactionId: String, _ signal: SubscriptionSignal) {
+            let signals = state.signals[key(environment, originalTransactionId)] ?? []
+            set(\.signals, key(environment, originalTransactionId), (signals + [signal]).sorted { $0.at < $1.at })
+        }
+
+        func putLink(environment: String, originalTransactionId: String, appAccountToken: String) {
+            set(\.links, key(environment, originalTransactionId), appAccountToken)
+        }
+
+        func insertTransfer(environment: String, _ transfer: LinkTransfer) {
+            state.transfers.append((appId, environment, transfer))
+            undoLog.append { $0.transfers.removeLast() }
+        }
+
+        func putTokenCall(_ call: PendingTokenCall, dueAt: Int64) {
+            set(\.tokenCalls, key(call.environment, call.originalTransactionId), (call, dueAt))
+        }
+
+        func rescheduleTokenCall(environment: String, originalTransactionId: String, retryAt: Int64) {
+            guard var pending = state.tokenCalls[key(environment, originalTransactionId)] else { return }
+            pending.call.attempts += 1
+            pending.nextAt = retryAt
+            set(\.tokenCalls, key(environment, originalTransactionId), pending)
+        }
+
+        func removeTokenCall(environment: String, originalTransactionId: String) {
+            set(\.tokenCalls, key(environment, originalTransactionId), nil)
+        }
+
+        func putSyncRevision(environment: String, originalTransactionId: String, revision: String) {
+            set(\.revisions, key(environment, originalTransactionId), revision)
+        }
+
+        func putPlayPurchase(_ purchase: PlayPurchase, answer: String) {
+            set(\.playPurchases, key("", purchase.purchaseToken), purchase)
+            set(\.playAnswers, key("", purchase.purchaseToken), answer)
+        }
+
+        func putGrant(_ grant: PromotionalGrant) {
+            let grantKey = key("", grant.id)
+            if state.grants[grantKey] == nil {
+                state.grantOrder.append(grantKey)
+                undoLog.append { $0.grantOrder.removeLast() }
+            }
+            set(\.grants, grantKey, grant)
+        }
+
+        func nextEventSequence() -> Int64 { (state.lastEventSequence[appId] ?? 0) + 1 }
+
+        func insertEvents(_ events: [OutboxEvent]) {
+            let (eventCount, deliveryCount, last) = (state.events.count, state.deliveries.count, state.lastEventSequence[appId])
+            undoLog.append { [appId] state in
+                state.events.removeLast(state.events.count - eventCount)
+                state.deliveries.removeLast(state.deliveries.count - deliveryCount)
+                state.lastEventSequence[appId] = last
+            }
+            for event in events {
+                state.events.append(event)
+                state.lastEventSequence[appId] = event.sequence
+                for endpoint in event.endpoints {
+                    state.deliveries.append(
+                        InMemoryFactStore.delivery(appId, .event, event.id, event.type, endpoint, at: event.createdAt, body: event.body))
+                }
+            }
+        }
+
+        func insertForward(_ forward: ForwardedNotification, eventType: String?, at: Int64) {
+            state.deliveries.append(InMemoryFactStore.delivery(appId, .forward, nil, eventType, forward.url, at: at, body: forward.body))
+            undoLog.append { $0.deliveries.removeLast() }
+        }
+
+        /// Called once the writer is through: the changes stay.
+        func commit() { committed = true }
     }
 
     public func facts(appId: String, environment: String, appAccountToken: String) throws -> [SubscriptionFacts] {
@@ -270,7 +307,7 @@ public final class InMemoryFactStore: FactStore {
     /// Delivery ids only need to be unique within this store.
     private static let deliveryCounter = Mutex<Int>(0)
 
-    private static func delivery(
+    fileprivate static func delivery(
         _ app: String, _ kind: WebhookDelivery.Kind, _ eventId: String?, _ eventType: String?, _ endpoint: String, at: Int64,
         body: String
     ) -> WebhookDelivery {

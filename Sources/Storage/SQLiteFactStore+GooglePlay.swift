@@ -3,36 +3,6 @@ import Entitlements
 /// Google Play purchases on SQLite: each stored as last read from Google (a later read replaces
 /// an earlier one, a void is never forgotten), and the Pub/Sub messages already applied.
 extension SQLiteFactStore {
-    /// Records the message; false when it was applied before (the batch is then a duplicate).
-    static func recordMessage(_ id: String, app: String, at receivedAt: Int64, into database: SQLiteDatabase) throws -> Bool {
-        try database.statement(
-            "INSERT INTO pubsub_messages (app_id, message_id, received_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
-        ).bind([.text(app), .text(id), .integer(receivedAt)]).run()
-        return database.changes > 0
-    }
-
-    static func upsert(_ purchase: PlayPurchase, json: String, app: String, into database: SQLiteDatabase) throws {
-        try database.statement(
-            """
-            INSERT INTO play_purchases (app_id, purchase_token, kind, product_id, base_plan_id, offer_id, environment, google_state,
-                start_time, expiry_time, auto_renewing, linked_purchase_token, acknowledged, app_account_token, order_id, voided_at,
-                read_at, json)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (app_id, purchase_token) DO UPDATE SET
-                kind = excluded.kind, product_id = excluded.product_id, base_plan_id = excluded.base_plan_id,
-                offer_id = excluded.offer_id, environment = excluded.environment, google_state = excluded.google_state,
-                start_time = excluded.start_time, expiry_time = excluded.expiry_time, auto_renewing = excluded.auto_renewing,
-                linked_purchase_token = excluded.linked_purchase_token, acknowledged = excluded.acknowledged,
-                app_account_token = COALESCE(excluded.app_account_token, play_purchases.app_account_token),
-                order_id = excluded.order_id, voided_at = COALESCE(play_purchases.voided_at, excluded.voided_at),
-                read_at = excluded.read_at, json = excluded.json
-            WHERE excluded.read_at >= play_purchases.read_at
-            """
-        ).bind(
-            [.text(app)] + playValues(purchase) + [.text(json)]
-        ).run()
-    }
-
     /// The purchase's columns from `purchase_token` through `read_at`, in table order.
     static func playValues(_ purchase: PlayPurchase) -> [SQLiteValue] {
         [

@@ -27,50 +27,6 @@ extension SQLiteFactStore {
         func used(_ app: String, through sequence: Int64) { last[app] = max(last[app] ?? 0, sequence) }
     }
 
-    static func insert(_ events: [OutboxEvent], into database: SQLiteDatabase) throws {
-        for event in events {
-            try database.statement(
-                """
-                INSERT INTO events (app_id, sequence, id, type, environment, original_transaction_id, app_account_token,
-                    occurred_at, created_at, body)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """
-            ).bind([
-                .text(event.appId), .integer(event.sequence), .text(event.id), .text(event.type), .text(event.environment),
-                .from(event.originalTransactionId), .from(event.appAccountToken), .integer(event.occurredAt),
-                .integer(event.createdAt), .text(event.body),
-            ]).run()
-            for endpoint in event.endpoints {
-                try insertDelivery(
-                    database, app: event.appId, kind: .event, eventId: event.id, eventType: event.type, endpoint: endpoint,
-                    body: nil, at: event.createdAt)
-            }
-        }
-    }
-
-    static func insertForward(_ forward: ForwardedNotification, batch: FactBatch, into database: SQLiteDatabase) throws {
-        let at = batch.notification?.receivedAt ?? batch.requestedAt
-        try insertDelivery(
-            database, app: batch.appId, kind: .forward, eventId: nil, eventType: batch.notification?.notificationType,
-            endpoint: forward.url, body: forward.body, at: at)
-    }
-
-    private static func insertDelivery(
-        _ database: SQLiteDatabase, app: String, kind: WebhookDelivery.Kind, eventId: String?, eventType: String?,
-        endpoint: String, body: String?, at: Int64
-    ) throws {
-        try database.statement(
-            """
-            INSERT INTO deliveries (app_id, kind, event_id, event_type, endpoint, body, status, attempts, next_at,
-                created_at, window_start)
-            VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)
-            """
-        ).bind([
-            .text(app), .text(kind.rawValue), .from(eventId), .from(eventType),
-            .text(endpoint), .from(body), .integer(at), .integer(at), .integer(at),
-        ]).run()
-    }
-
     public func events(appId: String, after sequence: Int64, limit: Int) throws -> [OutboxEvent] {
         try read { database in
             let query = try database.statement(
@@ -239,46 +195,5 @@ extension SQLiteFactStore {
             return DeliveryBacklog(
                 pending: Int(query.int64(0) ?? 0), failed: Int(query.int64(1) ?? 0), oldestPendingCreatedAt: query.int64(2))
         }
-    }
-}
-
-/// The writer connection seen as a `FactReading`: the reads a batch's events need, made inside
-/// the transaction that writes the batch.
-struct SQLiteFactReader: FactReading {
-    let database: SQLiteDatabase
-    let appId: String
-    let grantedTokens: SQLiteFactStore.GrantedTokens
-
-    func facts(environment: String, originalTransactionId: String, storedToken: String??) throws -> SubscriptionFacts? {
-        try SQLiteFactStore.facts(
-            database, appId: appId, environment: environment, originalTransactionId: originalTransactionId, token: storedToken ?? nil,
-            tokenKnown: storedToken != nil)
-    }
-
-    func facts(environment: String, appAccountToken: String) throws -> [SubscriptionFacts] {
-        try SQLiteFactStore.facts(database, appId: appId, environment: environment, appAccountToken: appAccountToken)
-    }
-
-    func token(environment: String, originalTransactionId: String) throws -> String? {
-        try SQLiteFactStore.token(database, appId, environment, originalTransactionId)
-    }
-
-    func linkTransfers(environment: String, appAccountToken: String) throws -> [LinkTransfer] {
-        try SQLiteFactStore.linkTransfers(database, appId: appId, environment: environment, appAccountToken: appAccountToken)
-    }
-
-    func grants(environment: String, appAccountToken: String) throws -> [PromotionalGrant] {
-        guard try grantedTokens.mayHave(appId, appAccountToken, database) else { return [] }
-        return try SQLiteFactStore.grants(database, appId: appId, environment: environment, appAccountToken: appAccountToken)
-    }
-
-    func grant(id: String) throws -> PromotionalGrant? { try SQLiteFactStore.grant(database, appId: appId, id: id) }
-
-    func playPurchases(appAccountToken: String) throws -> [PlayPurchase] {
-        try SQLiteFactStore.playPurchases(database, appId: appId, appAccountToken: appAccountToken)
-    }
-
-    func playPurchase(token: String) throws -> PlayPurchase? {
-        try SQLiteFactStore.playPurchase(database, appId: appId, purchaseToken: token)
     }
 }

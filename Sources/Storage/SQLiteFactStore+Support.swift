@@ -23,23 +23,6 @@ extension SQLiteFactStore {
         func add(_ app: String, _ token: String) { tokens[app]?.insert(token) }
     }
 
-    /// Stores a grant given, or the same grant again with its revocation.
-    static func upsert(_ grant: PromotionalGrant, app: String, into database: SQLiteDatabase) throws {
-        try database.statement(
-            """
-            INSERT INTO grants (app_id, id, environment, app_account_token, entitlement, starts_at, expires_date, reason,
-                granted_by, revoked_at, revoked_by)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (app_id, id) DO UPDATE SET revoked_at = COALESCE(grants.revoked_at, excluded.revoked_at),
-                revoked_by = COALESCE(grants.revoked_by, excluded.revoked_by)
-            """
-        ).bind([
-            .text(app), .text(grant.id), .text(grant.environment), .text(grant.appAccountToken), .text(grant.entitlement),
-            .integer(grant.startsAt), .integer(grant.expiresDate), .from(grant.reason), .text(grant.grantedBy),
-            .from(grant.revokedAt), .from(grant.revokedBy),
-        ]).run()
-    }
-
     static let grantColumns =
         "id, environment, app_account_token, entitlement, starts_at, expires_date, reason, granted_by, revoked_at, revoked_by"
 

@@ -24,9 +24,6 @@ public final class SQLiteFactStore: FactStore {
     /// Lets a connection live in a `Mutex` (see `SQLiteDatabase`'s invariant).
     struct DatabaseBox: @unchecked Sendable { let database: SQLiteDatabase }
 
-    /// Thrown inside the write transaction to roll it back when a link conflicts.
-    struct LinkConflict: Error { let existingToken: String }
-
     /// What the writer connection runs with, read back from SQLite after setting it (the README
     /// promises WAL and FULL; a test pins them).
     public let journalMode: String
@@ -100,232 +97,13 @@ public final class SQLiteFactStore: FactStore {
 
     deinit { writerLoop.stop() }
 
-    /// A link conflict undoes the whole batch (the notification too, so Apple's retry is applied).
+    /// A batch through the one writer; what it must undo is rolled back, its answer kept.
     static func writeOrRollBack(
         _ batch: FactBatch, into database: SQLiteDatabase, memory: WriterMemory
     ) throws -> (ApplyOutcome, [OutboxEvent]) {
-        do { return try write(batch, into: database, memory: memory) } catch let conflict as LinkConflict {
-            throw WriterLoop.RolledBack(value: (ApplyOutcome.linkConflict(existingToken: conflict.existingToken), [OutboxEvent]()))
-        }
-    }
-
-    /// The batch's facts, then the events they cause (returned, to be announced after the commit).
-    static func write(_ batch: FactBatch, into database: SQLiteDatabase, memory: WriterMemory) throws -> (ApplyOutcome, [OutboxEvent]) {
-        if let notification = batch.notification {
-            try database.statement(
-                """
-                INSERT INTO notifications (notification_uuid, app_id, environment, notification_type, subtype,
-                    signed_date, received_at, original_transaction_id, jws)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (notification_uuid) DO NOTHING
-                """
-            ).bind([
-                .text(notification.notificationUUID), .text(notification.appId), .text(notification.environment),
-                .text(notification.notificationType), .from(notification.subtype), .integer(notification.signedDate),
-                .integer(notification.receivedAt), .from(notification.originalTransactionId),
-                .text(notification.jws),
-            ]).run()
-            if database.changes == 0 { return (.duplicateNotification, []) }
-        }
-        if let message = batch.pubsubMessageId,
-            try !recordMessage(message, app: batch.appId, at: batch.requestedAt, into: database)
-        {
-            return (.duplicateNotification, [])
-        }
-        // What the batch changes, read once before writing (events are derived from it).
-        let pending = try batch.eventWriter.map {
-            try FactChange.read(
-                batch, environments: $0.environments,
-                from: SQLiteFactReader(database: database, appId: batch.appId, grantedTokens: memory.grantedTokens))
-        }
-        var outcome = ApplyOutcome.applied
-        if let requested = batch.requestedLink,
-            let existing = try token(database, batch.appId, batch.environment, requested.originalTransactionId),
-            existing != requested.appAccountToken
-        {
-            guard batch.transfersLink else { throw LinkConflict(existingToken: existing) }
-            try transfer(database, batch, requested.originalTransactionId, from: existing, to: requested.appAccountToken)
-            outcome = .transferred(from: existing)
-        }
-        for (record, jws) in batch.transactions {
-            try upsert(database, record, jws: jws, app: batch.appId)
-            try recordAppTransaction(database, batch.appId, record.environment, record.originalTransactionId, record.appTransactionId)
-        }
-        if let (record, jws) = batch.renewal {
-            try upsert(database, record, jws: jws, app: batch.appId)
-            try recordAppTransaction(database, batch.appId, record.environment, record.originalTransactionId, record.appTransactionId)
-        }
-        for (original, signal) in batch.signals {
-            try database.statement("INSERT INTO signals (app_id, environment, original_transaction_id, kind, at) VALUES (?, ?, ?, ?, ?)")
-                .bind([
-                    .text(batch.appId), .text(batch.environment), .text(original), .text(signal.kind.storedName),
-                    .integer(signal.at),
-                ]).run()
-        }
-        if let requested = batch.requestedLink {
-            try link(database, batch.appId, batch.environment, requested.originalTransactionId, requested.appAccountToken)
-            if batch.queuesTokenCall {
-                try database.statement(
-                    """
-                    INSERT INTO token_calls (app_id, environment, original_transaction_id, app_account_token, attempts, next_at)
-                    VALUES (?, ?, ?, ?, 0, ?) ON CONFLICT (app_id, environment, original_transaction_id)
-                    DO UPDATE SET app_account_token = excluded.app_account_token, attempts = 0, next_at = excluded.next_at
-                    """
-                ).bind([
-                    .text(batch.appId), .text(batch.environment), .text(requested.originalTransactionId),
-                    .text(requested.appAccountToken), .integer(batch.requestedAt),
-                ]).run()
-            }
-        }
-        if let outcome = batch.tokenCallOutcome {
-            if let retryAt = outcome.retryAt {
-                try database.statement(
-                    """
-                    UPDATE token_calls SET attempts = attempts + 1, next_at = ?
-                    WHERE app_id = ? AND environment = ? AND original_transaction_id = ?
-                    """
-                ).bind([.integer(retryAt), .text(batch.appId), .text(batch.environment), .text(outcome.originalTransactionId)]).run()
-            } else {
-                try database.statement(
-                    "DELETE FROM token_calls WHERE app_id = ? AND environment = ? AND original_transaction_id = ?"
-                ).bind([.text(batch.appId), .text(batch.environment), .text(outcome.originalTransactionId)]).run()
-            }
-        }
-        if let sync = batch.syncRevision {
-            try database.statement(
-                """
-                INSERT INTO sync_revisions (app_id, environment, original_transaction_id, revision) VALUES (?, ?, ?, ?)
-                ON CONFLICT (app_id, environment, original_transaction_id) DO UPDATE SET revision = excluded.revision
-                """
-            ).bind([.text(batch.appId), .text(batch.environment), .text(sync.originalTransactionId), .text(sync.revision)]).run()
-        }
-        for (purchase, json) in batch.playPurchases { try upsert(purchase, json: json, app: batch.appId, into: database) }
-        if let grant = batch.grant {
-            try upsert(grant, app: batch.appId, into: database)
-            memory.grantedTokens.add(batch.appId, grant.appAccountToken)
-        }
-        var events: [OutboxEvent] = []
-        if let writer = batch.eventWriter, let pending {
-            events = writer.events(
-                for: FactChange.applying(batch, to: pending), firstSequence: try memory.sequences.next(batch.appId, database))
-            try insert(events, into: database)
-            if let last = events.last { memory.sequences.used(batch.appId, through: last.sequence) }
-        }
-        if let forward = batch.forward { try insertForward(forward, batch: batch, into: database) }
-        return (outcome, events)
-    }
-
-    /// Moves a subscription to another token and records the move.
-    static func transfer(_ database: SQLiteDatabase, _ batch: FactBatch, _ original: String, from: String, to: String) throws {
-        try database.statement(
-            "UPDATE subscriber_links SET app_account_token = ? WHERE app_id = ? AND environment = ? AND original_transaction_id = ?"
-        ).bind([.text(to), .text(batch.appId), .text(batch.environment), .text(original)]).run()
-        try database.statement(
-            """
-            INSERT INTO link_transfers (app_id, environment, original_transaction_id, from_token, to_token, at)
-            VALUES (?, ?, ?, ?, ?, ?)
-            """
-        ).bind([.text(batch.appId), .text(batch.environment), .text(original), .text(from), .text(to), .integer(batch.requestedAt)])
-            .run()
-    }
-
-    /// Inserts, or replaces only with a newer `signedDate` (E-01): an old copy never wins.
-    static func upsert(_ database: SQLiteDatabase, _ record: TransactionRecord, jws: String, app: String) throws {
-        try database.statement(
-            """
-            INSERT INTO transactions (app_id, environment, transaction_id, original_transaction_id, product_id,
-                subscription_group, type, purchase_date, original_purchase_date, expires_date, revocation_date,
-                revocation_reason, revocation_type, is_upgraded, offer_type, offer_discount_type, offer_identifier,
-                ownership_type, signed_date, app_account_token, jws, price, currency)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (app_id, environment, transaction_id) DO UPDATE SET
-                original_transaction_id = excluded.original_transaction_id, product_id = excluded.product_id,
-                subscription_group = excluded.subscription_group, type = excluded.type,
-                purchase_date = excluded.purchase_date, original_purchase_date = excluded.original_purchase_date,
-                expires_date = excluded.expires_date, revocation_date = excluded.revocation_date,
-                revocation_reason = excluded.revocation_reason, revocation_type = excluded.revocation_type,
-                is_upgraded = excluded.is_upgraded, offer_type = excluded.offer_type,
-                offer_discount_type = excluded.offer_discount_type, offer_identifier = excluded.offer_identifier,
-                ownership_type = excluded.ownership_type, signed_date = excluded.signed_date,
-                app_account_token = excluded.app_account_token, jws = excluded.jws, price = excluded.price,
-                currency = excluded.currency
-            WHERE excluded.signed_date > transactions.signed_date
-            """
-        ).bind([
-            .text(app), .text(record.environment), .text(record.transactionId), .text(record.originalTransactionId),
-            .text(record.productId), .from(record.subscriptionGroupIdentifier), .text(record.type),
-            .integer(record.purchaseDate), .from(record.originalPurchaseDate), .from(record.expiresDate),
-            .from(record.revocationDate), .from(record.revocationReason), .from(record.revocationType),
-            .from(record.isUpgraded), .from(record.offerType), .from(record.offerDiscountType),
-            .from(record.offerIdentifier), .from(record.ownershipType), .integer(record.signedDate),
-            .from(record.appAccountToken), .text(jws), .from(record.price), .from(record.currency),
-        ]).run()
-        // The signed token links the subscription to its subscriber (ENTITLEMENTS.md, "Subscribers"),
-        // only when this copy was stored: an older copy carrying another token never moves the link.
-        if let token = record.appAccountToken, database.changes > 0 {
-            try database.statement(
-                """
-                INSERT INTO subscriber_links (app_id, environment, original_transaction_id, app_account_token)
-                VALUES (?, ?, ?, ?) ON CONFLICT (app_id, environment, original_transaction_id)
-                DO UPDATE SET app_account_token = excluded.app_account_token
-                """
-            ).bind([.text(app), .text(record.environment), .text(record.originalTransactionId), .text(token)]).run()
-        }
-    }
-
-    static func upsert(_ database: SQLiteDatabase, _ record: RenewalRecord, jws: String, app: String) throws {
-        try database.statement(
-            """
-            INSERT INTO renewal_infos (app_id, environment, original_transaction_id, product_id, auto_renew_product_id,
-                auto_renew_status, is_in_billing_retry, grace_period_expires_date, expiration_intent,
-                eligible_win_back_offer_ids, signed_date, jws)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (app_id, environment, original_transaction_id) DO UPDATE SET
-                product_id = excluded.product_id, auto_renew_product_id = excluded.auto_renew_product_id,
-                auto_renew_status = excluded.auto_renew_status, is_in_billing_retry = excluded.is_in_billing_retry,
-                grace_period_expires_date = excluded.grace_period_expires_date,
-                expiration_intent = excluded.expiration_intent,
-                eligible_win_back_offer_ids = excluded.eligible_win_back_offer_ids,
-                signed_date = excluded.signed_date, jws = excluded.jws
-            WHERE excluded.signed_date > renewal_infos.signed_date
-            """
-        ).bind([
-            .text(app), .text(record.environment), .text(record.originalTransactionId), .from(record.productId),
-            .from(record.autoRenewProductId), .from(record.autoRenewStatus), .from(record.isInBillingRetryPeriod),
-            .from(record.gracePeriodExpiresDate), .from(record.expirationIntent),
-            .text(record.eligibleWinBackOfferIds.joined(separator: "\n")), .integer(record.signedDate), .text(jws),
-        ]).run()
-    }
-
-    /// Remembers the app download a subscription belongs to (the same for all its copies).
-    static func recordAppTransaction(
-        _ database: SQLiteDatabase, _ app: String, _ environment: String, _ original: String, _ appTransactionId: String?
-    ) throws {
-        guard let appTransactionId else { return }
-        try database.statement(
-            """
-            INSERT INTO app_transactions (app_id, environment, original_transaction_id, app_transaction_id)
-            VALUES (?, ?, ?, ?) ON CONFLICT (app_id, environment, original_transaction_id)
-            DO UPDATE SET app_transaction_id = excluded.app_transaction_id
-            """
-        ).bind([.text(app), .text(environment), .text(original), .text(appTransactionId)]).run()
-    }
-
-    static func token(_ database: SQLiteDatabase, _ app: String, _ environment: String, _ original: String) throws -> String? {
-        let query = try database.statement(
-            """
-            SELECT app_account_token FROM subscriber_links WHERE app_id = ? AND environment = ? AND original_transaction_id = ?
-            """
-        ).bind([.text(app), .text(environment), .text(original)])
-        return try query.step() ? query.text(0) : nil
-    }
-
-    static func link(_ database: SQLiteDatabase, _ app: String, _ environment: String, _ original: String, _ token: String) throws {
-        try database.statement(
-            """
-            INSERT INTO subscriber_links (app_id, environment, original_transaction_id, app_account_token)
-            VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING
-            """
-        ).bind([.text(app), .text(environment), .text(original), .text(token)]).run()
+        let written = try FactWriter.write(batch, into: SQLiteWriteTransaction(database: database, appId: batch.appId, memory: memory))
+        if written.undo { throw WriterLoop.RolledBack(value: (written.outcome, [OutboxEvent]())) }
+        return (written.outcome, written.events)
     }
 
     // MARK: - Reading
@@ -431,21 +209,21 @@ public final class SQLiteFactStore: FactStore {
     /// the link lookup.
     static func facts(
         _ database: SQLiteDatabase, appId: String, environment: String, originalTransactionId: String,
-        token knownToken: String? = nil, tokenKnown: Bool = false
+        token knownToken: String? = nil, tokenKnown: Bool = false, evenWithoutTransactions: Bool = false
     ) throws -> SubscriptionFacts? {
         do {
             let bindings: [SQLiteValue] = [.text(appId), .text(environment), .text(originalTransactionId)]
             let transactions = try database.statement(
                 """
                 SELECT \(Self.transactionColumns)
-                FROM transactions WHERE app_id = ? AND environment = ? AND original_transaction_id = ? ORDER BY purchase_date
+                FROM transactions WHERE app_id = ? AND environment = ? AND original_transaction_id = ? ORDER BY purchase_date, transaction_id
                 """
             ).bind(bindings)
             var records: [TransactionRecord] = []
             while try transactions.step() {
                 records.append(Self.transaction(transactions, from: 0, original: originalTransactionId, environment: environment))
             }
-            guard !records.isEmpty else { return nil }
+            guard !records.isEmpty || evenWithoutTransactions else { return nil }
             let renewalQuery = try database.statement(
                 """
                 SELECT \(Self.renewalColumns)
@@ -476,6 +254,7 @@ public final class SQLiteFactStore: FactStore {
                 ).bind(bindings)
                 token = try tokenQuery.step() ? tokenQuery.text(0) : nil
             }
+            if records.isEmpty && renewal == nil && signals.isEmpty && token == nil { return nil }
             return SubscriptionFacts(
                 originalTransactionId: originalTransactionId, environment: environment,
                 appAccountToken: token, transactions: records, renewal: renewal, signals: signals)

@@ -175,9 +175,36 @@ class FactStoreContract: XCTestCase {
         XCTAssertEqual(facts.signals, [SubscriptionSignal(.autoRenewDisabled, at: 7)])
     }
 
-    // MARK: - The outbox
+    /// The rules that once differed between the stores (PostgreSQL's signals were unique,
+    /// SQLite's were not), now `FactWriter`'s on every store.
+    func testASignalStoredOnceIsNotStoredAgain() throws {
+        let store = try makeStore()
+        var first = batch([transaction("1", signed: 10)])
+        first.signals = [("1000", SubscriptionSignal(.billingIssue, at: 7))]
+        XCTAssertEqual(try store.apply(first), .applied)
+        var again = batch([])
+        again.signals = [("1000", SubscriptionSignal(.billingIssue, at: 7)), ("1000", SubscriptionSignal(.billingIssue, at: 7))]
+        XCTAssertEqual(try store.apply(again), .applied)
+        let facts = try XCTUnwrap(try store.facts(appId: "app", environment: "Sandbox", originalTransactionId: "1000"))
+        XCTAssertEqual(facts.signals, [SubscriptionSignal(.billingIssue, at: 7)])
+    }
 
-    /// Numbers events from `firstSequence` and records what it was shown, like an app's writer.
+    /// Renewal info that arrives before any transaction of its subscription is merged like any
+    /// other: an older copy afterwards does not replace it.
+    func testRenewalInfoBeforeItsTransactionsStillKeepsTheNewest() throws {
+        let store = try makeStore()
+        var early = batch([])
+        early.renewal = (RenewalRecord(originalTransactionId: "1000", autoRenewStatus: 1, signedDate: 10), "r10")
+        XCTAssertEqual(try store.apply(early), .applied)
+        var older = batch([transaction("1", signed: 3)])
+        older.renewal = (RenewalRecord(originalTransactionId: "1000", autoRenewStatus: 0, signedDate: 5), "r5")
+        XCTAssertEqual(try store.apply(older), .applied)
+        let facts = try XCTUnwrap(try store.facts(appId: "app", environment: "Sandbox", originalTransactionId: "1000"))
+        XCTAssertEqual(facts.renewal?.signedDate, 10)
+        let signed = try store.signedFacts(appId: "app", environment: "Sandbox", originalTransactionId: "1000")
+        XCTAssertEqual(Set(signed.map(\.jws)), ["jws-1-3", "r10"], "the stored signed text is the newest copy's")
+    }
+
     // MARK: - Support
 
     private let customer = "6b1f3c8e-2d4a-4e5b-9c7d-8e9f0a1b2c3d"

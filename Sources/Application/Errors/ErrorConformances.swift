@@ -3,7 +3,6 @@ import AppStoreAPI
 import Entitlements
 import GooglePlay
 import JSON
-import Storage
 
 /// A verdict that refuses the data: 422 `VERIFICATION_FAILED` (the App Store stops redelivering a
 /// notification), or 503 `RETRYABLE_VERIFICATION_FAILURE` when it may succeed later (no root
@@ -13,14 +12,6 @@ extension VerificationFailure: HTTPStatusError {
     public var code: String { status == .retryableVerificationFailure ? "RETRYABLE_VERIFICATION_FAILURE" : "VERIFICATION_FAILED" }
     public var message: String { reason }
     public var details: JSONObject { ["status": .string(status.rawValue)] }
-}
-
-/// The database did not answer: nothing was acknowledged, the caller may retry.
-extension StorageError: HTTPStatusError {
-    public var httpStatus: Int { 503 }
-    public var code: String { "STORAGE_UNAVAILABLE" }
-    public var message: String { "storage failed; try again" }
-    public var logDetail: String? { description }
 }
 
 /// Verified data that cannot become facts.

@@ -1,9 +1,11 @@
 /// Reads a store's facts inside the transaction that writes a batch (the store's own connection),
 /// so what a batch changed is seen by the same transaction that commits it.
 public protocol FactReading {
-    /// `storedToken`: the subscription's link when the caller has read it already (`.some(nil)`:
-    /// it has none), so it is not read again; nil: read it.
+    /// What is stored of one subscription, even renewal info or signals without a transaction
+    /// (nil: nothing). `storedToken`: the subscription's link when the caller has read it
+    /// already (`.some(nil)`: it has none), so it is not read again; nil: read it.
     func facts(environment: String, originalTransactionId: String, storedToken: String??) throws -> SubscriptionFacts?
+    /// The subscriptions linked to the token that have a transaction (what a subscriber shows).
     func facts(environment: String, appAccountToken: String) throws -> [SubscriptionFacts]
     func token(environment: String, originalTransactionId: String) throws -> String?
     func linkTransfers(environment: String, appAccountToken: String) throws -> [LinkTransfer]
@@ -39,8 +41,9 @@ public struct SubscriberFacts: Sendable {
 /// What one stored batch changed: every subscription it touched as stored before and after it,
 /// and the whole subscriber of each after it (for the `subscriber` of its events).
 ///
-/// Built from one read made before the write (`read`) and the batch merged in memory by the
-/// store's own rules (`applying`): deriving events costs no second read of the stored facts.
+/// Built from one read made before the write (`read`) and the batch merged in memory by the merge
+/// rules (`applying`): what `FactWriter` stores and the events it derives both come from it, so
+/// neither costs a second read of the stored facts.
 public struct FactChange: Sendable {
     public var batch: FactBatch
     /// Touched subscriptions as stored before the batch (absent: new).
@@ -52,6 +55,7 @@ public struct FactChange: Sendable {
     /// For a batch carrying a promotional grant: that grant as stored before (nil: new), and its
     /// customer after the batch.
     public var grantBefore: PromotionalGrant?
+    public var grantAfter: PromotionalGrant?
     public var grantSubscriber: SubscriberFacts?
     /// For a batch carrying Google Play purchases: each as stored before (absent: new) and after,
     /// and its customer after the batch, by purchase token.
@@ -60,9 +64,10 @@ public struct FactChange: Sendable {
     public var playSubscribers: [String: SubscriberFacts] = [:]
 
     /// The stored state a batch is about to change, read through the writing transaction.
-    /// `environments` are those a subscriber view spans (the app's enabled ones).
     public struct Pending: Sendable {
-        var before: [String: SubscriptionFacts] = [:]
+        /// Every touched subscription as stored, even one with renewal info or signals but no
+        /// transaction yet (absent: nothing stored). The merge rules apply the batch to these.
+        var stored: [String: SubscriptionFacts] = [:]
         /// Per touched subscription, the token whose subscriber it will show in.
         var tokens: [String: String] = [:]
         var subscribers: [String: SubscriberFacts] = [:]
@@ -70,38 +75,42 @@ public struct FactChange: Sendable {
         var playBefore: [String: PlayPurchase] = [:]
     }
 
-    public static func read(_ batch: FactBatch, environments: [String], from reader: any FactReading) throws -> Pending {
+    /// Reads what the batch changes. `environments` are those a subscriber view spans (the app's
+    /// enabled ones), for the subscribers its events show; nil reads only the touched facts.
+    public static func read(_ batch: FactBatch, environments: [String]?, from reader: any FactReading) throws -> Pending {
         var pending = Pending()
         let environment = batch.environment
-        let spanned = environments.contains(environment) ? environments : environments + [environment]
+        let spanned = environments.map { $0.contains(environment) ? $0 : $0 + [environment] }
         var storedTokens: [String: String?] = [:]
-        for original in batch.touchedSubscriptions {
-            guard let token = try token(of: original, in: batch, reader: reader, stored: &storedTokens) else { continue }
-            pending.tokens[original] = token
-            guard pending.subscribers[token] == nil else { continue }
-            let subscriber = try Self.subscriber(token, spanning: spanned, from: reader)
-            for facts in subscriber.environments.first(where: { $0.environment == environment })?.facts ?? [] {
-                pending.before[facts.originalTransactionId] = facts
+        if let spanned {
+            for original in batch.touchedSubscriptions {
+                guard let token = try token(of: original, in: batch, reader: reader, stored: &storedTokens) else { continue }
+                pending.tokens[original] = token
+                guard pending.subscribers[token] == nil else { continue }
+                let subscriber = try Self.subscriber(token, spanning: spanned, from: reader)
+                for facts in subscriber.environments.first(where: { $0.environment == environment })?.facts ?? [] {
+                    pending.stored[facts.originalTransactionId] = facts
+                }
+                pending.subscribers[token] = subscriber
             }
-            pending.subscribers[token] = subscriber
         }
         for (purchase, _) in batch.playPurchases {
             let stored = try reader.playPurchase(token: purchase.purchaseToken)
             if let stored { pending.playBefore[purchase.purchaseToken] = stored }
-            if let token = purchase.appAccountToken ?? stored?.appAccountToken, pending.subscribers[token] == nil {
+            if let spanned, let token = purchase.appAccountToken ?? stored?.appAccountToken, pending.subscribers[token] == nil {
                 pending.subscribers[token] = try Self.subscriber(token, spanning: spanned, from: reader)
             }
         }
         if let grant = batch.grant {
             pending.grantBefore = try reader.grant(id: grant.id)
-            if pending.subscribers[grant.appAccountToken] == nil {
+            if let spanned, pending.subscribers[grant.appAccountToken] == nil {
                 pending.subscribers[grant.appAccountToken] = try Self.subscriber(grant.appAccountToken, spanning: spanned, from: reader)
             }
         }
-        for original in batch.touchedSubscriptions where pending.before[original] == nil {
+        for original in batch.touchedSubscriptions where pending.stored[original] == nil {
             if let facts = try reader.facts(environment: environment, originalTransactionId: original, storedToken: storedTokens[original])
             {
-                pending.before[original] = facts
+                pending.stored[original] = facts
             }
         }
         return pending
@@ -143,7 +152,7 @@ public struct FactChange: Sendable {
         var subscribers: [String: SubscriberFacts] = [:]
         var merged: [String: SubscriptionFacts] = [:]
         for original in batch.touchedSubscriptions {
-            let facts = (pending.before[original] ?? SubscriptionFacts(empty: original, environment: batch.environment)).applying(batch)
+            let facts = (pending.stored[original] ?? SubscriptionFacts(empty: original, environment: batch.environment)).applying(batch)
             merged[original] = facts
             after.append(facts)
         }
@@ -163,12 +172,18 @@ public struct FactChange: Sendable {
             }
             subscribers[facts.originalTransactionId] = subscriber
         }
-        var change = FactChange(batch: batch, before: pending.before, after: after, subscribers: subscribers)
-        if let grant = batch.grant, var subscriber = pending.subscribers[grant.appAccountToken] {
-            subscriber.grants.removeAll { $0.id == grant.id }
-            subscriber.grants.append(grant)
+        // Events compare with subscriptions as their views showed them: one without a
+        // transaction was not one yet.
+        var change = FactChange(
+            batch: batch, before: pending.stored.filter { !$0.value.transactions.isEmpty }, after: after, subscribers: subscribers)
+        if let grant = batch.grant {
             change.grantBefore = pending.grantBefore
-            change.grantSubscriber = subscriber
+            change.grantAfter = pending.grantBefore.map { grant.replacing($0) } ?? grant
+            if var subscriber = pending.subscribers[grant.appAccountToken] {
+                subscriber.grants.removeAll { $0.id == grant.id }
+                subscriber.grants.append(change.grantAfter!)
+                change.grantSubscriber = subscriber
+            }
         }
         for (purchase, _) in batch.playPurchases {
             let before = pending.playBefore[purchase.purchaseToken]
@@ -205,9 +220,10 @@ extension SubscriptionFacts {
             signals: [])
     }
 
-    /// These facts with a batch applied by the stores' rules: a copy replaces a stored one only
-    /// with a newer `signedDate`; a stored copy's signed token links the subscription; a requested
-    /// link fills an empty one, or moves it when the batch transfers.
+    /// These facts with a batch applied: the merge rules of every store (`FactWriter` writes what
+    /// they change). A copy replaces a stored one only with a newer `signedDate`; a stored copy's
+    /// signed token links the subscription; a requested link fills an empty one, or moves it when
+    /// the batch transfers; a signal already stored is not added again.
     func applying(_ batch: FactBatch) -> SubscriptionFacts {
         var facts = self
         for (record, _) in batch.transactions where record.originalTransactionId == originalTransactionId {
@@ -225,7 +241,10 @@ extension SubscriptionFacts {
         {
             facts.renewal = record
         }
-        for (original, signal) in batch.signals where original == originalTransactionId { facts.signals.append(signal) }
+        // A signal stored once is not stored again (a sync repeating a notification).
+        for (original, signal) in batch.signals where original == originalTransactionId && !facts.signals.contains(signal) {
+            facts.signals.append(signal)
+        }
         facts.signals.sort { $0.at < $1.at }
         if let link = batch.requestedLink, link.originalTransactionId == originalTransactionId,
             facts.appAccountToken == nil || batch.transfersLink

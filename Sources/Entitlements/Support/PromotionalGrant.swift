@@ -31,6 +31,17 @@ public struct PromotionalGrant: Sendable, Equatable {
         self.revokedBy = revokedBy
     }
 
+    /// This grant stored over `stored`, the same grant as stored before: a grant given is never
+    /// changed, and the first revocation stands (a second one, or a re-grant, changes nothing).
+    public func replacing(_ stored: PromotionalGrant) -> PromotionalGrant {
+        var merged = stored
+        if stored.revokedAt == nil, let revokedAt {
+            merged.revokedAt = revokedAt
+            merged.revokedBy = revokedBy
+        }
+        return merged
+    }
+
     /// `ACTIVE`, `EXPIRED` or `REVOKED` at `now`; nil before it was given (an "as of" view of an
     /// earlier instant does not show it).
     public func state(at now: Int64) -> String? {

@@ -2,39 +2,6 @@ import Entitlements
 
 /// SQLiteFactStore+GooglePlay's statements in PostgreSQL's dialect.
 extension PostgreSQLFactStore {
-    static func recordMessage(_ id: String, app: String, at receivedAt: Int64, _ db: PostgreSQLConnection) throws -> Bool {
-        !(try db.execute(
-            "INSERT INTO pubsub_messages (app_id, message_id, received_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 1",
-            [.text(app), .text(id), .integer(receivedAt)]
-        ).isEmpty)
-    }
-
-    static func upsert(_ purchase: PlayPurchase, json: String, app: String, _ db: PostgreSQLConnection) throws {
-        try db.execute(
-            """
-            INSERT INTO play_purchases AS p (app_id, purchase_token, kind, product_id, base_plan_id, offer_id, environment,
-                google_state, start_time, expiry_time, auto_renewing, linked_purchase_token, acknowledged, app_account_token,
-                order_id, voided_at, read_at, json)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
-            ON CONFLICT (app_id, purchase_token) DO UPDATE SET
-                kind = excluded.kind, product_id = excluded.product_id, base_plan_id = excluded.base_plan_id,
-                offer_id = excluded.offer_id, environment = excluded.environment, google_state = excluded.google_state,
-                start_time = excluded.start_time, expiry_time = excluded.expiry_time, auto_renewing = excluded.auto_renewing,
-                linked_purchase_token = excluded.linked_purchase_token, acknowledged = excluded.acknowledged,
-                app_account_token = COALESCE(excluded.app_account_token, p.app_account_token),
-                order_id = excluded.order_id, voided_at = COALESCE(p.voided_at, excluded.voided_at),
-                read_at = excluded.read_at, json = excluded.json
-            WHERE excluded.read_at >= p.read_at
-            """,
-            [
-                .text(app), .text(purchase.purchaseToken), .text(purchase.kind.rawValue), .text(purchase.productId),
-                .from(purchase.basePlanId), .from(purchase.offerId), .text(purchase.environment), .text(purchase.googleState),
-                .integer(purchase.startTime), .from(purchase.expiryTime), .from(purchase.autoRenewing),
-                .from(purchase.linkedPurchaseToken), .from(purchase.acknowledged), .from(purchase.appAccountToken),
-                .from(purchase.orderId), .from(purchase.voidedAt), .integer(purchase.readAt), .text(json),
-            ])
-    }
-
     static let playColumns = """
         purchase_token, kind, product_id, base_plan_id, offer_id, environment, google_state, start_time, expiry_time,
         auto_renewing, linked_purchase_token, acknowledged, app_account_token, order_id, voided_at, read_at

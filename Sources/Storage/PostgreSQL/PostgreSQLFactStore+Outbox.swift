@@ -4,27 +4,6 @@ import Foundation
 /// The outbox on PostgreSQL: claims are shared by every instance, so they take rows with
 /// `FOR UPDATE SKIP LOCKED` and move `next_at` past the lease in the same statement.
 extension PostgreSQLFactStore {
-    static func insert(_ events: [OutboxEvent], _ db: PostgreSQLConnection) throws {
-        for event in events {
-            try db.execute(
-                """
-                INSERT INTO events (app_id, sequence, id, type, environment, original_transaction_id, app_account_token,
-                    occurred_at, created_at, body)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-                """,
-                [
-                    .text(event.appId), .integer(event.sequence), .text(event.id), .text(event.type), .text(event.environment),
-                    .from(event.originalTransactionId), .from(event.appAccountToken), .integer(event.occurredAt),
-                    .integer(event.createdAt), .text(event.body),
-                ])
-            for endpoint in event.endpoints {
-                try insertDelivery(
-                    db, app: event.appId, kind: .event, eventId: event.id, eventType: event.type, endpoint: endpoint, body: nil,
-                    at: event.createdAt)
-            }
-        }
-    }
-
     static func insertDelivery(
         _ db: PostgreSQLConnection, app: String, kind: WebhookDelivery.Kind, eventId: String?, eventType: String?, endpoint: String,
         body: String?, at: Int64

@@ -3,22 +3,6 @@ import Entitlements
 /// SQLiteFactStore+Support's statements in PostgreSQL's dialect: promotional grants, a
 /// customer's history, the overview's counts.
 extension PostgreSQLFactStore {
-    static func upsert(_ grant: PromotionalGrant, app: String, _ db: PostgreSQLConnection) throws {
-        try db.execute(
-            """
-            INSERT INTO grants (app_id, id, environment, app_account_token, entitlement, starts_at, expires_date, reason,
-                granted_by, revoked_at, revoked_by)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-            ON CONFLICT (app_id, id) DO UPDATE SET revoked_at = COALESCE(grants.revoked_at, excluded.revoked_at),
-                revoked_by = COALESCE(grants.revoked_by, excluded.revoked_by)
-            """,
-            [
-                .text(app), .text(grant.id), .text(grant.environment), .text(grant.appAccountToken), .text(grant.entitlement),
-                .integer(grant.startsAt), .integer(grant.expiresDate), .from(grant.reason), .text(grant.grantedBy),
-                .from(grant.revokedAt), .from(grant.revokedBy),
-            ])
-    }
-
     static let grantColumns =
         "id, environment, app_account_token, entitlement, starts_at, expires_date, reason, granted_by, revoked_at, revoked_by"
 

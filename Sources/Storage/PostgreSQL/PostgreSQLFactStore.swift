@@ -4,14 +4,13 @@ import Synchronization
 
 /// `FactStore` on PostgreSQL, for several stateless Entitle instances on one database.
 ///
-/// What gives each guarantee (README, "PostgreSQL"):
+/// What gives each guarantee (README, "PostgreSQL"), with `FactWriter` deciding what is written:
 /// - A notification is stored and applied once: `INSERT … ON CONFLICT (notification_uuid) DO
 ///   NOTHING RETURNING`; a concurrent duplicate waits on the unique index, then finds the row.
-/// - The newest signed copy wins: a conditional upsert (`ON CONFLICT … DO UPDATE … WHERE
-///   excluded.signed_date > stored.signed_date`), never read-then-write.
 /// - Facts of one subscription are applied one transaction at a time: each batch first takes
-///   `pg_advisory_xact_lock` on every subscription it touches (in a fixed order), so the state
-///   it derives events from is the one the previous writer committed.
+///   `pg_advisory_xact_lock` on every subscription, grant and Play purchase it touches (in a
+///   fixed order), so the state the writer merges into, and derives events from, is the one the
+///   previous writer committed; the writer's puts are then never lost to a concurrent one.
 /// - Event sequences follow commit order: the app's `event_sequences` row is locked
 ///   (`FOR UPDATE`) by each transaction that writes events, until its commit.
 /// - A delivery is made by one instance at a time: claims take rows `FOR UPDATE SKIP LOCKED` and
@@ -96,208 +95,12 @@ public final class PostgreSQLFactStore: FactStore {
         return outcome
     }
 
-    private static func rolledBack(_ outcome: ApplyOutcome) -> PostgreSQLPool.RolledBackAnswer {
-        PostgreSQLPool.RolledBackAnswer(value: (outcome, [OutboxEvent]()))
-    }
-
+    /// A batch through `FactWriter` on the transaction's connection; what it must undo is rolled
+    /// back (to the batch's savepoint), its answer kept.
     static func write(_ batch: FactBatch, _ db: PostgreSQLConnection) throws -> (ApplyOutcome, [OutboxEvent]) {
-        var lockKeys = batch.touchedSubscriptions.map { "\(batch.appId)\u{0}\(batch.environment)\u{0}\($0)" }
-        // Two revocations of one grant at once: the second sees the first's and causes no event.
-        if let grant = batch.grant { lockKeys.append("\(batch.appId)\u{0}grant\u{0}\(grant.id)") }
-        for (purchase, _) in batch.playPurchases { lockKeys.append("\(batch.appId)\u{0}play\u{0}\(purchase.purchaseToken)") }
-        for key in lockKeys.sorted() {
-            try db.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [.text(key)])
-        }
-        if let notification = batch.notification {
-            let inserted = try db.execute(
-                """
-                INSERT INTO notifications (notification_uuid, app_id, environment, notification_type, subtype,
-                    signed_date, received_at, original_transaction_id, jws)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (notification_uuid) DO NOTHING RETURNING sequence
-                """,
-                [
-                    .text(notification.notificationUUID), .text(notification.appId), .text(notification.environment),
-                    .text(notification.notificationType), .from(notification.subtype), .integer(notification.signedDate),
-                    .integer(notification.receivedAt), .from(notification.originalTransactionId), .text(notification.jws),
-                ])
-            if inserted.isEmpty { throw rolledBack(.duplicateNotification) }
-        }
-        if let message = batch.pubsubMessageId, try !recordMessage(message, app: batch.appId, at: batch.requestedAt, db) {
-            throw rolledBack(.duplicateNotification)
-        }
-        let pending = try batch.eventWriter.map {
-            try FactChange.read(batch, environments: $0.environments, from: PostgreSQLFactReader(db: db, appId: batch.appId))
-        }
-        var outcome = ApplyOutcome.applied
-        if let requested = batch.requestedLink,
-            let existing = try token(db, batch.appId, batch.environment, requested.originalTransactionId),
-            existing != requested.appAccountToken
-        {
-            guard batch.transfersLink else { throw rolledBack(.linkConflict(existingToken: existing)) }
-            try db.execute(
-                "UPDATE subscriber_links SET app_account_token = $1 WHERE app_id = $2 AND environment = $3 AND original_transaction_id = $4",
-                [.text(requested.appAccountToken), .text(batch.appId), .text(batch.environment), .text(requested.originalTransactionId)])
-            try db.execute(
-                """
-                INSERT INTO link_transfers (app_id, environment, original_transaction_id, from_token, to_token, at)
-                VALUES ($1, $2, $3, $4, $5, $6)
-                """,
-                [
-                    .text(batch.appId), .text(batch.environment), .text(requested.originalTransactionId), .text(existing),
-                    .text(requested.appAccountToken), .integer(batch.requestedAt),
-                ])
-            outcome = .transferred(from: existing)
-        }
-        for (record, jws) in batch.transactions {
-            try upsert(db, record, jws: jws, app: batch.appId)
-            try recordAppTransaction(db, batch.appId, record.environment, record.originalTransactionId, record.appTransactionId)
-        }
-        if let (record, jws) = batch.renewal {
-            try upsert(db, record, jws: jws, app: batch.appId)
-            try recordAppTransaction(db, batch.appId, record.environment, record.originalTransactionId, record.appTransactionId)
-        }
-        for (original, signal) in batch.signals {
-            try db.execute(
-                "INSERT INTO signals (app_id, environment, original_transaction_id, kind, at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
-                [.text(batch.appId), .text(batch.environment), .text(original), .text(signal.kind.storedName), .integer(signal.at)])
-        }
-        if let requested = batch.requestedLink {
-            try db.execute(
-                """
-                INSERT INTO subscriber_links (app_id, environment, original_transaction_id, app_account_token)
-                VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING
-                """,
-                [.text(batch.appId), .text(batch.environment), .text(requested.originalTransactionId), .text(requested.appAccountToken)])
-            if batch.queuesTokenCall {
-                try db.execute(
-                    """
-                    INSERT INTO token_calls (app_id, environment, original_transaction_id, app_account_token, attempts, next_at)
-                    VALUES ($1, $2, $3, $4, 0, $5) ON CONFLICT (app_id, environment, original_transaction_id)
-                    DO UPDATE SET app_account_token = excluded.app_account_token, attempts = 0, next_at = excluded.next_at
-                    """,
-                    [
-                        .text(batch.appId), .text(batch.environment), .text(requested.originalTransactionId),
-                        .text(requested.appAccountToken), .integer(batch.requestedAt),
-                    ])
-            }
-        }
-        if let call = batch.tokenCallOutcome {
-            let key: [PGValue] = [.text(batch.appId), .text(batch.environment), .text(call.originalTransactionId)]
-            if let retryAt = call.retryAt {
-                try db.execute(
-                    """
-                    UPDATE token_calls SET attempts = attempts + 1, next_at = $4
-                    WHERE app_id = $1 AND environment = $2 AND original_transaction_id = $3
-                    """, key + [.integer(retryAt)])
-            } else {
-                try db.execute("DELETE FROM token_calls WHERE app_id = $1 AND environment = $2 AND original_transaction_id = $3", key)
-            }
-        }
-        if let sync = batch.syncRevision {
-            try db.execute(
-                """
-                INSERT INTO sync_revisions (app_id, environment, original_transaction_id, revision) VALUES ($1, $2, $3, $4)
-                ON CONFLICT (app_id, environment, original_transaction_id) DO UPDATE SET revision = excluded.revision
-                """, [.text(batch.appId), .text(batch.environment), .text(sync.originalTransactionId), .text(sync.revision)])
-        }
-        for (purchase, json) in batch.playPurchases { try upsert(purchase, json: json, app: batch.appId, db) }
-        if let grant = batch.grant { try upsert(grant, app: batch.appId, db) }
-        var events: [OutboxEvent] = []
-        if let writer = batch.eventWriter, let pending {
-            // The sequence row stays locked until this commit: sequences follow commit order.
-            try db.execute("INSERT INTO event_sequences (app_id, last) VALUES ($1, 0) ON CONFLICT DO NOTHING", [.text(batch.appId)])
-            let last =
-                try db.execute("SELECT last FROM event_sequences WHERE app_id = $1 FOR UPDATE", [.text(batch.appId)]).int64(0, 0) ?? 0
-            events = writer.events(for: FactChange.applying(batch, to: pending), firstSequence: last + 1)
-            if let final = events.last {
-                try insert(events, db)
-                try db.execute("UPDATE event_sequences SET last = $2 WHERE app_id = $1", [.text(batch.appId), .integer(final.sequence)])
-            }
-        }
-        if let forward = batch.forward {
-            try insertDelivery(
-                db, app: batch.appId, kind: .forward, eventId: nil, eventType: batch.notification?.notificationType,
-                endpoint: forward.url, body: forward.body, at: batch.notification?.receivedAt ?? batch.requestedAt)
-        }
-        return (outcome, events)
-    }
-
-    /// Inserts, or replaces only with a newer `signedDate` (E-01); the stored copy's token links.
-    static func upsert(_ db: PostgreSQLConnection, _ record: TransactionRecord, jws: String, app: String) throws {
-        let stored = try db.execute(
-            """
-            INSERT INTO transactions AS t (app_id, environment, transaction_id, original_transaction_id, product_id,
-                subscription_group, type, purchase_date, original_purchase_date, expires_date, revocation_date,
-                revocation_reason, revocation_type, is_upgraded, offer_type, offer_discount_type, offer_identifier,
-                ownership_type, signed_date, app_account_token, jws, price, currency)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)
-            ON CONFLICT (app_id, environment, transaction_id) DO UPDATE SET
-                original_transaction_id = excluded.original_transaction_id, product_id = excluded.product_id,
-                subscription_group = excluded.subscription_group, type = excluded.type,
-                purchase_date = excluded.purchase_date, original_purchase_date = excluded.original_purchase_date,
-                expires_date = excluded.expires_date, revocation_date = excluded.revocation_date,
-                revocation_reason = excluded.revocation_reason, revocation_type = excluded.revocation_type,
-                is_upgraded = excluded.is_upgraded, offer_type = excluded.offer_type,
-                offer_discount_type = excluded.offer_discount_type, offer_identifier = excluded.offer_identifier,
-                ownership_type = excluded.ownership_type, signed_date = excluded.signed_date,
-                app_account_token = excluded.app_account_token, jws = excluded.jws, price = excluded.price,
-                currency = excluded.currency
-            WHERE excluded.signed_date > t.signed_date
-            RETURNING 1
-            """,
-            [
-                .text(app), .text(record.environment), .text(record.transactionId), .text(record.originalTransactionId),
-                .text(record.productId), .from(record.subscriptionGroupIdentifier), .text(record.type),
-                .integer(record.purchaseDate), .from(record.originalPurchaseDate), .from(record.expiresDate),
-                .from(record.revocationDate), .from(record.revocationReason), .from(record.revocationType),
-                .from(record.isUpgraded), .from(record.offerType), .from(record.offerDiscountType),
-                .from(record.offerIdentifier), .from(record.ownershipType), .integer(record.signedDate),
-                .from(record.appAccountToken), .text(jws), .from(record.price), .from(record.currency),
-            ])
-        if let token = record.appAccountToken, !stored.isEmpty {
-            try db.execute(
-                """
-                INSERT INTO subscriber_links (app_id, environment, original_transaction_id, app_account_token)
-                VALUES ($1, $2, $3, $4) ON CONFLICT (app_id, environment, original_transaction_id)
-                DO UPDATE SET app_account_token = excluded.app_account_token
-                """, [.text(app), .text(record.environment), .text(record.originalTransactionId), .text(token)])
-        }
-    }
-
-    static func upsert(_ db: PostgreSQLConnection, _ record: RenewalRecord, jws: String, app: String) throws {
-        try db.execute(
-            """
-            INSERT INTO renewal_infos AS r (app_id, environment, original_transaction_id, product_id, auto_renew_product_id,
-                auto_renew_status, is_in_billing_retry, grace_period_expires_date, expiration_intent,
-                eligible_win_back_offer_ids, signed_date, jws)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-            ON CONFLICT (app_id, environment, original_transaction_id) DO UPDATE SET
-                product_id = excluded.product_id, auto_renew_product_id = excluded.auto_renew_product_id,
-                auto_renew_status = excluded.auto_renew_status, is_in_billing_retry = excluded.is_in_billing_retry,
-                grace_period_expires_date = excluded.grace_period_expires_date,
-                expiration_intent = excluded.expiration_intent,
-                eligible_win_back_offer_ids = excluded.eligible_win_back_offer_ids,
-                signed_date = excluded.signed_date, jws = excluded.jws
-            WHERE excluded.signed_date > r.signed_date
-            """,
-            [
-                .text(app), .text(record.environment), .text(record.originalTransactionId), .from(record.productId),
-                .from(record.autoRenewProductId), .from(record.autoRenewStatus), .from(record.isInBillingRetryPeriod),
-                .from(record.gracePeriodExpiresDate), .from(record.expirationIntent),
-                .text(record.eligibleWinBackOfferIds.joined(separator: "\n")), .integer(record.signedDate), .text(jws),
-            ])
-    }
-
-    static func recordAppTransaction(
-        _ db: PostgreSQLConnection, _ app: String, _ environment: String, _ original: String, _ appTransactionId: String?
-    ) throws {
-        guard let appTransactionId else { return }
-        try db.execute(
-            """
-            INSERT INTO app_transactions (app_id, environment, original_transaction_id, app_transaction_id)
-            VALUES ($1, $2, $3, $4) ON CONFLICT (app_id, environment, original_transaction_id)
-            DO UPDATE SET app_transaction_id = excluded.app_transaction_id
-            """, [.text(app), .text(environment), .text(original), .text(appTransactionId)])
+        let written = try FactWriter.write(batch, into: PostgreSQLWriteTransaction(db: db, appId: batch.appId))
+        if written.undo { throw PostgreSQLPool.RolledBackAnswer(value: (written.outcome, [OutboxEvent]())) }
+        return (written.outcome, written.events)
     }
 
     static func token(_ db: PostgreSQLConnection, _ app: String, _ environment: String, _ original: String) throws -> String? {
@@ -371,13 +174,13 @@ public final class PostgreSQLFactStore: FactStore {
 
     static func facts(
         _ db: PostgreSQLConnection, appId: String, environment: String, originalTransactionId: String, token knownToken: String? = nil,
-        tokenKnown: Bool = false
+        tokenKnown: Bool = false, evenWithoutTransactions: Bool = false
     ) throws -> SubscriptionFacts? {
         let key: [PGValue] = [.text(appId), .text(environment), .text(originalTransactionId)]
         let whereKey = "WHERE x.app_id = $1 AND x.environment = $2 AND x.original_transaction_id = $3"
         let transactions = try db.execute(
             "SELECT \(transactionColumns) FROM transactions x \(whereKey) ORDER BY x.purchase_date, x.transaction_id", key)
-        guard !transactions.isEmpty else { return nil }
+        guard !transactions.isEmpty || evenWithoutTransactions else { return nil }
         let records = transactions.rows.map { transaction($0, from: 0, original: originalTransactionId, environment: environment) }
         let renewal = try db.execute("SELECT \(renewalColumns) FROM renewal_infos x \(whereKey)", key).rows.first.map {
             self.renewal($0, from: 0, original: originalTransactionId, environment: environment)
@@ -388,6 +191,7 @@ public final class PostgreSQLFactStore: FactStore {
             return SubscriptionSignal(kind, at: row[1].flatMap { Int64($0) } ?? 0)
         }
         let token = tokenKnown ? knownToken : try self.token(db, appId, environment, originalTransactionId)
+        if records.isEmpty && renewal == nil && signals.isEmpty && token == nil { return nil }
         return SubscriptionFacts(
             originalTransactionId: originalTransactionId, environment: environment, appAccountToken: token, transactions: records,
             renewal: renewal, signals: signals)
@@ -516,43 +320,5 @@ public final class PostgreSQLFactStore: FactStore {
 
     public func checkHealth() throws {
         try pool.with { _ = try $0.execute("SELECT 1") }
-    }
-}
-
-/// A connection inside the writing transaction seen as a `FactReading`.
-struct PostgreSQLFactReader: FactReading {
-    let db: PostgreSQLConnection
-    let appId: String
-
-    func facts(environment: String, originalTransactionId: String, storedToken: String??) throws -> SubscriptionFacts? {
-        try PostgreSQLFactStore.facts(
-            db, appId: appId, environment: environment, originalTransactionId: originalTransactionId, token: storedToken ?? nil,
-            tokenKnown: storedToken != nil)
-    }
-
-    func facts(environment: String, appAccountToken: String) throws -> [SubscriptionFacts] {
-        try PostgreSQLFactStore.facts(db, appId: appId, environment: environment, appAccountToken: appAccountToken)
-    }
-
-    func token(environment: String, originalTransactionId: String) throws -> String? {
-        try PostgreSQLFactStore.token(db, appId, environment, originalTransactionId)
-    }
-
-    func linkTransfers(environment: String, appAccountToken: String) throws -> [LinkTransfer] {
-        try PostgreSQLFactStore.linkTransfers(db, appId: appId, environment: environment, appAccountToken: appAccountToken)
-    }
-
-    func grants(environment: String, appAccountToken: String) throws -> [PromotionalGrant] {
-        try PostgreSQLFactStore.grants(db, appId: appId, environment: environment, appAccountToken: appAccountToken)
-    }
-
-    func grant(id: String) throws -> PromotionalGrant? { try PostgreSQLFactStore.grant(db, appId: appId, id: id) }
-
-    func playPurchases(appAccountToken: String) throws -> [PlayPurchase] {
-        try PostgreSQLFactStore.playPurchases(db, appId: appId, appAccountToken: appAccountToken)
-    }
-
-    func playPurchase(token: String) throws -> PlayPurchase? {
-        try PostgreSQLFactStore.playPurchase(db, appId: appId, purchaseToken: token)
     }
 }

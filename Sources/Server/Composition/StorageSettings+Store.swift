@@ -1,7 +1,9 @@
+import Application
 import Entitlements
 import Foundation
 import Storage
 
+/// The composition root opens the store: the use cases see only the domain's `FactStore`.
 extension StorageSettings {
     /// The store the configuration names: the shared PostgreSQL database when set, else the
     /// SQLite file. Opening applies pending migrations.

@@ -1,0 +1,43 @@
+/// What a store does inside the transaction that writes one batch, and nothing more: read the
+/// stored facts, put rows, insert rows that must be new. Every decision (what is new, which copy
+/// wins, what a duplicate is, which events follow) is `FactWriter`'s, so the stores cannot drift
+/// apart; a store keeps only its SQL, its transactions and its group commit.
+///
+/// Every call is scoped to the app the transaction was opened for. `put…` replaces the row of
+/// the same key (or adds it); `insert…IfNew` adds a row only when its key is not stored and says
+/// whether it did.
+public protocol FactWriteTransaction: FactReading {
+    /// Serializes this transaction with every other one writing any of `keys` (sorted), until it
+    /// ends. A store with a single writer has nothing to do.
+    func lock(_ keys: [String]) throws
+
+    func insertNotificationIfNew(_ notification: StoredNotification) throws -> Bool
+    func insertPubSubMessageIfNew(_ messageId: String, receivedAt: Int64) throws -> Bool
+
+    func putTransaction(_ record: TransactionRecord, jws: String) throws
+    func putRenewal(_ record: RenewalRecord, jws: String) throws
+    func putAppTransaction(environment: String, originalTransactionId: String, appTransactionId: String) throws
+    /// Adds a signal; the writer never adds one already stored.
+    func insertSignal(environment: String, originalTransactionId: String, _ signal: SubscriptionSignal) throws
+    func putLink(environment: String, originalTransactionId: String, appAccountToken: String) throws
+    func insertTransfer(environment: String, _ transfer: LinkTransfer) throws
+
+    /// A Set App Account Token call due at `dueAt`, replacing any queued for the subscription.
+    func putTokenCall(_ call: PendingTokenCall, dueAt: Int64) throws
+    /// The queued call tried once more without success: due again at `retryAt`.
+    func rescheduleTokenCall(environment: String, originalTransactionId: String, retryAt: Int64) throws
+    func removeTokenCall(environment: String, originalTransactionId: String) throws
+    func putSyncRevision(environment: String, originalTransactionId: String, revision: String) throws
+
+    /// A Play purchase with Google's answer as text.
+    func putPlayPurchase(_ purchase: PlayPurchase, answer: String) throws
+    func putGrant(_ grant: PromotionalGrant) throws
+
+    /// The sequence the next event of the app takes. Sequences follow commit order: a store with
+    /// several writers holds the app's counter until this transaction ends.
+    func nextEventSequence() throws -> Int64
+    /// Events, numbered from `nextEventSequence()` on, each with a pending delivery per endpoint.
+    func insertEvents(_ events: [OutboxEvent]) throws
+    /// A pending delivery of a notification to pass on, created at `at`.
+    func insertForward(_ forward: ForwardedNotification, eventType: String?, at: Int64) throws
+}

@@ -1,0 +1,118 @@
+/// The write path, once for every store: the order of a batch's steps, the merge rules (through
+/// `FactChange.applying`: the newest signed copy wins, a signed token links, the first link
+/// stands unless moved, a void and a revocation are never forgotten, a duplicate applies nothing)
+/// and the events they cause. A store runs it inside one of its transactions.
+public enum FactWriter {
+    /// What writing a batch came to.
+    public struct Written: Sendable {
+        public var outcome: ApplyOutcome
+        /// The events written (announced once the transaction has committed).
+        public var events: [OutboxEvent]
+        /// Whether the store must undo everything the batch wrote (a link conflict undoes the
+        /// notification too, so that Apple's retry is applied) and still answer `outcome`.
+        public var undo: Bool
+    }
+
+    public static func write(_ batch: FactBatch, into store: some FactWriteTransaction) throws -> Written {
+        try store.lock(lockKeys(batch))
+        if let notification = batch.notification, try !store.insertNotificationIfNew(notification) {
+            return Written(outcome: .duplicateNotification, events: [], undo: true)
+        }
+        if let message = batch.pubsubMessageId, try !store.insertPubSubMessageIfNew(message, receivedAt: batch.requestedAt) {
+            return Written(outcome: .duplicateNotification, events: [], undo: true)
+        }
+        let pending = try FactChange.read(batch, environments: batch.eventWriter?.environments, from: store)
+        var outcome = ApplyOutcome.applied
+        if let requested = batch.requestedLink,
+            let existing = try store.token(environment: batch.environment, originalTransactionId: requested.originalTransactionId),
+            existing != requested.appAccountToken
+        {
+            guard batch.transfersLink else { return Written(outcome: .linkConflict(existingToken: existing), events: [], undo: true) }
+            try store.insertTransfer(
+                environment: batch.environment,
+                LinkTransfer(
+                    originalTransactionId: requested.originalTransactionId, from: existing, to: requested.appAccountToken,
+                    at: batch.requestedAt))
+            outcome = .transferred(from: existing)
+        }
+        let change = FactChange.applying(batch, to: pending)
+        for after in change.after {
+            try putChanges(after, over: pending.stored[after.originalTransactionId], from: batch, into: store)
+        }
+        for (record, _) in batch.transactions {
+            guard let app = record.appTransactionId else { continue }
+            try store.putAppTransaction(
+                environment: record.environment, originalTransactionId: record.originalTransactionId, appTransactionId: app)
+        }
+        if let (record, _) = batch.renewal, let app = record.appTransactionId {
+            try store.putAppTransaction(
+                environment: record.environment, originalTransactionId: record.originalTransactionId, appTransactionId: app)
+        }
+        try storeCalls(of: batch, into: store)
+        for after in change.playAfter where after != change.playBefore[after.purchaseToken] {
+            guard let answer = batch.playPurchases.last(where: { $0.purchase.purchaseToken == after.purchaseToken })?.json else { continue }
+            try store.putPlayPurchase(after, answer: answer)
+        }
+        if let grant = change.grantAfter, grant != change.grantBefore { try store.putGrant(grant) }
+        var events: [OutboxEvent] = []
+        if let writer = batch.eventWriter {
+            events = writer.events(for: change, firstSequence: try store.nextEventSequence())
+            if !events.isEmpty { try store.insertEvents(events) }
+        }
+        if let forward = batch.forward {
+            try store.insertForward(
+                forward, eventType: batch.notification?.notificationType, at: batch.notification?.receivedAt ?? batch.requestedAt)
+        }
+        return Written(outcome: outcome, events: events, undo: false)
+    }
+
+    /// What the merge rules changed of one subscription, put as rows: each copy that won with
+    /// its own signed text, the renewal info, new signals, the link.
+    private static func putChanges(
+        _ after: SubscriptionFacts, over stored: SubscriptionFacts?, from batch: FactBatch, into store: some FactWriteTransaction
+    ) throws {
+        for record in after.transactions where stored?.transactions.first(where: { $0.transactionId == record.transactionId }) != record {
+            guard let jws = batch.transactions.last(where: { $0.record == record })?.jws else { continue }
+            try store.putTransaction(record, jws: jws)
+        }
+        if let renewal = after.renewal, renewal != stored?.renewal, let (record, jws) = batch.renewal, record == renewal {
+            try store.putRenewal(record, jws: jws)
+        }
+        for signal in after.signals where !(stored?.signals.contains(signal) ?? false) {
+            try store.insertSignal(environment: after.environment, originalTransactionId: after.originalTransactionId, signal)
+        }
+        if let token = after.appAccountToken, token != stored?.appAccountToken {
+            try store.putLink(environment: after.environment, originalTransactionId: after.originalTransactionId, appAccountToken: token)
+        }
+    }
+
+    /// The Set App Account Token call a link queues, the end of one made, the sync's revision.
+    private static func storeCalls(of batch: FactBatch, into store: some FactWriteTransaction) throws {
+        let environment = batch.environment
+        if let requested = batch.requestedLink, batch.queuesTokenCall {
+            let call = PendingTokenCall(
+                appId: batch.appId, environment: environment, originalTransactionId: requested.originalTransactionId,
+                appAccountToken: requested.appAccountToken, attempts: 0)
+            try store.putTokenCall(call, dueAt: batch.requestedAt)
+        }
+        if let call = batch.tokenCallOutcome {
+            if let retryAt = call.retryAt {
+                try store.rescheduleTokenCall(environment: environment, originalTransactionId: call.originalTransactionId, retryAt: retryAt)
+            } else {
+                try store.removeTokenCall(environment: environment, originalTransactionId: call.originalTransactionId)
+            }
+        }
+        if let sync = batch.syncRevision {
+            try store.putSyncRevision(environment: environment, originalTransactionId: sync.originalTransactionId, revision: sync.revision)
+        }
+    }
+
+    /// Everything a batch reads and then writes: its subscriptions, its grant (two revocations of
+    /// one grant at once: the second sees the first and causes no event), its Play purchases.
+    static func lockKeys(_ batch: FactBatch) -> [String] {
+        var keys = batch.touchedSubscriptions.map { "\(batch.appId)\u{1F}\(batch.environment)\u{1F}\($0)" }
+        if let grant = batch.grant { keys.append("\(batch.appId)\u{1F}grant\u{1F}\(grant.id)") }
+        for (purchase, _) in batch.playPurchases { keys.append("\(batch.appId)\u{1F}play\u{1F}\(purchase.purchaseToken)") }
+        return keys.sorted()
+    }
+}

@@ -1,0 +1,281 @@
+import Entitlements
+
+/// A connection inside the transaction that writes a batch, as `FactWriter` uses it: PostgreSQL's
+/// statements for each primitive and nothing else. Several instances write at once, so `lock`
+/// takes transaction-scoped advisory locks (in the sorted order the writer gives: no deadlock
+/// between two batches) and the event counter row stays locked until the commit.
+struct PostgreSQLWriteTransaction: FactWriteTransaction {
+    let db: PostgreSQLConnection
+    let appId: String
+
+    // MARK: Reading
+
+    func facts(environment: String, originalTransactionId: String, storedToken: String??) throws -> SubscriptionFacts? {
+        try PostgreSQLFactStore.facts(
+            db, appId: appId, environment: environment, originalTransactionId: originalTransactionId, token: storedToken ?? nil,
+            tokenKnown: storedToken != nil, evenWithoutTransactions: true)
+    }
+
+    func facts(environment: String, appAccountToken: String) throws -> [SubscriptionFacts] {
+        try PostgreSQLFactStore.facts(db, appId: appId, environment: environment, appAccountToken: appAccountToken)
+    }
+
+    func token(environment: String, originalTransactionId: String) throws -> String? {
+        try PostgreSQLFactStore.token(db, appId, environment, originalTransactionId)
+    }
+
+    func linkTransfers(environment: String, appAccountToken: String) throws -> [LinkTransfer] {
+        try PostgreSQLFactStore.linkTransfers(db, appId: appId, environment: environment, appAccountToken: appAccountToken)
+    }
+
+    func grants(environment: String, appAccountToken: String) throws -> [PromotionalGrant] {
+        try PostgreSQLFactStore.grants(db, appId: appId, environment: environment, appAccountToken: appAccountToken)
+    }
+
+    func grant(id: String) throws -> PromotionalGrant? { try PostgreSQLFactStore.grant(db, appId: appId, id: id) }
+
+    func playPurchases(appAccountToken: String) throws -> [PlayPurchase] {
+        try PostgreSQLFactStore.playPurchases(db, appId: appId, appAccountToken: appAccountToken)
+    }
+
+    func playPurchase(token: String) throws -> PlayPurchase? {
+        try PostgreSQLFactStore.playPurchase(db, appId: appId, purchaseToken: token)
+    }
+
+    // MARK: Writing
+
+    func lock(_ keys: [String]) throws {
+        guard !keys.isEmpty else { return }
+        // One round trip for all of them; `ORDER BY` keeps the writer's order.
+        try db.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest($1::text[]) WITH ORDINALITY AS u(k, n) ORDER BY n",
+            [.text(Self.arrayLiteral(keys))])
+    }
+
+    /// A `text[]` literal: each element quoted, `"` and `\` escaped.
+    static func arrayLiteral(_ values: [String]) -> String {
+        "{"
+            + values.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+            .joined(separator: ",") + "}"
+    }
+
+    func insertNotificationIfNew(_ notification: StoredNotification) throws -> Bool {
+        !(try db.execute(
+            """
+            INSERT INTO notifications (notification_uuid, app_id, environment, notification_type, subtype,
+                signed_date, received_at, original_transaction_id, jws)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (notification_uuid) DO NOTHING RETURNING sequence
+            """,
+            [
+                .text(notification.notificationUUID), .text(notification.appId), .text(notification.environment),
+                .text(notification.notificationType), .from(notification.subtype), .integer(notification.signedDate),
+                .integer(notification.receivedAt), .from(notification.originalTransactionId), .text(notification.jws),
+            ]
+        ).isEmpty)
+    }
+
+    func insertPubSubMessageIfNew(_ messageId: String, receivedAt: Int64) throws -> Bool {
+        !(try db.execute(
+            "INSERT INTO pubsub_messages (app_id, message_id, received_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 1",
+            [.text(appId), .text(messageId), .integer(receivedAt)]
+        ).isEmpty)
+    }
+
+    /// `INSERT … ON CONFLICT (key) DO UPDATE SET` every other column: a put.
+    private static func put(_ table: String, key: [String], columns: [String]) -> String {
+        let marks = (1...columns.count).map { "$\($0)" }.joined(separator: ", ")
+        let updates = columns.filter { !key.contains($0) }.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+        return """
+            INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(marks))
+            ON CONFLICT (\(key.joined(separator: ", "))) DO UPDATE SET \(updates)
+            """
+    }
+
+    private static let putTransactionSQL = put(
+        "transactions", key: ["app_id", "environment", "transaction_id"],
+        columns: [
+            "app_id", "environment", "transaction_id", "original_transaction_id", "product_id", "subscription_group", "type",
+            "purchase_date", "original_purchase_date", "expires_date", "revocation_date", "revocation_reason", "revocation_type",
+            "is_upgraded", "offer_type", "offer_discount_type", "offer_identifier", "ownership_type", "signed_date",
+            "app_account_token", "jws", "price", "currency",
+        ])
+
+    func putTransaction(_ record: TransactionRecord, jws: String) throws {
+        try db.execute(
+            Self.putTransactionSQL,
+            [
+                .text(appId), .text(record.environment), .text(record.transactionId), .text(record.originalTransactionId),
+                .text(record.productId), .from(record.subscriptionGroupIdentifier), .text(record.type),
+                .integer(record.purchaseDate), .from(record.originalPurchaseDate), .from(record.expiresDate),
+                .from(record.revocationDate), .from(record.revocationReason), .from(record.revocationType),
+                .from(record.isUpgraded), .from(record.offerType), .from(record.offerDiscountType),
+                .from(record.offerIdentifier), .from(record.ownershipType), .integer(record.signedDate),
+                .from(record.appAccountToken), .text(jws), .from(record.price), .from(record.currency),
+            ])
+    }
+
+    private static let putRenewalSQL = put(
+        "renewal_infos", key: ["app_id", "environment", "original_transaction_id"],
+        columns: [
+            "app_id", "environment", "original_transaction_id", "product_id", "auto_renew_product_id", "auto_renew_status",
+            "is_in_billing_retry", "grace_period_expires_date", "expiration_intent", "eligible_win_back_offer_ids", "signed_date",
+            "jws",
+        ])
+
+    func putRenewal(_ record: RenewalRecord, jws: String) throws {
+        try db.execute(
+            Self.putRenewalSQL,
+            [
+                .text(appId), .text(record.environment), .text(record.originalTransactionId), .from(record.productId),
+                .from(record.autoRenewProductId), .from(record.autoRenewStatus), .from(record.isInBillingRetryPeriod),
+                .from(record.gracePeriodExpiresDate), .from(record.expirationIntent),
+                .text(record.eligibleWinBackOfferIds.joined(separator: "\n")), .integer(record.signedDate), .text(jws),
+            ])
+    }
+
+    private static let putAppTransactionSQL = put(
+        "app_transactions", key: ["app_id", "environment", "original_transaction_id"],
+        columns: ["app_id", "environment", "original_transaction_id", "app_transaction_id"])
+
+    func putAppTransaction(environment: String, originalTransactionId: String, appTransactionId: String) throws {
+        try db.execute(
+            Self.putAppTransactionSQL, [.text(appId), .text(environment), .text(originalTransactionId), .text(appTransactionId)])
+    }
+
+    func insertSignal(environment: String, originalTransactionId: String, _ signal: SubscriptionSignal) throws {
+        try db.execute(
+            "INSERT INTO signals (app_id, environment, original_transaction_id, kind, at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+            [.text(appId), .text(environment), .text(originalTransactionId), .text(signal.kind.storedName), .integer(signal.at)])
+    }
+
+    private static let putLinkSQL = put(
+        "subscriber_links", key: ["app_id", "environment", "original_transaction_id"],
+        columns: ["app_id", "environment", "original_transaction_id", "app_account_token"])
+
+    func putLink(environment: String, originalTransactionId: String, appAccountToken: String) throws {
+        try db.execute(Self.putLinkSQL, [.text(appId), .text(environment), .text(originalTransactionId), .text(appAccountToken)])
+    }
+
+    func insertTransfer(environment: String, _ transfer: LinkTransfer) throws {
+        try db.execute(
+            """
+            INSERT INTO link_transfers (app_id, environment, original_transaction_id, from_token, to_token, at)
+            VALUES ($1, $2, $3, $4, $5, $6)
+            """,
+            [
+                .text(appId), .text(environment), .text(transfer.originalTransactionId), .text(transfer.from), .text(transfer.to),
+                .integer(transfer.at),
+            ])
+    }
+
+    private static let putTokenCallSQL = put(
+        "token_calls", key: ["app_id", "environment", "original_transaction_id"],
+        columns: ["app_id", "environment", "original_transaction_id", "app_account_token", "attempts", "next_at"])
+
+    func putTokenCall(_ call: PendingTokenCall, dueAt: Int64) throws {
+        try db.execute(
+            Self.putTokenCallSQL,
+            [
+                .text(appId), .text(call.environment), .text(call.originalTransactionId), .text(call.appAccountToken),
+                .integer(Int64(call.attempts)), .integer(dueAt),
+            ])
+    }
+
+    func rescheduleTokenCall(environment: String, originalTransactionId: String, retryAt: Int64) throws {
+        try db.execute(
+            """
+            UPDATE token_calls SET attempts = attempts + 1, next_at = $4
+            WHERE app_id = $1 AND environment = $2 AND original_transaction_id = $3
+            """, [.text(appId), .text(environment), .text(originalTransactionId), .integer(retryAt)])
+    }
+
+    func removeTokenCall(environment: String, originalTransactionId: String) throws {
+        try db.execute(
+            "DELETE FROM token_calls WHERE app_id = $1 AND environment = $2 AND original_transaction_id = $3",
+            [.text(appId), .text(environment), .text(originalTransactionId)])
+    }
+
+    private static let putSyncRevisionSQL = put(
+        "sync_revisions", key: ["app_id", "environment", "original_transaction_id"],
+        columns: ["app_id", "environment", "original_transaction_id", "revision"])
+
+    func putSyncRevision(environment: String, originalTransactionId: String, revision: String) throws {
+        try db.execute(Self.putSyncRevisionSQL, [.text(appId), .text(environment), .text(originalTransactionId), .text(revision)])
+    }
+
+    private static let putPlayPurchaseSQL = put(
+        "play_purchases", key: ["app_id", "purchase_token"],
+        columns: [
+            "app_id", "purchase_token", "kind", "product_id", "base_plan_id", "offer_id", "environment", "google_state", "start_time",
+            "expiry_time", "auto_renewing", "linked_purchase_token", "acknowledged", "app_account_token", "order_id", "voided_at",
+            "read_at", "json",
+        ])
+
+    func putPlayPurchase(_ purchase: PlayPurchase, answer: String) throws {
+        try db.execute(
+            Self.putPlayPurchaseSQL,
+            [
+                .text(appId), .text(purchase.purchaseToken), .text(purchase.kind.rawValue), .text(purchase.productId),
+                .from(purchase.basePlanId), .from(purchase.offerId), .text(purchase.environment), .text(purchase.googleState),
+                .integer(purchase.startTime), .from(purchase.expiryTime), .from(purchase.autoRenewing),
+                .from(purchase.linkedPurchaseToken), .from(purchase.acknowledged), .from(purchase.appAccountToken),
+                .from(purchase.orderId), .from(purchase.voidedAt), .integer(purchase.readAt), .text(answer),
+            ])
+    }
+
+    private static let putGrantSQL = put(
+        "grants", key: ["app_id", "id"],
+        columns: [
+            "app_id", "id", "environment", "app_account_token", "entitlement", "starts_at", "expires_date", "reason", "granted_by",
+            "revoked_at", "revoked_by",
+        ])
+
+    func putGrant(_ grant: PromotionalGrant) throws {
+        try db.execute(
+            Self.putGrantSQL,
+            [
+                .text(appId), .text(grant.id), .text(grant.environment), .text(grant.appAccountToken), .text(grant.entitlement),
+                .integer(grant.startsAt), .integer(grant.expiresDate), .from(grant.reason), .text(grant.grantedBy),
+                .from(grant.revokedAt), .from(grant.revokedBy),
+            ])
+    }
+
+    func nextEventSequence() throws -> Int64 {
+        // Taking the row (`FOR UPDATE`, created on first use) holds it until this commit.
+        let rows = try db.execute(
+            """
+            INSERT INTO event_sequences AS s (app_id, last) VALUES ($1, 0)
+            ON CONFLICT (app_id) DO UPDATE SET last = s.last RETURNING last
+            """, [.text(appId)])
+        return (rows.int64(0, 0) ?? 0) + 1
+    }
+
+    func insertEvents(_ events: [OutboxEvent]) throws {
+        for event in events {
+            try db.execute(
+                """
+                INSERT INTO events (app_id, sequence, id, type, environment, original_transaction_id, app_account_token,
+                    occurred_at, created_at, body)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+                """,
+                [
+                    .text(event.appId), .integer(event.sequence), .text(event.id), .text(event.type), .text(event.environment),
+                    .from(event.originalTransactionId), .from(event.appAccountToken), .integer(event.occurredAt),
+                    .integer(event.createdAt), .text(event.body),
+                ])
+            for endpoint in event.endpoints {
+                try PostgreSQLFactStore.insertDelivery(
+                    db, app: event.appId, kind: .event, eventId: event.id, eventType: event.type, endpoint: endpoint, body: nil,
+                    at: event.createdAt)
+            }
+        }
+        if let last = events.last {
+            try db.execute("UPDATE event_sequences SET last = $2 WHERE app_id = $1", [.text(appId), .integer(last.sequence)])
+        }
+    }
+
+    func insertForward(_ forward: ForwardedNotification, eventType: String?, at: Int64) throws {
+        try PostgreSQLFactStore.insertDelivery(
+            db, app: appId, kind: .forward, eventId: nil, eventType: eventType, endpoint: forward.url, body: forward.body, at: at)
+    }
+}

@@ -1,0 +1,245 @@
+import Entitlements
+
+/// The writer connection inside a group commit, as `FactWriter` uses it: SQLite's statements for
+/// each primitive and nothing else. There is one writer, so `lock` has nothing to do.
+struct SQLiteWriteTransaction: FactWriteTransaction {
+    let database: SQLiteDatabase
+    let appId: String
+    let memory: SQLiteFactStore.WriterMemory
+
+    // MARK: Reading
+
+    func facts(environment: String, originalTransactionId: String, storedToken: String??) throws -> SubscriptionFacts? {
+        try SQLiteFactStore.facts(
+            database, appId: appId, environment: environment, originalTransactionId: originalTransactionId, token: storedToken ?? nil,
+            tokenKnown: storedToken != nil, evenWithoutTransactions: true)
+    }
+
+    func facts(environment: String, appAccountToken: String) throws -> [SubscriptionFacts] {
+        try SQLiteFactStore.facts(database, appId: appId, environment: environment, appAccountToken: appAccountToken)
+    }
+
+    func token(environment: String, originalTransactionId: String) throws -> String? {
+        let query = try database.statement(
+            "SELECT app_account_token FROM subscriber_links WHERE app_id = ? AND environment = ? AND original_transaction_id = ?"
+        ).bind([.text(appId), .text(environment), .text(originalTransactionId)])
+        return try query.step() ? query.text(0) : nil
+    }
+
+    func linkTransfers(environment: String, appAccountToken: String) throws -> [LinkTransfer] {
+        try SQLiteFactStore.linkTransfers(database, appId: appId, environment: environment, appAccountToken: appAccountToken)
+    }
+
+    func grants(environment: String, appAccountToken: String) throws -> [PromotionalGrant] {
+        guard try memory.grantedTokens.mayHave(appId, appAccountToken, database) else { return [] }
+        return try SQLiteFactStore.grants(database, appId: appId, environment: environment, appAccountToken: appAccountToken)
+    }
+
+    func grant(id: String) throws -> PromotionalGrant? { try SQLiteFactStore.grant(database, appId: appId, id: id) }
+
+    func playPurchases(appAccountToken: String) throws -> [PlayPurchase] {
+        try SQLiteFactStore.playPurchases(database, appId: appId, appAccountToken: appAccountToken)
+    }
+
+    func playPurchase(token: String) throws -> PlayPurchase? {
+        try SQLiteFactStore.playPurchase(database, appId: appId, purchaseToken: token)
+    }
+
+    // MARK: Writing
+
+    func lock(_ keys: [String]) throws {}
+
+    func insertNotificationIfNew(_ notification: StoredNotification) throws -> Bool {
+        try database.statement(
+            """
+            INSERT INTO notifications (notification_uuid, app_id, environment, notification_type, subtype,
+                signed_date, received_at, original_transaction_id, jws)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (notification_uuid) DO NOTHING
+            """
+        ).bind([
+            .text(notification.notificationUUID), .text(notification.appId), .text(notification.environment),
+            .text(notification.notificationType), .from(notification.subtype), .integer(notification.signedDate),
+            .integer(notification.receivedAt), .from(notification.originalTransactionId), .text(notification.jws),
+        ]).run()
+        return database.changes > 0
+    }
+
+    func insertPubSubMessageIfNew(_ messageId: String, receivedAt: Int64) throws -> Bool {
+        try database.statement(
+            "INSERT INTO pubsub_messages (app_id, message_id, received_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
+        ).bind([.text(appId), .text(messageId), .integer(receivedAt)]).run()
+        return database.changes > 0
+    }
+
+    func putTransaction(_ record: TransactionRecord, jws: String) throws {
+        try database.statement(
+            """
+            INSERT OR REPLACE INTO transactions (app_id, environment, transaction_id, original_transaction_id, product_id,
+                subscription_group, type, purchase_date, original_purchase_date, expires_date, revocation_date,
+                revocation_reason, revocation_type, is_upgraded, offer_type, offer_discount_type, offer_identifier,
+                ownership_type, signed_date, app_account_token, jws, price, currency)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """
+        ).bind([
+            .text(appId), .text(record.environment), .text(record.transactionId), .text(record.originalTransactionId),
+            .text(record.productId), .from(record.subscriptionGroupIdentifier), .text(record.type),
+            .integer(record.purchaseDate), .from(record.originalPurchaseDate), .from(record.expiresDate),
+            .from(record.revocationDate), .from(record.revocationReason), .from(record.revocationType),
+            .from(record.isUpgraded), .from(record.offerType), .from(record.offerDiscountType),
+            .from(record.offerIdentifier), .from(record.ownershipType), .integer(record.signedDate),
+            .from(record.appAccountToken), .text(jws), .from(record.price), .from(record.currency),
+        ]).run()
+    }
+
+    func putRenewal(_ record: RenewalRecord, jws: String) throws {
+        try database.statement(
+            """
+            INSERT OR REPLACE INTO renewal_infos (app_id, environment, original_transaction_id, product_id, auto_renew_product_id,
+                auto_renew_status, is_in_billing_retry, grace_period_expires_date, expiration_intent,
+                eligible_win_back_offer_ids, signed_date, jws)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """
+        ).bind([
+            .text(appId), .text(record.environment), .text(record.originalTransactionId), .from(record.productId),
+            .from(record.autoRenewProductId), .from(record.autoRenewStatus), .from(record.isInBillingRetryPeriod),
+            .from(record.gracePeriodExpiresDate), .from(record.expirationIntent),
+            .text(record.eligibleWinBackOfferIds.joined(separator: "\n")), .integer(record.signedDate), .text(jws),
+        ]).run()
+    }
+
+    func putAppTransaction(environment: String, originalTransactionId: String, appTransactionId: String) throws {
+        try database.statement(
+            """
+            INSERT OR REPLACE INTO app_transactions (app_id, environment, original_transaction_id, app_transaction_id)
+            VALUES (?, ?, ?, ?)
+            """
+        ).bind([.text(appId), .text(environment), .text(originalTransactionId), .text(appTransactionId)]).run()
+    }
+
+    func insertSignal(environment: String, originalTransactionId: String, _ signal: SubscriptionSignal) throws {
+        try database.statement("INSERT INTO signals (app_id, environment, original_transaction_id, kind, at) VALUES (?, ?, ?, ?, ?)")
+            .bind([.text(appId), .text(environment), .text(originalTransactionId), .text(signal.kind.storedName), .integer(signal.at)])
+            .run()
+    }
+
+    func putLink(environment: String, originalTransactionId: String, appAccountToken: String) throws {
+        try database.statement(
+            """
+            INSERT OR REPLACE INTO subscriber_links (app_id, environment, original_transaction_id, app_account_token)
+            VALUES (?, ?, ?, ?)
+            """
+        ).bind([.text(appId), .text(environment), .text(originalTransactionId), .text(appAccountToken)]).run()
+    }
+
+    func insertTransfer(environment: String, _ transfer: LinkTransfer) throws {
+        try database.statement(
+            """
+            INSERT INTO link_transfers (app_id, environment, original_transaction_id, from_token, to_token, at)
+            VALUES (?, ?, ?, ?, ?, ?)
+            """
+        ).bind([
+            .text(appId), .text(environment), .text(transfer.originalTransactionId), .text(transfer.from), .text(transfer.to),
+            .integer(transfer.at),
+        ]).run()
+    }
+
+    func putTokenCall(_ call: PendingTokenCall, dueAt: Int64) throws {
+        try database.statement(
+            """
+            INSERT OR REPLACE INTO token_calls (app_id, environment, original_transaction_id, app_account_token, attempts, next_at)
+            VALUES (?, ?, ?, ?, ?, ?)
+            """
+        ).bind([
+            .text(appId), .text(call.environment), .text(call.originalTransactionId), .text(call.appAccountToken),
+            .integer(Int64(call.attempts)), .integer(dueAt),
+        ]).run()
+    }
+
+    func rescheduleTokenCall(environment: String, originalTransactionId: String, retryAt: Int64) throws {
+        try database.statement(
+            """
+            UPDATE token_calls SET attempts = attempts + 1, next_at = ?
+            WHERE app_id = ? AND environment = ? AND original_transaction_id = ?
+            """
+        ).bind([.integer(retryAt), .text(appId), .text(environment), .text(originalTransactionId)]).run()
+    }
+
+    func removeTokenCall(environment: String, originalTransactionId: String) throws {
+        try database.statement("DELETE FROM token_calls WHERE app_id = ? AND environment = ? AND original_transaction_id = ?")
+            .bind([.text(appId), .text(environment), .text(originalTransactionId)]).run()
+    }
+
+    func putSyncRevision(environment: String, originalTransactionId: String, revision: String) throws {
+        try database.statement(
+            "INSERT OR REPLACE INTO sync_revisions (app_id, environment, original_transaction_id, revision) VALUES (?, ?, ?, ?)"
+        ).bind([.text(appId), .text(environment), .text(originalTransactionId), .text(revision)]).run()
+    }
+
+    func putPlayPurchase(_ purchase: PlayPurchase, answer: String) throws {
+        try database.statement(
+            """
+            INSERT OR REPLACE INTO play_purchases (app_id, purchase_token, kind, product_id, base_plan_id, offer_id, environment,
+                google_state, start_time, expiry_time, auto_renewing, linked_purchase_token, acknowledged, app_account_token,
+                order_id, voided_at, read_at, json)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """
+        ).bind([.text(appId)] + SQLiteFactStore.playValues(purchase) + [.text(answer)]).run()
+    }
+
+    func putGrant(_ grant: PromotionalGrant) throws {
+        try database.statement(
+            """
+            INSERT OR REPLACE INTO grants (app_id, id, environment, app_account_token, entitlement, starts_at, expires_date, reason,
+                granted_by, revoked_at, revoked_by)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """
+        ).bind([
+            .text(appId), .text(grant.id), .text(grant.environment), .text(grant.appAccountToken), .text(grant.entitlement),
+            .integer(grant.startsAt), .integer(grant.expiresDate), .from(grant.reason), .text(grant.grantedBy),
+            .from(grant.revokedAt), .from(grant.revokedBy),
+        ]).run()
+        memory.grantedTokens.add(appId, grant.appAccountToken)
+    }
+
+    func nextEventSequence() throws -> Int64 { try memory.sequences.next(appId, database) }
+
+    func insertEvents(_ events: [OutboxEvent]) throws {
+        for event in events {
+            try database.statement(
+                """
+                INSERT INTO events (app_id, sequence, id, type, environment, original_transaction_id, app_account_token,
+                    occurred_at, created_at, body)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+            ).bind([
+                .text(event.appId), .integer(event.sequence), .text(event.id), .text(event.type), .text(event.environment),
+                .from(event.originalTransactionId), .from(event.appAccountToken), .integer(event.occurredAt),
+                .integer(event.createdAt), .text(event.body),
+            ]).run()
+            for endpoint in event.endpoints {
+                try insertDelivery(
+                    kind: .event, eventId: event.id, eventType: event.type, endpoint: endpoint, body: nil, at: event.createdAt)
+            }
+        }
+        if let last = events.last { memory.sequences.used(appId, through: last.sequence) }
+    }
+
+    func insertForward(_ forward: ForwardedNotification, eventType: String?, at: Int64) throws {
+        try insertDelivery(kind: .forward, eventId: nil, eventType: eventType, endpoint: forward.url, body: forward.body, at: at)
+    }
+
+    private func insertDelivery(
+        kind: WebhookDelivery.Kind, eventId: String?, eventType: String?, endpoint: String, body: String?, at: Int64
+    ) throws {
+        try database.statement(
+            """
+            INSERT INTO deliveries (app_id, kind, event_id, event_type, endpoint, body, status, attempts, next_at,
+                created_at, window_start)
+            VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)
+            """
+        ).bind([
+            .text(appId), .text(kind.rawValue), .from(eventId), .from(eventType), .text(endpoint), .from(body), .integer(at),
+            .integer(at), .integer(at),
+        ]).run()
+    }
+}
