@@ -140,11 +140,12 @@ public struct SubscriptionFacts: Sendable, Equatable {
 /// (PostgreSQL later) and `InMemoryFactStore` serves fast tests. Implementations block: call
 /// them off the event loops.
 public protocol FactStore: Sendable {
-    /// Applies the batch atomically; when it returns `.applied`, the facts are durable.
-    func apply(_ batch: FactBatch) throws -> ApplyOutcome
+    /// Writes the batch atomically through `FactWriter`; when it returns, the facts and the
+    /// events they caused are durable.
+    func write(_ batch: FactBatch) throws -> AppliedBatch
     /// The same without blocking the caller: `completion` runs (on a store thread) once the batch
     /// is durable or has failed. Event loops use this.
-    func apply(_ batch: FactBatch, completion: @escaping @Sendable (Result<ApplyOutcome, Error>) -> Void)
+    func write(_ batch: FactBatch, completion: @escaping @Sendable (Result<AppliedBatch, Error>) -> Void)
     /// Every subscription (and non-subscription purchase) linked to `appAccountToken`.
     func facts(appId: String, environment: String, appAccountToken: String) throws -> [SubscriptionFacts]
     func facts(appId: String, environment: String, originalTransactionId: String) throws -> SubscriptionFacts?
@@ -216,9 +217,30 @@ public protocol FactStore: Sendable {
     func playPurchases(appId: String, after: String?, limit: Int) throws -> [PlayPurchase]
 }
 
-extension FactStore {
-    /// For stores whose writes are quick and in memory: apply now, then call back.
-    public func apply(_ batch: FactBatch, completion: @escaping @Sendable (Result<ApplyOutcome, Error>) -> Void) {
-        completion(Result { try apply(batch) })
+/// A batch as written: how it came out and the events its transaction put in the outbox.
+public struct AppliedBatch: Sendable {
+    public var outcome: ApplyOutcome
+    public var events: [OutboxEvent]
+    /// Whether the transaction put anything in the outbox: events, or a notification to pass on
+    /// (which a duplicate never is).
+    public var wroteToOutbox: Bool
+
+    public init(outcome: ApplyOutcome, events: [OutboxEvent], forwards: Bool) {
+        self.outcome = outcome
+        self.events = events
+        switch outcome {
+        case .applied, .transferred: wroteToOutbox = !events.isEmpty || forwards
+        case .duplicateNotification, .linkConflict: wroteToOutbox = false
+        }
     }
+}
+
+extension FactStore {
+    /// For stores whose writes are quick and in memory: write now, then call back.
+    public func write(_ batch: FactBatch, completion: @escaping @Sendable (Result<AppliedBatch, Error>) -> Void) {
+        completion(Result { try write(batch) })
+    }
+
+    /// The batch's outcome alone (tools, tests and writes that cause no events).
+    public func apply(_ batch: FactBatch) throws -> ApplyOutcome { try write(batch).outcome }
 }

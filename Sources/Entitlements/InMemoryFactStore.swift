@@ -72,8 +72,8 @@ public final class InMemoryFactStore: FactStore {
 
     public init() {}
 
-    public func apply(_ batch: FactBatch) throws -> ApplyOutcome {
-        let written = try state.withLock { state in
+    public func write(_ batch: FactBatch) throws -> AppliedBatch {
+        try state.withLock { state in
             // The state moves into the transaction and back, so nothing copies it.
             var taken = State()
             swap(&taken, &state)
@@ -81,10 +81,8 @@ public final class InMemoryFactStore: FactStore {
             defer { state = transaction.finish() }
             let written = try FactWriter.write(batch, into: transaction)
             if !written.undo { transaction.commit() }
-            return written
+            return written.applied
         }
-        if batch.wroteToOutbox(written.outcome, events: written.events) { batch.eventWriter?.committed(written.events) }
-        return written.outcome
     }
 
     /// The state inside one write, as `FactWriter` uses it. Each change logs how to undo it, so a

@@ -79,31 +79,22 @@ public final class SQLiteFactStore: FactStore {
     /// Group commit on the writer thread: every write queued while the previous commit was syncing
     /// is written in one SQLite transaction (each inside its own savepoint, so one batch's conflict
     /// rolls back only that batch) and shares one WAL sync. Completions run after the commit.
-    public func apply(_ batch: FactBatch, completion: @escaping @Sendable (Result<ApplyOutcome, Error>) -> Void) {
-        writerLoop.enqueue({ [memory] in try Self.writeOrRollBack(batch, into: $0, memory: memory) }) { result in
-            if case .success(let (outcome, events)) = result, batch.wroteToOutbox(outcome, events: events) {
-                batch.eventWriter?.committed(events)
-            }
-            completion(result.map(\.0))
-        }
+    public func write(_ batch: FactBatch, completion: @escaping @Sendable (Result<AppliedBatch, Error>) -> Void) {
+        writerLoop.enqueue({ [memory] in try Self.writeOrRollBack(batch, into: $0, memory: memory) }, completion: completion)
     }
 
     /// Blocks until the batch is durable (tests, the CLI, handlers already off the event loops).
-    public func apply(_ batch: FactBatch) throws -> ApplyOutcome {
-        let (outcome, events) = try writerLoop.perform { [memory] in try Self.writeOrRollBack(batch, into: $0, memory: memory) }
-        if batch.wroteToOutbox(outcome, events: events) { batch.eventWriter?.committed(events) }
-        return outcome
+    public func write(_ batch: FactBatch) throws -> AppliedBatch {
+        try writerLoop.perform { [memory] in try Self.writeOrRollBack(batch, into: $0, memory: memory) }
     }
 
     deinit { writerLoop.stop() }
 
     /// A batch through the one writer; what it must undo is rolled back, its answer kept.
-    static func writeOrRollBack(
-        _ batch: FactBatch, into database: SQLiteDatabase, memory: WriterMemory
-    ) throws -> (ApplyOutcome, [OutboxEvent]) {
+    static func writeOrRollBack(_ batch: FactBatch, into database: SQLiteDatabase, memory: WriterMemory) throws -> AppliedBatch {
         let written = try FactWriter.write(batch, into: SQLiteWriteTransaction(database: database, appId: batch.appId, memory: memory))
-        if written.undo { throw WriterLoop.RolledBack(value: (written.outcome, [OutboxEvent]())) }
-        return (written.outcome, written.events)
+        if written.undo { throw WriterLoop.RolledBack(value: written.applied) }
+        return written.applied
     }
 
     // MARK: - Reading

@@ -258,7 +258,7 @@ private struct Unexpected: Error, CustomStringConvertible {
 /// A store whose every read fails with `error` (writes too).
 private struct FailingStore: FactStore {
     let error: any Error & Sendable
-    func apply(_ batch: FactBatch) throws -> ApplyOutcome { throw error }
+    func write(_ batch: FactBatch) throws -> AppliedBatch { throw error }
     func facts(appId: String, environment: String, appAccountToken: String) throws -> [SubscriptionFacts] { throw error }
     func facts(appId: String, environment: String, originalTransactionId: String) throws -> SubscriptionFacts? { throw error }
     func syncRevision(appId: String, environment: String, originalTransactionId: String) throws -> String? { throw error }

@@ -320,7 +320,6 @@ class FactStoreContract: XCTestCase {
     final class RecordingWriter: EventWriting, @unchecked Sendable {
         let environments = ["Sandbox"]
         var changes: [FactChange] = []
-        var committedEvents: [[OutboxEvent]] = []
         let endpoints: [String]
         init(endpoints: [String] = ["https://hooks.example/a", "https://hooks.example/b"]) { self.endpoints = endpoints }
 
@@ -333,8 +332,6 @@ class FactStoreContract: XCTestCase {
                     occurredAt: event.occurredAt, createdAt: 100, body: "{\"type\":\"\(event.kind.rawValue)\"}", endpoints: endpoints)
             }
         }
-
-        func committed(_ events: [OutboxEvent]) { committedEvents.append(events) }
     }
 
     func testEventsAreWrittenWithTheirFactsNumberedInCommitOrder() throws {
@@ -342,17 +339,19 @@ class FactStoreContract: XCTestCase {
         let writer = RecordingWriter()
         var first = batch([transaction("1000", signed: 10)], notification: "n-1")
         first.eventWriter = writer
-        XCTAssertEqual(try store.apply(first), .applied)
+        let written = try store.write(first)
+        XCTAssertEqual(written.outcome, .applied)
+        XCTAssertTrue(written.wroteToOutbox)
         var renewal = batch([transaction("1001", signed: 11)], notification: "n-2")
         renewal.transactions[0].record.purchaseDate = 2_000
         renewal.eventWriter = writer
-        XCTAssertEqual(try store.apply(renewal), .applied)
+        let second = try store.write(renewal)
         let events = try store.events(appId: "app", after: 0, limit: 10)
         XCTAssertEqual(events.map(\.type), ["INITIAL_PURCHASE", "RENEWAL"])
         XCTAssertEqual(events.map(\.sequence), [1, 2])
         XCTAssertEqual(try store.events(appId: "app", after: 1, limit: 10).map(\.sequence), [2])
         XCTAssertEqual(try store.event(appId: "app", id: events[1].id)?.body, "{\"type\":\"RENEWAL\"}")
-        XCTAssertEqual(writer.committedEvents.map { $0.map(\.sequence) }, [[1], [2]], "announced after each commit")
+        XCTAssertEqual([written, second].map { $0.events.map(\.sequence) }, [[1], [2]], "each write answers its events")
         XCTAssertEqual(writer.changes[1].before["1000"]?.transactions.map(\.transactionId), ["1000"], "read before the write")
         XCTAssertEqual(try store.deliveries(appId: "app", status: .pending, limit: 10).count, 4, "two endpoints each")
     }

@@ -61,6 +61,8 @@ struct AppEventWriter: EventWriting {
         return event.transaction.map { app.products[$0.productId]?.entitlements ?? [] } ?? []
     }
 
+    /// Once the transaction holding `events` (or a forward) has committed: count them and wake
+    /// the deliverers.
     func committed(_ events: [OutboxEvent]) {
         for event in events { instrumentation.eventWritten(app: app.id, type: event.type) }
         deliveries?.wake()

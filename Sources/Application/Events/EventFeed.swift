@@ -68,7 +68,7 @@ public struct EventFeed: Sendable {
         let test = batch
         pool.run(
             {
-                _ = try store.apply(test)
+                _ = try store.record(test)
                 return ["eventId": .string(id), "endpoints": .int(Int64(app.webhooks.count))]
             }, completion: completion)
     }

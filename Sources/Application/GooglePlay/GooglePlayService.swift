@@ -104,7 +104,7 @@ public struct GooglePlayService: Sendable {
             var batch = FactBatch(appId: app.id, environment: app.defaultEnvironment.rawValue)
             batch.pubsubMessageId = messageId
             batch.requestedAt = Milliseconds.since1970(receivedAt)
-            return try store.apply(batch) == .duplicateNotification ? .duplicate : .test
+            return try store.record(batch) == .duplicateNotification ? .duplicate : .test
         }
         var target: (PlayPurchase.Kind, productId: String, token: String, voided: Bool)?
         if let subscription = notification["subscriptionNotification"]?.objectValue,
@@ -169,7 +169,7 @@ public struct GooglePlayService: Sendable {
                     batch.source = "sync"
                     batch.requestedAt = Milliseconds.since1970(now)
                     batch.eventWriter = eventWriter
-                    _ = try store.apply(batch)
+                    _ = try store.record(batch)
                     marked += 1
                 }
                 return ["voided": .int(Int64(marked)), "notStored": .int(Int64(unknown))]
@@ -274,7 +274,7 @@ public struct GooglePlayService: Sendable {
         batch.source = source
         batch.requestedAt = Milliseconds.since1970(now)
         batch.eventWriter = eventWriter
-        guard try store.apply(batch) != .duplicateNotification else { throw Duplicate.message }
+        guard try store.record(batch) != .duplicateNotification else { throw Duplicate.message }
         let purchased =
             purchase.kind == .product
             ? purchase.googleState == "PURCHASED"
@@ -294,7 +294,7 @@ public struct GooglePlayService: Sendable {
         var update = FactBatch(appId: app.id, environment: purchase.environment)
         update.playPurchases = [(acknowledged, json)]
         update.source = source
-        _ = try store.apply(update)
+        _ = try store.record(update)
         return acknowledged
     }
 }

@@ -62,7 +62,7 @@ final class AppAccountTokenReporter: Sendable {
                 let delay = min(3600, app.serverAPI.tokenRetrySeconds * pow(2, Double(min(call.attempts, 16))))
                 outcome.tokenCallOutcome = (call.originalTransactionId, nowMs + Int64(delay * 1000))
             }
-            _ = try? store.apply(outcome)
+            _ = try? store.record(outcome)
         }
     }
 }

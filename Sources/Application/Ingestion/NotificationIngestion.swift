@@ -39,7 +39,7 @@ public struct NotificationIngestion: Sendable {
                 completion(.failure(error))
                 return
             }
-            store.apply(batch) { result in
+            store.record(batch) { result in
                 let outcome = result.map { $0 == .duplicateNotification ? Outcome.duplicate : .applied }
                 if case .success(let value) = outcome { instrumentation.notificationOutcome(app: app.id, result: value.rawValue) }
                 completion(outcome)
@@ -50,7 +50,7 @@ public struct NotificationIngestion: Sendable {
 
     /// The same, blocking until durable (back-fill on the pool, the CLI).
     func ingestNow(_ parsed: SignedPayload, source: String, receivedAt: Date) throws -> Outcome {
-        try store.apply(try batch(parsed, body: nil, source: source, receivedAt: receivedAt)) == .duplicateNotification
+        try store.record(try batch(parsed, body: nil, source: source, receivedAt: receivedAt)) == .duplicateNotification
             ? .duplicate : .applied
     }
 

@@ -39,7 +39,7 @@ public struct TransactionIngestion: Sendable {
                 return
             }
             let (batch, payload, environment) = prepared
-            store.apply(batch) { outcome in
+            store.record(batch) { outcome in
                 switch outcome {
                 case .failure(let error): completion(.failure(error))
                 case .success(.linkConflict): completion(.failure(ServiceError.conflict))

@@ -74,7 +74,7 @@ public struct GrantService: Sendable {
         batch.source = "support"
         batch.requestedAt = now
         batch.eventWriter = eventWriter
-        store.apply(batch) { result in
+        store.record(batch) { result in
             completion(result.map { _ in SubscriberView.json(grant, now: now) })
         }
     }

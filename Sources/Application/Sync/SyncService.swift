@@ -172,7 +172,7 @@ public struct SyncService: Sendable {
             ?? batch.transactions.first?.record.originalTransactionId
         if let subscription, let revision = history.revision { batch.syncRevision = (subscription, revision) }
         report.stored = batch.transactions.count
-        _ = try store.apply(batch)
+        _ = try store.record(batch)
         // One renewal info per subscription; each in its own batch (the newest signedDate wins).
         for jws in statuses.lastTransactions.compactMap(\.signedRenewalInfo) {
             let result: VerificationResult<(JWSRenewalInfoDecodedPayload, AppStoreEnvironment)>
@@ -187,7 +187,7 @@ public struct SyncService: Sendable {
                 guard let record = RenewalRecord(payload) else { continue }
                 var renewal = syncBatch(environment)
                 renewal.renewal = (record, jws)
-                _ = try store.apply(renewal)
+                _ = try store.record(renewal)
             case .invalid(let failure):
                 report.failures.append(("renewal info", failure.status.rawValue, failure.reason))
             }
@@ -236,7 +236,7 @@ public struct SyncService: Sendable {
             var batch = syncBatch(environment)
             addVerified(answer.signedTransactions, to: &batch, report: &report, environment: environment)
             guard !batch.transactions.isEmpty else { continue }
-            _ = try store.apply(batch)
+            _ = try store.record(batch)
             var originals: [String] = []
             for (record, _) in batch.transactions where !originals.contains(record.originalTransactionId) {
                 originals.append(record.originalTransactionId)

@@ -41,9 +41,6 @@ public protocol EventWriting: Sendable {
     var environments: [String] { get }
     /// The events the change causes, numbered from `firstSequence` in order, with their endpoints.
     func events(for change: FactChange, firstSequence: Int64) -> [OutboxEvent]
-    /// Called by the store once the transaction holding `events` (or a forward) has committed:
-    /// time to count them and wake the deliverers.
-    func committed(_ events: [OutboxEvent])
 }
 
 /// A notification to pass on byte for byte to the developer's previous handler.
@@ -139,16 +136,5 @@ public struct DeliveryBacklog: Sendable, Equatable {
         self.pending = pending
         self.failed = failed
         self.oldestPendingCreatedAt = oldestPendingCreatedAt
-    }
-}
-
-extension FactBatch {
-    /// Whether the store tells the batch's writer about its commit: something was put in the
-    /// outbox (events, or a notification to forward, which a duplicate never is).
-    public func wroteToOutbox(_ outcome: ApplyOutcome, events: [OutboxEvent]) -> Bool {
-        switch outcome {
-        case .applied, .transferred: !events.isEmpty || forward != nil
-        case .duplicateNotification, .linkConflict: false
-        }
     }
 }

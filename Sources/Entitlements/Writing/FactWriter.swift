@@ -11,15 +11,21 @@ public enum FactWriter {
         /// Whether the store must undo everything the batch wrote (a link conflict undoes the
         /// notification too, so that Apple's retry is applied) and still answer `outcome`.
         public var undo: Bool
+        var forwards: Bool
+
+        /// What the store answers: nothing written when undone.
+        public var applied: AppliedBatch {
+            AppliedBatch(outcome: outcome, events: undo ? [] : events, forwards: !undo && forwards)
+        }
     }
 
     public static func write(_ batch: FactBatch, into store: some FactWriteTransaction) throws -> Written {
         try store.lock(lockKeys(batch))
         if let notification = batch.notification, try !store.insertNotificationIfNew(notification) {
-            return Written(outcome: .duplicateNotification, events: [], undo: true)
+            return Written(outcome: .duplicateNotification, events: [], undo: true, forwards: false)
         }
         if let message = batch.pubsubMessageId, try !store.insertPubSubMessageIfNew(message, receivedAt: batch.requestedAt) {
-            return Written(outcome: .duplicateNotification, events: [], undo: true)
+            return Written(outcome: .duplicateNotification, events: [], undo: true, forwards: false)
         }
         let pending = try FactChange.read(batch, environments: batch.eventWriter?.environments, from: store)
         var outcome = ApplyOutcome.applied
@@ -27,7 +33,9 @@ public enum FactWriter {
             let existing = try store.token(environment: batch.environment, originalTransactionId: requested.originalTransactionId),
             existing != requested.appAccountToken
         {
-            guard batch.transfersLink else { return Written(outcome: .linkConflict(existingToken: existing), events: [], undo: true) }
+            guard batch.transfersLink else {
+                return Written(outcome: .linkConflict(existingToken: existing), events: [], undo: true, forwards: false)
+            }
             try store.insertTransfer(
                 environment: batch.environment,
                 LinkTransfer(
@@ -63,7 +71,7 @@ public enum FactWriter {
             try store.insertForward(
                 forward, eventType: batch.notification?.notificationType, at: batch.notification?.receivedAt ?? batch.requestedAt)
         }
-        return Written(outcome: outcome, events: events, undo: false)
+        return Written(outcome: outcome, events: events, undo: false, forwards: batch.forward != nil)
     }
 
     /// What the merge rules changed of one subscription, put as rows: each copy that won with
@@ -109,7 +117,7 @@ public enum FactWriter {
 
     /// Everything a batch reads and then writes: its subscriptions, its grant (two revocations of
     /// one grant at once: the second sees the first and causes no event), its Play purchases.
-    static func lockKeys(_ batch: FactBatch) -> [String] {
+    public static func lockKeys(_ batch: FactBatch) -> [String] {
         var keys = batch.touchedSubscriptions.map { "\(batch.appId)\u{1F}\(batch.environment)\u{1F}\($0)" }
         if let grant = batch.grant { keys.append("\(batch.appId)\u{1F}grant\u{1F}\(grant.id)") }
         for (purchase, _) in batch.playPurchases { keys.append("\(batch.appId)\u{1F}play\u{1F}\(purchase.purchaseToken)") }

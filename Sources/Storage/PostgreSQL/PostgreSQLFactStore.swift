@@ -23,7 +23,7 @@ public final class PostgreSQLFactStore: FactStore {
     /// Batches waiting for a worker; a worker commits all it finds (up to `groupLimit`) in one
     /// transaction, each in its own savepoint: one WAL flush and one hold of the sequence row
     /// for the group, as SQLite's writer does.
-    private let queued = Mutex<[(FactBatch, @Sendable (Result<ApplyOutcome, Error>) -> Void)]>([])
+    private let queued = Mutex<[(FactBatch, @Sendable (Result<AppliedBatch, Error>) -> Void)]>([])
     private static let groupLimit = 64
 
     /// `url` is a libpq connection string (`postgresql://user:pass@host:5432/db`); `poolSize`
@@ -45,7 +45,7 @@ public final class PostgreSQLFactStore: FactStore {
 
     // MARK: - Writing
 
-    public func apply(_ batch: FactBatch, completion: @escaping @Sendable (Result<ApplyOutcome, Error>) -> Void) {
+    public func write(_ batch: FactBatch, completion: @escaping @Sendable (Result<AppliedBatch, Error>) -> Void) {
         queued.withLock { $0.append((batch, completion)) }
         workers.submit { [self] in commitQueued() }
     }
@@ -59,18 +59,23 @@ public final class PostgreSQLFactStore: FactStore {
             return taken
         }
         guard !group.isEmpty else { return }
-        let results: [Result<(ApplyOutcome, [OutboxEvent]), Error>]
+        let results: [Result<AppliedBatch, Error>]
         do {
             results = try pool.transaction { db in
-                try group.enumerated().map { index, item in
+                // Every lock of the group first, in one sorted order: two groups never wait on
+                // each other's locks in opposite orders (a deadlock PostgreSQL would take a
+                // second to detect), and a batch rolled back to its savepoint keeps them.
+                let held = Set(group.flatMap { FactWriter.lockKeys($0.0) })
+                try PostgreSQLWriteTransaction(db: db, appId: "").lock(held.sorted())
+                return try group.enumerated().map { index, item in
                     try db.execute("SAVEPOINT b\(index)")
                     do {
-                        let written = try Self.write(item.0, db)
+                        let written = try Self.write(item.0, db, held: held)
                         try db.execute("RELEASE SAVEPOINT b\(index)")
                         return .success(written)
                     } catch let answer as PostgreSQLPool.RolledBackAnswer {
                         try db.execute("ROLLBACK TO SAVEPOINT b\(index)")
-                        return .success(answer.value as! (ApplyOutcome, [OutboxEvent]))
+                        return .success(answer.value as! AppliedBatch)
                     } catch let error as StorageError where db.isHealthy && error.sqlState?.hasPrefix("40") != true {
                         try db.execute("ROLLBACK TO SAVEPOINT b\(index)")
                         return .failure(error)
@@ -78,29 +83,22 @@ public final class PostgreSQLFactStore: FactStore {
                 }
             }
         } catch {
-            for (batch, completion) in group { completion(Result { try apply(batch) }) }
+            for (batch, completion) in group { completion(Result { try write(batch) }) }
             return
         }
-        for ((batch, completion), result) in zip(group, results) {
-            if case .success(let (outcome, events)) = result, batch.wroteToOutbox(outcome, events: events) {
-                batch.eventWriter?.committed(events)
-            }
-            completion(result.map(\.0))
-        }
+        for ((_, completion), result) in zip(group, results) { completion(result) }
     }
 
-    public func apply(_ batch: FactBatch) throws -> ApplyOutcome {
-        let (outcome, events) = try pool.transaction { try Self.write(batch, $0) }
-        if batch.wroteToOutbox(outcome, events: events) { batch.eventWriter?.committed(events) }
-        return outcome
+    public func write(_ batch: FactBatch) throws -> AppliedBatch {
+        try pool.transaction { try Self.write(batch, $0) }
     }
 
     /// A batch through `FactWriter` on the transaction's connection; what it must undo is rolled
     /// back (to the batch's savepoint), its answer kept.
-    static func write(_ batch: FactBatch, _ db: PostgreSQLConnection) throws -> (ApplyOutcome, [OutboxEvent]) {
-        let written = try FactWriter.write(batch, into: PostgreSQLWriteTransaction(db: db, appId: batch.appId))
-        if written.undo { throw PostgreSQLPool.RolledBackAnswer(value: (written.outcome, [OutboxEvent]())) }
-        return (written.outcome, written.events)
+    static func write(_ batch: FactBatch, _ db: PostgreSQLConnection, held: Set<String> = []) throws -> AppliedBatch {
+        let written = try FactWriter.write(batch, into: PostgreSQLWriteTransaction(db: db, appId: batch.appId, heldLocks: held))
+        if written.undo { throw PostgreSQLPool.RolledBackAnswer(value: written.applied) }
+        return written.applied
     }
 
     static func token(_ db: PostgreSQLConnection, _ app: String, _ environment: String, _ original: String) throws -> String? {

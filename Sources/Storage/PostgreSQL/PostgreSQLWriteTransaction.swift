@@ -7,6 +7,8 @@ import Entitlements
 struct PostgreSQLWriteTransaction: FactWriteTransaction {
     let db: PostgreSQLConnection
     let appId: String
+    /// Locks this transaction took already (a group commit takes all of its batches' at once).
+    var heldLocks: Set<String> = []
 
     // MARK: Reading
 
@@ -45,6 +47,7 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
     // MARK: Writing
 
     func lock(_ keys: [String]) throws {
+        let keys = keys.filter { !heldLocks.contains($0) }
         guard !keys.isEmpty else { return }
         // One round trip for all of them; `ORDER BY` keeps the writer's order.
         try db.execute(
