@@ -57,7 +57,7 @@ public final class AppServices: Sendable {
         tokenReporter =
             app.serverAPI.setAppAccountToken
             ? sync.map {
-                AppAccountTokenReporter(app: app, store: store, pool: pool, clients: $0.clients)
+                AppAccountTokenReporter(app: app, store: store, pool: pool, clients: $0.clients, instrumentation: instrumentation)
             } : nil
         grants = GrantService(app: app, store: store, pool: pool, eventWriter: eventWriter)
         history = CustomerHistory(app: app, store: store, pool: pool)

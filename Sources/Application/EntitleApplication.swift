@@ -107,10 +107,14 @@ public final class EntitleApplication: Sendable {
         var warnings: [String] = []
         for (id, services) in apps.sorted(by: { $0.key < $1.key }) {
             let endpoints = Set(services.app.webhooks.map(\.url) + services.app.forwardNotifications.values)
-            if let abandoned = try? store.abandonDeliveries(appId: id, keeping: endpoints, now: Milliseconds.since1970(now)),
-                abandoned > 0
-            {
-                warnings.append("app \(id): \(abandoned) pending deliveries to endpoints no longer configured were marked failed")
+            do {
+                let abandoned = try store.abandonDeliveries(appId: id, keeping: endpoints, now: Milliseconds.since1970(now))
+                if abandoned > 0 {
+                    warnings.append("app \(id): \(abandoned) pending deliveries to endpoints no longer configured were marked failed")
+                }
+            } catch {
+                services.instrumentation.backgroundFailed(app: id, task: "startup", error)
+                warnings.append("app \(id): pending deliveries to endpoints no longer configured were not checked: \(error)")
             }
             services.deliveries?.start()
         }
@@ -131,8 +135,12 @@ public final class EntitleApplication: Sendable {
     }
 
     public func readiness(completion: @escaping @Sendable (Readiness) -> Void) {
-        pool.run({ try self.store.checkHealth() }) { [self] health in
-            let storageReady = (try? health.get()) != nil
+        pool.run({ [self] () throws -> [String: Int] in
+            try store.checkHealth()
+            return try lateAcknowledgements(now: Date())
+        }) { [self] health in
+            let late = try? health.get()
+            let storageReady = late != nil
             var roots = JSONObject()
             var rootsReady = true
             for app in configuration.apps {
@@ -148,13 +156,33 @@ public final class EntitleApplication: Sendable {
                             + "verification answers 503 (run entitle fetch-apple-roots, then send SIGHUP)")
                 }
             }
-            let checks: JSONObject = [
+            var checks: JSONObject = [
                 "signingKeys": .string("\(configuration.apps.count) loaded"),
                 "storage": .string(storageReady ? "ok" : "the database does not answer"),
                 "rootCertificates": .object(roots),
             ]
+            // A warning, not unreadiness: another instance would not acknowledge them any sooner.
+            if let late, !late.isEmpty {
+                var acknowledgements = JSONObject()
+                for (app, count) in late.sorted(by: { $0.key < $1.key }) {
+                    acknowledgements[app] = .string(
+                        count == 0
+                            ? "ok" : "warning: \(count) purchases unacknowledged for more than a day (Google refunds them after three)")
+                }
+                checks["googleAcknowledgements"] = .object(acknowledgements)
+            }
             completion(Readiness(ready: storageReady && rootsReady, checks: checks))
         }
+    }
+
+    /// Per app selling on Google Play: its purchases still unacknowledged a day after they were stored.
+    private func lateAcknowledgements(now: Date) throws -> [String: Int] {
+        var late: [String: Int] = [:]
+        for (id, services) in apps {
+            guard let play = services.googlePlay else { continue }
+            late[id] = try play.acknowledger.late(now: now)
+        }
+        return late
     }
 
     /// Reads the configuration file again and trusts the roots it names now (SIGHUP). Nothing

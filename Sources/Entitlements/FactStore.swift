@@ -65,6 +65,9 @@ public struct FactBatch: Sendable {
     public var playPurchases: [(purchase: PlayPurchase, json: String)] = []
     /// The Pub/Sub message that brought them: stored once; the same id again is a duplicate.
     public var pubsubMessageId: String?
+    /// The end of a queued Google acknowledgement: done (nil) or to be tried again at the
+    /// instant given.
+    public var acknowledgementOutcome: (purchaseToken: String, retryAt: Int64?)?
 
     public init(appId: String, environment: String) {
         self.appId = appId
@@ -215,6 +218,10 @@ public protocol FactStore: Sendable {
     func playPurchaseAnswer(appId: String, purchaseToken: String) throws -> String?
     /// Every Play purchase of the app in token order, `limit` after `after` (the overview's walk).
     func playPurchases(appId: String, after: String?, limit: Int) throws -> [PlayPurchase]
+    /// Acknowledgements of the app due at `now`, the earliest first.
+    func dueAcknowledgements(appId: String, now: Int64, limit: Int) throws -> [PendingAcknowledgement]
+    /// How many purchases of the app wait for their acknowledgement since before `queuedBefore`.
+    func pendingAcknowledgements(appId: String, queuedBefore: Int64) throws -> Int
 }
 
 /// A batch as written: how it came out and the events its transaction put in the outbox.

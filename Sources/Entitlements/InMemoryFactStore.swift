@@ -30,6 +30,7 @@ public final class InMemoryFactStore: FactStore {
         var playPurchases: [Key: PlayPurchase] = [:]
         var playAnswers: [Key: String] = [:]
         var pubsubMessages: Set<Key> = []
+        var acknowledgements: [Key: PendingAcknowledgement] = [:]
 
         func playPurchases(_ appId: String, token: String) -> [PlayPurchase] {
             playPurchases.filter { $0.key.app == appId && $0.value.appAccountToken == token }.map(\.value)
@@ -225,6 +226,20 @@ public final class InMemoryFactStore: FactStore {
             }
             set(\.grants, grantKey, grant)
         }
+
+        func insertAcknowledgementIfNew(_ pending: PendingAcknowledgement) {
+            guard state.acknowledgements[key("", pending.purchaseToken)] == nil else { return }
+            set(\.acknowledgements, key("", pending.purchaseToken), pending)
+        }
+
+        func rescheduleAcknowledgement(purchaseToken: String, retryAt: Int64) {
+            guard var pending = state.acknowledgements[key("", purchaseToken)] else { return }
+            pending.attempts += 1
+            pending.nextAt = retryAt
+            set(\.acknowledgements, key("", purchaseToken), pending)
+        }
+
+        func removeAcknowledgement(purchaseToken: String) { set(\.acknowledgements, key("", purchaseToken), nil) }
 
         func nextEventSequence() -> Int64 { (state.lastEventSequence[appId] ?? 0) + 1 }
 
@@ -518,5 +533,17 @@ public final class InMemoryFactStore: FactStore {
                 state.playPurchases.filter { key, _ in key.app == appId && after.map { key.id > $0 } ?? true }.values
                     .sorted { $0.purchaseToken < $1.purchaseToken }.prefix(limit))
         }
+    }
+
+    public func dueAcknowledgements(appId: String, now: Int64, limit: Int) throws -> [PendingAcknowledgement] {
+        state.withLock { state in
+            Array(
+                state.acknowledgements.values.filter { $0.appId == appId && $0.nextAt <= now }.sorted { $0.nextAt < $1.nextAt }
+                    .prefix(limit))
+        }
+    }
+
+    public func pendingAcknowledgements(appId: String, queuedBefore: Int64) throws -> Int {
+        state.withLock { state in state.acknowledgements.values.filter { $0.appId == appId && $0.queuedAt < queuedBefore }.count }
     }
 }

@@ -121,5 +121,13 @@ enum Migrations {
         CREATE TABLE pubsub_messages (
             app_id TEXT NOT NULL, message_id TEXT NOT NULL, received_at INTEGER NOT NULL, PRIMARY KEY (app_id, message_id));
         """,
+        // 10: Google acknowledgements waiting (queued with their purchase, retried until Google
+        // confirms).
+        """
+        CREATE TABLE play_acknowledgements (
+            app_id TEXT NOT NULL, purchase_token TEXT NOT NULL, kind TEXT NOT NULL, product_id TEXT NOT NULL,
+            attempts INTEGER NOT NULL, queued_at INTEGER NOT NULL, next_at INTEGER NOT NULL, PRIMARY KEY (app_id, purchase_token));
+        CREATE INDEX play_acknowledgements_due ON play_acknowledgements (app_id, next_at);
+        """,
     ]
 }

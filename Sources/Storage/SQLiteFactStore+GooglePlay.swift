@@ -77,4 +77,33 @@ extension SQLiteFactStore {
             return found
         }
     }
+
+    public func dueAcknowledgements(appId: String, now: Int64, limit: Int) throws -> [PendingAcknowledgement] {
+        try read { database in
+            let query = try database.statement(
+                """
+                SELECT purchase_token, kind, product_id, attempts, queued_at, next_at FROM play_acknowledgements
+                WHERE app_id = ? AND next_at <= ? ORDER BY next_at LIMIT ?
+                """
+            ).bind([.text(appId), .integer(now), .integer(Int64(limit))])
+            var due: [PendingAcknowledgement] = []
+            while try query.step() {
+                due.append(
+                    PendingAcknowledgement(
+                        appId: appId, purchaseToken: query.text(0) ?? "",
+                        kind: PlayPurchase.Kind(rawValue: query.text(1) ?? "") ?? .subscription,
+                        productId: query.text(2) ?? "", attempts: Int(query.int64(3) ?? 0), queuedAt: query.int64(4) ?? 0,
+                        nextAt: query.int64(5) ?? 0))
+            }
+            return due
+        }
+    }
+
+    public func pendingAcknowledgements(appId: String, queuedBefore: Int64) throws -> Int {
+        try read { database in
+            let query = try database.statement("SELECT COUNT(*) FROM play_acknowledgements WHERE app_id = ? AND queued_at < ?")
+                .bind([.text(appId), .integer(queuedBefore)])
+            return try query.step() ? Int(query.int64(0) ?? 0) : 0
+        }
+    }
 }

@@ -201,6 +201,29 @@ struct SQLiteWriteTransaction: FactWriteTransaction {
         memory.grantedTokens.add(appId, grant.appAccountToken)
     }
 
+    func insertAcknowledgementIfNew(_ pending: PendingAcknowledgement) throws {
+        try database.statement(
+            """
+            INSERT INTO play_acknowledgements (app_id, purchase_token, kind, product_id, attempts, queued_at, next_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+            """
+        ).bind([
+            .text(appId), .text(pending.purchaseToken), .text(pending.kind.rawValue), .text(pending.productId),
+            .integer(Int64(pending.attempts)), .integer(pending.queuedAt), .integer(pending.nextAt),
+        ]).run()
+    }
+
+    func rescheduleAcknowledgement(purchaseToken: String, retryAt: Int64) throws {
+        try database.statement(
+            "UPDATE play_acknowledgements SET attempts = attempts + 1, next_at = ? WHERE app_id = ? AND purchase_token = ?"
+        ).bind([.integer(retryAt), .text(appId), .text(purchaseToken)]).run()
+    }
+
+    func removeAcknowledgement(purchaseToken: String) throws {
+        try database.statement("DELETE FROM play_acknowledgements WHERE app_id = ? AND purchase_token = ?")
+            .bind([.text(appId), .text(purchaseToken)]).run()
+    }
+
     func nextEventSequence() throws -> Int64 { try memory.sequences.next(appId, database) }
 
     func insertEvents(_ events: [OutboxEvent]) throws {

@@ -80,6 +80,9 @@ public enum StorageMigration {
                 "voided_at", "read_at", "json",
             ]),
         Table(name: "pubsub_messages", columns: ["app_id", "message_id", "received_at"]),
+        Table(
+            name: "play_acknowledgements",
+            columns: ["app_id", "purchase_token", "kind", "product_id", "attempts", "queued_at", "next_at"]),
     ]
 
     public static func copy(from sqlitePath: String, to url: String, progress: (String) -> Void = { _ in }) throws -> [TableReport] {

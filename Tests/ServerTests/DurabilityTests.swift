@@ -47,8 +47,11 @@ final class DurabilityTests: XCTestCase {
         let (server, port) = try startEntitleServe(config: folder.appendingPathComponent("entitle.json").path)
 
         let acknowledged = LockedList<String>()
+        // The kill comes once 60 notifications were acknowledged, or after a minute whatever
+        // happened (the assertions below then say what did not).
         let killer = Thread {
-            while acknowledged.count < 60 { usleep(1000) }
+            let deadline = Date().addingTimeInterval(60)
+            while acknowledged.count < 60 && Date() < deadline { usleep(1000) }
             kill(server.processIdentifier, SIGKILL)
         }
         killer.start()
@@ -66,7 +69,7 @@ final class DurabilityTests: XCTestCase {
                 if response.status == 200 { acknowledged.append(uuid) }
             }
         }
-        server.waitUntilExit()
+        XCTAssertTrue(waitForExit(server, within: 90), "the killed server is gone")
         XCTAssertEqual(server.terminationReason, .uncaughtSignal, "the server was killed, not stopped")
         XCTAssertGreaterThanOrEqual(acknowledged.count, 60)
         XCTAssertLessThan(acknowledged.count, notifications.count, "killed mid-stream")
@@ -127,7 +130,7 @@ extension DurabilityTests {
         }
         receiver.wait(for: "/gate") { Set($0.compactMap(\.id)).count >= 1 }
         kill(first.processIdentifier, SIGKILL)
-        first.waitUntilExit()
+        XCTAssertTrue(waitForExit(first, within: 30), "the killed server is gone")
         let refusedBeforeTheKill = receiver.deliveries("/gate").count
         XCTAssertGreaterThan(refusedBeforeTheKill, 0, "deliveries were tried and refused before the kill")
 
@@ -135,7 +138,7 @@ extension DurabilityTests {
         let (second, _) = try serve()
         defer {
             kill(second.processIdentifier, SIGTERM)
-            second.waitUntilExit()
+            _ = waitForExit(second, within: 30)
         }
         // Attempts answered after the gate opened are accepted; every event gets one.
         let received = receiver.wait(for: "/gate", timeout: 40) { Set($0.dropFirst(refusedBeforeTheKill).compactMap(\.id)).count == 10 }
@@ -144,4 +147,15 @@ extension DurabilityTests {
         XCTAssertTrue(received.allSatisfy(\.signatureValid))
         XCTAssertEqual(Set(received.map { $0.json["type"]?.stringValue ?? "" }), ["RENEWAL"])
     }
+}
+
+/// Waits for `process` to end, at most `seconds`: past the deadline it is killed (so a test never
+/// hangs on it) and the answer is false.
+func waitForExit(_ process: Process, within seconds: Double) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while process.isRunning && Date() < deadline { usleep(20_000) }
+    guard process.isRunning else { return true }
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+    return false
 }

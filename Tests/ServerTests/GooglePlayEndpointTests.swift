@@ -20,7 +20,7 @@ final class GooglePlayEndpointTests: XCTestCase {
         let play = """
             , "googlePlay": {"packageName": "com.example.android", "serviceAccountKeyFile": "\(google.serviceAccountFile.path)",
               "pubsub": {"audience": "\(audience)", "serviceAccountEmail": "\(pushAccount)"}, "jwks": "\(google.jwksFile.path)",
-              "apiURL": "\(google.baseURL)", "tokenURL": "\(google.tokenURL)"}
+              "apiURL": "\(google.baseURL)", "tokenURL": "\(google.tokenURL)", "acknowledgementRetrySeconds": 0.2}
             """
         fixture = try SupportFixture(app: play, environments: #"["Production", "Sandbox"]"#, googlePlayProducts: true)
     }
@@ -115,6 +115,30 @@ final class GooglePlayEndpointTests: XCTestCase {
         XCTAssertEqual(google.acknowledgements, ["g-1"], "an acknowledged purchase is not acknowledged again")
         XCTAssertEqual(try post("unknown").status, 404)
         XCTAssertEqual(try post("g-1", product: "not-in-catalog").json["error"]?["code"], "UNKNOWN_PRODUCT")
+    }
+
+    /// A failed acknowledgement is never swallowed: it stays queued with the purchase, is logged
+    /// and counted, and is tried again (here after 0.2 s, then 0.4 s) until Google confirms.
+    func testAFailedAcknowledgementIsRetriedUntilGoogleConfirms() throws {
+        google.refuseAcknowledgements(2)
+        google.setSubscription("g-7", subscription())
+        let reply = try post("g-7")
+        XCTAssertEqual(reply.status, 200, reply.text)
+        XCTAssertEqual(reply.json["purchase"]?["acknowledged"], false, "Google refused the first attempt")
+        XCTAssertEqual(reply.json["purchase"]?["state"], "ACTIVE", "the purchase counts all the same")
+        try waitUntil(timeout: 15, "Google confirms a retry") { self.google.acknowledgements == ["g-7"] }
+        try waitUntil(timeout: 5, "the purchase is stored acknowledged") {
+            try self.subscriber()?["subscriptions"]?["googlePlay:pro:monthly"]?["acknowledged"] == true
+        }
+        let metrics = try fixture.call("GET", "/metrics", key: nil).text
+        XCTAssertTrue(
+            metrics.contains(
+                #"entitle_background_errors_total{app="app",task="google_acknowledgements",code="GOOGLE_PLAY_UNAVAILABLE"} 2"#),
+            metrics)
+        let ready = try fixture.call("GET", "/readyz", key: nil)
+        XCTAssertEqual(ready.json["checks"]?["googleAcknowledgements"]?["app"], "ok", ready.text)
+        Thread.sleep(forTimeInterval: 1)
+        XCTAssertEqual(google.acknowledgements, ["g-7"], "acknowledged once, and then no more attempts")
     }
 
     /// A purchase without an account id is linked by the first post; another token cannot take it.

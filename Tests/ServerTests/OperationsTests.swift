@@ -191,6 +191,57 @@ final class OperationsTests: XCTestCase {
         XCTAssertEqual(try readiness().1["checks"]?["rootCertificates"]?["example"], "private root")
     }
 
+    /// A purchase whose acknowledgement Google keeps refusing is not forgotten: a day after it was
+    /// stored it is an `error` line, the gauge, and a warning on `/readyz` (still ready).
+    func testAPurchaseUnacknowledgedForADayIsAnErrorAGaugeAndAReadinessWarning() throws {
+        let google = try GooglePlayStandIn(packageName: "com.example.android")
+        google.refuseAcknowledgements(1_000)
+        let path = try writeConfig([
+            (
+                #""billingRetryGrantsAccess": false"#,
+                """
+                "billingRetryGrantsAccess": false,
+                "googlePlay": {"packageName": "com.example.android", "serviceAccountKeyFile": "\(google.serviceAccountFile.path)",
+                  "pubsub": {"audience": "https://entitle.example.com/v1/notifications/google",
+                             "serviceAccountEmail": "push@example-project.iam.gserviceaccount.com"},
+                  "jwks": "\(google.jwksFile.path)", "apiURL": "\(google.baseURL)", "tokenURL": "\(google.tokenURL)",
+                  "acknowledgementRetrySeconds": 0.2}
+                """
+            )
+        ])
+        let store = InMemoryFactStore()
+        let stored = Date().addingTimeInterval(-25 * 3600)
+        var batch = FactBatch(appId: "example", environment: "Production")
+        batch.playPurchases = [
+            (
+                PlayPurchase(
+                    purchaseToken: "late-1", kind: .subscription, productId: "pro", basePlanId: "monthly", offerId: nil,
+                    environment: "Production", googleState: "SUBSCRIPTION_STATE_ACTIVE", startTime: 0, expiryTime: nil, autoRenewing: true,
+                    linkedPurchaseToken: nil, acknowledged: false, appAccountToken: nil, orderId: nil, voidedAt: nil,
+                    readAt: Int64(stored.timeIntervalSince1970 * 1000)),
+                "{}"
+            )
+        ]
+        batch.requestedAt = Int64(stored.timeIntervalSince1970 * 1000)
+        XCTAssertEqual(try store.apply(batch), .applied)
+        let logged = try LoggedServer(try ConfigurationLoader.load(path: path, environment: [:]), store: store)
+        defer { logged.stop() }
+        var alarm: JSONValue?
+        while alarm == nil, let line = logged.reader.nextLine() {
+            let parsed = try JSONParser.parse(line)
+            if parsed["msg"]?.stringValue?.contains("unacknowledged for more than a day") == true { alarm = parsed }
+        }
+        XCTAssertEqual(alarm?["level"], "error")
+        XCTAssertEqual(alarm?["purchases"], 1)
+        XCTAssertFalse(google.requests.filter { $0.hasSuffix(":acknowledge") }.isEmpty, "Google was asked again and again")
+        let metrics = logged.server.handle(HTTPRequest(method: "GET", target: "/metrics", headers: []))
+        XCTAssertTrue(
+            String(decoding: metrics.body, as: UTF8.self).contains(#"entitle_google_unacknowledged_purchases{app="example"} 1"#))
+        let readiness = try JSONParser.parse(logged.server.handle(HTTPRequest(method: "GET", target: "/readyz", headers: [])).body)
+        XCTAssertEqual(readiness["status"], "ready", "\(readiness)")
+        XCTAssertTrue(readiness["checks"]?["googleAcknowledgements"]?["example"]?.stringValue?.hasPrefix("warning: 1 purchases") == true)
+    }
+
     /// libpq printed PostgreSQL's notices as raw text on standard error, outside the JSON log.
     func testPostgreSQLNoticesGoThroughTheJSONLog() throws {
         let url = try PostgreSQLTestCluster.freshDatabase()
@@ -295,6 +346,8 @@ private struct FailingStore: FactStore {
     func playPurchase(appId: String, orderId: String) throws -> PlayPurchase? { throw error }
     func playPurchaseAnswer(appId: String, purchaseToken: String) throws -> String? { throw error }
     func playPurchases(appId: String, after: String?, limit: Int) throws -> [PlayPurchase] { throw error }
+    func dueAcknowledgements(appId: String, now: Int64, limit: Int) throws -> [PendingAcknowledgement] { throw error }
+    func pendingAcknowledgements(appId: String, queuedBefore: Int64) throws -> Int { throw error }
 }
 
 /// An in-process server whose JSON log lines are read from a pipe.

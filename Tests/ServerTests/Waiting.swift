@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import XCTest
 
 /// Waits on the test's thread for a use case's completion (at most `timeout` seconds).
@@ -11,6 +12,18 @@ func waitForCompletion<T: Sendable>(timeout: Double = 30, _ start: (@escaping @S
         throw CompletionBox<T>.TimedOut()
     }
     return try result.get()
+}
+
+/// Polls `condition` every 50 ms until it holds; fails the test after `timeout` seconds.
+func waitUntil(timeout: Double = 10, _ what: String, _ condition: () throws -> Bool) throws {
+    let deadline = Date().addingTimeInterval(timeout)
+    while try !condition() {
+        guard Date() < deadline else {
+            XCTFail("not within \(timeout) s: \(what)")
+            return
+        }
+        Thread.sleep(forTimeInterval: 0.05)
+    }
 }
 
 private final class CompletionBox<T: Sendable>: @unchecked Sendable {

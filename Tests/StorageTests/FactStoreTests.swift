@@ -205,6 +205,38 @@ class FactStoreContract: XCTestCase {
         XCTAssertEqual(Set(signed.map(\.jws)), ["jws-1-3", "r10"], "the stored signed text is the newest copy's")
     }
 
+    /// A purchase Google waits to see acknowledged is queued with it, retried, and leaves the
+    /// queue once stored acknowledged; the age of the wait is what the day-old alarm counts.
+    func testAcknowledgementsAreQueuedWithThePurchaseUntilStoredAcknowledged() throws {
+        let store = try makeStore()
+        let day: Int64 = 86_400_000
+        var purchase = PlayPurchase(
+            purchaseToken: "p1", kind: .subscription, productId: "pro", basePlanId: "monthly", offerId: nil, environment: "Production",
+            googleState: "SUBSCRIPTION_STATE_ACTIVE", startTime: 1_000, expiryTime: 9_000, autoRenewing: true, linkedPurchaseToken: nil,
+            acknowledged: false, appAccountToken: nil, orderId: "GPA.1", voidedAt: nil, readAt: 10)
+        var stored = FactBatch(appId: "app", environment: "Production")
+        stored.playPurchases = [(purchase, "{}")]
+        stored.requestedAt = 2 * day
+        XCTAssertEqual(try store.apply(stored), .applied)
+        XCTAssertEqual(try store.dueAcknowledgements(appId: "app", now: 2 * day, limit: 10).map(\.purchaseToken), ["p1"])
+        XCTAssertEqual(try store.pendingAcknowledgements(appId: "app", queuedBefore: 3 * day), 1)
+        XCTAssertEqual(try store.pendingAcknowledgements(appId: "app", queuedBefore: 2 * day), 0, "not waiting before it was stored")
+        XCTAssertEqual(try store.apply(stored), .applied, "the same read again")
+        var retry = FactBatch(appId: "app", environment: "Production")
+        retry.acknowledgementOutcome = ("p1", 2 * day + 60_000)
+        XCTAssertEqual(try store.apply(retry), .applied)
+        XCTAssertEqual(try store.dueAcknowledgements(appId: "app", now: 2 * day, limit: 10), [], "not due before its retry")
+        let due = try store.dueAcknowledgements(appId: "app", now: 2 * day + 60_000, limit: 10)
+        XCTAssertEqual(due.map(\.attempts), [1])
+        XCTAssertEqual(due.map(\.queuedAt), [2 * day], "the wait is counted from the first store")
+        purchase.acknowledged = true
+        var acknowledged = FactBatch(appId: "app", environment: "Production")
+        acknowledged.playPurchases = [(purchase, "{}")]
+        XCTAssertEqual(try store.apply(acknowledged), .applied)
+        XCTAssertEqual(try store.dueAcknowledgements(appId: "app", now: 10 * day, limit: 10), [])
+        XCTAssertEqual(try store.pendingAcknowledgements(appId: "app", queuedBefore: 10 * day), 0)
+    }
+
     // MARK: - Support
 
     private let customer = "6b1f3c8e-2d4a-4e5b-9c7d-8e9f0a1b2c3d"
@@ -462,7 +494,7 @@ final class PostgreSQLFactStoreTests: FactStoreContract {
         }
         XCTAssertEqual(failures.all, [])
         let applied = try runProcess("psql", [url, "-At", "-c", "SELECT count(*), max(version) FROM schema_migrations"])
-        XCTAssertEqual(applied.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "3|3", "each of the three migrations once")
+        XCTAssertEqual(applied.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "4|4", "each of the four migrations once")
     }
 }
 
@@ -495,7 +527,7 @@ final class SQLiteFactStoreTests: FactStoreContract {
         XCTAssertEqual(try reopened.integrityCheck(), "ok")
         let mode = try runProcess("sqlite3", [path, "PRAGMA journal_mode; PRAGMA user_version;"])
         XCTAssertEqual(mode.status, 0, "the sqlite3 command line (Debian's sqlite3) is needed: \(mode.stderr)")
-        XCTAssertEqual(mode.stdout, "wal\n9\n")
+        XCTAssertEqual(mode.stdout, "wal\n10\n")
     }
 
     /// The README promises WAL and `synchronous = FULL`: an acknowledged fact survives power loss.

@@ -31,6 +31,8 @@ public final class GooglePlayStandIn: @unchecked Sendable {
             var tokenRequests = 0
             var assertions: [String] = []
             var scripted: [HTTPResponse] = []
+            /// Acknowledgements still to refuse with 503 before taking one.
+            var refusedAcknowledgements = 0
             var requests: [String] = []
         }
         let values = Mutex(Values())
@@ -132,6 +134,9 @@ public final class GooglePlayStandIn: @unchecked Sendable {
 
     /// Queues answers the Android Publisher API gives (in order) before answering normally.
     public func script(_ responses: HTTPResponse...) { state.values.withLock { $0.scripted += responses } }
+
+    /// The next `count` acknowledgements are answered 503 (Google having a bad minute).
+    public func refuseAcknowledgements(_ count: Int) { state.values.withLock { $0.refusedAcknowledgements = count } }
 
     public var acknowledgements: [String] { state.values.withLock { $0.acknowledgements } }
     public var tokenRequests: Int { state.values.withLock { $0.tokenRequests } }
@@ -275,6 +280,12 @@ public final class GooglePlayStandIn: @unchecked Sendable {
                 let action = context.pathParameters["action"] ?? ""
                 guard action.hasSuffix(":acknowledge") else { return context.respond(error(404, "Not found")) }
                 let token = String(action.dropLast(":acknowledge".count))
+                let refused = state.values.withLock { values -> Bool in
+                    guard values.refusedAcknowledgements > 0 else { return false }
+                    values.refusedAcknowledgements -= 1
+                    return true
+                }
+                if refused { return context.respond(error(503, "The service is currently unavailable.")) }
                 let known = state.values.withLock { values -> Bool in
                     if kind == "subscriptions", var purchase = values.subscriptions[token] {
                         purchase["acknowledgementState"] = "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED"

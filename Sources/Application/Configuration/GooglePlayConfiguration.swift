@@ -18,6 +18,9 @@ public struct GooglePlaySettings: Sendable {
     public var tokenURL: String?
     /// A private CA to trust (local stand-ins); Google's hosts use the system's.
     public var caFile: String?
+    /// How long a failed acknowledgement waits before its first retry (doubling up to an hour);
+    /// also how often the queue is looked at.
+    public var acknowledgementRetrySeconds: Double = 60
 }
 
 /// A catalog offer on Google Play: the base plan and offer it is there.
@@ -30,7 +33,10 @@ enum GooglePlayConfigurationParser {
     static func parse(_ object: JSONObject?, path: String, folder: String, reader: inout ConfigurationReader) -> GooglePlaySettings? {
         guard let object else { return nil }
         reader.checkMembers(
-            object, allowed: ["packageName", "serviceAccountKeyFile", "pubsub", "jwks", "apiURL", "tokenURL", "caFile"], path: path)
+            object,
+            allowed: [
+                "packageName", "serviceAccountKeyFile", "pubsub", "jwks", "apiURL", "tokenURL", "caFile", "acknowledgementRetrySeconds",
+            ], path: path)
         let packageName = reader.string(object, "packageName", path: path, required: true)
         if let packageName, !isPackageName(packageName) {
             reader.problem("\(path).packageName", "\"\(packageName)\" is not an Android package name (e.g. com.example.app)")
@@ -65,10 +71,20 @@ enum GooglePlayConfigurationParser {
             urls[key] = url
         }
         let caFile = reader.string(object, "caFile", path: path).map { ConfigurationLoader.resolve($0, in: folder) }
+        var retrySeconds: Double?
+        if let seconds = object["acknowledgementRetrySeconds"] {
+            if let value = seconds.doubleValue, value > 0, value <= 3600 {
+                retrySeconds = value
+            } else {
+                reader.problem("\(path).acknowledgementRetrySeconds", "expected a number of seconds between 0 and 3600")
+            }
+        }
         guard let packageName, let account, let audience, let email, let jwks else { return nil }
-        return GooglePlaySettings(
+        var settings = GooglePlaySettings(
             packageName: packageName, serviceAccount: account, pushAudience: audience, pushServiceAccountEmail: email, jwks: jwks,
             apiURL: urls["apiURL"], tokenURL: urls["tokenURL"], caFile: caFile)
+        if let retrySeconds { settings.acknowledgementRetrySeconds = retrySeconds }
+        return settings
     }
 
     /// `"googlePlay": {"productId", "basePlanId"?}` of a product.

@@ -62,7 +62,12 @@ public final class WebhookDispatcher: Sendable {
     }
 
     private func reportBacklog() {
-        guard running.withLock({ $0 }), let backlog = try? store.deliveryBacklog(appId: app.id) else { return }
+        guard running.withLock({ $0 }) else { return }
+        let backlog: DeliveryBacklog
+        do { backlog = try store.deliveryBacklog(appId: app.id) } catch {
+            instrumentation.backgroundFailed(app: app.id, task: "delivery_backlog", error)
+            return
+        }
         let oldest = backlog.oldestPendingCreatedAt.map { max(0, Date().timeIntervalSince1970 - Double($0) / 1000) } ?? 0
         instrumentation.deliveryBacklog(app: app.id, pending: backlog.pending, failed: backlog.failed, oldestPendingSeconds: oldest)
     }
@@ -155,7 +160,11 @@ final class DeliveryLane: Sendable {
             // Long enough for every claimed attempt to time out, one after the other; a process that
             // dies holding claims leaves them to be taken again once the lease has passed.
             let lease = now + Int64(Double(limit + 1) * settings.timeoutSeconds * 1000)
-            let claimed = (try? store.claimDeliveries(appId: app, endpoint: endpoint, now: now, leaseUntil: lease, limit: limit)) ?? []
+            var claimed: [WebhookDelivery] = []
+            do { claimed = try store.claimDeliveries(appId: app, endpoint: endpoint, now: now, leaseUntil: lease, limit: limit) } catch {
+                // Waits the poll interval below, then tries again.
+                instrumentation.backgroundFailed(app: app, task: "deliveries", error)
+            }
             if claimed.isEmpty {
                 if bell.wait(timeout: .now() + Self.pollSeconds) == .success { Thread.sleep(forTimeInterval: Self.gatherSeconds) }
                 state.withLock { $0.wakeRequested = false }
@@ -164,7 +173,10 @@ final class DeliveryLane: Sendable {
             // A full claim means more may be due: let a sibling thread work too.
             if claimed.count == limit { bell.signal() }
             let outcomes = claimed.map(deliver)
-            try? store.record(outcomes)
+            do { try store.record(outcomes) } catch {
+                // The claims stay leased: these deliveries are made again once the lease has passed.
+                instrumentation.backgroundFailed(app: app, task: "deliveries", error)
+            }
             limit = outcomes.allSatisfy({ if case .delivered = $0.result { true } else { false } }) ? Self.batch : 1
         }
     }

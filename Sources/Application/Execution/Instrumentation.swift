@@ -19,6 +19,19 @@ public protocol Instrumentation: Sendable {
     /// Something support did with an admin key (a grant, a revocation, a re-sync, a redelivery),
     /// under the key's name: the audit trail of the log.
     func supportAction(app: String, key: String, action: String, target: String)
+    /// A background task (`deliveries`, `token_calls`, `google_acknowledgements`, `startup`, …)
+    /// failed with `code`: logged at `warn` and counted, never swallowed.
+    func backgroundFailed(app: String, task: String, code: String, message: String)
+    /// Google Play purchases of the app still unacknowledged a day after they were stored (Google
+    /// refunds them after three): measured by the acknowledger now and then.
+    func unacknowledgedPurchases(app: String, count: Int)
+}
+
+extension Instrumentation {
+    /// `error` as a background failure: its stable code when it has one.
+    func backgroundFailed(app: String, task: String, _ error: any Error) {
+        backgroundFailed(app: app, task: task, code: (error as? any HTTPStatusError)?.code ?? "INTERNAL", message: "\(error)")
+    }
 }
 
 public struct NoInstrumentation: Instrumentation {
@@ -31,4 +44,6 @@ public struct NoInstrumentation: Instrumentation {
     public func deliveryAttempted(app: String, endpoint: String, kind: String, result: String, httpStatus: Int?, error: String?) {}
     public func deliveryBacklog(app: String, pending: Int, failed: Int, oldestPendingSeconds: Double) {}
     public func supportAction(app: String, key: String, action: String, target: String) {}
+    public func backgroundFailed(app: String, task: String, code: String, message: String) {}
+    public func unacknowledgedPurchases(app: String, count: Int) {}
 }

@@ -20,6 +20,7 @@ public struct GooglePlayService: Sendable {
     let pool: BlockingPool
     let instrumentation: any Instrumentation
     var eventWriter: (any EventWriting)?
+    let acknowledger: GoogleAcknowledger
 
     init(
         app: AppConfiguration, settings: GooglePlaySettings, store: any FactStore, subscribers: SubscriberQueries, pool: BlockingPool,
@@ -39,6 +40,8 @@ public struct GooglePlayService: Sendable {
         self.subscribers = subscribers
         self.pool = pool
         self.instrumentation = instrumentation
+        acknowledger = GoogleAcknowledger(
+            app: app, settings: settings, store: store, api: api, pool: pool, instrumentation: instrumentation)
     }
 
     // MARK: - POST /v1/purchases/google
@@ -264,9 +267,9 @@ public struct GooglePlayService: Sendable {
         return obfuscated.lowercased()
     }
 
-    /// Stores the purchase (with the message that brought it), then acknowledges it when Google
-    /// waits for that (a purchase left unacknowledged for three days is refunded) and stores the
-    /// acknowledgement. A failed acknowledgement is tried again at the next read.
+    /// Stores the purchase (with the message that brought it, and its acknowledgement queued when
+    /// Google waits for one), then makes the first acknowledgement attempt: a failed one is retried
+    /// by the acknowledger until Google confirms.
     func storeAndAcknowledge(_ purchase: PlayPurchase, json: String, source: String, message: String?, now: Date) throws -> PlayPurchase {
         var batch = FactBatch(appId: app.id, environment: purchase.environment)
         batch.playPurchases = [(purchase, json)]
@@ -275,26 +278,7 @@ public struct GooglePlayService: Sendable {
         batch.requestedAt = Milliseconds.since1970(now)
         batch.eventWriter = eventWriter
         guard try store.record(batch) != .duplicateNotification else { throw Duplicate.message }
-        let purchased =
-            purchase.kind == .product
-            ? purchase.googleState == "PURCHASED"
-            : ["SUBSCRIPTION_STATE_ACTIVE", "SUBSCRIPTION_STATE_IN_GRACE_PERIOD", "SUBSCRIPTION_STATE_CANCELED"].contains(
-                purchase.googleState)
-        guard !purchase.acknowledged, purchased, purchase.voidedAt == nil else { return purchase }
-        do {
-            switch purchase.kind {
-            case .subscription: try api.acknowledgeSubscription(subscriptionId: purchase.productId, purchaseToken: purchase.purchaseToken)
-            case .product: try api.acknowledgeProduct(productId: purchase.productId, purchaseToken: purchase.purchaseToken)
-            }
-        } catch {
-            return purchase
-        }
-        var acknowledged = purchase
-        acknowledged.acknowledged = true
-        var update = FactBatch(appId: app.id, environment: purchase.environment)
-        update.playPurchases = [(acknowledged, json)]
-        update.source = source
-        _ = try store.record(update)
-        return acknowledged
+        guard purchase.awaitsAcknowledgement else { return purchase }
+        return try acknowledger.acknowledge(purchase, answer: json, now: now)
     }
 }

@@ -1,56 +1,42 @@
 import AppStore
 import AppStoreAPI
-import Dispatch
 import Entitlements
 import Foundation
 import Instants
-import Synchronization
 
 /// Tells Apple the appAccountToken a client linked to an untokened subscription (Set App Account
 /// Token), so later notifications and history carry it. Each call is queued durably in the same
-/// batch as the link; it is tried at once on the blocking pool and, when Apple does not take it,
-/// again by a timer with a doubling delay (from `tokenRetrySeconds` up to an hour). A failed call
-/// never undoes the link.
+/// batch as the link; it is tried at once and, when Apple does not take it, again with a doubling
+/// delay (from `tokenRetrySeconds` up to an hour). A failed call never undoes the link; it is
+/// logged and counted.
 final class AppAccountTokenReporter: Sendable {
-    private let app: AppConfiguration
-    private let store: any FactStore
-    private let pool: BlockingPool
-    private let clients: [AppStoreEnvironment: AppStoreServerAPIClient]
-    private let draining = Mutex(false)
-    /// Set up once in `init`, then only cancelled (in `deinit`): never shared mutable state.
-    private nonisolated(unsafe) let timer: DispatchSourceTimer
+    private let drainer: DueWorkDrainer
 
-    init(app: AppConfiguration, store: any FactStore, pool: BlockingPool, clients: [AppStoreEnvironment: AppStoreServerAPIClient]) {
-        self.app = app
-        self.store = store
-        self.pool = pool
-        self.clients = clients
-        timer = DispatchSource.makeTimerSource(queue: .global())
-        let interval = app.serverAPI.tokenRetrySeconds
-        timer.schedule(deadline: .now() + interval, repeating: interval)
-        timer.setEventHandler { [weak self] in self?.kick() }
-        timer.resume()
+    init(
+        app: AppConfiguration, store: any FactStore, pool: BlockingPool, clients: [AppStoreEnvironment: AppStoreServerAPIClient],
+        instrumentation: any Instrumentation
+    ) {
+        let calls = TokenCalls(app: app, store: store, clients: clients, instrumentation: instrumentation)
+        drainer = DueWorkDrainer(interval: app.serverAPI.tokenRetrySeconds, pool: pool, drain: calls.drain)
     }
 
-    deinit { timer.cancel() }
+    func kick() { drainer.kick() }
+}
 
-    /// Drains the due calls on the pool (at most one drain at a time; a full pool waits for the timer).
-    func kick() {
-        pool.submit { [self] in
-            guard
-                draining.withLock({ running in
-                    defer { running = true }
-                    return !running
-                })
-            else { return }
-            defer { draining.withLock { $0 = false } }
-            drain(now: Date())
-        }
-    }
+/// The queued calls of one app, made when due.
+private struct TokenCalls: Sendable {
+    let app: AppConfiguration
+    let store: any FactStore
+    let clients: [AppStoreEnvironment: AppStoreServerAPIClient]
+    let instrumentation: any Instrumentation
 
-    private func drain(now: Date) {
+    func drain(now: Date) {
         let nowMs = Milliseconds.since1970(now)
-        guard let due = try? store.dueTokenCalls(appId: app.id, now: nowMs, limit: 100) else { return }
+        let due: [PendingTokenCall]
+        do { due = try store.dueTokenCalls(appId: app.id, now: nowMs, limit: 100) } catch {
+            instrumentation.backgroundFailed(app: app.id, task: "token_calls", error)
+            return
+        }
         for call in due {
             let environment = AppStoreEnvironment(rawValue: call.environment)
             var outcome = FactBatch(appId: app.id, environment: call.environment)
@@ -59,10 +45,14 @@ final class AppAccountTokenReporter: Sendable {
                 try client.setAppAccountToken(call.originalTransactionId, appAccountToken: call.appAccountToken)
                 outcome.tokenCallOutcome = (call.originalTransactionId, nil)
             } catch {
-                let delay = min(3600, app.serverAPI.tokenRetrySeconds * pow(2, Double(min(call.attempts, 16))))
+                instrumentation.backgroundFailed(app: app.id, task: "token_calls", error)
+                let delay = DueWorkDrainer.backoff(attempts: call.attempts, base: app.serverAPI.tokenRetrySeconds)
                 outcome.tokenCallOutcome = (call.originalTransactionId, nowMs + Int64(delay * 1000))
             }
-            _ = try? store.record(outcome)
+            do { _ = try store.record(outcome) } catch {
+                // The call stays queued as it was: made again when next due.
+                instrumentation.backgroundFailed(app: app.id, task: "token_calls", error)
+            }
         }
     }
 }

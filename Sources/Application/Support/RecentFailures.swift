@@ -80,4 +80,8 @@ struct FailureCountingInstrumentation: Instrumentation {
     func supportAction(app: String, key: String, action: String, target: String) {
         inner.supportAction(app: app, key: key, action: action, target: target)
     }
+    func backgroundFailed(app: String, task: String, code: String, message: String) {
+        inner.backgroundFailed(app: app, task: task, code: code, message: message)
+    }
+    func unacknowledgedPurchases(app: String, count: Int) { inner.unacknowledgedPurchases(app: app, count: count) }
 }

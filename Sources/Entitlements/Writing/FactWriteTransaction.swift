@@ -32,6 +32,11 @@ public protocol FactWriteTransaction: FactReading {
     /// A Play purchase with Google's answer as text.
     func putPlayPurchase(_ purchase: PlayPurchase, answer: String) throws
     func putGrant(_ grant: PromotionalGrant) throws
+    /// Queues a Google acknowledgement unless one is queued for the purchase already.
+    func insertAcknowledgementIfNew(_ pending: PendingAcknowledgement) throws
+    /// The acknowledgement tried once more without success: due again at `retryAt`.
+    func rescheduleAcknowledgement(purchaseToken: String, retryAt: Int64) throws
+    func removeAcknowledgement(purchaseToken: String) throws
 
     /// The sequence the next event of the app takes. Sequences follow commit order: a store with
     /// several writers holds the app's counter until this transaction ends.

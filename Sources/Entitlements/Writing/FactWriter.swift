@@ -61,6 +61,7 @@ public enum FactWriter {
             guard let answer = batch.playPurchases.last(where: { $0.purchase.purchaseToken == after.purchaseToken })?.json else { continue }
             try store.putPlayPurchase(after, answer: answer)
         }
+        try queueAcknowledgements(of: change, into: store)
         if let grant = change.grantAfter, grant != change.grantBefore { try store.putGrant(grant) }
         var events: [OutboxEvent] = []
         if let writer = batch.eventWriter {
@@ -112,6 +113,29 @@ public enum FactWriter {
         }
         if let sync = batch.syncRevision {
             try store.putSyncRevision(environment: environment, originalTransactionId: sync.originalTransactionId, revision: sync.revision)
+        }
+    }
+
+    /// A purchase Google waits to see acknowledged is queued with it; once stored acknowledged
+    /// (or voided, or lapsed) it leaves the queue. A failed attempt waits for its retry.
+    private static func queueAcknowledgements(of change: FactChange, into store: some FactWriteTransaction) throws {
+        let batch = change.batch
+        for after in change.playAfter {
+            if after.awaitsAcknowledgement {
+                try store.insertAcknowledgementIfNew(
+                    PendingAcknowledgement(
+                        appId: batch.appId, purchaseToken: after.purchaseToken, kind: after.kind, productId: after.productId, attempts: 0,
+                        queuedAt: batch.requestedAt, nextAt: batch.requestedAt))
+            } else if change.playBefore[after.purchaseToken]?.awaitsAcknowledgement ?? false {
+                try store.removeAcknowledgement(purchaseToken: after.purchaseToken)
+            }
+        }
+        if let outcome = batch.acknowledgementOutcome {
+            if let retryAt = outcome.retryAt {
+                try store.rescheduleAcknowledgement(purchaseToken: outcome.purchaseToken, retryAt: retryAt)
+            } else {
+                try store.removeAcknowledgement(purchaseToken: outcome.purchaseToken)
+            }
         }
     }
 

@@ -48,7 +48,7 @@ public final class Metrics: Instrumentation, Sendable {
 
     /// The use-case counter families, each with its label names and help text.
     enum Family: Int, CaseIterable {
-        case verifications, notificationsReceived, notificationOutcomes, offersSigned, events, deliveries
+        case verifications, notificationsReceived, notificationOutcomes, offersSigned, events, deliveries, backgroundErrors
 
         var name: String {
             switch self {
@@ -58,6 +58,7 @@ public final class Metrics: Instrumentation, Sendable {
             case .offersSigned: "entitle_offers_signed_total"
             case .events: "entitle_events_total"
             case .deliveries: "entitle_webhook_deliveries_total"
+            case .backgroundErrors: "entitle_background_errors_total"
             }
         }
 
@@ -69,6 +70,7 @@ public final class Metrics: Instrumentation, Sendable {
             case .offersSigned: ["app", "kind"]
             case .events: ["app", "type"]
             case .deliveries: ["app", "endpoint", "kind", "result"]
+            case .backgroundErrors: ["app", "task", "code"]
             }
         }
 
@@ -80,6 +82,7 @@ public final class Metrics: Instrumentation, Sendable {
             case .offersSigned: "Offer signatures made, by app and kind."
             case .events: "Events committed to the outbox, by app and type."
             case .deliveries: "Delivery attempts (events to webhooks, forwarded notifications): delivered, retry, or failed (dead)."
+            case .backgroundErrors: "Failures of background tasks (deliveries, Apple and Google calls, start-up), by task and code."
             }
         }
     }
@@ -98,6 +101,8 @@ public final class Metrics: Instrumentation, Sendable {
     private let startedAt = Double(time(nil))
     /// The latest backlog each app's deliverers measured.
     private let backlogs = Mutex<[String: (pending: Int, failed: Int, oldestSeconds: Double)]>([:])
+    /// The latest count of purchases each app's Google acknowledger found unacknowledged past a day.
+    private let unacknowledged = Mutex<[String: Int]>([:])
 
     public init(loops: Int) {
         shards = (0..<max(loops, 1)).map { _ in ShardBox() }
@@ -136,6 +141,12 @@ public final class Metrics: Instrumentation, Sendable {
 
     /// Support actions are logged (ServerInstrumentation), not counted.
     public func supportAction(app: String, key: String, action: String, target: String) {}
+
+    public func backgroundFailed(app: String, task: String, code: String, message: String) {
+        count(.backgroundErrors, [app, task, code])
+    }
+
+    public func unacknowledgedPurchases(app: String, count: Int) { unacknowledged.withLock { $0[app] = count } }
 
     private func count(_ family: Family, _ values: [String]) {
         let series = Series(family: family, values: values)
@@ -207,6 +218,14 @@ public final class Metrics: Instrumentation, Sendable {
                 lines.append("# TYPE \(name) gauge")
                 for (app, values) in backlog { lines.append("\(name){app=\"\(Self.escaped(app))\"} \(value(values))") }
             }
+        }
+        let late = unacknowledged.withLock { $0 }.sorted { $0.key < $1.key }
+        if !late.isEmpty {
+            lines.append(
+                "# HELP entitle_google_unacknowledged_purchases Google Play purchases unacknowledged a day after they were stored"
+                    + " (Google refunds them after three).")
+            lines.append("# TYPE entitle_google_unacknowledged_purchases gauge")
+            for (app, count) in late { lines.append("entitle_google_unacknowledged_purchases{app=\"\(Self.escaped(app))\"} \(count)") }
         }
         lines.append("# HELP entitle_build_info The running build.")
         lines.append("# TYPE entitle_build_info gauge")

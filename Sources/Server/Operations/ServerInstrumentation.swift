@@ -30,6 +30,21 @@ struct ServerInstrumentation: Instrumentation {
         metrics.deliveryBacklog(app: app, pending: pending, failed: failed, oldestPendingSeconds: oldestPendingSeconds)
     }
 
+    func backgroundFailed(app: String, task: String, code: String, message: String) {
+        metrics.backgroundFailed(app: app, task: task, code: code, message: message)
+        logger.log(
+            "warn", "background task failed",
+            ["app": .string(app), "task": .string(task), "code": .string(code), "error": .string(message)])
+    }
+
+    func unacknowledgedPurchases(app: String, count: Int) {
+        metrics.unacknowledgedPurchases(app: app, count: count)
+        guard count > 0 else { return }
+        logger.log(
+            "error", "Google Play purchases unacknowledged for more than a day (Google refunds them after three)",
+            ["app": .string(app), "purchases": .int(Int64(count))])
+    }
+
     /// One line per support action, with the admin key's name (never the key).
     func supportAction(app: String, key: String, action: String, target: String) {
         logger.log(

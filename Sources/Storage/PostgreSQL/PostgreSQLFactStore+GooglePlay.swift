@@ -63,4 +63,30 @@ extension PostgreSQLFactStore {
             ).rows.map(Self.playPurchase)
         }
     }
+
+    public func dueAcknowledgements(appId: String, now: Int64, limit: Int) throws -> [PendingAcknowledgement] {
+        try pool.with { db in
+            try db.execute(
+                """
+                SELECT purchase_token, kind, product_id, attempts, queued_at, next_at FROM play_acknowledgements
+                WHERE app_id = $1 AND next_at <= $2 ORDER BY next_at LIMIT $3
+                """, [.text(appId), .integer(now), .integer(Int64(limit))]
+            ).rows.map { row in
+                PendingAcknowledgement(
+                    appId: appId, purchaseToken: row[0] ?? "", kind: PlayPurchase.Kind(rawValue: row[1] ?? "") ?? .subscription,
+                    productId: row[2] ?? "", attempts: Int(row[3] ?? "0") ?? 0, queuedAt: Int64(row[4] ?? "0") ?? 0,
+                    nextAt: Int64(row[5] ?? "0") ?? 0)
+            }
+        }
+    }
+
+    public func pendingAcknowledgements(appId: String, queuedBefore: Int64) throws -> Int {
+        try pool.with { db in
+            Int(
+                try db.execute(
+                    "SELECT COUNT(*) FROM play_acknowledgements WHERE app_id = $1 AND queued_at < $2",
+                    [.text(appId), .integer(queuedBefore)]
+                ).int64(0, 0) ?? 0)
+        }
+    }
 }

@@ -98,6 +98,13 @@ enum PostgreSQLMigrations {
         CREATE TABLE pubsub_messages (
             app_id TEXT NOT NULL, message_id TEXT NOT NULL, received_at BIGINT NOT NULL, PRIMARY KEY (app_id, message_id));
         """,
+        // 4: SQLite's migration 10: Google acknowledgements waiting.
+        """
+        CREATE TABLE play_acknowledgements (
+            app_id TEXT NOT NULL, purchase_token TEXT NOT NULL, kind TEXT NOT NULL, product_id TEXT NOT NULL,
+            attempts BIGINT NOT NULL, queued_at BIGINT NOT NULL, next_at BIGINT NOT NULL, PRIMARY KEY (app_id, purchase_token));
+        CREATE INDEX play_acknowledgements_due ON play_acknowledgements (app_id, next_at);
+        """,
     ]
 
     static func migrate(_ pool: PostgreSQLPool) throws {

@@ -243,6 +243,29 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
             ])
     }
 
+    func insertAcknowledgementIfNew(_ pending: PendingAcknowledgement) throws {
+        try db.execute(
+            """
+            INSERT INTO play_acknowledgements (app_id, purchase_token, kind, product_id, attempts, queued_at, next_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING
+            """,
+            [
+                .text(appId), .text(pending.purchaseToken), .text(pending.kind.rawValue), .text(pending.productId),
+                .integer(Int64(pending.attempts)), .integer(pending.queuedAt), .integer(pending.nextAt),
+            ])
+    }
+
+    func rescheduleAcknowledgement(purchaseToken: String, retryAt: Int64) throws {
+        try db.execute(
+            "UPDATE play_acknowledgements SET attempts = attempts + 1, next_at = $3 WHERE app_id = $1 AND purchase_token = $2",
+            [.text(appId), .text(purchaseToken), .integer(retryAt)])
+    }
+
+    func removeAcknowledgement(purchaseToken: String) throws {
+        try db.execute(
+            "DELETE FROM play_acknowledgements WHERE app_id = $1 AND purchase_token = $2", [.text(appId), .text(purchaseToken)])
+    }
+
     func nextEventSequence() throws -> Int64 {
         // Taking the row (`FOR UPDATE`, created on first use) holds it until this commit.
         let rows = try db.execute(

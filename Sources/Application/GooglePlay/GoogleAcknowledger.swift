@@ -1,0 +1,96 @@
+import Entitlements
+import Foundation
+import GooglePlay
+import Instants
+
+/// Acknowledges Google Play purchases until Google confirms. Google refunds a purchase left
+/// unacknowledged for three days, so nothing here is fire-and-forget: the batch that stores a
+/// purchase queues its acknowledgement (`FactWriter`), one attempt is made at once, and a failed
+/// one is logged, counted and tried again with a doubling delay. Purchases still waiting a day
+/// after they were stored are an `error` line, the gauge `entitle_google_unacknowledged_purchases`
+/// and a `/readyz` warning.
+final class GoogleAcknowledger: Sendable {
+    private let acknowledgements: Acknowledgements
+    private let drainer: DueWorkDrainer
+
+    init(
+        app: AppConfiguration, settings: GooglePlaySettings, store: any FactStore, api: GooglePlayDeveloperAPI, pool: BlockingPool,
+        instrumentation: any Instrumentation
+    ) {
+        acknowledgements = Acknowledgements(
+            app: app, store: store, api: api, instrumentation: instrumentation, retrySeconds: settings.acknowledgementRetrySeconds)
+        drainer = DueWorkDrainer(interval: settings.acknowledgementRetrySeconds, pool: pool, drain: acknowledgements.drain)
+    }
+
+    /// One attempt for a purchase just stored (its acknowledgement queued with it): the purchase
+    /// as now stored, acknowledged when Google took it.
+    func acknowledge(_ purchase: PlayPurchase, answer: String, now: Date) throws -> PlayPurchase {
+        try acknowledgements.attempt(purchase, answer: answer, attempts: 0, now: now)
+    }
+
+    /// Purchases queued longer than a day ago and still waiting.
+    func late(now: Date) throws -> Int {
+        try acknowledgements.store.pendingAcknowledgements(
+            appId: acknowledgements.app.id, queuedBefore: Milliseconds.since1970(now) - Acknowledgements.lateAfter)
+    }
+
+    func kick() { drainer.kick() }
+}
+
+/// The queued acknowledgements of one app.
+private struct Acknowledgements: Sendable {
+    let app: AppConfiguration
+    let store: any FactStore
+    let api: GooglePlayDeveloperAPI
+    let instrumentation: any Instrumentation
+    let retrySeconds: Double
+    /// A day, in milliseconds: two days before Google refunds.
+    static let lateAfter: Int64 = 86_400_000
+
+    func drain(now: Date) {
+        let nowMs = Milliseconds.since1970(now)
+        do {
+            for pending in try store.dueAcknowledgements(appId: app.id, now: nowMs, limit: 100) {
+                guard let stored = try store.playPurchase(appId: app.id, purchaseToken: pending.purchaseToken),
+                    stored.awaitsAcknowledgement
+                else {
+                    // Acknowledged, voided or lapsed since: nothing to do any more.
+                    var done = FactBatch(appId: app.id, environment: "")
+                    done.acknowledgementOutcome = (pending.purchaseToken, nil)
+                    _ = try store.record(done)
+                    continue
+                }
+                let answer = try store.playPurchaseAnswer(appId: app.id, purchaseToken: pending.purchaseToken) ?? "{}"
+                _ = try attempt(stored, answer: answer, attempts: pending.attempts, now: now)
+            }
+            let late = try store.pendingAcknowledgements(appId: app.id, queuedBefore: nowMs - Self.lateAfter)
+            instrumentation.unacknowledgedPurchases(app: app.id, count: late)
+        } catch {
+            instrumentation.backgroundFailed(app: app.id, task: "google_acknowledgements", error)
+        }
+    }
+
+    /// Asks Google to acknowledge, then stores what came of it: the purchase acknowledged (which
+    /// ends its wait), or the next attempt's instant.
+    func attempt(_ purchase: PlayPurchase, answer: String, attempts: Int, now: Date) throws -> PlayPurchase {
+        var outcome = FactBatch(appId: app.id, environment: purchase.environment)
+        outcome.requestedAt = Milliseconds.since1970(now)
+        outcome.source = "googlePlay"
+        var result = purchase
+        do {
+            switch purchase.kind {
+            case .subscription: try api.acknowledgeSubscription(subscriptionId: purchase.productId, purchaseToken: purchase.purchaseToken)
+            case .product: try api.acknowledgeProduct(productId: purchase.productId, purchaseToken: purchase.purchaseToken)
+            }
+            result.acknowledged = true
+            outcome.playPurchases = [(result, answer)]
+            outcome.acknowledgementOutcome = (purchase.purchaseToken, nil)
+        } catch {
+            instrumentation.backgroundFailed(app: app.id, task: "google_acknowledgements", error)
+            let delay = DueWorkDrainer.backoff(attempts: attempts, base: retrySeconds)
+            outcome.acknowledgementOutcome = (purchase.purchaseToken, outcome.requestedAt + Int64(delay * 1000))
+        }
+        _ = try store.record(outcome)
+        return result
+    }
+}
