@@ -10,23 +10,29 @@ public struct RetryPolicy: Sendable {
     public var maxDelay: TimeInterval = 8
     /// No retry starts after this much time has gone by since the first attempt.
     public var maxTotal: TimeInterval = 30
-    /// Injected in tests; sleeps the calling thread otherwise.
-    public var sleep: @Sendable (TimeInterval) -> Void = { Thread.sleep(forTimeInterval: $0) }
+    /// Waits between attempts: a timer (`Task.sleep`), so no thread is held meanwhile. Injected
+    /// in tests.
+    public var pause: @Sendable (TimeInterval) async -> Void = { seconds in
+        // Cancelled: stop waiting; the attempt that follows decides.
+        try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1_000_000_000))
+    }
     public var now: @Sendable () -> Date = { Date() }
 
     public init() {}
 
-    public func run<T>(_ operation: () throws(AppStoreAPIError) -> T) throws(AppStoreAPIError) -> T {
+    /// `operation` until it succeeds, fails for good, or the bounds are reached. It should hand
+    /// its blocking call to a pool (`BlockingPool.perform`) and await it.
+    public func run<T: Sendable>(_ operation: @Sendable () async throws -> T) async throws -> T {
         let start = now()
         var attempt = 1
         while true {
             do {
-                return try operation()
-            } catch {
+                return try await operation()
+            } catch let error as AppStoreAPIError {
                 guard error.isRetryable, attempt < maxAttempts else { throw error }
                 let delay = self.delay(after: error, attempt: attempt)
                 guard now().timeIntervalSince(start) + delay <= maxTotal else { throw error }
-                sleep(delay)
+                await pause(delay)
                 attempt += 1
             }
         }

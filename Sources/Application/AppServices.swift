@@ -26,14 +26,17 @@ public final class AppServices: Sendable {
     /// The app's Google Play side, when it sells there.
     public let googlePlay: GooglePlayService?
     let pool: BlockingPool
+    let outbound: BlockingPool
     let instrumentation: any Instrumentation
 
     init(
-        app: AppConfiguration, store: any FactStore, pool: BlockingPool, revocationChecker: (any RevocationChecker)?,
+        app: AppConfiguration, store: any FactStore, pool: BlockingPool, outbound: BlockingPool,
+        revocationChecker: (any RevocationChecker)?,
         delivery: DeliverySettings, instrumentation: any Instrumentation, failures: RecentFailures
     ) throws {
         self.app = app
         self.pool = pool
+        self.outbound = outbound
         self.instrumentation = instrumentation
         verification = try VerificationService(app: app, revocationChecker: revocationChecker)
         subscribers = SubscriberQueries(app: app, store: store, pool: pool)
@@ -42,7 +45,7 @@ public final class AppServices: Sendable {
         let eventWriter = AppEventWriter(app: app, subscribers: subscribers, instrumentation: instrumentation, deliveries: deliveries)
         events = EventFeed(app: app, store: store, pool: pool, eventWriter: eventWriter)
         var notifications = NotificationIngestion(
-            app: app, verification: verification, store: store, pool: pool,
+            app: app, verification: verification, store: store, outbound: outbound,
             instrumentation: instrumentation, eventWriter: eventWriter)
         notifications.failures = failures
         self.notifications = notifications
@@ -50,14 +53,13 @@ public final class AppServices: Sendable {
             app: app, history: subscribers, verification: verification, pool: pool, instrumentation: instrumentation)
         var sync = try? SyncService(
             app: app, verification: verification, notifications: notifications, subscribers: subscribers,
-            store: store, pool: pool,
-            instrumentation: instrumentation)
+            store: store, pool: pool, outbound: outbound, instrumentation: instrumentation)
         sync?.eventWriter = eventWriter
         self.sync = sync
         tokenReporter =
             app.serverAPI.setAppAccountToken
             ? sync.map {
-                AppAccountTokenReporter(app: app, store: store, pool: pool, clients: $0.clients, instrumentation: instrumentation)
+                AppAccountTokenReporter(app: app, store: store, pool: outbound, clients: $0.clients, instrumentation: instrumentation)
             } : nil
         grants = GrantService(app: app, store: store, pool: pool, eventWriter: eventWriter)
         history = CustomerHistory(app: app, store: store, pool: pool)
@@ -65,13 +67,14 @@ public final class AppServices: Sendable {
         overview = Overview(app: app, store: store, pool: pool, failures: failures)
         let queries = subscribers
         var googlePlay = app.googlePlay.map {
-            GooglePlayService(app: app, settings: $0, store: store, subscribers: queries, pool: pool, instrumentation: instrumentation)
+            GooglePlayService(
+                app: app, settings: $0, store: store, subscribers: queries, outbound: outbound, instrumentation: instrumentation)
         }
         googlePlay?.eventWriter = eventWriter
         self.googlePlay = googlePlay
         transactions = TransactionIngestion(
             app: app, verification: verification, store: store, subscribers: subscribers,
-            pool: pool, instrumentation: instrumentation, tokenReporter: tokenReporter, eventWriter: eventWriter)
+            outbound: outbound, instrumentation: instrumentation, tokenReporter: tokenReporter, eventWriter: eventWriter)
     }
 
     /// `POST /v1/verify`: verifies and decodes one signed item without storing it (on the pool
@@ -88,7 +91,7 @@ public final class AppServices: Sendable {
             }
             completion(outcome)
         }
-        verification.schedule(work, on: pool) {
+        verification.schedule(work, on: outbound) {
             completion(
                 VerificationOutcome(
                     kind: kind, environment: nil,

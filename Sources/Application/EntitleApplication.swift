@@ -12,6 +12,8 @@ public final class EntitleApplication: Sendable {
     public let configuration: EntitleConfiguration
     public let store: any FactStore
     public let pool: BlockingPool
+    /// Where calls to Apple and Google (and OCSP) run, apart from the database's work.
+    public let outbound: BlockingPool
     public let authenticator: APIKeyAuthenticator
     /// Sign-in to the support console, and its sessions.
     public let console: ConsoleSessions
@@ -28,6 +30,7 @@ public final class EntitleApplication: Sendable {
         self.configuration = configuration
         self.store = store
         self.pool = pool ?? BlockingPool(threads: configuration.server.blockingThreads)
+        outbound = BlockingPool(threads: configuration.server.outboundThreads, name: "entitle-outbound")
         authenticator = APIKeyAuthenticator(apps: configuration.apps)
         console = ConsoleSessions(settings: configuration.console, authenticator: authenticator)
         let needsOCSP = configuration.apps.contains { $0.verification.onlineChecks }
@@ -38,7 +41,7 @@ public final class EntitleApplication: Sendable {
         var apps: [String: AppServices] = [:]
         for app in configuration.apps {
             apps[app.id] = try AppServices(
-                app: app, store: store, pool: self.pool, revocationChecker: checker,
+                app: app, store: store, pool: self.pool, outbound: outbound, revocationChecker: checker,
                 delivery: configuration.delivery, instrumentation: counting, failures: failures)
         }
         self.apps = apps
@@ -92,7 +95,8 @@ public final class EntitleApplication: Sendable {
             completion(.failure(PubSubPushVerifier.Refusal(reason: "no configured app has package \(package ?? "(absent)")")))
             return
         }
-        pool.run(
+        // Google's keys (JWKS) and the purchase are read from Google: the outbound pool's work.
+        outbound.run(
             {
                 try play.verifier.verify(authorization: authorization, now: receivedAt)
                 return try play.push(notification, messageId: messageId, receivedAt: receivedAt)

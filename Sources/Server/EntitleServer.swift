@@ -50,7 +50,7 @@ public final class EntitleServer: Sendable {
         http.defaultHeaders = SecurityHeaders.api
         let router = self.router
         httpServer = try HTTPServer(configuration: http, handler: { router.handle($0) }, observer: logger)
-        metrics.attach(httpServer.statistics, pool: application.pool)
+        metrics.attach(httpServer.statistics, pool: application.pool, outbound: application.outbound)
     }
 
     /// The bound port (useful with port 0).
@@ -65,6 +65,7 @@ public final class EntitleServer: Sendable {
                 "host": .string(configuration.server.host), "port": .int(Int64(port)),
                 "eventLoops": .int(Int64(httpServer.configuration.eventLoops)),
                 "blockingThreads": .int(Int64(application.pool.threadCount)),
+                "outboundThreads": .int(Int64(application.outbound.threadCount)),
                 "version": .string(EntitleVersion.current), "storage": .string(configuration.storage.summary),
                 "apps": .array(configuration.apps.map { .string($0.id) }),
             ])
@@ -102,6 +103,7 @@ public final class EntitleServer: Sendable {
     public func waitUntilStopped() {
         httpServer.waitUntilStopped()
         application.pool.stop()
+        application.outbound.stop()
         application.stopDeliveries()
     }
 

@@ -36,9 +36,10 @@ enum SyncCommands {
             let synced: SyncService.Synced
             if let token = arguments["app-account-token"] {
                 guard UUID.isCanonicalText(token) else { throw UsageError("--app-account-token must be a UUID") }
-                synced = try sync.syncSubscriberAndRead(appAccountToken: token)
+                synced = try awaitUseCase { try await sync.syncSubscriberAndRead(appAccountToken: token) }
             } else {
-                synced = try sync.syncTransactionAndRead(try arguments.required("transaction-id"))
+                let transactionId = try arguments.required("transaction-id")
+                synced = try awaitUseCase { try await sync.syncTransactionAndRead(transactionId) }
             }
             var answer: JSONObject = ["sync": .object(synced.report.json)]
             if let subscriber = synced.subscriber { answer["subscriber"] = .object(subscriber) }
@@ -52,7 +53,7 @@ enum SyncCommands {
         let start = try instant(try arguments.required("since"), "--since")
         let end = try arguments["until"].map { try instant($0, "--until") } ?? Milliseconds.now
         guard start < end else { throw UsageError("--since must be before --until") }
-        return try report { ["backfill": .object(try sync.backfill(start: start, end: end).json)] }
+        return try report { ["backfill": .object(try awaitUseCase { try await sync.backfill(start: start, end: end) }.json)] }
     }
 
     /// Asks Apple for a test notification, then checks Apple's delivery report and whether it was

@@ -191,33 +191,43 @@ final class AppStoreServerAPIClientTests: XCTestCase {
         }
     }
 
-    func testRetriesStopAtTheirBounds() throws {
+    /// The waits between attempts are the policy's `pause` (a timer in the server): recorded here.
+    func testRetriesStopAtTheirBounds() async throws {
         let sleeps = Sleeps()
         var policy = RetryPolicy()
-        policy.sleep = { sleeps.add($0) }
+        policy.pause = { sleeps.add($0) }
         standIn.script(AppStoreStandIn.error(500, 5000001, "retry me"), AppStoreStandIn.error(404, 4040002, "retry me too"))
         let api = try client()
-        XCTAssertNotNil(try policy.run { () throws(AppStoreAPIError) in try api.getTransactionInfo("1") }.signedTransactionInfo)
+        let info = try await policy.run { try api.getTransactionInfo("1") }
+        XCTAssertNotNil(info.signedTransactionInfo)
         XCTAssertEqual(sleeps.count, 2, "two retryable failures, then success")
 
+        func fails(_ policy: RetryPolicy) async -> Bool {
+            do {
+                _ = try await policy.run { try api.getTransactionInfo("1") }
+                return false
+            } catch { return true }
+        }
         standIn.script(AppStoreStandIn.error(400, 4000006, "Invalid transaction id."))
         let before = standIn.requests.count
-        XCTAssertThrowsError(try policy.run { () throws(AppStoreAPIError) in try api.getTransactionInfo("1") })
+        let refused = await fails(policy)
+        XCTAssertTrue(refused)
         XCTAssertEqual(standIn.requests.count - before, 1, "a final 4xx is not retried")
 
         standIn.script(
             AppStoreStandIn.error(500, 5000000, "x"), AppStoreStandIn.error(500, 5000000, "x"),
             AppStoreStandIn.error(500, 5000000, "x"), AppStoreStandIn.error(500, 5000000, "x"))
         let start = standIn.requests.count
-        XCTAssertThrowsError(try policy.run { () throws(AppStoreAPIError) in try api.getTransactionInfo("1") })
+        let exhausted = await fails(policy)
+        XCTAssertTrue(exhausted)
         XCTAssertEqual(standIn.requests.count - start, policy.maxAttempts, "bounded in attempts")
 
         // Retry-After (epoch ms) decides the wait, capped by the policy.
         let soon = Int64((Date().timeIntervalSince1970 + 2) * 1000)
         standIn.script(AppStoreStandIn.error(429, 4290000, "slow down", headers: [("Retry-After", String(soon))]))
         let waits = Sleeps()
-        policy.sleep = { waits.add($0) }
-        _ = try policy.run { () throws(AppStoreAPIError) in try api.getTransactionInfo("1") }
+        policy.pause = { waits.add($0) }
+        _ = try await policy.run { try api.getTransactionInfo("1") }
         XCTAssertEqual(waits.all.first ?? 0, 2, accuracy: 0.5)
     }
 

@@ -30,12 +30,12 @@ final class SyncEndpointTests: XCTestCase {
         try? FileManager.default.removeItem(at: folder)
     }
 
-    private func server(issuer: Bool, api: String = "") throws -> EntitleServer {
+    private func server(issuer: Bool, api: String = "", threads: String = "") throws -> EntitleServer {
         let issuerMember = issuer ? #", "issuerId": "57246542-96fe-1a63-e053-0824d011072a""# : ""
         try writeFile(
             folder.appendingPathComponent("entitle.json"),
             """
-            {"server": {"port": 0}, "apps": [{"id": "app", "bundleId": "com.example.app", "environments": ["Sandbox"],
+            {"server": {"port": 0\(threads)}, "apps": [{"id": "app", "bundleId": "com.example.app", "environments": ["Sandbox"],
               "signingKey": {"keyId": "KEY1", "privateKeyFile": "key.p8"\(issuerMember)},
               "apiKeys": [{"key": "client_key_0123456789", "role": "client"}, {"key": "server_key_0123456789", "role": "server"}],
               "verification": {"rootCertificates": ["\(chain.folder.appendingPathComponent("root.pem").path)"], "allowPrivateRoots": true},
@@ -82,6 +82,41 @@ final class SyncEndpointTests: XCTestCase {
         for _ in 0..<50 where try !store.dueTokenCalls(appId: "app", now: .max, limit: 10).isEmpty { Thread.sleep(forTimeInterval: 0.05) }
         XCTAssertEqual(try store.dueTokenCalls(appId: "app", now: .max, limit: 10), [], "taken by Apple: nothing left queued")
         XCTAssertEqual(try store.facts(appId: "app", environment: "Sandbox", originalTransactionId: "1000")?.appAccountToken, token)
+    }
+
+    /// Calls to Apple have their own pool: with Apple hanging and every outbound thread waiting
+    /// on it (and more syncs queued), subscriber reads are still answered from the database pool.
+    func testSubscriberReadsAreServedWhileAppleHangs() throws {
+        let server = try server(issuer: true, threads: #", "blockingThreads": 4, "outboundThreads": 4"#)
+        entitle = server
+        standIn.hang()
+        let syncs = DispatchGroup()
+        for index in 0..<12 {
+            DispatchQueue.global().async(group: syncs) {
+                _ = server.handle(
+                    HTTPRequest(
+                        method: "POST", target: "/v1/transactions/\(2000 + index)/sync",
+                        headers: [("authorization", "Bearer server_key_0123456789")]))
+            }
+        }
+        try waitUntil(timeout: 20, "every outbound thread waits on Apple") { self.standIn.heldRequests >= 4 }
+        let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+        for _ in 0..<20 {
+            let answered = DispatchSemaphore(value: 0)
+            let status = LockedList<Int>()
+            DispatchQueue.global().async {
+                let response = server.handle(
+                    HTTPRequest(
+                        method: "GET", target: "/v1/subscribers/\(token)", headers: [("authorization", "Bearer client_key_0123456789")]))
+                status.append(response.status)
+                answered.signal()
+            }
+            XCTAssertEqual(answered.wait(timeout: .now() + 5), .success, "a read waited behind Apple's calls")
+            XCTAssertEqual(status.all, [404], "answered by the database: no such subscriber")
+        }
+        XCTAssertGreaterThanOrEqual(standIn.heldRequests, 4, "Apple still hangs")
+        standIn.release()
+        XCTAssertEqual(syncs.wait(timeout: .now() + 60), .success, "the syncs end once Apple answers again")
     }
 
     func testSyncStoresTheHistoryAndThenOnlyChanges() throws {

@@ -18,6 +18,23 @@ public final class AppStoreStandIn: @unchecked Sendable {
         let lock = Mutex<(scripted: [HTTPResponse], requests: [HTTPRequest])>(([], []))
         /// The signed payloads of Get Notification History, one array per page.
         let notificationPages = Mutex<[[String]]>([["n1"], ["n2"]])
+        /// While hanging, requests are held unanswered.
+        let held = Mutex<(hanging: Bool, contexts: [HTTPRequestContext])>((false, []))
+    }
+
+    /// Holds every request unanswered from now on (Apple hanging) until `release()`.
+    public func hang() { state.held.withLock { $0.hanging = true } }
+
+    /// How many requests are held unanswered now.
+    public var heldRequests: Int { state.held.withLock { $0.contexts.count } }
+
+    /// Stops holding; what was held is answered 503 (a retry then gets the normal answer).
+    public func release() {
+        let held = state.held.withLock { held -> [HTTPRequestContext] in
+            defer { held = (false, []) }
+            return held.contexts
+        }
+        for context in held { context.respond(Self.error(503, 5000000, "An unknown error occurred.")) }
     }
 
     /// Replaces what Get Notification History returns (one array of signed payloads per page).
@@ -62,6 +79,11 @@ public final class AppStoreStandIn: @unchecked Sendable {
                     context.respond(scripted)
                     return
                 }
+                let holds = state.held.withLock { held -> Bool in
+                    if held.hanging { held.contexts.append(context) }
+                    return held.hanging
+                }
+                if holds { return }
                 routes.handle(context)
             })
         server.start()

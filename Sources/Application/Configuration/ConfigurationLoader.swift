@@ -131,7 +131,7 @@ public enum ConfigurationLoader {
             allowed: [
                 "host", "port", "eventLoops", "maxBodyBytes", "maxConnections",
                 "shutdownGraceSeconds", "headerTimeoutSeconds", "idleTimeoutSeconds",
-                "blockingThreads",
+                "blockingThreads", "outboundThreads",
             ],
             path: "server")
         if let host = reader.string(object, "host", path: "server") { server.host = host }
@@ -145,6 +145,9 @@ public enum ConfigurationLoader {
         }
         if let count = reader.integer(object, "blockingThreads", path: "server", range: 0...1024) {
             server.blockingThreads = Int(count)
+        }
+        if let count = reader.integer(object, "outboundThreads", path: "server", range: 0...1024) {
+            server.outboundThreads = Int(count)
         }
         for (key, keyPath) in [
             ("shutdownGraceSeconds", \ServerSettings.shutdownGraceSeconds),
@@ -162,7 +165,7 @@ public enum ConfigurationLoader {
     }
 
     /// `ENTITLE_HOST`, `ENTITLE_PORT`, `ENTITLE_EVENT_LOOPS`, `ENTITLE_MAX_BODY_BYTES`,
-    /// `ENTITLE_MAX_CONNECTIONS`, `ENTITLE_BLOCKING_THREADS` override the file (deployments set them in the unit's environment).
+    /// `ENTITLE_MAX_CONNECTIONS`, `ENTITLE_BLOCKING_THREADS`, `ENTITLE_OUTBOUND_THREADS` override the file (deployments set them in the unit's environment).
     private static func applyServerOverrides(
         _ server: inout ServerSettings, environment: [String: String],
         reader: inout ConfigurationReader
@@ -174,6 +177,7 @@ public enum ConfigurationLoader {
             ("ENTITLE_MAX_BODY_BYTES", \.maxBodyBytes, 1...(1 << 30)),
             ("ENTITLE_MAX_CONNECTIONS", \.maxConnections, 1...1_000_000),
             ("ENTITLE_BLOCKING_THREADS", \.blockingThreads, 0...1024),
+            ("ENTITLE_OUTBOUND_THREADS", \.outboundThreads, 0...1024),
         ]
         for (name, keyPath, range) in integers {
             guard let text = environment[name] else { continue }

@@ -27,9 +27,12 @@ public struct ServerSettings: Sendable {
     public var shutdownGraceSeconds = 10.0
     public var headerTimeoutSeconds = 10.0
     public var idleTimeoutSeconds = 60.0
-    /// Threads of the one pool that runs blocking work (SQLite reads, the App Store Server API,
-    /// OCSP): never an event loop. 0 means twice the number of cores, at least 4.
+    /// Threads of the pool that runs the database's blocking work (reads, local work): never an
+    /// event loop. 0 means twice the number of cores, at least 4.
     public var blockingThreads = 0
+    /// Threads of the pool that calls out (the App Store Server API, Google, OCSP), so a slow
+    /// upstream never holds a thread the database's work needs. 0: twice the cores, at least 4.
+    public var outboundThreads = 0
 
     public init() {}
 }

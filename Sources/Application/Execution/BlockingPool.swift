@@ -1,9 +1,11 @@
 import Foundation
 import Synchronization
 
-/// The one place blocking work runs: SQLite reads, the App Store Server API, OCSP. A fixed set
-/// of threads takes jobs in arrival order; event loops and Swift's cooperative pool never wait on
-/// disk or network. Use cases decide what goes here; HTTP handlers never do.
+/// Where blocking work runs, one pool per kind: the database's (reads, local work) and the
+/// outbound one (the App Store Server API, Google, OCSP), so a slow upstream never makes a
+/// subscriber read wait. A fixed set of threads takes jobs in arrival order; event loops and
+/// Swift's cooperative pool never wait on disk or network. Use cases decide what goes where;
+/// HTTP handlers never do. Waiting for a retry is a timer's job, never a pool thread's.
 ///
 /// The queue is bounded: past `maxQueuedJobs` a job is refused at once with 503
 /// `OVERLOADED` instead of growing memory and latency without end.
@@ -61,6 +63,14 @@ public final class BlockingPool: Sendable {
     ) {
         let accepted = submit { completion(Result { try work() }) }
         if !accepted { completion(.failure(ServiceError.overloaded)) }
+    }
+
+    /// Runs `work` on a pool thread and resumes the caller with its result (an async caller,
+    /// which holds no thread meanwhile); `OVERLOADED` when the queue is full.
+    public func perform<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            run(work) { continuation.resume(with: $0) }
+        }
     }
 
     /// Jobs waiting and running now (for `/metrics`).

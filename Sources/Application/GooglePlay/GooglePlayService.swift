@@ -9,7 +9,7 @@ import JSON
 /// An app's Google Play side: purchases posted by the Android app, real-time developer
 /// notifications pushed by Pub/Sub, and the offer a purchase must use. Every purchase is read
 /// from Google (a notification is only a signal), stored as a fact, acknowledged when it needs to
-/// be, and answered only once stored. Calls wait on Google: they run on the blocking pool.
+/// be, and answered only once stored. Calls wait on Google: they run on the outbound pool.
 public struct GooglePlayService: Sendable {
     let app: AppConfiguration
     let settings: GooglePlaySettings
@@ -17,13 +17,14 @@ public struct GooglePlayService: Sendable {
     let verifier: PubSubPushVerifier
     let store: any FactStore
     let subscribers: SubscriberQueries
-    let pool: BlockingPool
+    /// Every use case here calls Google.
+    let outbound: BlockingPool
     let instrumentation: any Instrumentation
     var eventWriter: (any EventWriting)?
     let acknowledger: GoogleAcknowledger
 
     init(
-        app: AppConfiguration, settings: GooglePlaySettings, store: any FactStore, subscribers: SubscriberQueries, pool: BlockingPool,
+        app: AppConfiguration, settings: GooglePlaySettings, store: any FactStore, subscribers: SubscriberQueries, outbound: BlockingPool,
         instrumentation: any Instrumentation
     ) {
         var configuration = HTTPClient.Configuration()
@@ -38,10 +39,10 @@ public struct GooglePlayService: Sendable {
         self.settings = settings
         self.store = store
         self.subscribers = subscribers
-        self.pool = pool
+        self.outbound = outbound
         self.instrumentation = instrumentation
         acknowledger = GoogleAcknowledger(
-            app: app, settings: settings, store: store, api: api, pool: pool, instrumentation: instrumentation)
+            app: app, settings: settings, store: store, api: api, pool: outbound, instrumentation: instrumentation)
     }
 
     // MARK: - POST /v1/purchases/google
@@ -53,7 +54,7 @@ public struct GooglePlayService: Sendable {
         productId: String, purchaseToken: String, appAccountToken: String?, now: Date,
         completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void
     ) {
-        pool.run(
+        outbound.run(
             { try postNow(productId: productId, purchaseToken: purchaseToken, appAccountToken: appAccountToken, now: now) },
             completion: completion)
     }
@@ -155,7 +156,7 @@ public struct GooglePlayService: Sendable {
     /// `purchases.voidedpurchases.list` since `since`: every stored purchase Google voided is
     /// marked so (a refund or chargeback whose notification was missed). Answers how many.
     public func syncVoided(since: Int64, now: Date, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {
-        pool.run(
+        outbound.run(
             {
                 var marked = 0
                 var unknown = 0
@@ -186,7 +187,7 @@ public struct GooglePlayService: Sendable {
         productId: String, basePlanId: String, listed: [PlayOfferSelection.ListedOffer], offerId: String?, appAccountToken: String?,
         now: Date, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void
     ) {
-        pool.run(
+        outbound.run(
             {
                 let customer = try AppAccountToken.validated(appAccountToken)
                 let purchases = try customer.map { try store.playPurchases(appId: app.id, appAccountToken: $0) } ?? []

@@ -17,14 +17,15 @@ public struct NotificationIngestion: Sendable {
     let app: AppConfiguration
     let verification: VerificationService
     let store: any FactStore
-    let pool: BlockingPool
+    /// For verification that asks OCSP.
+    let outbound: BlockingPool
     let instrumentation: any Instrumentation
     /// Writes the events each stored notification causes, in its transaction.
     var eventWriter: (any EventWriting)?
     /// Remembers refused notifications for support (they are not stored).
     var failures: RecentFailures?
 
-    /// Verifies on the caller's thread (the pool when verification waits on OCSP); the write goes
+    /// Verifies on the caller's thread (the outbound pool when verification waits on OCSP); the write goes
     /// to the store's writer, which calls back after the commit. No thread waits per notification.
     ///
     /// `body` is the request exactly as Apple sent it, passed on byte for byte when the app
@@ -45,10 +46,10 @@ public struct NotificationIngestion: Sendable {
                 completion(outcome)
             }
         }
-        verification.schedule(work, on: pool) { completion(.failure(ServiceError.overloaded)) }
+        verification.schedule(work, on: outbound) { completion(.failure(ServiceError.overloaded)) }
     }
 
-    /// The same, blocking until durable (back-fill on the pool, the CLI).
+    /// The same, blocking until durable (back-fill on the outbound pool, the CLI).
     func ingestNow(_ parsed: SignedPayload, source: String, receivedAt: Date) throws -> Outcome {
         try store.record(try batch(parsed, body: nil, source: source, receivedAt: receivedAt)) == .duplicateNotification
             ? .duplicate : .applied

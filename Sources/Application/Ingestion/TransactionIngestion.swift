@@ -17,13 +17,14 @@ public struct TransactionIngestion: Sendable {
     let verification: VerificationService
     let store: any FactStore
     let subscribers: SubscriberQueries
-    let pool: BlockingPool
+    /// For verification that asks OCSP.
+    let outbound: BlockingPool
     let instrumentation: any Instrumentation
     let tokenReporter: AppAccountTokenReporter?
     var eventWriter: (any EventWriting)?
 
-    /// Verifies on the caller's thread (on the pool when verification waits on OCSP), writes
-    /// through the store's writer, then reads the subscriber back on the pool.
+    /// Verifies on the caller's thread (on the outbound pool when verification waits on OCSP),
+    /// writes through the store's writer, then reads the subscriber back on the database pool.
     public func post(
         signedTransaction: String, signedRenewalInfo: String?, appAccountToken: String?, now: Date,
         completion: @escaping @Sendable (Result<Posted, any Error>) -> Void
@@ -52,7 +53,7 @@ public struct TransactionIngestion: Sendable {
                 }
             }
         }
-        verification.schedule(prepare, on: pool) { completion(.failure(ServiceError.overloaded)) }
+        verification.schedule(prepare, on: outbound) { completion(.failure(ServiceError.overloaded)) }
     }
 
     /// Verification and the facts to store (CPU only unless the app uses online checks).

@@ -16,7 +16,7 @@ public struct CustomerSearch: Sendable {
     let pool: BlockingPool
 
     public func search(_ query: String, now: Date, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {
-        pool.run({ try search(query, now: now) }, completion: completion)
+        Task { completion(await Result(catching: { try await search(query, now: now) })) }
     }
 
     /// One match: how the query matched, and the customer (a token, else one subscription).
@@ -30,9 +30,30 @@ public struct CustomerSearch: Sendable {
         var customer: String { appAccountToken.map { "token:" + $0 } ?? "subscription:" + (originalTransactionId ?? "") }
     }
 
-    public func search(_ text: String, now: Date) throws -> JSONObject {
+    /// The stored customers the text names; else, for what looks like an order ID, the ones Apple's
+    /// Look Up Order ID finds (on the outbound pool; the database's work on the database pool).
+    public func search(_ text: String, now: Date) async throws -> JSONObject {
         let query = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !query.isEmpty, query.count <= 200 else { throw ServiceError.badRequest("query must have 1 to 200 characters") }
+        var matches = try await pool.perform { try storedMatches(query) }
+        var answer: JSONObject = ["query": .string(query)]
+        if matches.isEmpty, Self.looksLikeOrderId(query), let sync {
+            do {
+                let found = try await sync.lookUpOrder(query)
+                matches = try await pool.perform {
+                    try found.flatMap { environment, originals in try originals.map { try customer("orderId", $0, environment) } }
+                }
+            } catch let error as AppStoreAPIError {
+                answer["orderLookup"] = .string("Apple's Look Up Order ID failed: \(error.message)")
+            }
+        }
+        let listed = matches
+        answer["matches"] = try await pool.perform { .array(try listed.map { .object(try json($0, now: now)) }) }
+        return answer
+    }
+
+    /// The customers whose stored facts the query names, each once.
+    private func storedMatches(_ query: String) throws -> [Match] {
         var matches: [Match] = []
         func add(_ match: Match) { if !matches.contains(where: { $0.customer == match.customer }) { matches.append(match) } }
         for environment in subscribers.searchOrder {
@@ -73,18 +94,7 @@ public struct CustomerSearch: Sendable {
                 add(Match(matchedBy: matchedBy, environment: AppStoreEnvironment(rawValue: purchase.environment), appAccountToken: token))
             }
         }
-        var answer: JSONObject = ["query": .string(query)]
-        if matches.isEmpty, Self.looksLikeOrderId(query), let sync {
-            do {
-                for (environment, originals) in try sync.lookUpOrder(query) {
-                    for original in originals { add(try customer("orderId", original, environment)) }
-                }
-            } catch let error as AppStoreAPIError {
-                answer["orderLookup"] = .string("Apple's Look Up Order ID failed: \(error.message)")
-            }
-        }
-        answer["matches"] = .array(try matches.map { .object(try json($0, now: now)) })
-        return answer
+        return matches
     }
 
     /// The customer a stored subscription belongs to: its token when it is linked.

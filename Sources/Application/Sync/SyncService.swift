@@ -26,7 +26,8 @@ public struct SyncReport: Sendable {
 /// Pulls the truth from the App Store Server API (APPSTORE.md §5): a customer's statuses and
 /// transaction history (incrementally, from the last stored `revision`), and missed notifications
 /// (Get Notification History). Every signed item is verified and stored through the same path as
-/// notifications. Calls wait on the network: run them off the event loops.
+/// notifications. Apple's calls run on the outbound pool, the database's on the database pool,
+/// and a retry's wait is a timer: a slow Apple holds no thread that a subscriber read needs.
 public struct SyncService: Sendable {
     let app: AppConfiguration
     let verification: VerificationService
@@ -34,6 +35,8 @@ public struct SyncService: Sendable {
     let subscribers: SubscriberQueries
     let store: any FactStore
     let pool: BlockingPool
+    /// Where Apple's calls (and the verification that may ask OCSP) run.
+    let outbound: BlockingPool
     let instrumentation: any Instrumentation
     public let clients: [AppStoreEnvironment: AppStoreServerAPIClient]
     public let retry: RetryPolicy
@@ -52,8 +55,8 @@ public struct SyncService: Sendable {
     /// and issuer ID.
     init(
         app: AppConfiguration, verification: VerificationService, notifications: NotificationIngestion, subscribers: SubscriberQueries,
-        store: any FactStore,
-        pool: BlockingPool, instrumentation: any Instrumentation, retry: RetryPolicy = RetryPolicy()
+        store: any FactStore, pool: BlockingPool, outbound: BlockingPool, instrumentation: any Instrumentation,
+        retry: RetryPolicy = RetryPolicy()
     ) throws {
         guard let issuerId = app.signingKey.issuerId else { throw SetupError.noIssuerId(app.id) }
         let tokens = BearerTokenFactory(
@@ -72,6 +75,7 @@ public struct SyncService: Sendable {
         self.subscribers = subscribers
         self.store = store
         self.pool = pool
+        self.outbound = outbound
         self.instrumentation = instrumentation
         self.clients = clients
         self.retry = retry
@@ -88,32 +92,33 @@ public struct SyncService: Sendable {
         public var subscriber: JSONObject?
     }
 
-    /// Syncs the subscription `transactionId` belongs to, then reads its subscriber, on the pool.
+    /// Syncs the subscription `transactionId` belongs to, then reads its subscriber.
     public func syncTransaction(_ transactionId: String, completion: @escaping @Sendable (Result<Synced, any Error>) -> Void) {
-        pool.run({ try syncTransactionAndRead(transactionId) }, completion: completion)
+        Task { completion(await Result(catching: { try await syncTransactionAndRead(transactionId) })) }
     }
 
-    /// Syncs every subscription linked to the token, then reads the subscriber, on the pool.
+    /// Syncs every subscription linked to the token, then reads the subscriber.
     public func syncSubscriber(appAccountToken: String, completion: @escaping @Sendable (Result<Synced, any Error>) -> Void) {
-        pool.run({ try syncSubscriberAndRead(appAccountToken: appAccountToken) }, completion: completion)
+        Task { completion(await Result(catching: { try await syncSubscriberAndRead(appAccountToken: appAccountToken) })) }
     }
 
     public func backfill(start: Int64, end: Int64, completion: @escaping @Sendable (Result<SyncReport, any Error>) -> Void) {
-        pool.run({ try backfill(start: start, end: end) }, completion: completion)
+        Task { completion(await Result(catching: { try await backfill(start: start, end: end) })) }
     }
 
-    /// The same, blocking (the pool, the CLI).
-    public func syncTransactionAndRead(_ transactionId: String) throws -> Synced {
-        let report = try syncTransaction(transactionId)
-        let subscriber = try report.environment.flatMap {
-            try subscribers.subscriber(transactionId: transactionId, environment: $0, at: Date())
+    public func syncTransactionAndRead(_ transactionId: String) async throws -> Synced {
+        let report = try await syncTransaction(transactionId)
+        let subscriber = try await pool.perform {
+            try report.environment.flatMap { try subscribers.subscriber(transactionId: transactionId, environment: $0, at: Date()) }
         }
         return Synced(report: report, subscriber: subscriber)
     }
 
-    public func syncSubscriberAndRead(appAccountToken: String) throws -> Synced {
-        let report = try syncSubscriber(appAccountToken: appAccountToken)
-        let subscriber = try subscribers.subscriber(appAccountToken: appAccountToken, environment: report.environment, at: Date())
+    public func syncSubscriberAndRead(appAccountToken: String) async throws -> Synced {
+        let report = try await syncSubscriber(appAccountToken: appAccountToken)
+        let subscriber = try await pool.perform {
+            try subscribers.subscriber(appAccountToken: appAccountToken, environment: report.environment, at: Date())
+        }
         return Synced(report: report, subscriber: subscriber)
     }
 
@@ -121,15 +126,16 @@ public struct SyncService: Sendable {
 
     /// Syncs the subscription `transactionId` belongs to. The environment is the stored one when
     /// known; otherwise Production, then Sandbox when Apple does not know the id (§5.8).
-    public func syncTransaction(_ transactionId: String) throws -> SyncReport {
+    public func syncTransaction(_ transactionId: String) async throws -> SyncReport {
         var candidates = environments
-        if let known = try candidates.first(where: { try subscribers.subscription(of: transactionId, in: $0) != nil }) {
+        let all = candidates
+        if let known = try await pool.perform({ try all.first { try subscribers.subscription(of: transactionId, in: $0) != nil } }) {
             candidates = [known]
         }
         var lastError: AppStoreAPIError?
         for environment in candidates {
             do {
-                return try sync(transactionId, environment: environment)
+                return try await sync(transactionId, environment: environment)
             } catch let error as AppStoreAPIError where error.apiCode == .transactionIdNotFound {
                 lastError = error
             }
@@ -138,12 +144,15 @@ public struct SyncService: Sendable {
     }
 
     /// Syncs every subscription linked to the token.
-    public func syncSubscriber(appAccountToken: String) throws -> SyncReport {
+    public func syncSubscriber(appAccountToken: String) async throws -> SyncReport {
         let token = try AppAccountToken.validated(appAccountToken)
         var report = SyncReport()
         for environment in environments {
-            for facts in try store.facts(appId: app.id, environment: environment.rawValue, appAccountToken: token) {
-                let one = try sync(facts.originalTransactionId, environment: environment)
+            let linked = try await pool.perform {
+                try store.facts(appId: app.id, environment: environment.rawValue, appAccountToken: token)
+            }
+            for facts in linked {
+                let one = try await sync(facts.originalTransactionId, environment: environment)
                 report.environment = one.environment
                 report.stored += one.stored
                 report.failures += one.failures
@@ -152,16 +161,33 @@ public struct SyncService: Sendable {
         return report
     }
 
-    private func sync(_ transactionId: String, environment: AppStoreEnvironment) throws -> SyncReport {
+    private func sync(_ transactionId: String, environment: AppStoreEnvironment) async throws -> SyncReport {
         guard let client = clients[environment] else {
             throw AppStoreAPIError.decoding("\(environment.rawValue) is not enabled", environment: environment.rawValue)
         }
-        let original = try subscribers.subscription(of: transactionId, in: environment)
-        let since = try original.flatMap {
-            try store.syncRevision(appId: app.id, environment: environment.rawValue, originalTransactionId: $0)
+        let (original, since) = try await pool.perform { () throws -> (String?, String?) in
+            let original = try subscribers.subscription(of: transactionId, in: environment)
+            let since = try original.flatMap {
+                try store.syncRevision(appId: app.id, environment: environment.rawValue, originalTransactionId: $0)
+            }
+            return (original, since)
         }
-        let statuses = try retry.run { () throws(AppStoreAPIError) in try client.getAllSubscriptionStatuses(transactionId) }
-        let history = try retry.run { () throws(AppStoreAPIError) in try client.getAllTransactionHistory(transactionId, since: since) }
+        let statuses = try await retry.run { try await outbound.perform { try client.getAllSubscriptionStatuses(transactionId) } }
+        let history = try await retry.run {
+            try await outbound.perform { try client.getAllTransactionHistory(transactionId, since: since) }
+        }
+        return try await outbound.perform {
+            try storeVerified(statuses, history, of: transactionId, original: original, environment: environment)
+        }
+    }
+
+    /// What Apple answered, verified and stored: the transactions in one batch with the revision
+    /// reached, each renewal info in its own (the newest signedDate wins).
+    private func storeVerified(
+        _ statuses: StatusResponse, _ history: (signedTransactions: [String], revision: String?), of transactionId: String,
+        original: String?,
+        environment: AppStoreEnvironment
+    ) throws -> SyncReport {
         var report = SyncReport(environment: environment, revision: history.revision)
         var batch = syncBatch(environment)
         addVerified(
@@ -173,7 +199,6 @@ public struct SyncService: Sendable {
         if let subscription, let revision = history.revision { batch.syncRevision = (subscription, revision) }
         report.stored = batch.transactions.count
         _ = try store.record(batch)
-        // One renewal info per subscription; each in its own batch (the newest signedDate wins).
         for jws in statuses.lastTransactions.compactMap(\.signedRenewalInfo) {
             let result: VerificationResult<(JWSRenewalInfoDecodedPayload, AppStoreEnvironment)>
             do { result = verification.verifiedRenewalInfo(try SignedPayload(jws), environment: environment) } catch {
@@ -226,22 +251,25 @@ public struct SyncService: Sendable {
     /// Look Up Order ID: the transactions of an order ID from a customer's receipt e-mail,
     /// verified and stored as a sync stores them. Answers the subscriptions they belong to, per
     /// environment (Production first; an ID Apple calls invalid there is tried in Sandbox).
-    public func lookUpOrder(_ orderId: String) throws -> [(environment: AppStoreEnvironment, originalTransactionIds: [String])] {
+    public func lookUpOrder(_ orderId: String) async throws -> [(environment: AppStoreEnvironment, originalTransactionIds: [String])] {
         var found: [(AppStoreEnvironment, [String])] = []
         for environment in environments {
             guard let client = clients[environment] else { continue }
-            let answer = try retry.run { () throws(AppStoreAPIError) in try client.lookUpOrderId(orderId) }
+            let answer = try await retry.run { try await outbound.perform { try client.lookUpOrderId(orderId) } }
             guard answer.status == 0 else { continue }
-            var report = SyncReport(environment: environment)
-            var batch = syncBatch(environment)
-            addVerified(answer.signedTransactions, to: &batch, report: &report, environment: environment)
-            guard !batch.transactions.isEmpty else { continue }
-            _ = try store.record(batch)
-            var originals: [String] = []
-            for (record, _) in batch.transactions where !originals.contains(record.originalTransactionId) {
-                originals.append(record.originalTransactionId)
+            let originals = try await outbound.perform { () throws -> [String] in
+                var report = SyncReport(environment: environment)
+                var batch = syncBatch(environment)
+                addVerified(answer.signedTransactions, to: &batch, report: &report, environment: environment)
+                guard !batch.transactions.isEmpty else { return [] }
+                _ = try store.record(batch)
+                var originals: [String] = []
+                for (record, _) in batch.transactions where !originals.contains(record.originalTransactionId) {
+                    originals.append(record.originalTransactionId)
+                }
+                return originals
             }
-            found.append((environment, originals))
+            if !originals.isEmpty { found.append((environment, originals)) }
         }
         return found
     }
@@ -257,30 +285,47 @@ public struct SyncService: Sendable {
 
     /// Walks Get Notification History for `[start, end)` (epoch ms) in every enabled environment and
     /// applies what is missing, exactly as the webhook would (stored notifications are duplicates).
-    public func backfill(start: Int64, end: Int64) throws -> SyncReport {
+    public func backfill(start: Int64, end: Int64) async throws -> SyncReport {
         var report = SyncReport()
         for environment in environments {
             guard let client = clients[environment] else { continue }
             var token: String?
             repeat {
-                let page = try retry.run { () throws(AppStoreAPIError) in
-                    try client.getNotificationHistory(startDate: start, endDate: end, paginationToken: token)
-                }
-                for payload in page.signedPayloads {
-                    do {
-                        switch try notifications.ingestNow(try SignedPayload(payload), source: "backfill", receivedAt: Date()) {
-                        case .applied: report.stored += 1
-                        case .duplicate: report.duplicates += 1
-                        }
-                    } catch let failure as VerificationFailure {
-                        report.failures.append(("notification", failure.status.rawValue, failure.reason))
-                    } catch let refusal as FactsRefusal {
-                        report.failures.append(("notification", refusal.refusalName, refusal.message))
+                let cursor = token
+                let page = try await retry.run {
+                    try await outbound.perform {
+                        try client.getNotificationHistory(startDate: start, endDate: end, paginationToken: cursor)
                     }
                 }
+                let applied = try await outbound.perform { () throws -> SyncReport in
+                    var applied = SyncReport()
+                    for payload in page.signedPayloads {
+                        do {
+                            switch try notifications.ingestNow(try SignedPayload(payload), source: "backfill", receivedAt: Date()) {
+                            case .applied: applied.stored += 1
+                            case .duplicate: applied.duplicates += 1
+                            }
+                        } catch let failure as VerificationFailure {
+                            applied.failures.append(("notification", failure.status.rawValue, failure.reason))
+                        } catch let refusal as FactsRefusal {
+                            applied.failures.append(("notification", refusal.refusalName, refusal.message))
+                        }
+                    }
+                    return applied
+                }
+                report.stored += applied.stored
+                report.duplicates += applied.duplicates
+                report.failures += applied.failures
                 token = page.hasMore ? page.paginationToken : nil
             } while token != nil
         }
         return report
+    }
+}
+
+extension Result where Failure == any Error {
+    /// The result of an async body.
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }

@@ -97,7 +97,7 @@ public final class Metrics: Instrumentation, Sendable {
     private let shards: [ShardBox]
     private let counters = Mutex<[Series: Int]>([:])
     /// Set once the server is bound; read at scrape time.
-    private let sources = Mutex<(HTTPServerStatistics?, BlockingPool?)>((nil, nil))
+    private let sources = Mutex<(HTTPServerStatistics?, BlockingPool?, BlockingPool?)>((nil, nil, nil))
     private let startedAt = Double(time(nil))
     /// The latest backlog each app's deliverers measured.
     private let backlogs = Mutex<[String: (pending: Int, failed: Int, oldestSeconds: Double)]>([:])
@@ -108,7 +108,9 @@ public final class Metrics: Instrumentation, Sendable {
         shards = (0..<max(loops, 1)).map { _ in ShardBox() }
     }
 
-    func attach(_ statistics: HTTPServerStatistics, pool: BlockingPool) { sources.withLock { $0 = (statistics, pool) } }
+    func attach(_ statistics: HTTPServerStatistics, pool: BlockingPool, outbound: BlockingPool) {
+        sources.withLock { $0 = (statistics, pool, outbound) }
+    }
 
     func recordRequest(_ record: HTTPRequestRecord, loop: Int) {
         shards[loop % shards.count].state.withLock { shard in
@@ -189,7 +191,7 @@ public final class Metrics: Instrumentation, Sendable {
             let series = counted.filter { $0.key.family == family }.map { (Self.labelText($0.key), $0.value) }
             for (labels, count) in series.sorted(by: { $0.0 < $1.0 }) { lines.append("\(family.name){\(labels)} \(count)") }
         }
-        let (statistics, pool) = sources.withLock { $0 }
+        let (statistics, pool, outbound) = sources.withLock { $0 }
         if let statistics {
             gauge(&lines, "entitle_http_open_connections", "Client connections open now.", statistics.open)
             counter(
@@ -203,6 +205,11 @@ public final class Metrics: Instrumentation, Sendable {
             gauge(&lines, "entitle_blocking_pool_threads", "Threads of the blocking pool.", pool.threadCount)
             gauge(&lines, "entitle_blocking_pool_busy_threads", "Blocking-pool threads running a job now.", pool.busyThreads)
             gauge(&lines, "entitle_blocking_pool_queued_jobs", "Jobs waiting for a blocking-pool thread.", pool.queuedJobs)
+        }
+        if let outbound {
+            gauge(&lines, "entitle_outbound_pool_threads", "Threads of the pool that calls Apple, Google and OCSP.", outbound.threadCount)
+            gauge(&lines, "entitle_outbound_pool_busy_threads", "Outbound-pool threads running a call now.", outbound.busyThreads)
+            gauge(&lines, "entitle_outbound_pool_queued_jobs", "Calls waiting for an outbound-pool thread.", outbound.queuedJobs)
         }
         let backlog = backlogs.withLock { $0 }.sorted { $0.key < $1.key }
         if !backlog.isEmpty {
