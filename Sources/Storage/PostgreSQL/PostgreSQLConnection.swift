@@ -32,13 +32,19 @@ struct PGRows: Sendable {
 }
 
 /// One libpq connection, used by one caller at a time (the pool hands it out). Every statement
-/// is sent with `PQexecParams` (parameters out of band, never spliced into SQL). A connection
-/// that broke is reconnected on its next use.
+/// is a prepared one, its parameters out of band (never spliced into SQL). A connection that broke
+/// is reconnected on its next use.
+///
+/// Statements nobody waits for (a batch's puts) are deferred: they go with the next statement
+/// that is waited for, in one libpq pipeline, so a batch's writes cost one round trip, not one
+/// each. Their order is kept, and a failure among them is thrown by that next statement.
 final class PostgreSQLConnection: @unchecked Sendable {
     private var handle: OpaquePointer?
     private let conninfo: String
     /// Statements prepared on this connection, by SQL text: each is parsed and planned once.
     private var prepared: [String: String] = [:]
+    /// Deferred statements (prepared name, parameters as text), in order.
+    private var deferred: [(name: String, parameters: [String?])] = []
 
     init(conninfo: String) throws(StorageError) {
         self.conninfo = conninfo
@@ -50,6 +56,7 @@ final class PostgreSQLConnection: @unchecked Sendable {
     private func connect() throws(StorageError) {
         PQfinish(handle)
         prepared.removeAll()
+        deferred.removeAll()
         handle = PQconnectdb(conninfo)
         guard PQstatus(handle) == CONNECTION_OK else {
             let message = Self.message(handle)
@@ -68,23 +75,98 @@ final class PostgreSQLConnection: @unchecked Sendable {
     /// Whether the connection is usable; a broken one is replaced on the next `execute`.
     var isHealthy: Bool { handle != nil && PQstatus(handle) == CONNECTION_OK }
 
+    /// Runs `sql` (after any deferred statements, in the same round trip) and answers its rows.
     @discardableResult
     func execute(_ sql: String, _ parameters: [PGValue] = []) throws(StorageError) -> PGRows {
         if !isHealthy { try connect() }
         let texts = parameters.map(\.textForm)
         let name = try preparedName(sql, parameters: Int32(texts.count))
+        if !deferred.isEmpty { return try pipeline(deferred + [(name, texts)]) }
         let result = Self.withCStrings(texts) { pointers in
             PQexecPrepared(handle, name, Int32(pointers.count), pointers, nil, nil, 0)
         }
         defer { PQclear(result) }
-        let status = PQresultStatus(result)
-        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
-            let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) } ?? ""
-            let message = PQresultErrorMessage(result).map { String(cString: $0) } ?? Self.message(handle)
-            throw StorageError(
-                code: -1, message: "PostgreSQL \(state): \(message.trimmingCharacters(in: .whitespacesAndNewlines))",
-                sqlState: state)
+        if let failure = Self.failure(result, handle) { throw failure }
+        return Self.rows(result)
+    }
+
+    /// Queues `sql` to go with the next `execute` (its answer is not needed).
+    func executeLater(_ sql: String, _ parameters: [PGValue] = []) throws(StorageError) {
+        if !isHealthy { try connect() }
+        let texts = parameters.map(\.textForm)
+        deferred.append((try preparedName(sql, parameters: Int32(texts.count)), texts))
+    }
+
+    /// Drops what was deferred (the transaction is being rolled back anyway).
+    func discardDeferred() { deferred.removeAll() }
+
+    /// Sends every statement, then one sync, and reads the answers in order: the first failure is
+    /// thrown (PostgreSQL skips the rest), else the last statement's rows are answered.
+    private func pipeline(_ statements: [(name: String, parameters: [String?])]) throws(StorageError) -> PGRows {
+        deferred.removeAll()
+        guard PQenterPipelineMode(handle) == 1 else {
+            throw StorageError(code: -1, message: "PostgreSQL: cannot enter pipeline mode: \(Self.message(handle))")
         }
+        for statement in statements {
+            let sent = Self.withCStrings(statement.parameters) { pointers in
+                PQsendQueryPrepared(handle, statement.name, Int32(pointers.count), pointers, nil, nil, 0)
+            }
+            guard sent == 1 else {
+                // The connection is not usable in this state: drop it (the pool replaces it).
+                let message = Self.message(handle)
+                PQfinish(handle)
+                handle = nil
+                throw StorageError(code: -1, message: "PostgreSQL: sending a pipeline failed: \(message)")
+            }
+        }
+        guard PQpipelineSync(handle) == 1 else {
+            let message = Self.message(handle)
+            PQfinish(handle)
+            handle = nil
+            throw StorageError(code: -1, message: "PostgreSQL: sending a pipeline failed: \(message)")
+        }
+        var failure: StorageError?
+        var last = PGRows(rows: [], affected: 0)
+        for index in statements.indices {
+            // Each statement's results, then a NULL.
+            while let result = PQgetResult(handle) {
+                defer { PQclear(result) }
+                let status = PQresultStatus(result)
+                if status == PGRES_PIPELINE_ABORTED { continue }
+                if let error = Self.failure(result, handle) {
+                    if failure == nil { failure = error }
+                } else if index == statements.count - 1 {
+                    last = Self.rows(result)
+                }
+            }
+        }
+        // The sync point ends the pipeline.
+        while let result = PQgetResult(handle) {
+            let status = PQresultStatus(result)
+            PQclear(result)
+            if status == PGRES_PIPELINE_SYNC { break }
+        }
+        guard PQexitPipelineMode(handle) == 1 else {
+            let message = Self.message(handle)
+            PQfinish(handle)
+            handle = nil
+            throw StorageError(code: -1, message: "PostgreSQL: a pipeline did not end: \(message)")
+        }
+        if let failure { throw failure }
+        return last
+    }
+
+    /// The error a result carries, if it is not a success.
+    private static func failure(_ result: OpaquePointer?, _ handle: OpaquePointer?) -> StorageError? {
+        let status = PQresultStatus(result)
+        guard status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK else { return nil }
+        let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) } ?? ""
+        let message = PQresultErrorMessage(result).map { String(cString: $0) } ?? Self.message(handle)
+        return StorageError(
+            code: -1, message: "PostgreSQL \(state): \(message.trimmingCharacters(in: .whitespacesAndNewlines))", sqlState: state)
+    }
+
+    private static func rows(_ result: OpaquePointer?) -> PGRows {
         var rows: [[String?]] = []
         let count = PQntuples(result)
         let columns = PQnfields(result)

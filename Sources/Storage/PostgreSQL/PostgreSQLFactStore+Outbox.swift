@@ -4,18 +4,6 @@ import Foundation
 /// The outbox on PostgreSQL: claims are shared by every instance, so they take rows with
 /// `FOR UPDATE SKIP LOCKED` and move `next_at` past the lease in the same statement.
 extension PostgreSQLFactStore {
-    static func insertDelivery(
-        _ db: PostgreSQLConnection, app: String, kind: WebhookDelivery.Kind, eventId: String?, eventType: String?, endpoint: String,
-        body: String?, at: Int64
-    ) throws {
-        try db.execute(
-            """
-            INSERT INTO deliveries (app_id, kind, event_id, event_type, endpoint, body, status, attempts, next_at, created_at,
-                window_start)
-            VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $7, $7, $7)
-            """, [.text(app), .text(kind.rawValue), .from(eventId), .from(eventType), .text(endpoint), .from(body), .integer(at)])
-    }
-
     static let eventColumns =
         "app_id, sequence, id, type, environment, original_transaction_id, app_account_token, occurred_at, created_at, body"
 

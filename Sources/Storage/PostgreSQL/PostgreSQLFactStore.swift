@@ -74,9 +74,11 @@ public final class PostgreSQLFactStore: FactStore {
                         try db.execute("RELEASE SAVEPOINT b\(index)")
                         return .success(written)
                     } catch let answer as PostgreSQLPool.RolledBackAnswer {
+                        db.discardDeferred()
                         try db.execute("ROLLBACK TO SAVEPOINT b\(index)")
                         return .success(answer.value as! AppliedBatch)
                     } catch let error as StorageError where db.isHealthy && error.sqlState?.hasPrefix("40") != true {
+                        db.discardDeferred()
                         try db.execute("ROLLBACK TO SAVEPOINT b\(index)")
                         return .failure(error)
                     }

@@ -38,10 +38,14 @@ final class PostgreSQLPool: Sendable {
                 try connection.execute("COMMIT")
                 return value
             } catch let answer as RolledBackAnswer {
+                connection.discardDeferred()
                 try connection.execute("ROLLBACK")
                 guard let value = answer.value as? T else { throw answer }
                 return value
             } catch {
+                connection.discardDeferred()
+                // The rollback's own failure would hide the error that caused it; the connection
+                // is replaced when it is broken.
                 if connection.isHealthy { try? connection.execute("ROLLBACK") }
                 throw error
             }

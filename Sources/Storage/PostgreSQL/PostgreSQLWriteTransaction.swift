@@ -1,7 +1,9 @@
 import Entitlements
 
 /// A connection inside the transaction that writes a batch, as `FactWriter` uses it: PostgreSQL's
-/// statements for each primitive and nothing else. Several instances write at once, so `lock`
+/// statements for each primitive and nothing else. The puts are deferred (`executeLater`): they
+/// reach the database with the next statement that is waited for, in one pipeline. Several
+/// instances write at once, so `lock`
 /// takes transaction-scoped advisory locks (in the sorted order the writer gives: no deadlock
 /// between two batches) and the event counter row stays locked until the commit.
 struct PostgreSQLWriteTransaction: FactWriteTransaction {
@@ -104,7 +106,7 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
         ])
 
     func putTransaction(_ record: TransactionRecord, jws: String) throws {
-        try db.execute(
+        try db.executeLater(
             Self.putTransactionSQL,
             [
                 .text(appId), .text(record.environment), .text(record.transactionId), .text(record.originalTransactionId),
@@ -126,7 +128,7 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
         ])
 
     func putRenewal(_ record: RenewalRecord, jws: String) throws {
-        try db.execute(
+        try db.executeLater(
             Self.putRenewalSQL,
             [
                 .text(appId), .text(record.environment), .text(record.originalTransactionId), .from(record.productId),
@@ -141,12 +143,12 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
         columns: ["app_id", "environment", "original_transaction_id", "app_transaction_id"])
 
     func putAppTransaction(environment: String, originalTransactionId: String, appTransactionId: String) throws {
-        try db.execute(
+        try db.executeLater(
             Self.putAppTransactionSQL, [.text(appId), .text(environment), .text(originalTransactionId), .text(appTransactionId)])
     }
 
     func insertSignal(environment: String, originalTransactionId: String, _ signal: SubscriptionSignal) throws {
-        try db.execute(
+        try db.executeLater(
             "INSERT INTO signals (app_id, environment, original_transaction_id, kind, at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
             [.text(appId), .text(environment), .text(originalTransactionId), .text(signal.kind.storedName), .integer(signal.at)])
     }
@@ -156,11 +158,11 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
         columns: ["app_id", "environment", "original_transaction_id", "app_account_token"])
 
     func putLink(environment: String, originalTransactionId: String, appAccountToken: String) throws {
-        try db.execute(Self.putLinkSQL, [.text(appId), .text(environment), .text(originalTransactionId), .text(appAccountToken)])
+        try db.executeLater(Self.putLinkSQL, [.text(appId), .text(environment), .text(originalTransactionId), .text(appAccountToken)])
     }
 
     func insertTransfer(environment: String, _ transfer: LinkTransfer) throws {
-        try db.execute(
+        try db.executeLater(
             """
             INSERT INTO link_transfers (app_id, environment, original_transaction_id, from_token, to_token, at)
             VALUES ($1, $2, $3, $4, $5, $6)
@@ -176,7 +178,7 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
         columns: ["app_id", "environment", "original_transaction_id", "app_account_token", "attempts", "next_at"])
 
     func putTokenCall(_ call: PendingTokenCall, dueAt: Int64) throws {
-        try db.execute(
+        try db.executeLater(
             Self.putTokenCallSQL,
             [
                 .text(appId), .text(call.environment), .text(call.originalTransactionId), .text(call.appAccountToken),
@@ -185,7 +187,7 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
     }
 
     func rescheduleTokenCall(environment: String, originalTransactionId: String, retryAt: Int64) throws {
-        try db.execute(
+        try db.executeLater(
             """
             UPDATE token_calls SET attempts = attempts + 1, next_at = $4
             WHERE app_id = $1 AND environment = $2 AND original_transaction_id = $3
@@ -193,7 +195,7 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
     }
 
     func removeTokenCall(environment: String, originalTransactionId: String) throws {
-        try db.execute(
+        try db.executeLater(
             "DELETE FROM token_calls WHERE app_id = $1 AND environment = $2 AND original_transaction_id = $3",
             [.text(appId), .text(environment), .text(originalTransactionId)])
     }
@@ -203,7 +205,7 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
         columns: ["app_id", "environment", "original_transaction_id", "revision"])
 
     func putSyncRevision(environment: String, originalTransactionId: String, revision: String) throws {
-        try db.execute(Self.putSyncRevisionSQL, [.text(appId), .text(environment), .text(originalTransactionId), .text(revision)])
+        try db.executeLater(Self.putSyncRevisionSQL, [.text(appId), .text(environment), .text(originalTransactionId), .text(revision)])
     }
 
     private static let putPlayPurchaseSQL = put(
@@ -215,7 +217,7 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
         ])
 
     func putPlayPurchase(_ purchase: PlayPurchase, answer: String) throws {
-        try db.execute(
+        try db.executeLater(
             Self.putPlayPurchaseSQL,
             [
                 .text(appId), .text(purchase.purchaseToken), .text(purchase.kind.rawValue), .text(purchase.productId),
@@ -234,7 +236,7 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
         ])
 
     func putGrant(_ grant: PromotionalGrant) throws {
-        try db.execute(
+        try db.executeLater(
             Self.putGrantSQL,
             [
                 .text(appId), .text(grant.id), .text(grant.environment), .text(grant.appAccountToken), .text(grant.entitlement),
@@ -244,7 +246,7 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
     }
 
     func insertAcknowledgementIfNew(_ pending: PendingAcknowledgement) throws {
-        try db.execute(
+        try db.executeLater(
             """
             INSERT INTO play_acknowledgements (app_id, purchase_token, kind, product_id, attempts, queued_at, next_at)
             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING
@@ -256,13 +258,13 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
     }
 
     func rescheduleAcknowledgement(purchaseToken: String, retryAt: Int64) throws {
-        try db.execute(
+        try db.executeLater(
             "UPDATE play_acknowledgements SET attempts = attempts + 1, next_at = $3 WHERE app_id = $1 AND purchase_token = $2",
             [.text(appId), .text(purchaseToken), .integer(retryAt)])
     }
 
     func removeAcknowledgement(purchaseToken: String) throws {
-        try db.execute(
+        try db.executeLater(
             "DELETE FROM play_acknowledgements WHERE app_id = $1 AND purchase_token = $2", [.text(appId), .text(purchaseToken)])
     }
 
@@ -278,7 +280,7 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
 
     func insertEvents(_ events: [OutboxEvent]) throws {
         for event in events {
-            try db.execute(
+            try db.executeLater(
                 """
                 INSERT INTO events (app_id, sequence, id, type, environment, original_transaction_id, app_account_token,
                     occurred_at, created_at, body)
@@ -290,18 +292,27 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
                     .integer(event.createdAt), .text(event.body),
                 ])
             for endpoint in event.endpoints {
-                try PostgreSQLFactStore.insertDelivery(
-                    db, app: event.appId, kind: .event, eventId: event.id, eventType: event.type, endpoint: endpoint, body: nil,
-                    at: event.createdAt)
+                try insertDelivery(
+                    kind: .event, eventId: event.id, eventType: event.type, endpoint: endpoint, body: nil, at: event.createdAt)
             }
         }
         if let last = events.last {
-            try db.execute("UPDATE event_sequences SET last = $2 WHERE app_id = $1", [.text(appId), .integer(last.sequence)])
+            try db.executeLater("UPDATE event_sequences SET last = $2 WHERE app_id = $1", [.text(appId), .integer(last.sequence)])
         }
     }
 
     func insertForward(_ forward: ForwardedNotification, eventType: String?, at: Int64) throws {
-        try PostgreSQLFactStore.insertDelivery(
-            db, app: appId, kind: .forward, eventId: nil, eventType: eventType, endpoint: forward.url, body: forward.body, at: at)
+        try insertDelivery(kind: .forward, eventId: nil, eventType: eventType, endpoint: forward.url, body: forward.body, at: at)
+    }
+
+    private func insertDelivery(
+        kind: WebhookDelivery.Kind, eventId: String?, eventType: String?, endpoint: String, body: String?, at: Int64
+    ) throws {
+        try db.executeLater(
+            """
+            INSERT INTO deliveries (app_id, kind, event_id, event_type, endpoint, body, status, attempts, next_at, created_at,
+                window_start)
+            VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $7, $7, $7)
+            """, [.text(appId), .text(kind.rawValue), .from(eventId), .from(eventType), .text(endpoint), .from(body), .integer(at)])
     }
 }
