@@ -46,7 +46,7 @@ let package = Package(
         .target(name: "Crypto", dependencies: ["COpenSSL", "CShims", "JSON"], path: "Sources/Crypto"),
         .target(name: "AppStore", dependencies: ["Crypto", "Instants", "JSON"], path: "Sources/AppStore"),
         .target(name: "CLinux", path: "Sources/CLinux"),
-        .target(name: "Entitlements", dependencies: ["AppStore", "Instants"], path: "Sources/Entitlements"),
+        .target(name: "Entitlements", dependencies: ["AppStore", "Instants", "JSON"], path: "Sources/Entitlements"),
         .systemLibrary(
             name: "CSQLite",
             path: "Sources/CSQLite",

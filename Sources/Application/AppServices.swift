@@ -42,7 +42,7 @@ public final class AppServices: Sendable {
         subscribers = SubscriberQueries(app: app, store: store, pool: pool)
         let deliveries = WebhookDispatcher(app: app, store: store, settings: delivery, instrumentation: instrumentation)
         self.deliveries = deliveries
-        let eventWriter = AppEventWriter(app: app, subscribers: subscribers, instrumentation: instrumentation, deliveries: deliveries)
+        let eventWriter = AppEventWriter(app: app, instrumentation: instrumentation, deliveries: deliveries)
         events = EventFeed(app: app, store: store, pool: pool, eventWriter: eventWriter)
         var notifications = NotificationIngestion(
             app: app, verification: verification, store: store, outbound: outbound,

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-@testable import Application
+@testable import Entitlements
 
 /// The hand-written ISO 8601 formatting agrees with the C library's `gmtime_r` + `strftime`.
 final class TimestampsTests: XCTestCase {

@@ -93,8 +93,13 @@ public struct AppConfiguration: Sendable {
     public var googlePlay: GooglePlaySettings?
 
     /// The environment answers are about when a request names none: Production when enabled.
-    public var defaultEnvironment: AppStoreEnvironment {
-        environments.contains(.production) ? .production : environments.first ?? .production
+    public var defaultEnvironment: AppStoreEnvironment { viewRules.defaultEnvironment }
+
+    /// What the app's subscriber answers (and the `subscriber` of its events) are made by.
+    public var viewRules: SubscriberViewRules {
+        SubscriberViewRules(
+            environments: environments, products: products, billingRetryGrantsAccess: billingRetryGrantsAccess,
+            sandboxAccess: sandboxAccess)
     }
 
     /// `environment` when this app enables it; a request naming another is a 400.
@@ -170,24 +175,6 @@ public enum TransferPolicy: String, Sendable {
     case refuse
     /// The subscription moves to the token that posted it; the move is recorded and shown on both.
     case transfer
-}
-
-/// Who gets entitlements from Sandbox purchases. Every Sandbox subscription is still shown.
-public enum SandboxAccess: Sendable, Equatable {
-    /// Every Sandbox purchase counts (App Review and TestFlight see what they bought).
-    case all
-    /// Only the customers with these appAccountTokens (lower-case).
-    case listed(Set<String>)
-    /// No Sandbox purchase makes an entitlement active.
-    case none
-
-    public func grantsAccess(appAccountToken: String?) -> Bool {
-        switch self {
-        case .all: true
-        case .listed(let testers): appAccountToken.map(testers.contains) ?? false
-        case .none: false
-        }
-    }
 }
 
 public struct OfferConfiguration: Sendable {

@@ -14,10 +14,9 @@ public struct WebhookEndpoint: Sendable {
     /// Nil: every event type.
     public var events: Set<String>?
 
-    /// Whether an event goes to this endpoint. A `TEST` goes everywhere: it checks the endpoint.
-    public func accepts(type: String, environment: String) -> Bool {
-        type == CustomerEvent.Kind.test.rawValue
-            || ((environments?.contains(AppStoreEnvironment(rawValue: environment)) ?? true) && (events?.contains(type) ?? true))
+    /// The endpoint as the domain's event composer addresses events to it.
+    public var eventEndpoint: EventEndpoint {
+        EventEndpoint(url: url, environments: environments.map { Set($0.map(\.rawValue)) }, types: events)
     }
 
     /// The URL as logs and metrics name it: scheme, host, port and path only (user info and a

@@ -64,11 +64,10 @@ public struct EventFeed: Sendable {
         batch.webhookTestId = id
         batch.source = "webhookTest"
         batch.requestedAt = Milliseconds.since1970(now)
-        batch.eventWriter = eventWriter
         let test = batch
         pool.run(
             {
-                _ = try store.record(test)
+                _ = try store.record(test, outbox: eventWriter)
                 return ["eventId": .string(id), "endpoints": .int(Int64(app.webhooks.count))]
             }, completion: completion)
     }

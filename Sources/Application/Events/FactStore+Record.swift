@@ -4,21 +4,26 @@ import Entitlements
 /// event writer is told what it put in the outbox (counted, deliverers woken). The store itself
 /// never calls back up.
 extension FactStore {
-    func record(_ batch: FactBatch) throws -> ApplyOutcome {
-        let applied = try write(batch)
-        announce(applied, of: batch)
+    /// `outbox` composes the batch's events (inside the write) and hears of them after the commit;
+    /// nil for writes that cause none.
+    func record(_ batch: FactBatch, outbox: AppEventWriter? = nil) throws -> ApplyOutcome {
+        let applied = try write(Self.composing(batch, outbox))
+        if applied.wroteToOutbox { outbox?.committed(applied.events) }
         return applied.outcome
     }
 
-    func record(_ batch: FactBatch, completion: @escaping @Sendable (Result<ApplyOutcome, Error>) -> Void) {
-        write(batch) { result in
-            if case .success(let applied) = result { announce(applied, of: batch) }
+    func record(
+        _ batch: FactBatch, outbox: AppEventWriter? = nil, completion: @escaping @Sendable (Result<ApplyOutcome, Error>) -> Void
+    ) {
+        write(Self.composing(batch, outbox)) { result in
+            if case .success(let applied) = result, applied.wroteToOutbox { outbox?.committed(applied.events) }
             completion(result.map(\.outcome))
         }
     }
 
-    private func announce(_ applied: AppliedBatch, of batch: FactBatch) {
-        guard applied.wroteToOutbox, let writer = batch.eventWriter as? AppEventWriter else { return }
-        writer.committed(applied.events)
+    private static func composing(_ batch: FactBatch, _ outbox: AppEventWriter?) -> FactBatch {
+        var batch = batch
+        if let outbox { batch.eventWriter = outbox.composer }
+        return batch
     }
 }

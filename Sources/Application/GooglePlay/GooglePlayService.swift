@@ -20,7 +20,7 @@ public struct GooglePlayService: Sendable {
     /// Every use case here calls Google.
     let outbound: BlockingPool
     let instrumentation: any Instrumentation
-    var eventWriter: (any EventWriting)?
+    var eventWriter: AppEventWriter?
     let acknowledger: GoogleAcknowledger
 
     init(
@@ -172,8 +172,7 @@ public struct GooglePlayService: Sendable {
                     batch.playPurchases = [(purchase, #"{"voidedPurchasesList":true}"#)]
                     batch.source = "sync"
                     batch.requestedAt = Milliseconds.since1970(now)
-                    batch.eventWriter = eventWriter
-                    _ = try store.record(batch)
+                    _ = try store.record(batch, outbox: eventWriter)
                     marked += 1
                 }
                 return ["voided": .int(Int64(marked)), "notStored": .int(Int64(unknown))]
@@ -277,8 +276,7 @@ public struct GooglePlayService: Sendable {
         batch.pubsubMessageId = message
         batch.source = source
         batch.requestedAt = Milliseconds.since1970(now)
-        batch.eventWriter = eventWriter
-        guard try store.record(batch) != .duplicateNotification else { throw Duplicate.message }
+        guard try store.record(batch, outbox: eventWriter) != .duplicateNotification else { throw Duplicate.message }
         guard purchase.awaitsAcknowledgement else { return purchase }
         return try acknowledger.acknowledge(purchase, answer: json, now: now)
     }

@@ -21,7 +21,7 @@ public struct NotificationIngestion: Sendable {
     let outbound: BlockingPool
     let instrumentation: any Instrumentation
     /// Writes the events each stored notification causes, in its transaction.
-    var eventWriter: (any EventWriting)?
+    var eventWriter: AppEventWriter?
     /// Remembers refused notifications for support (they are not stored).
     var failures: RecentFailures?
 
@@ -40,7 +40,7 @@ public struct NotificationIngestion: Sendable {
                 completion(.failure(error))
                 return
             }
-            store.record(batch) { result in
+            store.record(batch, outbox: eventWriter) { result in
                 let outcome = result.map { $0 == .duplicateNotification ? Outcome.duplicate : .applied }
                 if case .success(let value) = outcome { instrumentation.notificationOutcome(app: app.id, result: value.rawValue) }
                 completion(outcome)
@@ -51,7 +51,8 @@ public struct NotificationIngestion: Sendable {
 
     /// The same, blocking until durable (back-fill on the outbound pool, the CLI).
     func ingestNow(_ parsed: SignedPayload, source: String, receivedAt: Date) throws -> Outcome {
-        try store.record(try batch(parsed, body: nil, source: source, receivedAt: receivedAt)) == .duplicateNotification
+        try store.record(try batch(parsed, body: nil, source: source, receivedAt: receivedAt), outbox: eventWriter)
+            == .duplicateNotification
             ? .duplicate : .applied
     }
 
@@ -80,7 +81,6 @@ public struct NotificationIngestion: Sendable {
                 notification, jws: parsed.text, appId: app.id, environment: environment.rawValue,
                 receivedAt: Milliseconds.since1970(receivedAt))
             batch.source = source
-            batch.eventWriter = eventWriter
             if let url = app.forwardNotifications[environment] {
                 // A notification Entitle fetched itself (back-fill) is passed on as Apple would post it.
                 batch.forward = ForwardedNotification(

@@ -21,7 +21,7 @@ public struct TransactionIngestion: Sendable {
     let outbound: BlockingPool
     let instrumentation: any Instrumentation
     let tokenReporter: AppAccountTokenReporter?
-    var eventWriter: (any EventWriting)?
+    var eventWriter: AppEventWriter?
 
     /// Verifies on the caller's thread (on the outbound pool when verification waits on OCSP),
     /// writes through the store's writer, then reads the subscriber back on the database pool.
@@ -40,7 +40,7 @@ public struct TransactionIngestion: Sendable {
                 return
             }
             let (batch, payload, environment) = prepared
-            store.record(batch) { outcome in
+            store.record(batch, outbox: eventWriter) { outcome in
                 switch outcome {
                 case .failure(let error): completion(.failure(error))
                 case .success(.linkConflict): completion(.failure(ServiceError.conflict))
@@ -85,7 +85,6 @@ public struct TransactionIngestion: Sendable {
         batch.requestedAt = Milliseconds.since1970(now)
         batch.queuesTokenCall = tokenReporter != nil && batch.requestedLink != nil
         batch.source = "clientPost"
-        batch.eventWriter = eventWriter
         return (batch, payload, environment)
     }
 

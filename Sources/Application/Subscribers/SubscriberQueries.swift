@@ -54,7 +54,8 @@ public struct SubscriberQueries: Sendable {
         }
         let status = SubscriberEvaluation.evaluate(
             found.map { ($0.0.rawValue, $0.1) }, now: Milliseconds.since1970(now), products: app.products,
-            billingRetryGrantsAccess: app.billingRetryGrantsAccess, promotional: grants, play: play, grantsAccess: grantsAccess(token))
+            billingRetryGrantsAccess: app.billingRetryGrantsAccess, promotional: grants, play: play, grantsAccess: rules.grantsAccess(token)
+        )
         var answer = SubscriberView.render(status, appAccountToken: token, environments: found.map(\.0))
         try addTransfers(&answer, appAccountToken: token, environments: searchOrder)
         return answer
@@ -70,46 +71,12 @@ public struct SubscriberQueries: Sendable {
             try store.linkTransfers(appId: app.id, environment: environment.rawValue, appAccountToken: appAccountToken)
                 .map { (environment.rawValue, $0) }
         }
-        Self.addTransfers(&answer, moves)
-    }
-
-    private static func addTransfers(_ answer: inout JSONObject, _ moves: [(environment: String, transfer: LinkTransfer)]) {
-        guard !moves.isEmpty else { return }
-        answer["transfers"] = .array(
-            moves.map { environment, move in
-                var item: JSONObject = [
-                    "originalTransactionId": .string(move.originalTransactionId), "from": .string(move.from),
-                    "to": .string(move.to), "environment": .string(environment),
-                ]
-                Timestamps.set(&item, "at", move.at)
-                return .object(item)
-            })
+        SubscriberViewRules.addTransfers(&answer, moves)
     }
 
     /// The answer `subscriber(appAccountToken:)` (or, untokened, `subscriber(originalTransactionId:)`)
-    /// gives, from facts already read: events carry it, built inside the write that stores them.
-    func view(of subscriber: SubscriberFacts, at now: Date) -> JSONObject {
-        let found = subscriber.environments.filter { span in
-            !span.facts.isEmpty || subscriber.grants.contains { $0.environment == span.environment }
-                || subscriber.playPurchases.contains { $0.environment == span.environment }
-        }.map { (AppStoreEnvironment(rawValue: $0.environment), $0.facts) }
-        var answer: JSONObject
-        if app.environments.count == 1 || subscriber.appAccountToken == nil || found.isEmpty {
-            let environment = found.first?.0 ?? app.defaultEnvironment
-            answer = render(
-                found.first?.1 ?? [], appAccountToken: subscriber.appAccountToken, environment: environment, now: now,
-                promotional: subscriber.grants.filter { $0.environment == environment.rawValue },
-                play: subscriber.playPurchases.filter { $0.environment == environment.rawValue })
-        } else {
-            let status = SubscriberEvaluation.evaluate(
-                found.map { ($0.0.rawValue, $0.1) }, now: Milliseconds.since1970(now), products: app.products,
-                billingRetryGrantsAccess: app.billingRetryGrantsAccess, promotional: subscriber.grants, play: subscriber.playPurchases,
-                grantsAccess: grantsAccess(subscriber.appAccountToken))
-            answer = SubscriberView.render(status, appAccountToken: subscriber.appAccountToken, environments: found.map(\.0))
-        }
-        Self.addTransfers(&answer, subscriber.transfers)
-        return answer
-    }
+    /// gives, from facts already read (the domain's rules, which events use too).
+    func view(of subscriber: SubscriberFacts, at now: Date) -> JSONObject { rules.view(of: subscriber, at: Milliseconds.since1970(now)) }
 
     /// The subscriber a subscription belongs to (its whole subscriber when it is linked).
     /// Without `environment`, every enabled environment is searched (Production first): an
@@ -141,7 +108,7 @@ public struct SubscriberQueries: Sendable {
         guard !found.isEmpty else { return nil }
         let status = SubscriberEvaluation.evaluate(
             found.map { ($0.0.rawValue, $0.1) }, now: Milliseconds.since1970(now), products: app.products,
-            billingRetryGrantsAccess: app.billingRetryGrantsAccess, grantsAccess: grantsAccess(nil))
+            billingRetryGrantsAccess: app.billingRetryGrantsAccess, grantsAccess: rules.grantsAccess(nil))
         var answer = SubscriberView.render(status, appAccountToken: nil, environments: found.map(\.0))
         answer["appTransactionId"] = .string(appTransactionId)
         return answer
@@ -154,16 +121,11 @@ public struct SubscriberQueries: Sendable {
         pool.run({ try subscriber(appTransactionId: appTransactionId, environment: environment, at: now) }, completion: completion)
     }
 
-    /// Whether an environment's grants count for this customer: Sandbox ones as `sandboxAccess` says.
-    private func grantsAccess(_ appAccountToken: String?) -> (String) -> Bool {
-        let sandboxAccess = app.sandboxAccess
-        return { environment in
-            environment != AppStoreEnvironment.sandbox.rawValue || sandboxAccess.grantsAccess(appAccountToken: appAccountToken)
-        }
-    }
-
     /// The enabled environments, Production first.
-    var searchOrder: [AppStoreEnvironment] { AppStoreEnvironment.all.filter(app.environments.contains) }
+    var searchOrder: [AppStoreEnvironment] { rules.searchOrder }
+
+    /// The app's view rules (the same ones its events are made with).
+    var rules: SubscriberViewRules { app.viewRules }
 
     public func subscriber(
         appAccountToken: String, environment: AppStoreEnvironment?, at now: Date,
@@ -270,18 +232,17 @@ public struct SubscriberQueries: Sendable {
         _ facts: [SubscriptionFacts], environment: AppStoreEnvironment, now: Date, appAccountToken: String? = nil,
         promotional: [PromotionalGrant] = [], play: [PlayPurchase] = []
     ) -> SubscriberStatus {
-        SubscriberEvaluation.evaluate(
-            [(environment.rawValue, facts)], now: Milliseconds.since1970(now), products: app.products,
-            billingRetryGrantsAccess: app.billingRetryGrantsAccess, promotional: promotional, play: play,
-            grantsAccess: grantsAccess(appAccountToken))
+        rules.evaluate(
+            facts, environment: environment, now: Milliseconds.since1970(now), appAccountToken: appAccountToken,
+            promotional: promotional, play: play)
     }
 
     private func render(
         _ facts: [SubscriptionFacts], appAccountToken: String?, environment: AppStoreEnvironment,
         now: Date, promotional: [PromotionalGrant] = [], play: [PlayPurchase] = []
     ) -> JSONObject {
-        SubscriberView.render(
-            evaluate(facts, environment: environment, now: now, appAccountToken: appAccountToken, promotional: promotional, play: play),
-            appAccountToken: appAccountToken, environment: environment)
+        rules.render(
+            facts, appAccountToken: appAccountToken, environment: environment, now: Milliseconds.since1970(now),
+            promotional: promotional, play: play)
     }
 }

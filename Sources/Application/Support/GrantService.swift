@@ -11,7 +11,7 @@ public struct GrantService: Sendable {
     let app: AppConfiguration
     let store: any FactStore
     let pool: BlockingPool
-    let eventWriter: any EventWriting
+    let eventWriter: AppEventWriter
 
     /// How long a grant lasts: an ISO 8601 duration from now, or an instant.
     public enum Length: Sendable {
@@ -73,8 +73,7 @@ public struct GrantService: Sendable {
         batch.grant = grant
         batch.source = "support"
         batch.requestedAt = now
-        batch.eventWriter = eventWriter
-        store.record(batch) { result in
+        store.record(batch, outbox: eventWriter) { result in
             completion(result.map { _ in SubscriberView.json(grant, now: now) })
         }
     }

@@ -40,7 +40,7 @@ public struct SyncService: Sendable {
     let instrumentation: any Instrumentation
     public let clients: [AppStoreEnvironment: AppStoreServerAPIClient]
     public let retry: RetryPolicy
-    var eventWriter: (any EventWriting)?
+    var eventWriter: AppEventWriter?
 
     public enum SetupError: Error, CustomStringConvertible {
         case noIssuerId(String)
@@ -198,7 +198,7 @@ public struct SyncService: Sendable {
             ?? batch.transactions.first?.record.originalTransactionId
         if let subscription, let revision = history.revision { batch.syncRevision = (subscription, revision) }
         report.stored = batch.transactions.count
-        _ = try store.record(batch)
+        _ = try store.record(batch, outbox: eventWriter)
         for jws in statuses.lastTransactions.compactMap(\.signedRenewalInfo) {
             let result: VerificationResult<(JWSRenewalInfoDecodedPayload, AppStoreEnvironment)>
             do { result = verification.verifiedRenewalInfo(try SignedPayload(jws), environment: environment) } catch {
@@ -212,7 +212,7 @@ public struct SyncService: Sendable {
                 guard let record = RenewalRecord(payload) else { continue }
                 var renewal = syncBatch(environment)
                 renewal.renewal = (record, jws)
-                _ = try store.record(renewal)
+                _ = try store.record(renewal, outbox: eventWriter)
             case .invalid(let failure):
                 report.failures.append(("renewal info", failure.status.rawValue, failure.reason))
             }
@@ -262,7 +262,7 @@ public struct SyncService: Sendable {
                 var batch = syncBatch(environment)
                 addVerified(answer.signedTransactions, to: &batch, report: &report, environment: environment)
                 guard !batch.transactions.isEmpty else { return [] }
-                _ = try store.record(batch)
+                _ = try store.record(batch, outbox: eventWriter)
                 var originals: [String] = []
                 for (record, _) in batch.transactions where !originals.contains(record.originalTransactionId) {
                     originals.append(record.originalTransactionId)
@@ -277,7 +277,6 @@ public struct SyncService: Sendable {
     private func syncBatch(_ environment: AppStoreEnvironment) -> FactBatch {
         var batch = FactBatch(appId: app.id, environment: environment.rawValue)
         batch.source = "sync"
-        batch.eventWriter = eventWriter
         return batch
     }
 

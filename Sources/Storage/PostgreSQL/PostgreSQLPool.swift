@@ -46,7 +46,7 @@ final class PostgreSQLPool: Sendable {
                 connection.discardDeferred()
                 // The rollback's own failure would hide the error that caused it; the connection
                 // is replaced when it is broken.
-                if connection.isHealthy { try? connection.execute("ROLLBACK") }
+                if connection.isHealthy { _ = try? connection.execute("ROLLBACK") }
                 throw error
             }
         }

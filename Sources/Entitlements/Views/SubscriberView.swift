@@ -1,10 +1,10 @@
 import AppStore
-import Entitlements
 import JSON
 
-/// Encodes a customer's status as the subscriber answer of API.md.
-enum SubscriberView {
-    static func render(_ status: SubscriberStatus, appAccountToken: String?, environment: AppStoreEnvironment) -> JSONObject {
+/// Encodes a customer's status as the API's subscriber answer (what `GET /v1/subscribers/…`
+/// answers and every event carries).
+public enum SubscriberView {
+    public static func render(_ status: SubscriberStatus, appAccountToken: String?, environment: AppStoreEnvironment) -> JSONObject {
         var subscriptions = JSONObject()
         for state in status.subscriptions { subscriptions[state.productId] = .object(json(state)) }
         var nonSubscriptions: [JSONValue] = status.nonSubscriptions.map { .object(json($0)) }
@@ -23,7 +23,7 @@ enum SubscriberView {
     /// The answer over several environments: each entry says its `environment` and `isSandbox`;
     /// `environments` lists where the customer has facts, `environment` stays when there is one.
     /// A product subscribed in two environments is listed once: the active one, else Production's.
-    static func render(_ status: SubscriberStatus, appAccountToken: String?, environments: [AppStoreEnvironment]) -> JSONObject {
+    public static func render(_ status: SubscriberStatus, appAccountToken: String?, environments: [AppStoreEnvironment]) -> JSONObject {
         var chosen: [String: SubscriptionState] = [:]
         var order: [String] = []
         for state in status.subscriptions {
@@ -68,7 +68,7 @@ enum SubscriberView {
     /// Google Play purchases beside the App Store's: subscriptions under `googlePlay:<productId>`
     /// (`:<basePlanId>`), one-time products among `nonSubscriptions`; each says `"store":
     /// "play_store"`. A purchase another one replaced is left out (its successor carries on).
-    static func addPlay(
+    public static func addPlay(
         _ status: SubscriberStatus, to subscriptions: inout JSONObject, _ nonSubscriptions: inout [JSONValue], marksSandbox: Bool = false
     ) {
         for state in status.playPurchases where !state.isSuperseded {
@@ -82,7 +82,7 @@ enum SubscriberView {
         }
     }
 
-    static func json(_ state: PlayPurchaseState) -> JSONObject {
+    public static func json(_ state: PlayPurchaseState) -> JSONObject {
         let purchase = state.purchase
         var object: JSONObject = [
             "store": "play_store", "state": .string(state.state), "isActive": .bool(state.isActive),
@@ -105,7 +105,7 @@ enum SubscriberView {
     /// Anything but Production is a test purchase.
     private static func isSandbox(_ environment: String) -> Bool { environment != AppStoreEnvironment.production.rawValue }
 
-    static func json(_ transaction: TransactionRecord) -> JSONObject {
+    public static func json(_ transaction: TransactionRecord) -> JSONObject {
         var item: JSONObject = [
             "productId": .string(transaction.productId), "transactionId": .string(transaction.transactionId),
             "type": .string(transaction.type), "store": "app_store",
@@ -115,7 +115,7 @@ enum SubscriberView {
         return item
     }
 
-    static func json(_ state: SubscriptionState) -> JSONObject {
+    public static func json(_ state: SubscriptionState) -> JSONObject {
         var object: JSONObject = [
             "state": .string(state.state.rawValue), "isActive": .bool(state.isActive),
             "originalTransactionId": .string(state.originalTransactionId),
@@ -143,7 +143,7 @@ enum SubscriberView {
         return object
     }
 
-    static func json(_ entitlement: ProductGrant) -> JSONObject {
+    public static func json(_ entitlement: ProductGrant) -> JSONObject {
         var object: JSONObject = ["isActive": .bool(entitlement.isActive), "state": .string(entitlement.state)]
         if !entitlement.productId.isEmpty { object["productId"] = .string(entitlement.productId) }
         if let original = entitlement.originalTransactionId { object["originalTransactionId"] = .string(original) }
@@ -159,7 +159,7 @@ enum SubscriberView {
     }
 
     /// A promotional grant as the grant endpoints and the history answer it.
-    static func json(_ grant: PromotionalGrant, now: Int64) -> JSONObject {
+    public static func json(_ grant: PromotionalGrant, now: Int64) -> JSONObject {
         var object: JSONObject = [
             "id": .string(grant.id), "entitlement": .string(grant.entitlement), "appAccountToken": .string(grant.appAccountToken),
             "environment": .string(grant.environment), "store": "promotional",
@@ -173,7 +173,7 @@ enum SubscriberView {
         return object
     }
 
-    static func offerTypeName(_ type: Int64) -> String {
+    public static func offerTypeName(_ type: Int64) -> String {
         switch type {
         case 1: "INTRODUCTORY"
         case 2: "PROMOTIONAL"

@@ -4,7 +4,7 @@ import JSON
 import Glibc
 #endif
 
-/// API.md's date convention: ISO 8601 UTC with milliseconds, plus the same instant in a sibling
+/// The API's date convention: ISO 8601 UTC with milliseconds, plus the same instant in a sibling
 /// `…Ms` member; absent dates are omitted.
 public enum Timestamps {
     /// `2026-12-01T10:00:00.215Z`. Computed by hand (days to civil date, Hinnant's algorithm):

@@ -1,0 +1,90 @@
+import JSON
+
+/// Where an app's events go: an endpoint and the events and environments it takes.
+public struct EventEndpoint: Sendable, Equatable {
+    public var url: String
+    /// Nil: every environment.
+    public var environments: Set<String>?
+    /// Nil: every event type.
+    public var types: Set<String>?
+
+    public init(url: String, environments: Set<String>?, types: Set<String>?) {
+        self.url = url
+        self.environments = environments
+        self.types = types
+    }
+
+    /// Whether an event goes to this endpoint. A `TEST` goes everywhere: it checks the endpoint.
+    public func accepts(type: String, environment: String) -> Bool {
+        type == CustomerEvent.Kind.test.rawValue || ((environments?.contains(environment) ?? true) && (types?.contains(type) ?? true))
+    }
+}
+
+/// One app's outbox events, made inside the write that stores their facts: the derivation rules
+/// decide which events a change causes; each is rendered with the subscriber as it is after the
+/// change (by the same rules as the subscriber answers) and addressed to the endpoints that take
+/// it. CPU only; the clock and the ids are injected (tests fix them).
+public struct EventComposer: EventWriting {
+    public var appId: String
+    public var rules: SubscriberViewRules
+    public var endpoints: [EventEndpoint]
+    /// Now, in epoch milliseconds.
+    public var clock: @Sendable () -> Int64
+    /// A fresh event id.
+    public var newId: @Sendable () -> String
+
+    public init(
+        appId: String, rules: SubscriberViewRules, endpoints: [EventEndpoint], clock: @escaping @Sendable () -> Int64,
+        newId: @escaping @Sendable () -> String
+    ) {
+        self.appId = appId
+        self.rules = rules
+        self.endpoints = endpoints
+        self.clock = clock
+        self.newId = newId
+    }
+
+    public var environments: [String] { rules.searchOrder.map(\.rawValue) }
+
+    public func events(for change: FactChange, firstSequence: Int64) -> [OutboxEvent] {
+        let derived = CustomerEventDerivation.events(change, billingRetryGrantsAccess: rules.billingRetryGrantsAccess)
+        guard !derived.isEmpty else { return [] }
+        let createdAt = clock()
+        var views: [String: JSONObject] = [:]
+        return derived.enumerated().map { index, event in
+            var subscriber: JSONObject?
+            if let original = event.originalTransactionId, let facts = change.subscribers[original] {
+                if views[original] == nil { views[original] = rules.view(of: facts, at: createdAt) }
+                subscriber = views[original]
+            } else if event.grant != nil, let facts = change.grantSubscriber {
+                subscriber = rules.view(of: facts, at: createdAt)
+            } else if let play = event.play, let facts = change.playSubscribers[play.purchaseToken] {
+                subscriber = rules.view(of: facts, at: createdAt)
+            }
+            let token =
+                event.grant?.appAccountToken ?? event.play?.appAccountToken
+                ?? event.originalTransactionId.flatMap { change.subscribers[$0]?.appAccountToken }
+            let id = event.kind == .test ? change.batch.webhookTestId ?? newId() : newId()
+            let sequence = firstSequence + Int64(index)
+            let body = EventBody.render(
+                event, id: id, sequence: sequence, appId: appId, createdAt: createdAt, appAccountToken: token,
+                entitlements: entitlements(of: event), source: change.batch, subscriber: subscriber)
+            return OutboxEvent(
+                id: id, appId: appId, sequence: sequence, type: event.kind.rawValue, environment: event.environment,
+                originalTransactionId: event.originalTransactionId, appAccountToken: token, occurredAt: event.occurredAt,
+                createdAt: createdAt, body: JSONValue.object(body).serializedString,
+                endpoints: endpoints.filter { $0.accepts(type: event.kind.rawValue, environment: event.environment) }.map(\.url))
+        }
+    }
+
+    /// The entitlements the event's product (or grant) confers.
+    private func entitlements(of event: CustomerEvent) -> [String] {
+        if let grant = event.grant { return [grant.entitlement] }
+        if let play = event.play {
+            return rules.products.catalogId(playProduct: play.productId, basePlanId: play.basePlanId).flatMap {
+                rules.products[$0]?.entitlements
+            } ?? []
+        }
+        return event.transaction.map { rules.products[$0.productId]?.entitlements ?? [] } ?? []
+    }
+}

@@ -1,0 +1,99 @@
+import AppStore
+import Instants
+import JSON
+
+/// What an app's subscriber answer depends on besides the facts: its enabled environments, its
+/// catalog, whether billing retry keeps access, and who gets access from Sandbox purchases. The
+/// answers of `GET /v1/subscribers/…` and the `subscriber` of every event are made by these
+/// rules, so they cannot differ.
+public struct SubscriberViewRules: Sendable {
+    /// The enabled environments, in the configuration's order.
+    public var environments: [AppStoreEnvironment]
+    public var products: [String: CatalogProduct]
+    public var billingRetryGrantsAccess: Bool
+    public var sandboxAccess: SandboxAccess
+
+    public init(
+        environments: [AppStoreEnvironment], products: [String: CatalogProduct], billingRetryGrantsAccess: Bool,
+        sandboxAccess: SandboxAccess
+    ) {
+        self.environments = environments
+        self.products = products
+        self.billingRetryGrantsAccess = billingRetryGrantsAccess
+        self.sandboxAccess = sandboxAccess
+    }
+
+    /// The environment answers are about when a request names none: Production when enabled.
+    public var defaultEnvironment: AppStoreEnvironment {
+        environments.contains(.production) ? .production : environments.first ?? .production
+    }
+
+    /// The enabled environments, Production first.
+    public var searchOrder: [AppStoreEnvironment] { AppStoreEnvironment.all.filter(environments.contains) }
+
+    /// Whether an environment's grants count for this customer: Sandbox ones as `sandboxAccess` says.
+    public func grantsAccess(_ appAccountToken: String?) -> @Sendable (String) -> Bool {
+        let sandboxAccess = sandboxAccess
+        return { environment in
+            environment != AppStoreEnvironment.sandbox.rawValue || sandboxAccess.grantsAccess(appAccountToken: appAccountToken)
+        }
+    }
+
+    /// The customer's status in one environment at `now`.
+    public func evaluate(
+        _ facts: [SubscriptionFacts], environment: AppStoreEnvironment, now: Int64, appAccountToken: String? = nil,
+        promotional: [PromotionalGrant] = [], play: [PlayPurchase] = []
+    ) -> SubscriberStatus {
+        SubscriberEvaluation.evaluate(
+            [(environment.rawValue, facts)], now: now, products: products, billingRetryGrantsAccess: billingRetryGrantsAccess,
+            promotional: promotional, play: play, grantsAccess: grantsAccess(appAccountToken))
+    }
+
+    /// The answer for one environment.
+    public func render(
+        _ facts: [SubscriptionFacts], appAccountToken: String?, environment: AppStoreEnvironment, now: Int64,
+        promotional: [PromotionalGrant] = [], play: [PlayPurchase] = []
+    ) -> JSONObject {
+        SubscriberView.render(
+            evaluate(facts, environment: environment, now: now, appAccountToken: appAccountToken, promotional: promotional, play: play),
+            appAccountToken: appAccountToken, environment: environment)
+    }
+
+    /// The answer a subscriber lookup gives, from facts already read: events carry it, made inside
+    /// the write that stores them.
+    public func view(of subscriber: SubscriberFacts, at now: Int64) -> JSONObject {
+        let found = subscriber.environments.filter { span in
+            !span.facts.isEmpty || subscriber.grants.contains { $0.environment == span.environment }
+                || subscriber.playPurchases.contains { $0.environment == span.environment }
+        }.map { (AppStoreEnvironment(rawValue: $0.environment), $0.facts) }
+        var answer: JSONObject
+        if environments.count == 1 || subscriber.appAccountToken == nil || found.isEmpty {
+            let environment = found.first?.0 ?? defaultEnvironment
+            answer = render(
+                found.first?.1 ?? [], appAccountToken: subscriber.appAccountToken, environment: environment, now: now,
+                promotional: subscriber.grants.filter { $0.environment == environment.rawValue },
+                play: subscriber.playPurchases.filter { $0.environment == environment.rawValue })
+        } else {
+            let status = SubscriberEvaluation.evaluate(
+                found.map { ($0.0.rawValue, $0.1) }, now: now, products: products, billingRetryGrantsAccess: billingRetryGrantsAccess,
+                promotional: subscriber.grants, play: subscriber.playPurchases, grantsAccess: grantsAccess(subscriber.appAccountToken))
+            answer = SubscriberView.render(status, appAccountToken: subscriber.appAccountToken, environments: found.map(\.0))
+        }
+        Self.addTransfers(&answer, subscriber.transfers)
+        return answer
+    }
+
+    /// `"transfers"`: subscriptions moved into or out of this token (`transferPolicy: transfer`).
+    public static func addTransfers(_ answer: inout JSONObject, _ moves: [(environment: String, transfer: LinkTransfer)]) {
+        guard !moves.isEmpty else { return }
+        answer["transfers"] = .array(
+            moves.map { environment, move in
+                var item: JSONObject = [
+                    "originalTransactionId": .string(move.originalTransactionId), "from": .string(move.from),
+                    "to": .string(move.to), "environment": .string(environment),
+                ]
+                Timestamps.set(&item, "at", move.at)
+                return .object(item)
+            })
+    }
+}
