@@ -12,6 +12,8 @@ public enum FactWriter {
         /// notification too, so that Apple's retry is applied) and still answer `outcome`.
         public var undo: Bool
         var forwards: Bool
+        /// What the batch changed, its events still to be numbered and written (`writeEvents`).
+        var unnumbered: FactChange?
 
         /// What the store answers: nothing written when undone.
         public var applied: AppliedBatch {
@@ -19,13 +21,24 @@ public enum FactWriter {
         }
     }
 
+    /// A batch, facts and events.
     public static func write(_ batch: FactBatch, into store: some FactWriteTransaction) throws -> Written {
+        var written = try writeFacts(batch, into: store)
+        var sequences: [String: Int64] = [:]
+        try writeEvents(&written, into: store, sequences: &sequences)
+        return written
+    }
+
+    /// A batch's first step: everything but its events. A store with several writers runs this
+    /// for each batch of a group, then `writeEvents` for all of them, so the app's event counter
+    /// is held only from then to the commit.
+    public static func writeFacts(_ batch: FactBatch, into store: some FactWriteTransaction) throws -> Written {
         try store.lock(lockKeys(batch))
         if let notification = batch.notification, try !store.insertNotificationIfNew(notification) {
-            return Written(outcome: .duplicateNotification, events: [], undo: true, forwards: false)
+            return Written(outcome: .duplicateNotification, events: [], undo: true, forwards: false, unnumbered: nil)
         }
         if let message = batch.pubsubMessageId, try !store.insertPubSubMessageIfNew(message, receivedAt: batch.requestedAt) {
-            return Written(outcome: .duplicateNotification, events: [], undo: true, forwards: false)
+            return Written(outcome: .duplicateNotification, events: [], undo: true, forwards: false, unnumbered: nil)
         }
         let pending = try FactChange.read(batch, environments: batch.eventWriter?.environments, from: store)
         var outcome = ApplyOutcome.applied
@@ -34,7 +47,7 @@ public enum FactWriter {
             existing != requested.appAccountToken
         {
             guard batch.transfersLink else {
-                return Written(outcome: .linkConflict(existingToken: existing), events: [], undo: true, forwards: false)
+                return Written(outcome: .linkConflict(existingToken: existing), events: [], undo: true, forwards: false, unnumbered: nil)
             }
             try store.insertTransfer(
                 environment: batch.environment,
@@ -63,16 +76,26 @@ public enum FactWriter {
         }
         try queueAcknowledgements(of: change, into: store)
         if let grant = change.grantAfter, grant != change.grantBefore { try store.putGrant(grant) }
-        var events: [OutboxEvent] = []
-        if let writer = batch.eventWriter {
-            events = writer.events(for: change, firstSequence: try store.nextEventSequence())
-            if !events.isEmpty { try store.insertEvents(events) }
-        }
         if let forward = batch.forward {
             try store.insertForward(
                 forward, eventType: batch.notification?.notificationType, at: batch.notification?.receivedAt ?? batch.requestedAt)
         }
-        return Written(outcome: outcome, events: events, undo: false, forwards: batch.forward != nil)
+        return Written(
+            outcome: outcome, events: [], undo: false, forwards: batch.forward != nil, unnumbered: batch.eventWriter == nil ? nil : change)
+    }
+
+    /// A batch's second step: its events, numbered on from `sequences[app]` (read from the store
+    /// for an app's first batch of the transaction), and written.
+    public static func writeEvents(
+        _ written: inout Written, into store: some FactWriteTransaction, sequences: inout [String: Int64]
+    ) throws {
+        guard !written.undo, let change = written.unnumbered, let writer = change.batch.eventWriter else { return }
+        written.unnumbered = nil
+        let app = change.batch.appId
+        let first = try sequences[app] ?? store.nextEventSequence()
+        written.events = writer.events(for: change, firstSequence: first)
+        sequences[app] = first + Int64(written.events.count)
+        if !written.events.isEmpty { try store.insertEvents(written.events) }
     }
 
     /// What the merge rules changed of one subscription, put as rows: each copy that won with

@@ -24,17 +24,21 @@ public final class PostgreSQLFactStore: FactStore {
     /// transaction, each in its own savepoint: one WAL flush and one hold of the sequence row
     /// for the group, as SQLite's writer does.
     private let queued = Mutex<[(FactBatch, @Sendable (Result<AppliedBatch, Error>) -> Void)]>([])
-    private static let groupLimit = 64
+    private static let groupLimit = 256
+    /// Writer threads: few, so that batches queue up while a group commits and the next group is
+    /// large. Every group holds the app's event counter from its events to its commit (its WAL
+    /// flush included): throughput comes from batches per commit, not from commits at once.
+    private static let writerThreads = 2
 
     /// `url` is a libpq connection string (`postgresql://user:pass@host:5432/db`); `poolSize`
     /// bounds the connections (and concurrent transactions) of this process.
     public init(url: String, poolSize: Int = 8) throws {
         pool = PostgreSQLPool(conninfo: url, size: poolSize)
-        workers = PostgreSQLWorkers(threads: poolSize)
+        workers = PostgreSQLWorkers(threads: min(poolSize, Self.writerThreads))
         try PostgreSQLMigrations.migrate(pool)
     }
 
-    deinit { workers.stop(threads: pool.size) }
+    deinit { workers.stop(threads: min(pool.size, Self.writerThreads)) }
 
     /// Connects once to `url` and asks for `SELECT 1`, without migrating (`entitle check-config`:
     /// what `serve` would hit first). Throws libpq's reason, which never holds the password.
@@ -67,22 +71,36 @@ public final class PostgreSQLFactStore: FactStore {
                 // second to detect), and a batch rolled back to its savepoint keeps them.
                 let held = Set(group.flatMap { FactWriter.lockKeys($0.0) })
                 try PostgreSQLWriteTransaction(db: db, appId: "").lock(held.sorted())
-                return try group.enumerated().map { index, item in
-                    try db.execute("SAVEPOINT b\(index)")
+                var written = try group.enumerated().map { index, item -> Result<FactWriter.Written, Error> in
+                    // Deferred, as the batch's puts are: they go with its first read.
+                    try db.executeLater("SAVEPOINT b\(index)")
                     do {
-                        let written = try Self.write(item.0, db, held: held)
-                        try db.execute("RELEASE SAVEPOINT b\(index)")
-                        return .success(written)
-                    } catch let answer as PostgreSQLPool.RolledBackAnswer {
-                        db.discardDeferred()
-                        try db.execute("ROLLBACK TO SAVEPOINT b\(index)")
-                        return .success(answer.value as! AppliedBatch)
+                        let facts = try FactWriter.writeFacts(
+                            item.0, into: PostgreSQLWriteTransaction(db: db, appId: item.0.appId, heldLocks: held))
+                        if facts.undo {
+                            db.discardDeferred()
+                            try db.execute("ROLLBACK TO SAVEPOINT b\(index)")
+                        } else {
+                            try db.executeLater("RELEASE SAVEPOINT b\(index)")
+                        }
+                        return .success(facts)
                     } catch let error as StorageError where db.isHealthy && error.sqlState?.hasPrefix("40") != true {
                         db.discardDeferred()
                         try db.execute("ROLLBACK TO SAVEPOINT b\(index)")
                         return .failure(error)
                     }
                 }
+                // The events last, all of the group's at once: the app's counter row is taken
+                // here and held until the commit that follows.
+                var sequences: [String: Int64] = [:]
+                for index in written.indices {
+                    guard case .success(var facts) = written[index] else { continue }
+                    try FactWriter.writeEvents(
+                        &facts, into: PostgreSQLWriteTransaction(db: db, appId: group[index].0.appId, heldLocks: held),
+                        sequences: &sequences)
+                    written[index] = .success(facts)
+                }
+                return written.map { $0.map(\.applied) }
             }
         } catch {
             for (batch, completion) in group { completion(Result { try write(batch) }) }
@@ -116,36 +134,60 @@ public final class PostgreSQLFactStore: FactStore {
         try pool.with { try Self.facts($0, appId: appId, environment: environment, appAccountToken: appAccountToken) }
     }
 
-    /// A subscriber's subscriptions in one statement whatever their number: transactions, renewal
-    /// infos and signals of the linked subscriptions, told apart by the first column.
-    static func facts(
-        _ db: PostgreSQLConnection, appId: String, environment: String, appAccountToken: String
-    ) throws
+    /// A subscriber's subscriptions (those with a transaction) in one statement.
+    static func facts(_ db: PostgreSQLConnection, appId: String, environment: String, appAccountToken: String) throws
         -> [SubscriptionFacts]
     {
-        let linked = """
+        let scope = """
             JOIN subscriber_links l ON l.app_id = x.app_id AND l.environment = x.environment
                 AND l.original_transaction_id = x.original_transaction_id
             WHERE l.app_id = $1 AND l.environment = $2 AND l.app_account_token = $3
             """
-        // Every column as text (the parts' types differ), each part padded to the transactions'
-        // width, so one result carries all three kinds.
+        // A subscription with renewal info or signals but no transaction is not a subscription yet.
+        return try subscriptions(db, scope: scope, [.text(appId), .text(environment), .text(appAccountToken)], environment: environment)
+            .filter { !$0.transactions.isEmpty }
+    }
+
+    public func facts(appId: String, environment: String, originalTransactionId: String) throws -> SubscriptionFacts? {
+        try pool.with { try Self.facts($0, appId: appId, environment: environment, originalTransactionId: originalTransactionId) }
+    }
+
+    /// One subscription, link included, in one statement; `evenWithoutTransactions`: also when
+    /// only its renewal info, signals or link are stored.
+    static func facts(
+        _ db: PostgreSQLConnection, appId: String, environment: String, originalTransactionId: String,
+        evenWithoutTransactions: Bool = false
+    ) throws -> SubscriptionFacts? {
+        let scope = "WHERE x.app_id = $1 AND x.environment = $2 AND x.original_transaction_id = $3"
+        let found = try subscriptions(
+            db, scope: scope, [.text(appId), .text(environment), .text(originalTransactionId)], environment: environment
+        ).first
+        return evenWithoutTransactions || found?.transactions.isEmpty == false ? found : nil
+    }
+
+    /// The transactions, renewal infos, signals and links of the subscriptions `scope` picks (a
+    /// `JOIN … WHERE` on `x`), in one statement whatever their number: every column as text (the
+    /// parts' types differ), each part padded to the transactions' width, told apart by the first.
+    private static func subscriptions(
+        _ db: PostgreSQLConnection, scope: String, _ parameters: [PGValue], environment: String
+    ) throws -> [SubscriptionFacts] {
         func asText(_ columns: String) -> String {
             columns.split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) + "::text" }.joined(separator: ", ")
         }
-        let renewalPadding = Array(repeating: "NULL", count: 19 - 8).joined(separator: ", ")
-        let signalPadding = Array(repeating: "NULL", count: 19 - 2).joined(separator: ", ")
+        func padding(_ used: Int) -> String { Array(repeating: "NULL", count: 19 - used).joined(separator: ", ") }
         let rows = try db.execute(
             """
             SELECT * FROM (
                 SELECT 't' AS kind, x.original_transaction_id, x.purchase_date AS ordering, \(asText(transactionColumns))
-                FROM transactions x \(linked)
+                FROM transactions x \(scope)
                 UNION ALL
-                SELECT 'r', x.original_transaction_id, 0, \(asText(renewalColumns)), \(renewalPadding) FROM renewal_infos x \(linked)
+                SELECT 'r', x.original_transaction_id, 0, \(asText(renewalColumns)), \(padding(8)) FROM renewal_infos x \(scope)
                 UNION ALL
-                SELECT 's', x.original_transaction_id, x.at, x.kind, x.at::text, \(signalPadding) FROM signals x \(linked)
+                SELECT 's', x.original_transaction_id, x.at, x.kind, x.at::text, \(padding(2)) FROM signals x \(scope)
+                UNION ALL
+                SELECT 'l', x.original_transaction_id, 0, x.app_account_token, \(padding(1)) FROM subscriber_links x \(scope)
             ) facts ORDER BY original_transaction_id, kind, ordering, 4
-            """, [.text(appId), .text(environment), .text(appAccountToken)])
+            """, parameters)
         var byOriginal: [String: SubscriptionFacts] = [:]
         var order: [String] = []
         for row in rows.rows {
@@ -153,48 +195,19 @@ public final class PostgreSQLFactStore: FactStore {
             if byOriginal[original] == nil {
                 order.append(original)
                 byOriginal[original] = SubscriptionFacts(
-                    originalTransactionId: original, environment: environment, appAccountToken: appAccountToken, transactions: [],
-                    renewal: nil, signals: [])
+                    originalTransactionId: original, environment: environment, appAccountToken: nil, transactions: [], renewal: nil,
+                    signals: [])
             }
             switch row[0] {
             case "t": byOriginal[original]?.transactions.append(transaction(row, from: 3, original: original, environment: environment))
             case "r": byOriginal[original]?.renewal = renewal(row, from: 3, original: original, environment: environment)
+            case "l": byOriginal[original]?.appAccountToken = row[3]
             default:
                 guard let kind = row[3].flatMap(SubscriptionSignal.Kind.init(storedName:)) else { continue }
                 byOriginal[original]?.signals.append(SubscriptionSignal(kind, at: row[4].flatMap { Int64($0) } ?? 0))
             }
         }
-        // A subscription with renewal info or signals but no transaction is not a subscription yet.
-        return order.compactMap { byOriginal[$0] }.filter { !$0.transactions.isEmpty }
-    }
-
-    public func facts(appId: String, environment: String, originalTransactionId: String) throws -> SubscriptionFacts? {
-        try pool.with { try Self.facts($0, appId: appId, environment: environment, originalTransactionId: originalTransactionId) }
-    }
-
-    static func facts(
-        _ db: PostgreSQLConnection, appId: String, environment: String, originalTransactionId: String, token knownToken: String? = nil,
-        tokenKnown: Bool = false, evenWithoutTransactions: Bool = false
-    ) throws -> SubscriptionFacts? {
-        let key: [PGValue] = [.text(appId), .text(environment), .text(originalTransactionId)]
-        let whereKey = "WHERE x.app_id = $1 AND x.environment = $2 AND x.original_transaction_id = $3"
-        let transactions = try db.execute(
-            "SELECT \(transactionColumns) FROM transactions x \(whereKey) ORDER BY x.purchase_date, x.transaction_id", key)
-        guard !transactions.isEmpty || evenWithoutTransactions else { return nil }
-        let records = transactions.rows.map { transaction($0, from: 0, original: originalTransactionId, environment: environment) }
-        let renewal = try db.execute("SELECT \(renewalColumns) FROM renewal_infos x \(whereKey)", key).rows.first.map {
-            self.renewal($0, from: 0, original: originalTransactionId, environment: environment)
-        }
-        let signals = try db.execute("SELECT x.kind, x.at FROM signals x \(whereKey) ORDER BY x.at, x.id", key).rows.compactMap {
-            row -> SubscriptionSignal? in
-            guard let kind = row[0].flatMap(SubscriptionSignal.Kind.init(storedName:)) else { return nil }
-            return SubscriptionSignal(kind, at: row[1].flatMap { Int64($0) } ?? 0)
-        }
-        let token = tokenKnown ? knownToken : try self.token(db, appId, environment, originalTransactionId)
-        if records.isEmpty && renewal == nil && signals.isEmpty && token == nil { return nil }
-        return SubscriptionFacts(
-            originalTransactionId: originalTransactionId, environment: environment, appAccountToken: token, transactions: records,
-            renewal: renewal, signals: signals)
+        return order.compactMap { byOriginal[$0] }
     }
 
     static let transactionColumns = """

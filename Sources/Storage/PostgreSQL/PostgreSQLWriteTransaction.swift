@@ -11,13 +11,28 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
     let appId: String
     /// Locks this transaction took already (a group commit takes all of its batches' at once).
     var heldLocks: Set<String> = []
+    /// Subscriptions read for this batch. The writer reads before it writes (and holds their
+    /// locks), so a subscription read once, link and all, need not be read again.
+    private let read = ReadSubscriptions()
+
+    private final class ReadSubscriptions: @unchecked Sendable {
+        var facts: [String: SubscriptionFacts?] = [:]
+    }
 
     // MARK: Reading
 
+    /// The subscription with its link, read in one statement, once per batch.
+    private func subscription(_ environment: String, _ original: String) throws -> SubscriptionFacts? {
+        let key = environment + "\u{1F}" + original
+        if let known = read.facts[key] { return known }
+        let facts = try PostgreSQLFactStore.facts(
+            db, appId: appId, environment: environment, originalTransactionId: original, evenWithoutTransactions: true)
+        read.facts[key] = .some(facts)
+        return facts
+    }
+
     func facts(environment: String, originalTransactionId: String, storedToken: String??) throws -> SubscriptionFacts? {
-        try PostgreSQLFactStore.facts(
-            db, appId: appId, environment: environment, originalTransactionId: originalTransactionId, token: storedToken ?? nil,
-            tokenKnown: storedToken != nil, evenWithoutTransactions: true)
+        try subscription(environment, originalTransactionId)
     }
 
     func facts(environment: String, appAccountToken: String) throws -> [SubscriptionFacts] {
@@ -25,7 +40,7 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
     }
 
     func token(environment: String, originalTransactionId: String) throws -> String? {
-        try PostgreSQLFactStore.token(db, appId, environment, originalTransactionId)
+        try subscription(environment, originalTransactionId)?.appAccountToken
     }
 
     func linkTransfers(environment: String, appAccountToken: String) throws -> [LinkTransfer] {
