@@ -160,6 +160,9 @@ public protocol FactStore: Sendable {
     func dueTokenCalls(appId: String, now: Int64, limit: Int) throws -> [PendingTokenCall]
     /// The subscription moves into or out of `appAccountToken`, oldest first.
     func linkTransfers(appId: String, environment: String, appAccountToken: String) throws -> [LinkTransfer]
+    /// Everything a subscriber view of `appAccountToken` shows in `environments` (its subscriptions
+    /// with a transaction, moves and grants there, and its Play purchases): one read.
+    func subscriber(appId: String, environments: [String], appAccountToken: String) throws -> SubscriberFacts
     /// The subscriptions whose transactions or renewal info carry `appTransactionId`.
     func originalTransactionIds(appId: String, environment: String, appTransactionId: String) throws -> [String]
     /// Newest first; `before` is a sequence number for paging.
@@ -243,6 +246,21 @@ public struct AppliedBatch: Sendable {
 }
 
 extension FactStore {
+    /// The subscriber, read part by part (stores whose reads are local and cheap).
+    public func subscriber(appId: String, environments: [String], appAccountToken: String) throws -> SubscriberFacts {
+        var spans: [(String, [SubscriptionFacts])] = []
+        var transfers: [(String, LinkTransfer)] = []
+        var grants: [PromotionalGrant] = []
+        for each in environments {
+            spans.append((each, try facts(appId: appId, environment: each, appAccountToken: appAccountToken)))
+            transfers += try linkTransfers(appId: appId, environment: each, appAccountToken: appAccountToken).map { (each, $0) }
+            grants += try self.grants(appId: appId, environment: each, appAccountToken: appAccountToken)
+        }
+        return SubscriberFacts(
+            appAccountToken: appAccountToken, environments: spans, transfers: transfers, grants: grants,
+            playPurchases: try playPurchases(appId: appId, appAccountToken: appAccountToken))
+    }
+
     /// For stores whose writes are quick and in memory: write now, then call back.
     public func write(_ batch: FactBatch, completion: @escaping @Sendable (Result<AppliedBatch, Error>) -> Void) {
         completion(Result { try write(batch) })

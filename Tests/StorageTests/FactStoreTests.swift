@@ -103,6 +103,56 @@ class FactStoreContract: XCTestCase {
             "without transfersLink a different token is still refused")
     }
 
+    /// A subscriber read at once (one statement on PostgreSQL) holds what the reads one by one do.
+    func testASubscriberIsReadWholeAsItsPartsAre() throws {
+        let store = try makeStore()
+        let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138", other = "11111111-2222-4333-8444-555555555555"
+        XCTAssertEqual(
+            try store.apply(batch([transaction("1", signed: 10), transaction("2", signed: 11)], link: ("1000", token))), .applied)
+        var renewal = batch([transaction("5", original: "2000", signed: 12)], link: ("2000", token))
+        renewal.renewal = (RenewalRecord(originalTransactionId: "2000", autoRenewStatus: 0, signedDate: 12), "r")
+        renewal.signals = [("2000", SubscriptionSignal(.autoRenewDisabled, at: 12))]
+        XCTAssertEqual(try store.apply(renewal), .applied)
+        XCTAssertEqual(try store.apply(batch([transaction("7", original: "3000", signed: 13)], link: ("3000", other))), .applied)
+        var moving = batch([], link: ("3000", token))
+        moving.transfersLink = true
+        moving.requestedAt = 77
+        XCTAssertEqual(try store.apply(moving), .transferred(from: other))
+        XCTAssertEqual(
+            try store.apply(
+                batch(
+                    [transaction("9", original: "4000", signed: 14, environment: "Production")], link: ("4000", token),
+                    environment: "Production")),
+            .applied)
+        var grant = FactBatch(appId: "app", environment: "Sandbox")
+        grant.grant = PromotionalGrant(
+            id: "g1", appAccountToken: token, environment: "Sandbox", entitlement: "pro", startsAt: 1, expiresDate: 9, reason: nil,
+            grantedBy: "support")
+        XCTAssertEqual(try store.apply(grant), .applied)
+        var play = FactBatch(appId: "app", environment: "Production")
+        play.playPurchases = [
+            (
+                PlayPurchase(
+                    purchaseToken: "p1", kind: .subscription, productId: "pro", basePlanId: "monthly", offerId: nil,
+                    environment: "Production", googleState: "SUBSCRIPTION_STATE_ACTIVE", startTime: 5, expiryTime: 9, autoRenewing: true,
+                    linkedPurchaseToken: nil, acknowledged: true, appAccountToken: token, orderId: nil, voidedAt: nil, readAt: 5), "{}"
+            )
+        ]
+        XCTAssertEqual(try store.apply(play), .applied)
+
+        let environments = ["Production", "Sandbox"]
+        let whole = try store.subscriber(appId: "app", environments: environments, appAccountToken: token)
+        for (environment, facts) in whole.environments {
+            XCTAssertEqual(facts, try store.facts(appId: "app", environment: environment, appAccountToken: token), environment)
+        }
+        XCTAssertEqual(whole.environments.map(\.environment), environments)
+        XCTAssertEqual(whole.environments.map { $0.facts.map(\.originalTransactionId) }, [["4000"], ["1000", "2000", "3000"]])
+        XCTAssertEqual(whole.transfers.map(\.transfer), [LinkTransfer(originalTransactionId: "3000", from: other, to: token, at: 77)])
+        XCTAssertEqual(whole.grants, try store.grants(appId: "app", environment: "Sandbox", appAccountToken: token))
+        XCTAssertEqual(whole.playPurchases, try store.playPurchases(appId: "app", appAccountToken: token))
+        XCTAssertEqual(whole.playPurchases.map(\.purchaseToken), ["p1"])
+    }
+
     func testTokenCallsAreQueuedWithTheLinkUntilDone() throws {
         let store = try makeStore()
         let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"

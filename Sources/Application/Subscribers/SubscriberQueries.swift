@@ -23,55 +23,40 @@ public struct SubscriberQueries: Sendable {
     /// them. With `environment` (or in a one-environment app) the answer is that environment's.
     public func subscriber(appAccountToken: String, environment: AppStoreEnvironment?, at now: Date) throws -> JSONObject? {
         let token = try AppAccountToken.validated(appAccountToken)
+        let single = environment != nil || app.environments.count == 1
+        let spanned = single ? [try chosen(environment)] : searchOrder
+        // Everything at once: one statement on PostgreSQL.
+        let read = try store.subscriber(appId: app.id, environments: spanned.map(\.rawValue), appAccountToken: token)
         // Google Play purchases of the customer, in whichever environments they are.
-        let play = app.googlePlay == nil ? [] : try store.playPurchases(appId: app.id, appAccountToken: token)
-        if environment != nil || app.environments.count == 1 {
-            let environment = try chosen(environment)
-            let facts = try store.facts(appId: app.id, environment: environment.rawValue, appAccountToken: token)
-            let grants = try store.grants(appId: app.id, environment: environment.rawValue, appAccountToken: token)
+        let play = app.googlePlay == nil ? [] : read.playPurchases
+        if single {
+            let environment = spanned[0]
+            let facts = read.environments.first?.facts ?? []
             let plays = play.filter { $0.environment == environment.rawValue }
             // A token whose subscription moved away still answers, with the move.
-            guard try !facts.isEmpty || !grants.isEmpty || !plays.isEmpty || hasTransfers(token, in: [environment]) else { return nil }
-            var answer = render(facts, appAccountToken: token, environment: environment, now: now, promotional: grants, play: plays)
-            try addTransfers(&answer, appAccountToken: token, environments: [environment])
+            guard !facts.isEmpty || !read.grants.isEmpty || !plays.isEmpty || !read.transfers.isEmpty else { return nil }
+            var answer = render(facts, appAccountToken: token, environment: environment, now: now, promotional: read.grants, play: plays)
+            SubscriberViewRules.addTransfers(&answer, read.transfers)
             return answer
         }
-        let spans = try searchOrder.map { environment in
-            (
-                environment, try store.facts(appId: app.id, environment: environment.rawValue, appAccountToken: token),
-                try store.grants(appId: app.id, environment: environment.rawValue, appAccountToken: token)
-            )
-        }
-        let found = spans.filter { span in !span.1.isEmpty || !span.2.isEmpty || play.contains { $0.environment == span.0.rawValue } }
-            .map { ($0.0, $0.1) }
-        let grants = spans.flatMap(\.2)
+        let found = zip(spanned, read.environments).filter { environment, span in
+            !span.facts.isEmpty || read.grants.contains { $0.environment == environment.rawValue }
+                || play.contains { $0.environment == environment.rawValue }
+        }.map { ($0.0, $0.1.facts) }
         if found.isEmpty {
-            let moved = try searchOrder.filter { try hasTransfers(token, in: [$0]) }
+            let moved = spanned.filter { environment in read.transfers.contains { $0.environment == environment.rawValue } }
             guard !moved.isEmpty else { return nil }
             var answer = SubscriberView.render(SubscriberStatus(), appAccountToken: token, environments: moved)
-            try addTransfers(&answer, appAccountToken: token, environments: moved)
+            SubscriberViewRules.addTransfers(&answer, read.transfers)
             return answer
         }
         let status = SubscriberEvaluation.evaluate(
             found.map { ($0.0.rawValue, $0.1) }, now: Milliseconds.since1970(now), products: app.products,
-            billingRetryGrantsAccess: app.billingRetryGrantsAccess, promotional: grants, play: play, grantsAccess: rules.grantsAccess(token)
-        )
+            billingRetryGrantsAccess: app.billingRetryGrantsAccess, promotional: read.grants, play: play,
+            grantsAccess: rules.grantsAccess(token))
         var answer = SubscriberView.render(status, appAccountToken: token, environments: found.map(\.0))
-        try addTransfers(&answer, appAccountToken: token, environments: searchOrder)
+        SubscriberViewRules.addTransfers(&answer, read.transfers)
         return answer
-    }
-
-    private func hasTransfers(_ token: String, in environments: [AppStoreEnvironment]) throws -> Bool {
-        try environments.contains { try !store.linkTransfers(appId: app.id, environment: $0.rawValue, appAccountToken: token).isEmpty }
-    }
-
-    /// `"transfers"`: subscriptions moved into or out of this token (`transferPolicy: transfer`).
-    private func addTransfers(_ answer: inout JSONObject, appAccountToken: String, environments: [AppStoreEnvironment]) throws {
-        let moves = try environments.flatMap { environment in
-            try store.linkTransfers(appId: app.id, environment: environment.rawValue, appAccountToken: appAccountToken)
-                .map { (environment.rawValue, $0) }
-        }
-        SubscriberViewRules.addTransfers(&answer, moves)
     }
 
     /// The answer `subscriber(appAccountToken:)` (or, untokened, `subscriber(originalTransactionId:)`)

@@ -13,6 +13,25 @@ public protocol FactReading {
     func grant(id: String) throws -> PromotionalGrant?
     func playPurchases(appAccountToken: String) throws -> [PlayPurchase]
     func playPurchase(token: String) throws -> PlayPurchase?
+    /// Everything a subscriber view of `appAccountToken` shows in `environments`.
+    func subscriber(environments: [String], appAccountToken: String) throws -> SubscriberFacts
+}
+
+extension FactReading {
+    /// The subscriber, read part by part (readers whose reads are local and cheap).
+    public func subscriber(environments: [String], appAccountToken: String) throws -> SubscriberFacts {
+        var spans: [(String, [SubscriptionFacts])] = []
+        var transfers: [(String, LinkTransfer)] = []
+        var grants: [PromotionalGrant] = []
+        for each in environments {
+            spans.append((each, try facts(environment: each, appAccountToken: appAccountToken)))
+            transfers += try linkTransfers(environment: each, appAccountToken: appAccountToken).map { (each, $0) }
+            grants += try self.grants(environment: each, appAccountToken: appAccountToken)
+        }
+        return SubscriberFacts(
+            appAccountToken: appAccountToken, environments: spans, transfers: transfers, grants: grants,
+            playPurchases: try playPurchases(appAccountToken: appAccountToken))
+    }
 }
 
 /// A customer's facts across the environments a subscriber view spans.
@@ -119,17 +138,7 @@ public struct FactChange: Sendable {
     /// Everything a subscriber view of `token` shows, in the environments it spans.
     private static func subscriber(_ token: String, spanning environments: [String], from reader: any FactReading) throws -> SubscriberFacts
     {
-        var spans: [(String, [SubscriptionFacts])] = []
-        var transfers: [(String, LinkTransfer)] = []
-        var grants: [PromotionalGrant] = []
-        for each in environments {
-            spans.append((each, try reader.facts(environment: each, appAccountToken: token)))
-            transfers += try reader.linkTransfers(environment: each, appAccountToken: token).map { (each, $0) }
-            grants += try reader.grants(environment: each, appAccountToken: token)
-        }
-        return SubscriberFacts(
-            appAccountToken: token, environments: spans, transfers: transfers, grants: grants,
-            playPurchases: try reader.playPurchases(appAccountToken: token))
+        try reader.subscriber(environments: environments, appAccountToken: token)
     }
 
     /// The token a touched subscription will be shown under: the one it moves to, else the one

@@ -135,7 +135,9 @@ public final class PostgreSQLFactStore: FactStore {
     }
 
     /// A subscriber's subscriptions (those with a transaction) in one statement.
-    static func facts(_ db: PostgreSQLConnection, appId: String, environment: String, appAccountToken: String) throws
+    static func facts(
+        _ db: PostgreSQLConnection, appId: String, environment: String, appAccountToken: String
+    ) throws
         -> [SubscriptionFacts]
     {
         let scope = """

@@ -57,6 +57,10 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
         try PostgreSQLFactStore.playPurchases(db, appId: appId, appAccountToken: appAccountToken)
     }
 
+    func subscriber(environments: [String], appAccountToken: String) throws -> SubscriberFacts {
+        try PostgreSQLFactStore.subscriber(db, appId: appId, environments: environments, appAccountToken: appAccountToken)
+    }
+
     func playPurchase(token: String) throws -> PlayPurchase? {
         try PostgreSQLFactStore.playPurchase(db, appId: appId, purchaseToken: token)
     }

@@ -1,0 +1,103 @@
+import Entitlements
+
+/// A subscriber view's facts in one statement: the linked subscriptions (transactions, renewal
+/// infos, signals), grants, moves and Play purchases, every column as text (the parts' types
+/// differ), each part padded to the widest one's width and told apart by the first column.
+extension PostgreSQLFactStore {
+    public func subscriber(appId: String, environments: [String], appAccountToken: String) throws -> SubscriberFacts {
+        try pool.with { try Self.subscriber($0, appId: appId, environments: environments, appAccountToken: appAccountToken) }
+    }
+
+    static func subscriber(
+        _ db: PostgreSQLConnection, appId: String, environments: [String], appAccountToken: String
+    ) throws -> SubscriberFacts {
+        let rows = try db.execute(
+            subscriberStatement,
+            [.text(appId), .text(PostgreSQLWriteTransaction.arrayLiteral(environments)), .text(appAccountToken)]
+        ).rows
+        var subscriptions: [String: [String: SubscriptionFacts]] = [:]
+        var grants: [PromotionalGrant] = []
+        var transfers: [(String, LinkTransfer)] = []
+        var plays: [PlayPurchase] = []
+        for row in rows {
+            let environment = row[1] ?? ""
+            let key = row[2] ?? ""
+            func subscription(_ change: (inout SubscriptionFacts) -> Void) {
+                var facts =
+                    subscriptions[environment]?[key]
+                    ?? SubscriptionFacts(
+                        originalTransactionId: key, environment: environment, appAccountToken: appAccountToken, transactions: [],
+                        renewal: nil, signals: [])
+                change(&facts)
+                subscriptions[environment, default: [:]][key] = facts
+            }
+            let columns = Array(row[4...])
+            switch row[0] {
+            case "t": subscription { $0.transactions.append(transaction(columns, from: 0, original: key, environment: environment)) }
+            case "r": subscription { $0.renewal = renewal(columns, from: 0, original: key, environment: environment) }
+            case "s":
+                guard let kind = columns[0].flatMap(SubscriptionSignal.Kind.init(storedName:)) else { continue }
+                subscription { $0.signals.append(SubscriptionSignal(kind, at: columns[1].flatMap { Int64($0) } ?? 0)) }
+            case "g": grants.append(grant(columns))
+            case "x":
+                transfers.append(
+                    (
+                        environment,
+                        LinkTransfer(
+                            originalTransactionId: columns[0] ?? "", from: columns[1] ?? "", to: columns[2] ?? "",
+                            at: columns[3].flatMap { Int64($0) } ?? 0)
+                    ))
+            default: plays.append(playPurchase(columns))
+            }
+        }
+        // A subscription with renewal info or signals but no transaction is not one yet.
+        let spans = environments.map { environment in
+            (
+                environment,
+                (subscriptions[environment] ?? [:]).values.filter { !$0.transactions.isEmpty }
+                    .sorted { $0.originalTransactionId < $1.originalTransactionId }
+            )
+        }
+        return SubscriberFacts(
+            appAccountToken: appAccountToken, environments: spans, transfers: transfers, grants: grants, playPurchases: plays)
+    }
+
+    /// Ordered as the separate reads are (each kind by environment, then): subscriptions by id,
+    /// their transactions by purchase and signals by instant; grants by start; moves as made;
+    /// Play purchases (of every environment) by start.
+    private static let subscriberStatement: String = {
+        func asText(_ columns: String) -> String {
+            columns.split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) + "::text" }.joined(separator: ", ")
+        }
+        func padding(_ used: Int) -> String { Array(repeating: "NULL", count: 19 - used).joined(separator: ", ") }
+        let prefixed = { (columns: String) in
+            columns.split(separator: ",").map { "x." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }.joined(separator: ", ")
+        }
+        let linked = """
+            JOIN subscriber_links l ON l.app_id = x.app_id AND l.environment = x.environment
+                AND l.original_transaction_id = x.original_transaction_id
+            WHERE l.app_id = $1 AND l.environment = ANY($2::text[]) AND l.app_account_token = $3
+            """
+        return """
+            SELECT * FROM (
+                SELECT 't' AS kind, x.environment, x.original_transaction_id, x.purchase_date AS ordering, \(asText(transactionColumns))
+                FROM transactions x \(linked)
+                UNION ALL
+                SELECT 'r', x.environment, x.original_transaction_id, 0, \(asText(renewalColumns)), \(padding(8))
+                FROM renewal_infos x \(linked)
+                UNION ALL
+                SELECT 's', x.environment, x.original_transaction_id, x.at, x.kind, x.at::text, \(padding(2)) FROM signals x \(linked)
+                UNION ALL
+                SELECT 'g', x.environment, '', x.starts_at, \(asText(prefixed(grantColumns))), \(padding(10)) FROM grants x
+                WHERE x.app_id = $1 AND x.environment = ANY($2::text[]) AND x.app_account_token = $3
+                UNION ALL
+                SELECT 'x', x.environment, '', x.id, x.original_transaction_id, x.from_token, x.to_token, x.at::text, \(padding(4))
+                FROM link_transfers x
+                WHERE x.app_id = $1 AND x.environment = ANY($2::text[]) AND (x.from_token = $3 OR x.to_token = $3)
+                UNION ALL
+                SELECT 'p', '', '', x.start_time, \(asText(prefixed(playColumns))), \(padding(16))
+                FROM play_purchases x WHERE x.app_id = $1 AND x.app_account_token = $3
+            ) facts ORDER BY kind, 2, 3, ordering, 5
+            """
+    }()
+}
