@@ -90,7 +90,7 @@ let signRequest = HTTPRequest(
     ],
     body: Array(#"{"productId":"pro.monthly","offerId":"winback50","appAccountToken":"7e3fb20b-4cdb-47cc-936d-99d65f608138"}"#.utf8))
 
-let benchmarks: [(String, () throws -> Void)] = [
+var benchmarks: [(String, () throws -> Void)] = [
     (
         "sign.v1",
         {
@@ -186,6 +186,40 @@ if let g3 = try? Certificate.load(contentsOf: shared.appendingPathComponent("con
         ))
 }
 
+// One event as the writer makes it inside a write: a renewal of a tokened subscription derived
+// from the change, its subscriber view evaluated and the body rendered (the writer's CPU per event).
+do {
+    let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+    func record(_ id: String, _ start: Int64) -> TransactionRecord {
+        TransactionRecord(
+            transactionId: id, originalTransactionId: "1000", productId: "pro.monthly", subscriptionGroupIdentifier: "G1",
+            purchaseDate: start, expiresDate: start + 2_592_000_000, environment: "Sandbox", signedDate: start, appAccountToken: token,
+            price: 4990, currency: "EUR")
+    }
+    let before = SubscriptionFacts(
+        originalTransactionId: "1000", environment: "Sandbox", appAccountToken: token, transactions: [record("1000", 1_790_000_000_000)],
+        renewal: RenewalRecord(originalTransactionId: "1000", autoRenewStatus: 1, signedDate: 1_790_000_000_000), signals: [])
+    var batch = FactBatch(appId: "bench", environment: "Sandbox")
+    batch.transactions = [(record("1001", 1_792_592_000_000), "jws")]
+    batch.source = "notification"
+    let rules = SubscriberViewRules(
+        environments: [.sandbox], products: ["pro.monthly": CatalogProduct(subscriptionGroup: "G1", entitlements: ["pro"])],
+        billingRetryGrantsAccess: false, sandboxAccess: .all)
+    let composer = EventComposer(
+        appId: "bench", rules: rules, endpoints: [EventEndpoint(url: "https://hooks.example/entitle", environments: nil, types: nil)],
+        clock: { 1_793_000_000_000 }, newId: { "0e65a1c2-8d3b-4f7e-9a10-2b3c4d5e6f70" })
+    let store = InMemoryFactStore()
+    var seed = FactBatch(appId: "bench", environment: "Sandbox")
+    seed.transactions = before.transactions.map { ($0, "jws") }
+    seed.renewal = before.renewal.map { ($0, "jws") }
+    seed.requestedLink = ("1000", token)
+    _ = try store.apply(seed)
+    let pending = try FactChange.read(batch, environments: ["Sandbox"], from: StoreReader(store: store, appId: "bench"))
+    let change = FactChange.applying(batch, to: pending)
+    guard composer.events(for: change, firstSequence: 1).map(\.type) == ["RENEWAL"] else { fatalError("not a renewal") }
+    benchmarks.append(("event.body", { _ = composer.events(for: change, firstSequence: 1) }))
+}
+
 var results: [Measurement] = []
 for (name, operation) in benchmarks + verifyBenchmarks where filter.map({ name.contains($0) }) ?? true {
     let result = try measure(name, seconds: seconds, operation)
@@ -200,4 +234,31 @@ print("")
 print("benchmark                         ops/s (1 thread)")
 for result in results {
     print(result.name.padding(toLength: 32, withPad: " ", startingAt: 0) + String(format: "%12.0f", result.operationsPerSecond))
+}
+
+/// A store's reads as the writer sees them (what `FactChange.read` needs), for `event.body`.
+struct StoreReader: FactReading {
+    let store: any FactStore
+    let appId: String
+
+    func facts(environment: String, originalTransactionId: String, storedToken: String??) throws -> SubscriptionFacts? {
+        try store.facts(appId: appId, environment: environment, originalTransactionId: originalTransactionId)
+    }
+    func facts(environment: String, appAccountToken: String) throws -> [SubscriptionFacts] {
+        try store.facts(appId: appId, environment: environment, appAccountToken: appAccountToken)
+    }
+    func token(environment: String, originalTransactionId: String) throws -> String? {
+        try store.facts(appId: appId, environment: environment, originalTransactionId: originalTransactionId)?.appAccountToken
+    }
+    func linkTransfers(environment: String, appAccountToken: String) throws -> [LinkTransfer] {
+        try store.linkTransfers(appId: appId, environment: environment, appAccountToken: appAccountToken)
+    }
+    func grants(environment: String, appAccountToken: String) throws -> [PromotionalGrant] {
+        try store.grants(appId: appId, environment: environment, appAccountToken: appAccountToken)
+    }
+    func grant(id: String) throws -> PromotionalGrant? { try store.grant(appId: appId, id: id) }
+    func playPurchases(appAccountToken: String) throws -> [PlayPurchase] {
+        try store.playPurchases(appId: appId, appAccountToken: appAccountToken)
+    }
+    func playPurchase(token: String) throws -> PlayPurchase? { try store.playPurchase(appId: appId, purchaseToken: token) }
 }

@@ -248,17 +248,12 @@ public struct AppliedBatch: Sendable {
 extension FactStore {
     /// The subscriber, read part by part (stores whose reads are local and cheap).
     public func subscriber(appId: String, environments: [String], appAccountToken: String) throws -> SubscriberFacts {
-        var spans: [(String, [SubscriptionFacts])] = []
-        var transfers: [(String, LinkTransfer)] = []
-        var grants: [PromotionalGrant] = []
-        for each in environments {
-            spans.append((each, try facts(appId: appId, environment: each, appAccountToken: appAccountToken)))
-            transfers += try linkTransfers(appId: appId, environment: each, appAccountToken: appAccountToken).map { (each, $0) }
-            grants += try self.grants(appId: appId, environment: each, appAccountToken: appAccountToken)
-        }
-        return SubscriberFacts(
-            appAccountToken: appAccountToken, environments: spans, transfers: transfers, grants: grants,
-            playPurchases: try playPurchases(appId: appId, appAccountToken: appAccountToken))
+        try SubscriberFacts.assembled(
+            appAccountToken, environments: environments,
+            facts: { try facts(appId: appId, environment: $0, appAccountToken: appAccountToken) },
+            transfers: { try linkTransfers(appId: appId, environment: $0, appAccountToken: appAccountToken) },
+            grants: { try grants(appId: appId, environment: $0, appAccountToken: appAccountToken) },
+            playPurchases: { try playPurchases(appId: appId, appAccountToken: appAccountToken) })
     }
 
     /// For stores whose writes are quick and in memory: write now, then call back.

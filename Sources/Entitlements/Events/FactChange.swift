@@ -20,17 +20,11 @@ public protocol FactReading {
 extension FactReading {
     /// The subscriber, read part by part (readers whose reads are local and cheap).
     public func subscriber(environments: [String], appAccountToken: String) throws -> SubscriberFacts {
-        var spans: [(String, [SubscriptionFacts])] = []
-        var transfers: [(String, LinkTransfer)] = []
-        var grants: [PromotionalGrant] = []
-        for each in environments {
-            spans.append((each, try facts(environment: each, appAccountToken: appAccountToken)))
-            transfers += try linkTransfers(environment: each, appAccountToken: appAccountToken).map { (each, $0) }
-            grants += try self.grants(environment: each, appAccountToken: appAccountToken)
-        }
-        return SubscriberFacts(
-            appAccountToken: appAccountToken, environments: spans, transfers: transfers, grants: grants,
-            playPurchases: try playPurchases(appAccountToken: appAccountToken))
+        try SubscriberFacts.assembled(
+            appAccountToken, environments: environments, facts: { try facts(environment: $0, appAccountToken: appAccountToken) },
+            transfers: { try linkTransfers(environment: $0, appAccountToken: appAccountToken) },
+            grants: { try grants(environment: $0, appAccountToken: appAccountToken) },
+            playPurchases: { try playPurchases(appAccountToken: appAccountToken) })
     }
 }
 
@@ -54,6 +48,27 @@ public struct SubscriberFacts: Sendable {
         self.transfers = transfers
         self.grants = grants
         self.playPurchases = playPurchases
+    }
+}
+
+extension SubscriberFacts {
+    /// A subscriber read one part at a time: per environment its subscriptions, moves and grants,
+    /// then its Play purchases.
+    static func assembled(
+        _ token: String, environments: [String], facts: (String) throws -> [SubscriptionFacts],
+        transfers: (String) throws -> [LinkTransfer], grants: (String) throws -> [PromotionalGrant],
+        playPurchases: () throws -> [PlayPurchase]
+    ) rethrows -> SubscriberFacts {
+        var spans: [(String, [SubscriptionFacts])] = []
+        var moves: [(String, LinkTransfer)] = []
+        var given: [PromotionalGrant] = []
+        for environment in environments {
+            spans.append((environment, try facts(environment)))
+            moves += try transfers(environment).map { (environment, $0) }
+            given += try grants(environment)
+        }
+        return SubscriberFacts(
+            appAccountToken: token, environments: spans, transfers: moves, grants: given, playPurchases: try playPurchases())
     }
 }
 

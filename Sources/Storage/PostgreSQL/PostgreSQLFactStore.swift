@@ -115,17 +115,10 @@ public final class PostgreSQLFactStore: FactStore {
 
     /// A batch through `FactWriter` on the transaction's connection; what it must undo is rolled
     /// back (to the batch's savepoint), its answer kept.
-    static func write(_ batch: FactBatch, _ db: PostgreSQLConnection, held: Set<String> = []) throws -> AppliedBatch {
-        let written = try FactWriter.write(batch, into: PostgreSQLWriteTransaction(db: db, appId: batch.appId, heldLocks: held))
+    static func write(_ batch: FactBatch, _ db: PostgreSQLConnection) throws -> AppliedBatch {
+        let written = try FactWriter.write(batch, into: PostgreSQLWriteTransaction(db: db, appId: batch.appId))
         if written.undo { throw PostgreSQLPool.RolledBackAnswer(value: written.applied) }
         return written.applied
-    }
-
-    static func token(_ db: PostgreSQLConnection, _ app: String, _ environment: String, _ original: String) throws -> String? {
-        let rows = try db.execute(
-            "SELECT app_account_token FROM subscriber_links WHERE app_id = $1 AND environment = $2 AND original_transaction_id = $3",
-            [.text(app), .text(environment), .text(original)])
-        return rows.isEmpty ? nil : rows.text(0, 0)
     }
 
     // MARK: - Reading
