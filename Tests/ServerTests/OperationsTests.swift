@@ -226,6 +226,13 @@ final class OperationsTests: XCTestCase {
         XCTAssertEqual(try store.apply(batch), .applied)
         let logged = try LoggedServer(try ConfigurationLoader.load(path: path, environment: [:]), store: store)
         defer { logged.stop() }
+        func metrics() -> String {
+            String(decoding: logged.server.handle(HTTPRequest(method: "GET", target: "/metrics", headers: [])).body, as: UTF8.self)
+        }
+        try waitUntil(timeout: 10, "the gauge shows the purchase") {
+            metrics().contains(#"entitle_google_unacknowledged_purchases{app="example"} 1"#)
+        }
+        // Measured first, then logged: the line is there to read.
         var alarm: JSONValue?
         while alarm == nil, let line = logged.reader.nextLine() {
             let parsed = try JSONParser.parse(line)
@@ -234,12 +241,43 @@ final class OperationsTests: XCTestCase {
         XCTAssertEqual(alarm?["level"], "error")
         XCTAssertEqual(alarm?["purchases"], 1)
         XCTAssertFalse(google.requests.filter { $0.hasSuffix(":acknowledge") }.isEmpty, "Google was asked again and again")
-        let metrics = logged.server.handle(HTTPRequest(method: "GET", target: "/metrics", headers: []))
-        XCTAssertTrue(
-            String(decoding: metrics.body, as: UTF8.self).contains(#"entitle_google_unacknowledged_purchases{app="example"} 1"#))
         let readiness = try JSONParser.parse(logged.server.handle(HTTPRequest(method: "GET", target: "/readyz", headers: [])).body)
         XCTAssertEqual(readiness["status"], "ready", "\(readiness)")
         XCTAssertTrue(readiness["checks"]?["googleAcknowledgements"]?["example"]?.stringValue?.hasPrefix("warning: 1 purchases") == true)
+    }
+
+    /// The deliverers' store calls failed silently (`try?`): now each failure is a `warn` line with
+    /// its task and code, and a count in `entitle_background_errors_total`.
+    func testBackgroundFailuresAreLoggedAndCounted() throws {
+        let path = try writeConfig([
+            (
+                #""billingRetryGrantsAccess": false"#,
+                #""billingRetryGrantsAccess": false, "webhooks": [{"url": "https://hooks.example/entitle", "secret": "whsec_BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc="}]"#
+            )
+        ])
+        let logged = try LoggedServer(
+            try ConfigurationLoader.load(path: path, environment: [:]),
+            store: FailingStore(error: StorageError(code: 10, message: "disk I/O error")))
+        defer { logged.stop() }
+        func metrics() -> String {
+            String(decoding: logged.server.handle(HTTPRequest(method: "GET", target: "/metrics", headers: [])).body, as: UTF8.self)
+        }
+        let counted = ["startup", "deliveries"].map {
+            #"entitle_background_errors_total{app="example",task="\#($0)",code="STORAGE_UNAVAILABLE"}"#
+        }
+        try waitUntil(timeout: 10, "both failures counted") { counted.allSatisfy(metrics().contains) }
+        // Counted first, then logged: the lines are there to read.
+        var tasks: Set<String> = []
+        var failures: [JSONValue] = []
+        while tasks != ["startup", "deliveries"], let line = logged.reader.nextLine() {
+            let parsed = try JSONParser.parse(line)
+            guard parsed["msg"] == "background task failed" else { continue }
+            failures.append(parsed)
+            if let task = parsed["task"]?.stringValue { tasks.insert(task) }
+        }
+        XCTAssertEqual(tasks, ["startup", "deliveries"], "\(failures)")
+        XCTAssertTrue(failures.allSatisfy { $0["level"] == "warn" && $0["code"] == "STORAGE_UNAVAILABLE" && $0["app"] == "example" })
+        XCTAssertTrue(failures.contains { $0["error"]?.stringValue?.contains("disk I/O error") == true }, "the cause is in the log")
     }
 
     /// libpq printed PostgreSQL's notices as raw text on standard error, outside the JSON log.
