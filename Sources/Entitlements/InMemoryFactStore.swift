@@ -1,7 +1,7 @@
 import Synchronization
 
-/// A `FactStore` in memory, with the same merge and link rules as the SQLite store: for unit tests
-/// and for trying Entitle without a database file.
+/// A `FactStore` in memory, written through the same `FactWriter` as the SQL stores: for unit
+/// tests of the use cases and for trying Entitle without a database file.
 public final class InMemoryFactStore: FactStore {
     private struct Key: Hashable { let app: String, environment: String, id: String }
 
