@@ -143,7 +143,8 @@ public final class EntitleApplication: Sendable {
             try store.checkHealth()
             return try lateAcknowledgements(now: Date())
         }) { [self] health in
-            let late = try? health.get()
+            // A failure here is the answer itself: not ready, the database does not answer.
+            let late: [String: Int]? = if case .success(let late) = health { late } else { nil }
             let storageReady = late != nil
             var roots = JSONObject()
             var rootsReady = true

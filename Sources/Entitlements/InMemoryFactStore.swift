@@ -243,25 +243,23 @@ public final class InMemoryFactStore: FactStore {
 
         func nextEventSequence() -> Int64 { (state.lastEventSequence[appId] ?? 0) + 1 }
 
-        func insertEvents(_ events: [OutboxEvent]) {
-            let (eventCount, deliveryCount, last) = (state.events.count, state.deliveries.count, state.lastEventSequence[appId])
+        func insertEvent(_ event: OutboxEvent) {
+            let last = state.lastEventSequence[appId]
             undoLog.append { [appId] state in
-                state.events.removeLast(state.events.count - eventCount)
-                state.deliveries.removeLast(state.deliveries.count - deliveryCount)
+                state.events.removeLast()
                 state.lastEventSequence[appId] = last
             }
-            for event in events {
-                state.events.append(event)
-                state.lastEventSequence[appId] = event.sequence
-                for endpoint in event.endpoints {
-                    state.deliveries.append(
-                        InMemoryFactStore.delivery(appId, .event, event.id, event.type, endpoint, at: event.createdAt, body: event.body))
-                }
-            }
+            state.events.append(event)
+            state.lastEventSequence[appId] = event.sequence
         }
 
-        func insertForward(_ forward: ForwardedNotification, eventType: String?, at: Int64) {
-            state.deliveries.append(InMemoryFactStore.delivery(appId, .forward, nil, eventType, forward.url, at: at, body: forward.body))
+        /// The counter moved with each event already.
+        func eventsWritten(through sequence: Int64) {}
+
+        func insertDelivery(kind: WebhookDelivery.Kind, eventId: String?, eventType: String?, endpoint: String, body: String?, at: Int64) {
+            // An event's delivery posts the event's body (the SQL stores read it from the event row).
+            let posted = body ?? state.events.last { $0.id == eventId }?.body ?? ""
+            state.deliveries.append(InMemoryFactStore.delivery(appId, kind, eventId, eventType, endpoint, at: at, body: posted))
             undoLog.append { $0.deliveries.removeLast() }
         }
 

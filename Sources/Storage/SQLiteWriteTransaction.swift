@@ -226,32 +226,23 @@ struct SQLiteWriteTransaction: FactWriteTransaction {
 
     func nextEventSequence() throws -> Int64 { try memory.sequences.next(appId, database) }
 
-    func insertEvents(_ events: [OutboxEvent]) throws {
-        for event in events {
-            try database.statement(
-                """
-                INSERT INTO events (app_id, sequence, id, type, environment, original_transaction_id, app_account_token,
-                    occurred_at, created_at, body)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """
-            ).bind([
-                .text(event.appId), .integer(event.sequence), .text(event.id), .text(event.type), .text(event.environment),
-                .from(event.originalTransactionId), .from(event.appAccountToken), .integer(event.occurredAt),
-                .integer(event.createdAt), .text(event.body),
-            ]).run()
-            for endpoint in event.endpoints {
-                try insertDelivery(
-                    kind: .event, eventId: event.id, eventType: event.type, endpoint: endpoint, body: nil, at: event.createdAt)
-            }
-        }
-        if let last = events.last { memory.sequences.used(appId, through: last.sequence) }
+    func insertEvent(_ event: OutboxEvent) throws {
+        try database.statement(
+            """
+            INSERT INTO events (app_id, sequence, id, type, environment, original_transaction_id, app_account_token,
+                occurred_at, created_at, body)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """
+        ).bind([
+            .text(event.appId), .integer(event.sequence), .text(event.id), .text(event.type), .text(event.environment),
+            .from(event.originalTransactionId), .from(event.appAccountToken), .integer(event.occurredAt),
+            .integer(event.createdAt), .text(event.body),
+        ]).run()
     }
 
-    func insertForward(_ forward: ForwardedNotification, eventType: String?, at: Int64) throws {
-        try insertDelivery(kind: .forward, eventId: nil, eventType: eventType, endpoint: forward.url, body: forward.body, at: at)
-    }
+    func eventsWritten(through sequence: Int64) throws { memory.sequences.used(appId, through: sequence) }
 
-    private func insertDelivery(
+    func insertDelivery(
         kind: WebhookDelivery.Kind, eventId: String?, eventType: String?, endpoint: String, body: String?, at: Int64
     ) throws {
         try database.statement(

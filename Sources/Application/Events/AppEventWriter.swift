@@ -10,9 +10,14 @@ struct AppEventWriter: Sendable {
     let instrumentation: any Instrumentation
     /// Wakes the deliverers (nil when the app has no endpoints).
     let deliveries: WebhookDispatcher?
+    /// Made once: every write of the app carries it.
+    let composer: EventComposer
 
-    var composer: EventComposer {
-        EventComposer(
+    init(app: AppConfiguration, instrumentation: any Instrumentation, deliveries: WebhookDispatcher?) {
+        self.app = app
+        self.instrumentation = instrumentation
+        self.deliveries = deliveries
+        composer = EventComposer(
             appId: app.id, rules: app.viewRules, endpoints: app.webhooks.map(\.eventEndpoint), clock: { Milliseconds.now },
             newId: { UUID().uuidString.lowercased() })
     }

@@ -50,18 +50,12 @@ public struct SubscriberQueries: Sendable {
             SubscriberViewRules.addTransfers(&answer, read.transfers)
             return answer
         }
-        let status = SubscriberEvaluation.evaluate(
-            found.map { ($0.0.rawValue, $0.1) }, now: Milliseconds.since1970(now), products: app.products,
-            billingRetryGrantsAccess: app.billingRetryGrantsAccess, promotional: read.grants, play: play,
-            grantsAccess: rules.grantsAccess(token))
+        let status = rules.evaluate(
+            found.map { ($0.0, $0.1) }, now: Milliseconds.since1970(now), appAccountToken: token, promotional: read.grants, play: play)
         var answer = SubscriberView.render(status, appAccountToken: token, environments: found.map(\.0))
         SubscriberViewRules.addTransfers(&answer, read.transfers)
         return answer
     }
-
-    /// The answer `subscriber(appAccountToken:)` (or, untokened, `subscriber(originalTransactionId:)`)
-    /// gives, from facts already read (the domain's rules, which events use too).
-    func view(of subscriber: SubscriberFacts, at now: Date) -> JSONObject { rules.view(of: subscriber, at: Milliseconds.since1970(now)) }
 
     /// The subscriber a subscription belongs to (its whole subscriber when it is linked).
     /// Without `environment`, every enabled environment is searched (Production first): an
@@ -91,9 +85,7 @@ public struct SubscriberQueries: Sendable {
             if !facts.isEmpty { found.append((candidate, facts)) }
         }
         guard !found.isEmpty else { return nil }
-        let status = SubscriberEvaluation.evaluate(
-            found.map { ($0.0.rawValue, $0.1) }, now: Milliseconds.since1970(now), products: app.products,
-            billingRetryGrantsAccess: app.billingRetryGrantsAccess, grantsAccess: rules.grantsAccess(nil))
+        let status = rules.evaluate(found.map { ($0.0, $0.1) }, now: Milliseconds.since1970(now))
         var answer = SubscriberView.render(status, appAccountToken: nil, environments: found.map(\.0))
         answer["appTransactionId"] = .string(appTransactionId)
         return answer

@@ -321,10 +321,3 @@ public struct SyncService: Sendable {
         return report
     }
 }
-
-extension Result where Failure == any Error {
-    /// The result of an async body.
-    init(catching body: () async throws -> Success) async {
-        do { self = .success(try await body()) } catch { self = .failure(error) }
-    }
-}

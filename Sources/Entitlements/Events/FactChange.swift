@@ -99,8 +99,9 @@ public struct FactChange: Sendable {
 
     /// The stored state a batch is about to change, read through the writing transaction.
     public struct Pending: Sendable {
-        /// Every touched subscription as stored, even one with renewal info or signals but no
-        /// transaction yet (absent: nothing stored). The merge rules apply the batch to these.
+        /// Every touched subscription as stored, link included, even one with renewal info or
+        /// signals but no transaction yet (absent: nothing stored). The merge rules apply the batch
+        /// to these.
         var stored: [String: SubscriptionFacts] = [:]
         /// Per touched subscription, the token whose subscriber it will show in.
         var tokens: [String: String] = [:]
@@ -121,7 +122,7 @@ public struct FactChange: Sendable {
                 guard let token = try token(of: original, in: batch, reader: reader, stored: &storedTokens) else { continue }
                 pending.tokens[original] = token
                 guard pending.subscribers[token] == nil else { continue }
-                let subscriber = try Self.subscriber(token, spanning: spanned, from: reader)
+                let subscriber = try reader.subscriber(environments: spanned, appAccountToken: token)
                 for facts in subscriber.environments.first(where: { $0.environment == environment })?.facts ?? [] {
                     pending.stored[facts.originalTransactionId] = facts
                 }
@@ -132,13 +133,14 @@ public struct FactChange: Sendable {
             let stored = try reader.playPurchase(token: purchase.purchaseToken)
             if let stored { pending.playBefore[purchase.purchaseToken] = stored }
             if let spanned, let token = purchase.appAccountToken ?? stored?.appAccountToken, pending.subscribers[token] == nil {
-                pending.subscribers[token] = try Self.subscriber(token, spanning: spanned, from: reader)
+                pending.subscribers[token] = try reader.subscriber(environments: spanned, appAccountToken: token)
             }
         }
         if let grant = batch.grant {
             pending.grantBefore = try reader.grant(id: grant.id)
             if let spanned, pending.subscribers[grant.appAccountToken] == nil {
-                pending.subscribers[grant.appAccountToken] = try Self.subscriber(grant.appAccountToken, spanning: spanned, from: reader)
+                pending.subscribers[grant.appAccountToken] = try reader.subscriber(
+                    environments: spanned, appAccountToken: grant.appAccountToken)
             }
         }
         for original in batch.touchedSubscriptions where pending.stored[original] == nil {
@@ -148,12 +150,6 @@ public struct FactChange: Sendable {
             }
         }
         return pending
-    }
-
-    /// Everything a subscriber view of `token` shows, in the environments it spans.
-    private static func subscriber(_ token: String, spanning environments: [String], from reader: any FactReading) throws -> SubscriberFacts
-    {
-        try reader.subscriber(environments: environments, appAccountToken: token)
     }
 
     /// The token a touched subscription will be shown under: the one it moves to, else the one

@@ -39,14 +39,23 @@ public struct SubscriberViewRules: Sendable {
         }
     }
 
+    /// The customer's status at `now` over the environments given.
+    public func evaluate(
+        _ spans: [(environment: AppStoreEnvironment, facts: [SubscriptionFacts])], now: Int64, appAccountToken: String? = nil,
+        promotional: [PromotionalGrant] = [], play: [PlayPurchase] = []
+    ) -> SubscriberStatus {
+        SubscriberEvaluation.evaluate(
+            spans.map { ($0.environment.rawValue, $0.facts) }, now: now, products: products,
+            billingRetryGrantsAccess: billingRetryGrantsAccess, promotional: promotional, play: play,
+            grantsAccess: grantsAccess(appAccountToken))
+    }
+
     /// The customer's status in one environment at `now`.
     public func evaluate(
         _ facts: [SubscriptionFacts], environment: AppStoreEnvironment, now: Int64, appAccountToken: String? = nil,
         promotional: [PromotionalGrant] = [], play: [PlayPurchase] = []
     ) -> SubscriberStatus {
-        SubscriberEvaluation.evaluate(
-            [(environment.rawValue, facts)], now: now, products: products, billingRetryGrantsAccess: billingRetryGrantsAccess,
-            promotional: promotional, play: play, grantsAccess: grantsAccess(appAccountToken))
+        evaluate([(environment, facts)], now: now, appAccountToken: appAccountToken, promotional: promotional, play: play)
     }
 
     /// The answer for one environment.
@@ -74,9 +83,9 @@ public struct SubscriberViewRules: Sendable {
                 promotional: subscriber.grants.filter { $0.environment == environment.rawValue },
                 play: subscriber.playPurchases.filter { $0.environment == environment.rawValue })
         } else {
-            let status = SubscriberEvaluation.evaluate(
-                found.map { ($0.0.rawValue, $0.1) }, now: now, products: products, billingRetryGrantsAccess: billingRetryGrantsAccess,
-                promotional: subscriber.grants, play: subscriber.playPurchases, grantsAccess: grantsAccess(subscriber.appAccountToken))
+            let status = evaluate(
+                found.map { ($0.0, $0.1) }, now: now, appAccountToken: subscriber.appAccountToken, promotional: subscriber.grants,
+                play: subscriber.playPurchases)
             answer = SubscriberView.render(status, appAccountToken: subscriber.appAccountToken, environments: found.map(\.0))
         }
         Self.addTransfers(&answer, subscriber.transfers)

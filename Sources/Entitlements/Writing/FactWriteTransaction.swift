@@ -41,8 +41,13 @@ public protocol FactWriteTransaction: FactReading {
     /// The sequence the next event of the app takes. Sequences follow commit order: a store with
     /// several writers holds the app's counter until this transaction ends.
     func nextEventSequence() throws -> Int64
-    /// Events, numbered from `nextEventSequence()` on, each with a pending delivery per endpoint.
-    func insertEvents(_ events: [OutboxEvent]) throws
-    /// A pending delivery of a notification to pass on, created at `at`.
-    func insertForward(_ forward: ForwardedNotification, eventType: String?, at: Int64) throws
+    /// One event, numbered from `nextEventSequence()` on.
+    func insertEvent(_ event: OutboxEvent) throws
+    /// The app's counter has reached `sequence` (the last event this transaction wrote).
+    func eventsWritten(through sequence: Int64) throws
+    /// A pending delivery created at `at`: of an event (its body is the event's) or of a
+    /// notification to pass on (`body`).
+    func insertDelivery(
+        kind: WebhookDelivery.Kind, eventId: String?, eventType: String?, endpoint: String, body: String?, at: Int64)
+        throws
 }

@@ -42,8 +42,7 @@ public enum FactWriter {
         }
         let pending = try FactChange.read(batch, environments: batch.eventWriter?.environments, from: store)
         var outcome = ApplyOutcome.applied
-        if let requested = batch.requestedLink,
-            let existing = try store.token(environment: batch.environment, originalTransactionId: requested.originalTransactionId),
+        if let requested = batch.requestedLink, let existing = pending.stored[requested.originalTransactionId]?.appAccountToken,
             existing != requested.appAccountToken
         {
             guard batch.transfersLink else {
@@ -77,8 +76,9 @@ public enum FactWriter {
         try queueAcknowledgements(of: change, into: store)
         if let grant = change.grantAfter, grant != change.grantBefore { try store.putGrant(grant) }
         if let forward = batch.forward {
-            try store.insertForward(
-                forward, eventType: batch.notification?.notificationType, at: batch.notification?.receivedAt ?? batch.requestedAt)
+            try store.insertDelivery(
+                kind: .forward, eventId: nil, eventType: batch.notification?.notificationType, endpoint: forward.url,
+                body: forward.body, at: batch.notification?.receivedAt ?? batch.requestedAt)
         }
         return Written(
             outcome: outcome, events: [], undo: false, forwards: batch.forward != nil, unnumbered: batch.eventWriter == nil ? nil : change)
@@ -95,7 +95,14 @@ public enum FactWriter {
         let first = try sequences[app] ?? store.nextEventSequence()
         written.events = writer.events(for: change, firstSequence: first)
         sequences[app] = first + Int64(written.events.count)
-        if !written.events.isEmpty { try store.insertEvents(written.events) }
+        for event in written.events {
+            try store.insertEvent(event)
+            for endpoint in event.endpoints {
+                try store.insertDelivery(
+                    kind: .event, eventId: event.id, eventType: event.type, endpoint: endpoint, body: nil, at: event.createdAt)
+            }
+        }
+        if let last = written.events.last { try store.eventsWritten(through: last.sequence) }
     }
 
     /// What the merge rules changed of one subscription, put as rows: each copy that won with

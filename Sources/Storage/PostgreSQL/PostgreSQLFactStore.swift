@@ -70,7 +70,7 @@ public final class PostgreSQLFactStore: FactStore {
                 // each other's locks in opposite orders (a deadlock PostgreSQL would take a
                 // second to detect), and a batch rolled back to its savepoint keeps them.
                 let held = Set(group.flatMap { FactWriter.lockKeys($0.0) })
-                try PostgreSQLWriteTransaction(db: db, appId: "").lock(held.sorted())
+                try PostgreSQLWriteTransaction.lock(held.sorted(), on: db)
                 var written = try group.enumerated().map { index, item -> Result<FactWriter.Written, Error> in
                     // Deferred, as the batch's puts are: they go with its first read.
                     try db.executeLater("SAVEPOINT b\(index)")

@@ -67,13 +67,15 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
 
     // MARK: Writing
 
-    func lock(_ keys: [String]) throws {
-        let keys = keys.filter { !heldLocks.contains($0) }
+    func lock(_ keys: [String]) throws { try Self.lock(keys.filter { !heldLocks.contains($0) }, on: db) }
+
+    /// Takes the advisory locks of `keys`, in their order, until the transaction ends.
+    static func lock(_ keys: [String], on db: PostgreSQLConnection) throws {
         guard !keys.isEmpty else { return }
         // One round trip for all of them; `ORDER BY` keeps the writer's order.
         try db.execute(
             "SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest($1::text[]) WITH ORDINALITY AS u(k, n) ORDER BY n",
-            [.text(Self.arrayLiteral(keys))])
+            [.text(arrayLiteral(keys))])
     }
 
     /// A `text[]` literal: each element quoted, `"` and `\` escaped.
@@ -297,34 +299,25 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
         return (rows.int64(0, 0) ?? 0) + 1
     }
 
-    func insertEvents(_ events: [OutboxEvent]) throws {
-        for event in events {
-            try db.executeLater(
-                """
-                INSERT INTO events (app_id, sequence, id, type, environment, original_transaction_id, app_account_token,
-                    occurred_at, created_at, body)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-                """,
-                [
-                    .text(event.appId), .integer(event.sequence), .text(event.id), .text(event.type), .text(event.environment),
-                    .from(event.originalTransactionId), .from(event.appAccountToken), .integer(event.occurredAt),
-                    .integer(event.createdAt), .text(event.body),
-                ])
-            for endpoint in event.endpoints {
-                try insertDelivery(
-                    kind: .event, eventId: event.id, eventType: event.type, endpoint: endpoint, body: nil, at: event.createdAt)
-            }
-        }
-        if let last = events.last {
-            try db.executeLater("UPDATE event_sequences SET last = $2 WHERE app_id = $1", [.text(appId), .integer(last.sequence)])
-        }
+    func insertEvent(_ event: OutboxEvent) throws {
+        try db.executeLater(
+            """
+            INSERT INTO events (app_id, sequence, id, type, environment, original_transaction_id, app_account_token,
+                occurred_at, created_at, body)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+            """,
+            [
+                .text(event.appId), .integer(event.sequence), .text(event.id), .text(event.type), .text(event.environment),
+                .from(event.originalTransactionId), .from(event.appAccountToken), .integer(event.occurredAt),
+                .integer(event.createdAt), .text(event.body),
+            ])
     }
 
-    func insertForward(_ forward: ForwardedNotification, eventType: String?, at: Int64) throws {
-        try insertDelivery(kind: .forward, eventId: nil, eventType: eventType, endpoint: forward.url, body: forward.body, at: at)
+    func eventsWritten(through sequence: Int64) throws {
+        try db.executeLater("UPDATE event_sequences SET last = $2 WHERE app_id = $1", [.text(appId), .integer(sequence)])
     }
 
-    private func insertDelivery(
+    func insertDelivery(
         kind: WebhookDelivery.Kind, eventId: String?, eventType: String?, endpoint: String, body: String?, at: Int64
     ) throws {
         try db.executeLater(
