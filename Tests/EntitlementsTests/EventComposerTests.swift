@@ -75,3 +75,80 @@ private final class IdSource: @unchecked Sendable {
         return "event-\(count)"
     }
 }
+
+/// The subscriber view is written once, into either builder: an event's bytes and a lookup's tree
+/// cannot differ.
+final class SubscriberViewWritingTests: XCTestCase {
+    private let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+
+    private func subscription(_ id: String, environment: String, product: String, expires: Int64) -> SubscriptionFacts {
+        SubscriptionFacts(
+            originalTransactionId: id, environment: environment, appAccountToken: token,
+            transactions: [
+                TransactionRecord(
+                    transactionId: id, originalTransactionId: id, productId: product, subscriptionGroupIdentifier: "G1",
+                    purchaseDate: 1_000, expiresDate: expires, environment: environment, signedDate: 1, appAccountToken: token)
+            ], renewal: nil, signals: [])
+    }
+
+    private func play(_ purchaseToken: String, kind: PlayPurchase.Kind, base: String?) -> PlayPurchase {
+        PlayPurchase(
+            purchaseToken: purchaseToken, kind: kind, productId: "pro", basePlanId: base, offerId: nil, environment: "Production",
+            googleState: "SUBSCRIPTION_STATE_ACTIVE", startTime: 1_000, expiryTime: 9_000_000, autoRenewing: true,
+            linkedPurchaseToken: nil, acknowledged: true, appAccountToken: token, orderId: "GPA.1", voidedAt: nil, readAt: 1_000)
+    }
+
+    private func subscriber() -> SubscriberFacts {
+        SubscriberFacts(
+            appAccountToken: token,
+            environments: [
+                ("Production", [subscription("1000", environment: "Production", product: "pro.monthly", expires: 9_000_000)]),
+                (
+                    "Sandbox",
+                    [
+                        subscription("2000", environment: "Sandbox", product: "pro.monthly", expires: 2_000),
+                        subscription("3000", environment: "Sandbox", product: "pro.yearly", expires: 9_000_000),
+                    ]
+                ),
+            ],
+            transfers: [("Sandbox", LinkTransfer(originalTransactionId: "4000", from: token, to: "other", at: 1_500))],
+            grants: [
+                PromotionalGrant(
+                    id: "g1", appAccountToken: token, environment: "Sandbox", entitlement: "support", startsAt: 1_000,
+                    expiresDate: 9_000_000, reason: "goodwill", grantedBy: "agent")
+            ],
+            playPurchases: [
+                play("p1", kind: .subscription, base: "monthly"), play("p2", kind: .subscription, base: "monthly"),
+                play("p3", kind: .product, base: nil),
+            ])
+    }
+
+    private func rules(_ environments: [AppStoreEnvironment]) -> SubscriberViewRules {
+        SubscriberViewRules(
+            environments: environments,
+            products: [
+                "pro.monthly": CatalogProduct(subscriptionGroup: "G1", entitlements: ["pro"]),
+                "pro.yearly": CatalogProduct(subscriptionGroup: "G1", entitlements: ["pro"]),
+            ], billingRetryGrantsAccess: false, sandboxAccess: .all)
+    }
+
+    func testTheWrittenViewIsTheTreeByteForByte() throws {
+        for environments in [[AppStoreEnvironment.production, .sandbox], [.sandbox]] {
+            let rules = rules(environments)
+            var writer = JSONObjectWriter()
+            rules.write(view: subscriber(), at: 5_000, into: &writer)
+            let tree = rules.view(of: subscriber(), at: 5_000)
+            XCTAssertEqual(String(decoding: writer.finish(), as: UTF8.self), JSONValue.object(tree).serializedString, "\(environments)")
+            XCTAssertNotNil(tree["transfers"], "the move is the answer's last member")
+        }
+    }
+
+    func testAProductInTwoEnvironmentsIsListedOnceAndARepeatedPlayPlanByItsLastPurchase() throws {
+        let view = rules([.production, .sandbox]).view(of: subscriber(), at: 5_000)
+        let subscriptions = try XCTUnwrap(view["subscriptions"]?.objectValue)
+        XCTAssertEqual(subscriptions.keys, ["pro.monthly", "pro.yearly", "googlePlay:pro:monthly"])
+        XCTAssertEqual(subscriptions["pro.monthly"]?["environment"], "Production", "the active one of the two")
+        XCTAssertEqual(subscriptions["googlePlay:pro:monthly"]?["purchaseToken"], "p2")
+        XCTAssertEqual(view["nonSubscriptions"]?.arrayValue?.count, 1, "the Play product")
+    }
+}

@@ -36,7 +36,7 @@ public struct SubscriberQueries: Sendable {
             // A token whose subscription moved away still answers, with the move.
             guard !facts.isEmpty || !read.grants.isEmpty || !plays.isEmpty || !read.transfers.isEmpty else { return nil }
             var answer = render(facts, appAccountToken: token, environment: environment, now: now, promotional: read.grants, play: plays)
-            SubscriberViewRules.addTransfers(&answer, read.transfers)
+            SubscriberViewRules.writeTransfers(read.transfers, into: &answer)
             return answer
         }
         let found = zip(spanned, read.environments).filter { environment, span in
@@ -47,13 +47,13 @@ public struct SubscriberQueries: Sendable {
             let moved = spanned.filter { environment in read.transfers.contains { $0.environment == environment.rawValue } }
             guard !moved.isEmpty else { return nil }
             var answer = SubscriberView.render(SubscriberStatus(), appAccountToken: token, environments: moved)
-            SubscriberViewRules.addTransfers(&answer, read.transfers)
+            SubscriberViewRules.writeTransfers(read.transfers, into: &answer)
             return answer
         }
         let status = rules.evaluate(
             found.map { ($0.0, $0.1) }, now: Milliseconds.since1970(now), appAccountToken: token, promotional: read.grants, play: play)
         var answer = SubscriberView.render(status, appAccountToken: token, environments: found.map(\.0))
-        SubscriberViewRules.addTransfers(&answer, read.transfers)
+        SubscriberViewRules.writeTransfers(read.transfers, into: &answer)
         return answer
     }
 

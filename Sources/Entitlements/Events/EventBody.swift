@@ -1,70 +1,72 @@
 import JSON
 
-/// The JSON of one event (API conventions: camelCase, instants as ISO text plus `…Ms`).
+/// The JSON of one event (API conventions: camelCase, instants as ISO text plus `…Ms`), written
+/// straight into bytes: it is made inside the write transaction, once per event.
 public enum EventBody {
+    /// `subscriber`: the subscriber view, already serialized (several events of one change share it).
     public static func render(
         _ event: CustomerEvent, id: String, sequence: Int64, appId: String, createdAt: Int64, appAccountToken: String?,
-        entitlements: [String], source batch: FactBatch, subscriber: JSONObject?
-    ) -> JSONObject {
-        var body: JSONObject = [
-            "id": .string(id), "sequence": .int(sequence), "type": .string(event.kind.rawValue), "appId": .string(appId),
-            "environment": .string(event.environment),
-        ]
+        entitlements: [String], source batch: FactBatch, subscriber: [UInt8]?
+    ) -> [UInt8] {
+        var body = JSONObjectWriter(capacity: 1024 + (subscriber?.count ?? 0))
+        body.set("id", id)
+        body.set("sequence", sequence)
+        body.set("type", event.kind.rawValue)
+        body.set("appId", appId)
+        body.set("environment", event.environment)
         Timestamps.set(&body, "occurredAt", event.occurredAt)
         Timestamps.set(&body, "createdAt", createdAt)
-        body["source"] = .string(batch.source)
-        if let uuid = batch.notification?.notificationUUID {
-            body["notificationUUID"] = .string(uuid)
-            body["notificationType"] = .string(batch.notification!.notificationType)
-            if let subtype = batch.notification?.subtype { body["notificationSubtype"] = .string(subtype) }
+        body.set("source", batch.source)
+        if let notification = batch.notification {
+            body.set("notificationUUID", notification.notificationUUID)
+            body.set("notificationType", notification.notificationType)
+            body.set("notificationSubtype", ifPresent: notification.subtype)
         }
-        if let appAccountToken { body["appAccountToken"] = .string(appAccountToken) }
-        if let original = event.originalTransactionId { body["originalTransactionId"] = .string(original) }
+        body.set("appAccountToken", ifPresent: appAccountToken)
+        body.set("originalTransactionId", ifPresent: event.originalTransactionId)
         if let transaction = event.transaction {
-            body["transactionId"] = .string(transaction.transactionId)
-            body["productId"] = .string(transaction.productId)
-            body["entitlements"] = .array(entitlements.map(JSONValue.string))
-            body["periodType"] = .string(SubscriptionEngine.periodType(transaction))
+            body.set("transactionId", transaction.transactionId)
+            body.set("productId", transaction.productId)
+            body.set("periodType", SubscriptionEngine.periodType(transaction))
             Timestamps.set(&body, "purchaseDate", transaction.purchaseDate)
             Timestamps.set(&body, "expiresDate", transaction.expiresDate)
             if let price = transaction.price {
                 // Apple gives milliunits; the event gives the amount (1990 → 1.99).
-                body["price"] = .double(Double(price) / 1000)
-                body["priceMilliunits"] = .int(price)
+                body.set("price", Double(price) / 1000)
+                body.set("priceMilliunits", price)
             }
-            if let currency = transaction.currency { body["currency"] = .string(currency) }
-            if let offer = transaction.offerIdentifier { body["offerIdentifier"] = .string(offer) }
+            body.set("currency", ifPresent: transaction.currency)
+            body.set("offerIdentifier", ifPresent: transaction.offerIdentifier)
         }
-        if let value = event.isTrialConversion { body["isTrialConversion"] = .bool(value) }
-        if let value = event.cancelReason { body["cancelReason"] = .string(value) }
+        if event.transaction != nil || event.grant != nil || event.play != nil { body.set("entitlements", strings: entitlements) }
+        body.set("isTrialConversion", ifPresent: event.isTrialConversion)
+        body.set("cancelReason", ifPresent: event.cancelReason)
         Timestamps.set(&body, "gracePeriodExpiresDate", event.gracePeriodExpiresDate)
-        if let value = event.previousProductId { body["previousProductId"] = .string(value) }
-        if let value = event.newProductId { body["newProductId"] = .string(value) }
-        if let value = event.takesEffect { body["takesEffect"] = .string(value) }
-        if let value = event.expirationReason { body["expirationReason"] = .string(value) }
-        if let value = event.refundedTransactionId { body["refundedTransactionId"] = .string(value) }
-        if let value = event.revocationReason { body["revocationReason"] = .int(value) }
-        if let value = event.revocationType { body["revocationType"] = .string(value) }
-        if let value = event.endedAccess { body["endedAccess"] = .bool(value) }
+        body.set("previousProductId", ifPresent: event.previousProductId)
+        body.set("newProductId", ifPresent: event.newProductId)
+        body.set("takesEffect", ifPresent: event.takesEffect)
+        body.set("expirationReason", ifPresent: event.expirationReason)
+        body.set("refundedTransactionId", ifPresent: event.refundedTransactionId)
+        body.set("revocationReason", ifPresent: event.revocationReason)
+        body.set("revocationType", ifPresent: event.revocationType)
+        body.set("endedAccess", ifPresent: event.endedAccess)
         Timestamps.set(&body, "previousExpiresDate", event.previousExpiresDate)
-        if let grant = event.grant {
-            body["entitlements"] = .array(entitlements.map(JSONValue.string))
-            body["grant"] = .object(SubscriberView.json(grant, now: event.occurredAt))
-        }
+        if let grant = event.grant { body.object("grant") { SubscriberView.write(grant, now: event.occurredAt, into: &$0) } }
         if let play = event.play {
-            body["store"] = "play_store"
-            body["purchaseToken"] = .string(play.purchaseToken)
-            body["googleProductId"] = .string(play.productId)
-            if let plan = play.basePlanId { body["basePlanId"] = .string(plan) }
-            if let offer = play.offerId { body["offerId"] = .string(offer) }
-            if let order = play.orderId { body["orderId"] = .string(order) }
-            body["entitlements"] = .array(entitlements.map(JSONValue.string))
-            Timestamps.set(&body, "purchaseDate", play.startTime)
-            Timestamps.set(&body, "expiresDate", play.expiryTime)
+            body.set("store", "play_store")
+            body.set("purchaseToken", play.purchaseToken)
+            body.set("googleProductId", play.productId)
+            body.set("basePlanId", ifPresent: play.basePlanId)
+            body.set("offerId", ifPresent: play.offerId)
+            body.set("orderId", ifPresent: play.orderId)
+            if event.transaction == nil {
+                Timestamps.set(&body, "purchaseDate", play.startTime)
+                Timestamps.set(&body, "expiresDate", play.expiryTime)
+            }
         } else if event.transaction != nil {
-            body["store"] = "app_store"
+            body.set("store", "app_store")
         }
-        if let subscriber { body["subscriber"] = .object(subscriber) }
-        return body
+        if let subscriber { body.set("subscriber", serialized: subscriber) }
+        return body.finish()
     }
 }

@@ -50,16 +50,16 @@ public struct EventComposer: EventWriting {
         let derived = CustomerEventDerivation.events(change, billingRetryGrantsAccess: rules.billingRetryGrantsAccess)
         guard !derived.isEmpty else { return [] }
         let createdAt = clock()
-        var views: [String: JSONObject] = [:]
+        var views: [String: [UInt8]] = [:]
         return derived.enumerated().map { index, event in
-            var subscriber: JSONObject?
+            var subscriber: [UInt8]?
             if let original = event.originalTransactionId, let facts = change.subscribers[original] {
-                if views[original] == nil { views[original] = rules.view(of: facts, at: createdAt) }
+                if views[original] == nil { views[original] = view(of: facts, at: createdAt) }
                 subscriber = views[original]
             } else if event.grant != nil, let facts = change.grantSubscriber {
-                subscriber = rules.view(of: facts, at: createdAt)
+                subscriber = view(of: facts, at: createdAt)
             } else if let play = event.play, let facts = change.playSubscribers[play.purchaseToken] {
-                subscriber = rules.view(of: facts, at: createdAt)
+                subscriber = view(of: facts, at: createdAt)
             }
             let token =
                 event.grant?.appAccountToken ?? event.play?.appAccountToken
@@ -72,9 +72,16 @@ public struct EventComposer: EventWriting {
             return OutboxEvent(
                 id: id, appId: appId, sequence: sequence, type: event.kind.rawValue, environment: event.environment,
                 originalTransactionId: event.originalTransactionId, appAccountToken: token, occurredAt: event.occurredAt,
-                createdAt: createdAt, body: JSONValue.object(body).serializedString,
+                createdAt: createdAt, body: String(decoding: body, as: UTF8.self),
                 endpoints: endpoints.filter { $0.accepts(type: event.kind.rawValue, environment: event.environment) }.map(\.url))
         }
+    }
+
+    /// The subscriber as the lookup answers it, serialized.
+    private func view(of facts: SubscriberFacts, at now: Int64) -> [UInt8] {
+        var view = JSONObjectWriter()
+        rules.write(view: facts, at: now, into: &view)
+        return view.finish()
     }
 
     /// The entitlements the event's product (or grant) confers.

@@ -2,175 +2,225 @@ import AppStore
 import JSON
 
 /// Encodes a customer's status as the API's subscriber answer (what `GET /v1/subscribers/…`
-/// answers and every event carries).
+/// answers and every event carries). Each encoding is written once, into any `JSONObjectBuilder`:
+/// events write bytes (`JSONObjectWriter`), answers that are extended afterwards build a tree.
 public enum SubscriberView {
+    /// One environment's answer.
     public static func render(_ status: SubscriberStatus, appAccountToken: String?, environment: AppStoreEnvironment) -> JSONObject {
-        var subscriptions = JSONObject()
-        for state in status.subscriptions { subscriptions[state.productId] = .object(json(state)) }
-        var nonSubscriptions: [JSONValue] = status.nonSubscriptions.map { .object(json($0)) }
-        addPlay(status, to: &subscriptions, &nonSubscriptions)
-        var entitlements = JSONObject()
-        for name in status.entitlements.keys.sorted() { entitlements[name] = .object(json(status.entitlements[name]!)) }
-        var subscriber = JSONObject()
-        if let appAccountToken { subscriber["appAccountToken"] = .string(appAccountToken) }
-        subscriber["environment"] = .string(environment.rawValue)
-        subscriber["entitlements"] = .object(entitlements)
-        subscriber["subscriptions"] = .object(subscriptions)
-        subscriber["nonSubscriptions"] = .array(nonSubscriptions)
-        return subscriber
+        var answer = JSONObject()
+        write(status, appAccountToken: appAccountToken, environment: environment, into: &answer)
+        return answer
+    }
+
+    public static func write<Object: JSONObjectBuilder>(
+        _ status: SubscriberStatus, appAccountToken: String?, environment: AppStoreEnvironment, into subscriber: inout Object
+    ) {
+        subscriber.set("appAccountToken", ifPresent: appAccountToken)
+        subscriber.set("environment", environment.rawValue)
+        subscriber.object("entitlements") { entitlements in
+            for name in status.entitlements.keys.sorted() {
+                entitlements.object(name) { write(status.entitlements[name]!, into: &$0) }
+            }
+        }
+        subscriber.object("subscriptions") { subscriptions in
+            for (productId, state) in lastByKey(status.subscriptions, \.productId) {
+                subscriptions.object(productId) { write(state, into: &$0) }
+            }
+            writePlaySubscriptions(status, into: &subscriptions, marksSandbox: false)
+        }
+        subscriber.list("nonSubscriptions") { list in
+            for transaction in status.nonSubscriptions { list.object { write(transaction, into: &$0) } }
+            writePlayProducts(status, into: &list, marksSandbox: false)
+        }
     }
 
     /// The answer over several environments: each entry says its `environment` and `isSandbox`;
     /// `environments` lists where the customer has facts, `environment` stays when there is one.
     /// A product subscribed in two environments is listed once: the active one, else Production's.
     public static func render(_ status: SubscriberStatus, appAccountToken: String?, environments: [AppStoreEnvironment]) -> JSONObject {
-        var chosen: [String: SubscriptionState] = [:]
-        var order: [String] = []
+        var answer = JSONObject()
+        write(status, appAccountToken: appAccountToken, environments: environments, into: &answer)
+        return answer
+    }
+
+    public static func write<Object: JSONObjectBuilder>(
+        _ status: SubscriberStatus, appAccountToken: String?, environments: [AppStoreEnvironment], into subscriber: inout Object
+    ) {
+        var chosen: [SubscriptionState] = []
         for state in status.subscriptions {
-            guard let existing = chosen[state.productId] else {
-                chosen[state.productId] = state
-                order.append(state.productId)
+            guard let index = chosen.firstIndex(where: { $0.productId == state.productId }) else {
+                chosen.append(state)
                 continue
             }
-            if state.isActive && !existing.isActive { chosen[state.productId] = state }
+            if state.isActive && !chosen[index].isActive { chosen[index] = state }
         }
-        var subscriptions = JSONObject()
-        for productId in order {
-            var entry = json(chosen[productId]!)
-            entry["isSandbox"] = .bool(isSandbox(chosen[productId]!.environment))
-            subscriptions[productId] = .object(entry)
+        subscriber.set("appAccountToken", ifPresent: appAccountToken)
+        if environments.count == 1 { subscriber.set("environment", environments[0].rawValue) }
+        subscriber.set("environments", strings: environments.map(\.rawValue))
+        subscriber.object("entitlements") { entitlements in
+            for name in status.entitlements.keys.sorted() {
+                let grant = status.entitlements[name]!
+                entitlements.object(name) { entry in
+                    write(grant, into: &entry)
+                    entry.set("environment", grant.environment)
+                    entry.set("isSandbox", isSandbox(grant.environment))
+                }
+            }
         }
-        var nonSubscriptions: [JSONValue] = status.nonSubscriptions.map { transaction in
-            var item = json(transaction)
-            item["environment"] = .string(transaction.environment)
-            item["isSandbox"] = .bool(isSandbox(transaction.environment))
-            return .object(item)
+        subscriber.object("subscriptions") { subscriptions in
+            for state in chosen {
+                subscriptions.object(state.productId) { entry in
+                    write(state, into: &entry)
+                    entry.set("isSandbox", isSandbox(state.environment))
+                }
+            }
+            writePlaySubscriptions(status, into: &subscriptions, marksSandbox: true)
         }
-        addPlay(status, to: &subscriptions, &nonSubscriptions, marksSandbox: true)
-        var entitlements = JSONObject()
-        for name in status.entitlements.keys.sorted() {
-            let grant = status.entitlements[name]!
-            var entry = json(grant)
-            entry["environment"] = .string(grant.environment)
-            entry["isSandbox"] = .bool(isSandbox(grant.environment))
-            entitlements[name] = .object(entry)
+        subscriber.list("nonSubscriptions") { list in
+            for transaction in status.nonSubscriptions {
+                list.object { item in
+                    write(transaction, into: &item)
+                    item.set("environment", transaction.environment)
+                    item.set("isSandbox", isSandbox(transaction.environment))
+                }
+            }
+            writePlayProducts(status, into: &list, marksSandbox: true)
         }
-        var subscriber = JSONObject()
-        if let appAccountToken { subscriber["appAccountToken"] = .string(appAccountToken) }
-        if environments.count == 1 { subscriber["environment"] = .string(environments[0].rawValue) }
-        subscriber["environments"] = .array(environments.map { .string($0.rawValue) })
-        subscriber["entitlements"] = .object(entitlements)
-        subscriber["subscriptions"] = .object(subscriptions)
-        subscriber["nonSubscriptions"] = .array(nonSubscriptions)
-        return subscriber
     }
 
-    /// Google Play purchases beside the App Store's: subscriptions under `googlePlay:<productId>`
-    /// (`:<basePlanId>`), one-time products among `nonSubscriptions`; each says `"store":
-    /// "play_store"`. A purchase another one replaced is left out (its successor carries on).
-    public static func addPlay(
-        _ status: SubscriberStatus, to subscriptions: inout JSONObject, _ nonSubscriptions: inout [JSONValue], marksSandbox: Bool = false
+    /// Google Play subscriptions beside the App Store's, under `googlePlay:<productId>`
+    /// (`:<basePlanId>`); each says `"store": "play_store"`. A purchase another one replaced is
+    /// left out (its successor carries on).
+    private static func writePlaySubscriptions<Object: JSONObjectBuilder>(
+        _ status: SubscriberStatus, into subscriptions: inout Object, marksSandbox: Bool
     ) {
-        for state in status.playPurchases where !state.isSuperseded {
-            var item = json(state)
-            if marksSandbox { item["isSandbox"] = .bool(isSandbox(state.purchase.environment)) }
-            if state.purchase.kind == .product {
-                nonSubscriptions.append(.object(item))
-            } else {
-                subscriptions["googlePlay:" + state.purchase.productId + (state.purchase.basePlanId.map { ":" + $0 } ?? "")] = .object(item)
+        let current = status.playPurchases.filter { !$0.isSuperseded && $0.purchase.kind != .product }
+        let keyed = lastByKey(current) { "googlePlay:" + $0.purchase.productId + ($0.purchase.basePlanId.map { ":" + $0 } ?? "") }
+        for (key, state) in keyed {
+            subscriptions.object(key) { item in
+                write(state, into: &item)
+                if marksSandbox { item.set("isSandbox", isSandbox(state.purchase.environment)) }
             }
         }
     }
 
-    public static func json(_ state: PlayPurchaseState) -> JSONObject {
+    /// Google Play one-time products, among `nonSubscriptions`.
+    private static func writePlayProducts<List: JSONListBuilder>(_ status: SubscriberStatus, into list: inout List, marksSandbox: Bool) {
+        for state in status.playPurchases where !state.isSuperseded && state.purchase.kind == .product {
+            list.object { item in
+                write(state, into: &item)
+                if marksSandbox { item.set("isSandbox", isSandbox(state.purchase.environment)) }
+            }
+        }
+    }
+
+    /// Each key once, at its first position, with its last item: what assigning them one by one
+    /// into an object gives.
+    private static func lastByKey<Item>(_ items: [Item], _ key: (Item) -> String) -> [(String, Item)] {
+        var keyed: [(String, Item)] = []
+        for item in items {
+            let name = key(item)
+            if let index = keyed.firstIndex(where: { $0.0 == name }) { keyed[index].1 = item } else { keyed.append((name, item)) }
+        }
+        return keyed
+    }
+
+    public static func json(_ state: PlayPurchaseState) -> JSONObject { tree { write(state, into: &$0) } }
+
+    public static func write<Object: JSONObjectBuilder>(_ state: PlayPurchaseState, into object: inout Object) {
         let purchase = state.purchase
-        var object: JSONObject = [
-            "store": "play_store", "state": .string(state.state), "isActive": .bool(state.isActive),
-            "googleProductId": .string(purchase.productId), "purchaseToken": .string(purchase.purchaseToken),
-        ]
-        if let catalog = state.catalogProductId { object["productId"] = .string(catalog) }
-        if let plan = purchase.basePlanId { object["basePlanId"] = .string(plan) }
-        if let offer = purchase.offerId { object["offerId"] = .string(offer) }
-        if let order = purchase.orderId { object["orderId"] = .string(order) }
+        object.set("store", "play_store")
+        object.set("state", state.state)
+        object.set("isActive", state.isActive)
+        object.set("googleProductId", purchase.productId)
+        object.set("purchaseToken", purchase.purchaseToken)
+        object.set("productId", ifPresent: state.catalogProductId)
+        object.set("basePlanId", ifPresent: purchase.basePlanId)
+        object.set("offerId", ifPresent: purchase.offerId)
+        object.set("orderId", ifPresent: purchase.orderId)
         Timestamps.set(&object, "purchaseDate", purchase.startTime)
         Timestamps.set(&object, "expiresDate", purchase.expiryTime)
-        if purchase.kind == .subscription { object["willRenew"] = .bool(state.willRenew) }
+        if purchase.kind == .subscription { object.set("willRenew", state.willRenew) }
         Timestamps.set(&object, "revocationDate", purchase.voidedAt)
-        if let linked = purchase.linkedPurchaseToken { object["linkedPurchaseToken"] = .string(linked) }
-        object["acknowledged"] = .bool(purchase.acknowledged)
-        object["environment"] = .string(purchase.environment)
-        return object
+        object.set("linkedPurchaseToken", ifPresent: purchase.linkedPurchaseToken)
+        object.set("acknowledged", purchase.acknowledged)
+        object.set("environment", purchase.environment)
     }
 
     /// Anything but Production is a test purchase.
     private static func isSandbox(_ environment: String) -> Bool { environment != AppStoreEnvironment.production.rawValue }
 
-    public static func json(_ transaction: TransactionRecord) -> JSONObject {
-        var item: JSONObject = [
-            "productId": .string(transaction.productId), "transactionId": .string(transaction.transactionId),
-            "type": .string(transaction.type), "store": "app_store",
-        ]
+    public static func json(_ transaction: TransactionRecord) -> JSONObject { tree { write(transaction, into: &$0) } }
+
+    public static func write<Object: JSONObjectBuilder>(_ transaction: TransactionRecord, into item: inout Object) {
+        item.set("productId", transaction.productId)
+        item.set("transactionId", transaction.transactionId)
+        item.set("type", transaction.type)
+        item.set("store", "app_store")
         Timestamps.set(&item, "purchaseDate", transaction.purchaseDate)
         Timestamps.set(&item, "revocationDate", transaction.revocationDate)
-        return item
     }
 
-    public static func json(_ state: SubscriptionState) -> JSONObject {
-        var object: JSONObject = [
-            "state": .string(state.state.rawValue), "isActive": .bool(state.isActive),
-            "originalTransactionId": .string(state.originalTransactionId),
-            "transactionId": .string(state.transactionId), "store": "app_store",
-        ]
+    public static func json(_ state: SubscriptionState) -> JSONObject { tree { write(state, into: &$0) } }
+
+    public static func write<Object: JSONObjectBuilder>(_ state: SubscriptionState, into object: inout Object) {
+        object.set("state", state.state.rawValue)
+        object.set("isActive", state.isActive)
+        object.set("originalTransactionId", state.originalTransactionId)
+        object.set("transactionId", state.transactionId)
+        object.set("store", "app_store")
         Timestamps.set(&object, "purchaseDate", state.purchaseDate)
         Timestamps.set(&object, "originalPurchaseDate", state.originalPurchaseDate)
         Timestamps.set(&object, "expiresDate", state.expiresDate)
         Timestamps.set(&object, "gracePeriodExpiresDate", state.gracePeriodExpiresDate)
-        object["willRenew"] = .bool(state.willRenew)
-        if let next = state.autoRenewProductId { object["autoRenewProductId"] = .string(next) }
-        object["periodType"] = .string(state.periodType)
-        if let offerType = state.offerType { object["offerType"] = .string(offerTypeName(offerType)) }
-        if let offer = state.offerIdentifier { object["offerIdentifier"] = .string(offer) }
+        object.set("willRenew", state.willRenew)
+        object.set("autoRenewProductId", ifPresent: state.autoRenewProductId)
+        object.set("periodType", state.periodType)
+        object.set("offerType", ifPresent: state.offerType.map(offerTypeName))
+        object.set("offerIdentifier", ifPresent: state.offerIdentifier)
         Timestamps.set(&object, "billingIssueDetectedAt", state.billingIssueDetectedAt)
         Timestamps.set(&object, "unsubscribeDetectedAt", state.unsubscribeDetectedAt)
         Timestamps.set(&object, "revocationDate", state.revocationDate)
-        if let reason = state.revocationReason { object["revocationReason"] = .int(reason) }
-        object["isUpgraded"] = .bool(state.isUpgraded)
-        if let ownership = state.ownershipType { object["ownershipType"] = .string(ownership) }
-        object["environment"] = .string(state.environment)
-        if !state.eligibleWinBackOfferIds.isEmpty {
-            object["eligibleWinBackOfferIds"] = .array(state.eligibleWinBackOfferIds.map(JSONValue.string))
-        }
-        return object
+        object.set("revocationReason", ifPresent: state.revocationReason)
+        object.set("isUpgraded", state.isUpgraded)
+        object.set("ownershipType", ifPresent: state.ownershipType)
+        object.set("environment", state.environment)
+        if !state.eligibleWinBackOfferIds.isEmpty { object.set("eligibleWinBackOfferIds", strings: state.eligibleWinBackOfferIds) }
     }
 
-    public static func json(_ entitlement: ProductGrant) -> JSONObject {
-        var object: JSONObject = ["isActive": .bool(entitlement.isActive), "state": .string(entitlement.state)]
-        if !entitlement.productId.isEmpty { object["productId"] = .string(entitlement.productId) }
-        if let original = entitlement.originalTransactionId { object["originalTransactionId"] = .string(original) }
+    public static func json(_ entitlement: ProductGrant) -> JSONObject { tree { write(entitlement, into: &$0) } }
+
+    public static func write<Object: JSONObjectBuilder>(_ entitlement: ProductGrant, into object: inout Object) {
+        object.set("isActive", entitlement.isActive)
+        object.set("state", entitlement.state)
+        if !entitlement.productId.isEmpty { object.set("productId", entitlement.productId) }
+        object.set("originalTransactionId", ifPresent: entitlement.originalTransactionId)
         Timestamps.set(&object, "expiresDate", entitlement.expiresDate)
         Timestamps.set(&object, "gracePeriodExpiresDate", entitlement.gracePeriodExpiresDate)
-        object["willRenew"] = .bool(entitlement.willRenew)
-        object["periodType"] = .string(entitlement.periodType)
-        if let ownership = entitlement.ownershipType { object["ownershipType"] = .string(ownership) }
-        object["store"] = .string(entitlement.store)
-        if let grant = entitlement.promotional { object["grantId"] = .string(grant.id) }
-        if let token = entitlement.purchaseToken { object["purchaseToken"] = .string(token) }
-        return object
+        object.set("willRenew", entitlement.willRenew)
+        object.set("periodType", entitlement.periodType)
+        object.set("ownershipType", ifPresent: entitlement.ownershipType)
+        object.set("store", entitlement.store)
+        object.set("grantId", ifPresent: entitlement.promotional?.id)
+        object.set("purchaseToken", ifPresent: entitlement.purchaseToken)
     }
 
     /// A promotional grant as the grant endpoints and the history answer it.
-    public static func json(_ grant: PromotionalGrant, now: Int64) -> JSONObject {
-        var object: JSONObject = [
-            "id": .string(grant.id), "entitlement": .string(grant.entitlement), "appAccountToken": .string(grant.appAccountToken),
-            "environment": .string(grant.environment), "store": "promotional",
-            "state": .string(grant.state(at: now) ?? "PENDING"), "grantedBy": .string(grant.grantedBy),
-        ]
+    public static func json(_ grant: PromotionalGrant, now: Int64) -> JSONObject { tree { write(grant, now: now, into: &$0) } }
+
+    public static func write<Object: JSONObjectBuilder>(_ grant: PromotionalGrant, now: Int64, into object: inout Object) {
+        object.set("id", grant.id)
+        object.set("entitlement", grant.entitlement)
+        object.set("appAccountToken", grant.appAccountToken)
+        object.set("environment", grant.environment)
+        object.set("store", "promotional")
+        object.set("state", grant.state(at: now) ?? "PENDING")
+        object.set("grantedBy", grant.grantedBy)
         Timestamps.set(&object, "startsAt", grant.startsAt)
         Timestamps.set(&object, "expiresDate", grant.expiresDate)
-        if let reason = grant.reason { object["reason"] = .string(reason) }
+        object.set("reason", ifPresent: grant.reason)
         Timestamps.set(&object, "revokedAt", grant.revokedAt)
-        if let by = grant.revokedBy { object["revokedBy"] = .string(by) }
-        return object
+        object.set("revokedBy", ifPresent: grant.revokedBy)
     }
 
     public static func offerTypeName(_ type: Int64) -> String {
@@ -181,5 +231,11 @@ public enum SubscriberView {
         case 4: "WIN_BACK"
         default: String(type)
         }
+    }
+
+    private static func tree(_ build: (inout JSONObject) -> Void) -> JSONObject {
+        var object = JSONObject()
+        build(&object)
+        return object
     }
 }

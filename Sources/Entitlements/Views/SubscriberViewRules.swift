@@ -71,38 +71,48 @@ public struct SubscriberViewRules: Sendable {
     /// The answer a subscriber lookup gives, from facts already read: events carry it, made inside
     /// the write that stores them.
     public func view(of subscriber: SubscriberFacts, at now: Int64) -> JSONObject {
+        var answer = JSONObject()
+        write(view: subscriber, at: now, into: &answer)
+        return answer
+    }
+
+    public func write<Object: JSONObjectBuilder>(view subscriber: SubscriberFacts, at now: Int64, into answer: inout Object) {
         let found = subscriber.environments.filter { span in
             !span.facts.isEmpty || subscriber.grants.contains { $0.environment == span.environment }
                 || subscriber.playPurchases.contains { $0.environment == span.environment }
         }.map { (AppStoreEnvironment(rawValue: $0.environment), $0.facts) }
-        var answer: JSONObject
         if environments.count == 1 || subscriber.appAccountToken == nil || found.isEmpty {
             let environment = found.first?.0 ?? defaultEnvironment
-            answer = render(
-                found.first?.1 ?? [], appAccountToken: subscriber.appAccountToken, environment: environment, now: now,
+            let status = evaluate(
+                found.first?.1 ?? [], environment: environment, now: now, appAccountToken: subscriber.appAccountToken,
                 promotional: subscriber.grants.filter { $0.environment == environment.rawValue },
                 play: subscriber.playPurchases.filter { $0.environment == environment.rawValue })
+            SubscriberView.write(status, appAccountToken: subscriber.appAccountToken, environment: environment, into: &answer)
         } else {
             let status = evaluate(
                 found.map { ($0.0, $0.1) }, now: now, appAccountToken: subscriber.appAccountToken, promotional: subscriber.grants,
                 play: subscriber.playPurchases)
-            answer = SubscriberView.render(status, appAccountToken: subscriber.appAccountToken, environments: found.map(\.0))
+            SubscriberView.write(status, appAccountToken: subscriber.appAccountToken, environments: found.map(\.0), into: &answer)
         }
-        Self.addTransfers(&answer, subscriber.transfers)
-        return answer
+        Self.writeTransfers(subscriber.transfers, into: &answer)
     }
 
-    /// `"transfers"`: subscriptions moved into or out of this token (`transferPolicy: transfer`).
-    public static func addTransfers(_ answer: inout JSONObject, _ moves: [(environment: String, transfer: LinkTransfer)]) {
+    /// `"transfers"`: subscriptions moved into or out of this token (`transferPolicy: transfer`),
+    /// the answer's last member.
+    public static func writeTransfers<Object: JSONObjectBuilder>(
+        _ moves: [(environment: String, transfer: LinkTransfer)], into answer: inout Object
+    ) {
         guard !moves.isEmpty else { return }
-        answer["transfers"] = .array(
-            moves.map { environment, move in
-                var item: JSONObject = [
-                    "originalTransactionId": .string(move.originalTransactionId), "from": .string(move.from),
-                    "to": .string(move.to), "environment": .string(environment),
-                ]
-                Timestamps.set(&item, "at", move.at)
-                return .object(item)
-            })
+        answer.list("transfers") { list in
+            for (environment, move) in moves {
+                list.object { item in
+                    item.set("originalTransactionId", move.originalTransactionId)
+                    item.set("from", move.from)
+                    item.set("to", move.to)
+                    item.set("environment", environment)
+                    Timestamps.set(&item, "at", move.at)
+                }
+            }
+        }
     }
 }

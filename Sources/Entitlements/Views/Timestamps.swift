@@ -61,10 +61,10 @@ public enum Timestamps {
     }
 
     /// Adds `key` and `keyMs` when `milliseconds` is present (the names must be new in `object`).
-    public static func set(_ object: inout JSONObject, _ key: String, _ milliseconds: Int64?) {
+    public static func set<Object: JSONObjectBuilder>(_ object: inout Object, _ key: String, _ milliseconds: Int64?) {
         guard let milliseconds else { return }
-        object.append(key: key, value: .string(iso(milliseconds)))
-        object.append(key: key + "Ms", value: .int(milliseconds))
+        object.set(key, iso(milliseconds))
+        object.set(key + "Ms", milliseconds)
     }
 }
 
