@@ -22,6 +22,21 @@ public struct SubscriberQueries: Sendable {
     /// permits decides each entitlement. Facts stay separate per environment; only the view spans
     /// them. With `environment` (or in a one-environment app) the answer is that environment's.
     public func subscriber(appAccountToken: String, environment: AppStoreEnvironment?, at now: Date) throws -> JSONObject? {
+        var answer = JSONObject()
+        return try subscriber(appAccountToken: appAccountToken, environment: environment, at: now, into: &answer) ? answer : nil
+    }
+
+    /// The same answer, serialized: `GET /v1/subscribers/{appAccountToken}` writes it straight into
+    /// bytes, without a tree.
+    public func serializedSubscriber(appAccountToken: String, environment: AppStoreEnvironment?, at now: Date) throws -> [UInt8]? {
+        var answer = JSONObjectWriter()
+        return try subscriber(appAccountToken: appAccountToken, environment: environment, at: now, into: &answer) ? answer.finish() : nil
+    }
+
+    /// Writes the answer into `answer`; false (nothing written) when nothing is stored for the token.
+    private func subscriber<Answer: JSONObjectBuilder>(
+        appAccountToken: String, environment: AppStoreEnvironment?, at now: Date, into answer: inout Answer
+    ) throws -> Bool {
         let token = try AppAccountToken.validated(appAccountToken)
         let single = environment != nil || app.environments.count == 1
         let spanned = single ? [try chosen(environment)] : searchOrder
@@ -29,15 +44,18 @@ public struct SubscriberQueries: Sendable {
         let read = try store.subscriber(appId: app.id, environments: spanned.map(\.rawValue), appAccountToken: token)
         // Google Play purchases of the customer, in whichever environments they are.
         let play = app.googlePlay == nil ? [] : read.playPurchases
+        let instant = Milliseconds.since1970(now)
         if single {
             let environment = spanned[0]
             let facts = read.environments.first?.facts ?? []
             let plays = play.filter { $0.environment == environment.rawValue }
             // A token whose subscription moved away still answers, with the move.
-            guard !facts.isEmpty || !read.grants.isEmpty || !plays.isEmpty || !read.transfers.isEmpty else { return nil }
-            var answer = render(facts, appAccountToken: token, environment: environment, now: now, promotional: read.grants, play: plays)
+            guard !facts.isEmpty || !read.grants.isEmpty || !plays.isEmpty || !read.transfers.isEmpty else { return false }
+            let status = rules.evaluate(
+                facts, environment: environment, now: instant, appAccountToken: token, promotional: read.grants, play: plays)
+            SubscriberView.write(status, appAccountToken: token, environment: environment, into: &answer)
             SubscriberViewRules.writeTransfers(read.transfers, into: &answer)
-            return answer
+            return true
         }
         let found = zip(spanned, read.environments).filter { environment, span in
             !span.facts.isEmpty || read.grants.contains { $0.environment == environment.rawValue }
@@ -45,16 +63,15 @@ public struct SubscriberQueries: Sendable {
         }.map { ($0.0, $0.1.facts) }
         if found.isEmpty {
             let moved = spanned.filter { environment in read.transfers.contains { $0.environment == environment.rawValue } }
-            guard !moved.isEmpty else { return nil }
-            var answer = SubscriberView.render(SubscriberStatus(), appAccountToken: token, environments: moved)
+            guard !moved.isEmpty else { return false }
+            SubscriberView.write(SubscriberStatus(), appAccountToken: token, environments: moved, into: &answer)
             SubscriberViewRules.writeTransfers(read.transfers, into: &answer)
-            return answer
+            return true
         }
-        let status = rules.evaluate(
-            found.map { ($0.0, $0.1) }, now: Milliseconds.since1970(now), appAccountToken: token, promotional: read.grants, play: play)
-        var answer = SubscriberView.render(status, appAccountToken: token, environments: found.map(\.0))
+        let status = rules.evaluate(found.map { ($0.0, $0.1) }, now: instant, appAccountToken: token, promotional: read.grants, play: play)
+        SubscriberView.write(status, appAccountToken: token, environments: found.map(\.0), into: &answer)
         SubscriberViewRules.writeTransfers(read.transfers, into: &answer)
-        return answer
+        return true
     }
 
     /// The subscriber a subscription belongs to (its whole subscriber when it is linked).
@@ -104,11 +121,11 @@ public struct SubscriberQueries: Sendable {
     /// The app's view rules (the same ones its events are made with).
     var rules: SubscriberViewRules { app.viewRules }
 
-    public func subscriber(
+    public func serializedSubscriber(
         appAccountToken: String, environment: AppStoreEnvironment?, at now: Date,
-        completion: @escaping @Sendable (Result<JSONObject?, any Error>) -> Void
+        completion: @escaping @Sendable (Result<[UInt8]?, any Error>) -> Void
     ) {
-        pool.run({ try subscriber(appAccountToken: appAccountToken, environment: environment, at: now) }, completion: completion)
+        pool.run({ try serializedSubscriber(appAccountToken: appAccountToken, environment: environment, at: now) }, completion: completion)
     }
 
     public func subscriber(

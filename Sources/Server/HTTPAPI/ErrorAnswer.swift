@@ -42,6 +42,14 @@ extension HTTPRequestContext {
         }
     }
 
+    /// A JSON answer already serialized.
+    func reply(serialized result: Result<[UInt8], any Error>, app: String?) {
+        switch result {
+        case .success(let bytes): respond(.json(200, bytes, app: app))
+        case .failure(let error): reply(error: error, app: app)
+        }
+    }
+
     func reply(error: any Error, app: String?) {
         respond(ErrorAnswer.response(for: error, app: app, requestID: requestID))
     }

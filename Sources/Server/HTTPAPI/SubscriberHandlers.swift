@@ -45,11 +45,11 @@ struct SubscriberHandlers: Sendable {
             let caller = try caller(context)
             let query = try Query(context.request)
             let app = caller.app.id
-            application.services(for: caller).subscribers.subscriber(
+            application.services(for: caller).subscribers.serializedSubscriber(
                 appAccountToken: context.pathParameters["appAccountToken"] ?? "", environment: query.environment,
                 at: try query.instant(for: caller, now: Date())
             ) { result in
-                context.reply(Self.subscriber(result, missing: "no subscriber with this appAccountToken"), app: app)
+                context.reply(serialized: Self.subscriber(result, missing: "no subscriber with this appAccountToken"), app: app)
             }
         } catch {
             context.reply(error: error, app: nil)
@@ -90,6 +90,16 @@ struct SubscriberHandlers: Sendable {
             }
         } catch {
             context.reply(error: error, app: nil)
+        }
+    }
+
+    /// `{"subscriber": …}` around an answer already serialized (the lookup by token, the hot path).
+    static func subscriber(_ result: Result<[UInt8]?, any Error>, missing: String) -> Result<[UInt8], any Error> {
+        result.flatMap { found in
+            guard let found else { return .failure(ServiceError.notFound(missing)) }
+            var answer = JSONObjectWriter(capacity: found.count + 16)
+            answer.set("subscriber", serialized: found)
+            return .success(answer.finish())
         }
     }
 
