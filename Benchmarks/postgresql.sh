@@ -7,11 +7,19 @@
 #     entitle-bench fill-db into SQLite, moved with entitle migrate-storage) against GET /healthz p99
 #     of the same instance in the same run.
 # PostgreSQL runs as a throw-away cluster (Scripts/postgresql-test-cluster.sh) on the same 2 cores.
-# Usage: Benchmarks/postgresql.sh [--quick]   (--quick: 100,000 transactions, 10,000 notifications)
+# Usage: Benchmarks/postgresql.sh [--quick] [--ingest-only]
+#   --quick: 100,000 transactions, 10,000 notifications; --ingest-only: the three ingest figures
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 LARGE=1000000; NOTIFICATIONS=40000
-[ "${1:-}" = "--quick" ] && { LARGE=100000; NOTIFICATIONS=10000; }
+INGEST_ONLY=""
+for argument in "$@"; do
+  case "$argument" in
+    --quick) LARGE=100000; NOTIFICATIONS=10000 ;;
+    --ingest-only) INGEST_ONLY=1 ;;
+    *) echo "usage: $0 [--quick] [--ingest-only]" >&2; exit 2 ;;
+  esac
+done
 . "$ROOT/Benchmarks/lib.sh"
 mkdir -p "$WORK/chain"
 chmod 755 "$WORK"
@@ -67,6 +75,16 @@ wait "$INGEST_PID"
 stop_server; kill "$SECOND_PID"; wait "$SECOND_PID" || true; SECOND_PID=""
 PG2=$(python3 -c "import sys; print(round(float(sys.argv[1]) + float(sys.argv[2]), 2))" "$(rps "$WORK/pg2a.txt")" "$(rps "$WORK/pg2b.txt")")
 
+report_ingest() {
+  echo "ingest, SQLite, one instance: $(rps "$WORK/sqlite.txt") notifications/s durable, p99 $(p99 "$WORK/sqlite.txt")"
+  echo "ingest, PostgreSQL, one instance: $(rps "$WORK/pg1.txt") notifications/s, p99 $(p99 "$WORK/pg1.txt") ($(ratio "$(rps "$WORK/pg1.txt")" "$(rps "$WORK/sqlite.txt")") x SQLite)"
+  echo "ingest, PostgreSQL, two instances: $PG2 notifications/s ($(ratio "$PG2" "$(rps "$WORK/sqlite.txt")") x SQLite, $(ratio "$PG2" "$(rps "$WORK/pg1.txt")") x one instance)"
+}
+if [ -n "$INGEST_ONLY" ]; then
+  echo; echo "== Entitle PostgreSQL ingest ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, PostgreSQL on the same machine) =="
+  report_ingest; exit 0
+fi
+
 # Reads with many stored transactions, on PostgreSQL.
 FILL=$("$BIN/entitle-bench" fill-db --db "$WORK/large.sqlite3" --transactions "$LARGE" --subscribers "$((LARGE / 10))" | tail -1)
 TOKEN=$(python3 -c "import json,sys; print(json.loads(sys.argv[1])['sampleToken'])" "$FILL")
@@ -83,9 +101,7 @@ stop_server
 
 echo
 echo "== Entitle PostgreSQL benchmark ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, PostgreSQL on the same machine) =="
-echo "ingest, SQLite, one instance: $(rps "$WORK/sqlite.txt") notifications/s durable, p99 $(p99 "$WORK/sqlite.txt")"
-echo "ingest, PostgreSQL, one instance: $(rps "$WORK/pg1.txt") notifications/s, p99 $(p99 "$WORK/pg1.txt") ($(ratio "$(rps "$WORK/pg1.txt")" "$(rps "$WORK/sqlite.txt")") x SQLite)"
-echo "ingest, PostgreSQL, two instances: $PG2 notifications/s ($(ratio "$PG2" "$(rps "$WORK/sqlite.txt")") x SQLite)"
+report_ingest
 echo "migrate-storage of $LARGE transactions: ${MIGRATE_SECONDS} s ($(tail -1 "$WORK/migrate.txt"))"
 echo "GET /v1/subscribers with $LARGE stored transactions: $(rps "$WORK/read.txt") req/s, p99 $(p99 "$WORK/read.txt")"
 echo "GET /healthz, same instance and run: $(rps "$WORK/healthz.txt") req/s, p99 $(p99 "$WORK/healthz.txt")"
