@@ -8,14 +8,14 @@
 #     of the same instance in the same run.
 # PostgreSQL runs as a throw-away cluster (Scripts/postgresql-test-cluster.sh) on the same 2 cores.
 # Usage: Benchmarks/postgresql.sh [--quick] [--ingest-only]
-#   --quick: 100,000 transactions, 10,000 notifications; --ingest-only: the three ingest figures
+#   --quick: 100,000 transactions, 40,000 notifications, two rounds (three without); --ingest-only: the three ingest figures
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-LARGE=1000000; NOTIFICATIONS=40000
+LARGE=1000000; NOTIFICATIONS=80000; ROUNDS=3
 INGEST_ONLY=""
 for argument in "$@"; do
   case "$argument" in
-    --quick) LARGE=100000; NOTIFICATIONS=10000 ;;
+    --quick) LARGE=100000; NOTIFICATIONS=40000; ROUNDS=2 ;;
     --ingest-only) INGEST_ONLY=1 ;;
     *) echo "usage: $0 [--quick] [--ingest-only]" >&2; exit 2 ;;
   esac
@@ -50,8 +50,8 @@ start_second() {  # CONFIG → SECOND_PORT
   done
   echo "the second instance did not start" >&2; exit 2
 }
-ingest() {  # PORT CONNECTIONS OUT
-  BODIES_FILE="$WORK/bodies.txt" WRK_THREADS=1 wrk -t1 -c"$2" -d10s --latency -s "$ROOT/Benchmarks/wrk/ingest.lua" \
+ingest() {  # PORT CONNECTIONS OUT [PART]   (PART k/n: the k-th of n disjoint parts of the bodies)
+  BODIES_FILE="$WORK/bodies.txt" BODIES_PART="${4:-1/1}" WRK_THREADS=1 wrk -t1 -c"$2" -d10s --latency -s "$ROOT/Benchmarks/wrk/ingest.lua" \
     "http://127.0.0.1:$1/v1/notifications/apple" > "$3"
 }
 rps() { awk '/Requests\/sec/ {print $2}' "$1"; }
@@ -60,25 +60,41 @@ ratio() { python3 -c "import sys; print(round(float(sys.argv[1]) / float(sys.arg
 
 "$BIN/entitle-bench" sign-notifications --chain "$WORK/chain" --count "$NOTIFICATIONS" --out "$WORK/bodies.txt"
 
-config "{\"sqlite\": \"$WORK/ingest.sqlite3\"}" "$WORK/entitle.json"
-start_server; ingest "$PORT" 32 "$WORK/sqlite.txt"; stop_server
+# The machine's speed drifts by a factor of two within minutes (steal time), so the three ingest
+# set-ups run in rounds, one after the other, each round on fresh databases; every ratio is taken
+# within a round and the median round is reported.
+for round in $(seq "$ROUNDS"); do
+  config "{\"sqlite\": \"$WORK/ingest$round.sqlite3\"}" "$WORK/entitle.json"
+  start_server; ingest "$PORT" 32 "$WORK/sqlite$round.txt"; stop_server
 
-config "{\"postgresql\": \"$(database one)\", \"poolSize\": 16}" "$WORK/entitle.json"
-start_server; ingest "$PORT" 32 "$WORK/pg1.txt"; stop_server
+  config "{\"postgresql\": \"$(database "one$round")\", \"poolSize\": 16}" "$WORK/entitle.json"
+  start_server; ingest "$PORT" 32 "$WORK/pg1-$round.txt"; stop_server
 
-config "{\"postgresql\": \"$(database two)\", \"poolSize\": 16}" "$WORK/entitle.json"
-start_server; start_second "$WORK/entitle.json"
-ingest "$PORT" 16 "$WORK/pg2a.txt" &
-INGEST_PID=$!
-ingest "$SECOND_PORT" 16 "$WORK/pg2b.txt"
-wait "$INGEST_PID"
-stop_server; kill "$SECOND_PID"; wait "$SECOND_PID" || true; SECOND_PID=""
-PG2=$(python3 -c "import sys; print(round(float(sys.argv[1]) + float(sys.argv[2]), 2))" "$(rps "$WORK/pg2a.txt")" "$(rps "$WORK/pg2b.txt")")
+  config "{\"postgresql\": \"$(database "two$round")\", \"poolSize\": 16}" "$WORK/entitle.json"
+  start_server; start_second "$WORK/entitle.json"
+  ingest "$PORT" 16 "$WORK/pg2a-$round.txt" 1/2 &
+  INGEST_PID=$!
+  ingest "$SECOND_PORT" 16 "$WORK/pg2b-$round.txt" 2/2
+  wait "$INGEST_PID"
+  stop_server; kill "$SECOND_PID"; wait "$SECOND_PID" || true; SECOND_PID=""
+  echo "$(rps "$WORK/sqlite$round.txt") $(rps "$WORK/pg1-$round.txt") $(rps "$WORK/pg2a-$round.txt") $(rps "$WORK/pg2b-$round.txt")" \
+    >> "$WORK/rounds.txt"
+done
 
 report_ingest() {
-  echo "ingest, SQLite, one instance: $(rps "$WORK/sqlite.txt") notifications/s durable, p99 $(p99 "$WORK/sqlite.txt")"
-  echo "ingest, PostgreSQL, one instance: $(rps "$WORK/pg1.txt") notifications/s, p99 $(p99 "$WORK/pg1.txt") ($(ratio "$(rps "$WORK/pg1.txt")" "$(rps "$WORK/sqlite.txt")") x SQLite)"
-  echo "ingest, PostgreSQL, two instances: $PG2 notifications/s ($(ratio "$PG2" "$(rps "$WORK/sqlite.txt")") x SQLite, $(ratio "$PG2" "$(rps "$WORK/pg1.txt")") x one instance)"
+  python3 - "$WORK/rounds.txt" <<'PY'
+import statistics, sys
+rounds = [[float(x) for x in line.split()] for line in open(sys.argv[1])]
+rows = [(s, one, a + b) for s, one, a, b in rounds]
+for index, (s, one, two) in enumerate(rows, 1):
+    print(f"round {index}: SQLite {s:.0f}/s, PostgreSQL one instance {one:.0f}/s ({one / s:.2f} x SQLite), "
+          f"two instances {two:.0f}/s ({two / one:.2f} x one instance)")
+median = lambda values: round(statistics.median(values), 2)
+print(f"ingest, SQLite, one instance: {median([r[0] for r in rows]):.0f} notifications/s durable (median of {len(rows)} rounds)")
+print(f"ingest, PostgreSQL, one instance: {median([one / s for s, one, _ in rows])} x SQLite (median of the rounds' ratios)")
+print(f"ingest, PostgreSQL, two instances: {median([two / one for _, one, two in rows])} x one instance, "
+      f"{median([two / s for s, _, two in rows])} x SQLite")
+PY
 }
 if [ -n "$INGEST_ONLY" ]; then
   echo; echo "== Entitle PostgreSQL ingest ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, PostgreSQL on the same machine) =="

@@ -544,7 +544,21 @@ final class PostgreSQLFactStoreTests: FactStoreContract {
         }
         XCTAssertEqual(failures.all, [])
         let applied = try runProcess("psql", [url, "-At", "-c", "SELECT count(*), max(version) FROM schema_migrations"])
-        XCTAssertEqual(applied.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "4|4", "each of the four migrations once")
+        XCTAssertEqual(applied.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "5|5", "each of the five migrations once")
+        // Migration 5: the signed texts compressed with lz4, where the server was built with it.
+        let compression = try runProcess(
+            "psql",
+            [
+                url, "-At", "-c",
+                """
+                SELECT (SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'),
+                    string_agg(attcompression::text, '' ORDER BY attrelid::regclass::text)
+                FROM pg_attribute WHERE attname = 'jws' AND attrelid IN ('notifications'::regclass, 'transactions'::regclass)
+                """,
+            ])
+        XCTAssertEqual(
+            compression.stdout.trimmingCharacters(in: .whitespacesAndNewlines),
+            compression.stdout.hasPrefix("t") ? "t|ll" : "f|", "lz4 where PostgreSQL has it")
     }
 }
 

@@ -26,6 +26,7 @@ public enum FactWriter {
         var written = try writeFacts(batch, into: store)
         var sequences: [String: Int64] = [:]
         try writeEvents(&written, into: store, sequences: &sequences)
+        if let next = sequences[batch.appId] { try store.eventsWritten(through: next - 1) }
         return written
     }
 
@@ -85,7 +86,9 @@ public enum FactWriter {
     }
 
     /// A batch's second step: its events, numbered on from `sequences[app]` (read from the store
-    /// for an app's first batch of the transaction), and written.
+    /// for an app's first batch of the transaction), and written. `sequences` then holds each
+    /// app's next sequence; the caller ends the transaction's numbering with one `eventsWritten`
+    /// per app, not one per batch.
     public static func writeEvents(
         _ written: inout Written, into store: some FactWriteTransaction, sequences: inout [String: Int64]
     ) throws {
@@ -102,7 +105,6 @@ public enum FactWriter {
                     kind: .event, eventId: event.id, eventType: event.type, endpoint: endpoint, body: nil, at: event.createdAt)
             }
         }
-        if let last = written.events.last { try store.eventsWritten(through: last.sequence) }
     }
 
     /// What the merge rules changed of one subscription, put as rows: each copy that won with

@@ -66,10 +66,7 @@ extension PostgreSQLFactStore {
     /// their transactions by purchase and signals by instant; grants by start; moves as made;
     /// Play purchases (of every environment) by start.
     private static let subscriberStatement: String = {
-        func asText(_ columns: String) -> String {
-            columns.split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) + "::text" }.joined(separator: ", ")
-        }
-        func padding(_ used: Int) -> String { Array(repeating: "NULL", count: 19 - used).joined(separator: ", ") }
+        let text = PostgreSQLText.self
         let prefixed = { (columns: String) in
             columns.split(separator: ",").map { "x." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }.joined(separator: ", ")
         }
@@ -80,22 +77,22 @@ extension PostgreSQLFactStore {
             """
         return """
             SELECT * FROM (
-                SELECT 't' AS kind, x.environment, x.original_transaction_id, x.purchase_date AS ordering, \(asText(transactionColumns))
+                SELECT 't' AS kind, x.environment, x.original_transaction_id, x.purchase_date AS ordering, \(text.columns(transactionColumns))
                 FROM transactions x \(linked)
                 UNION ALL
-                SELECT 'r', x.environment, x.original_transaction_id, 0, \(asText(renewalColumns)), \(padding(8))
+                SELECT 'r', x.environment, x.original_transaction_id, 0, \(text.columns(renewalColumns)), \(text.padding(8))
                 FROM renewal_infos x \(linked)
                 UNION ALL
-                SELECT 's', x.environment, x.original_transaction_id, x.at, x.kind, x.at::text, \(padding(2)) FROM signals x \(linked)
+                SELECT 's', x.environment, x.original_transaction_id, x.at, x.kind, x.at::text, \(text.padding(2)) FROM signals x \(linked)
                 UNION ALL
-                SELECT 'g', x.environment, '', x.starts_at, \(asText(prefixed(grantColumns))), \(padding(10)) FROM grants x
+                SELECT 'g', x.environment, '', x.starts_at, \(text.columns(prefixed(grantColumns))), \(text.padding(10)) FROM grants x
                 WHERE x.app_id = $1 AND x.environment = ANY($2::text[]) AND x.app_account_token = $3
                 UNION ALL
-                SELECT 'x', x.environment, '', x.id, x.original_transaction_id, x.from_token, x.to_token, x.at::text, \(padding(4))
+                SELECT 'x', x.environment, '', x.id, x.original_transaction_id, x.from_token, x.to_token, x.at::text, \(text.padding(4))
                 FROM link_transfers x
                 WHERE x.app_id = $1 AND x.environment = ANY($2::text[]) AND (x.from_token = $3 OR x.to_token = $3)
                 UNION ALL
-                SELECT 'p', '', '', x.start_time, \(asText(prefixed(playColumns))), \(padding(16))
+                SELECT 'p', '', '', x.start_time, \(text.columns(prefixed(playColumns))), \(text.padding(16))
                 FROM play_purchases x WHERE x.app_id = $1 AND x.app_account_token = $3
             ) facts ORDER BY kind, 2, 3, ordering, 5
             """

@@ -100,6 +100,9 @@ public final class PostgreSQLFactStore: FactStore {
                         sequences: &sequences)
                     written[index] = .success(facts)
                 }
+                for (app, next) in sequences {
+                    try PostgreSQLWriteTransaction(db: db, appId: app, heldLocks: held).eventsWritten(through: next - 1)
+                }
                 return written.map { $0.map(\.applied) }
             }
         } catch {
@@ -133,13 +136,9 @@ public final class PostgreSQLFactStore: FactStore {
     ) throws
         -> [SubscriptionFacts]
     {
-        let scope = """
-            JOIN subscriber_links l ON l.app_id = x.app_id AND l.environment = x.environment
-                AND l.original_transaction_id = x.original_transaction_id
-            WHERE l.app_id = $1 AND l.environment = $2 AND l.app_account_token = $3
-            """
         // A subscription with renewal info or signals but no transaction is not a subscription yet.
-        return try subscriptions(db, scope: scope, [.text(appId), .text(environment), .text(appAccountToken)], environment: environment)
+        try subscriptions(
+            db, byTokenStatement, [.text(appId), .text(environment), .text(appAccountToken)], environment: environment)
             .filter { !$0.transactions.isEmpty }
     }
 
@@ -153,36 +152,49 @@ public final class PostgreSQLFactStore: FactStore {
         _ db: PostgreSQLConnection, appId: String, environment: String, originalTransactionId: String,
         evenWithoutTransactions: Bool = false
     ) throws -> SubscriptionFacts? {
-        let scope = "WHERE x.app_id = $1 AND x.environment = $2 AND x.original_transaction_id = $3"
         let found = try subscriptions(
-            db, scope: scope, [.text(appId), .text(environment), .text(originalTransactionId)], environment: environment
+            db, byOriginalStatement, [.text(appId), .text(environment), .text(originalTransactionId)], environment: environment
         ).first
         return evenWithoutTransactions || found?.transactions.isEmpty == false ? found : nil
     }
 
+    /// The subscriptions a subscriber is linked to.
+    private static let byTokenStatement = subscriptionsStatement(
+        scope: """
+            JOIN subscriber_links l ON l.app_id = x.app_id AND l.environment = x.environment
+                AND l.original_transaction_id = x.original_transaction_id
+            WHERE l.app_id = $1 AND l.environment = $2 AND l.app_account_token = $3
+            """)
+
+    /// One subscription.
+    private static let byOriginalStatement = subscriptionsStatement(
+        scope: "WHERE x.app_id = $1 AND x.environment = $2 AND x.original_transaction_id = $3")
+
     /// The transactions, renewal infos, signals and links of the subscriptions `scope` picks (a
     /// `JOIN … WHERE` on `x`), in one statement whatever their number: every column as text (the
     /// parts' types differ), each part padded to the transactions' width, told apart by the first.
-    private static func subscriptions(
-        _ db: PostgreSQLConnection, scope: String, _ parameters: [PGValue], environment: String
-    ) throws -> [SubscriptionFacts] {
-        func asText(_ columns: String) -> String {
-            columns.split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) + "::text" }.joined(separator: ", ")
-        }
-        func padding(_ used: Int) -> String { Array(repeating: "NULL", count: 19 - used).joined(separator: ", ") }
-        let rows = try db.execute(
-            """
+    /// Made once: the text is the prepared statement's key, and building it cost more than a read.
+    private static func subscriptionsStatement(scope: String) -> String {
+        let text = PostgreSQLText.self
+        return """
             SELECT * FROM (
-                SELECT 't' AS kind, x.original_transaction_id, x.purchase_date AS ordering, \(asText(transactionColumns))
+                SELECT 't' AS kind, x.original_transaction_id, x.purchase_date AS ordering, \(text.columns(transactionColumns))
                 FROM transactions x \(scope)
                 UNION ALL
-                SELECT 'r', x.original_transaction_id, 0, \(asText(renewalColumns)), \(padding(8)) FROM renewal_infos x \(scope)
+                SELECT 'r', x.original_transaction_id, 0, \(text.columns(renewalColumns)), \(text.padding(8))
+                FROM renewal_infos x \(scope)
                 UNION ALL
-                SELECT 's', x.original_transaction_id, x.at, x.kind, x.at::text, \(padding(2)) FROM signals x \(scope)
+                SELECT 's', x.original_transaction_id, x.at, x.kind, x.at::text, \(text.padding(2)) FROM signals x \(scope)
                 UNION ALL
-                SELECT 'l', x.original_transaction_id, 0, x.app_account_token, \(padding(1)) FROM subscriber_links x \(scope)
+                SELECT 'l', x.original_transaction_id, 0, x.app_account_token, \(text.padding(1)) FROM subscriber_links x \(scope)
             ) facts ORDER BY original_transaction_id, kind, ordering, 4
-            """, parameters)
+            """
+    }
+
+    private static func subscriptions(
+        _ db: PostgreSQLConnection, _ statement: String, _ parameters: [PGValue], environment: String
+    ) throws -> [SubscriptionFacts] {
+        let rows = try db.execute(statement, parameters)
         var byOriginal: [String: SubscriptionFacts] = [:]
         var order: [String] = []
         for row in rows.rows {

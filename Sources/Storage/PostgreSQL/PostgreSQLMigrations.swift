@@ -105,6 +105,22 @@ enum PostgreSQLMigrations {
             attempts BIGINT NOT NULL, queued_at BIGINT NOT NULL, next_at BIGINT NOT NULL, PRIMARY KEY (app_id, purchase_token));
         CREATE INDEX play_acknowledgements_due ON play_acknowledgements (app_id, next_at);
         """,
+        // 5 (PostgreSQL only): the signed texts and bodies, a few KiB each and written with every
+        // notification, compressed with lz4 where the server has it: pglz cost ~70 µs of the
+        // backend's CPU per notification. Values already stored keep their compression.
+        """
+        DO $$
+        BEGIN
+            IF EXISTS (SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)) THEN
+                ALTER TABLE notifications ALTER COLUMN jws SET COMPRESSION lz4;
+                ALTER TABLE transactions ALTER COLUMN jws SET COMPRESSION lz4;
+                ALTER TABLE renewal_infos ALTER COLUMN jws SET COMPRESSION lz4;
+                ALTER TABLE events ALTER COLUMN body SET COMPRESSION lz4;
+                ALTER TABLE deliveries ALTER COLUMN body SET COMPRESSION lz4;
+                ALTER TABLE play_purchases ALTER COLUMN json SET COMPRESSION lz4;
+            END IF;
+        END $$;
+        """,
     ]
 
     static func migrate(_ pool: PostgreSQLPool) throws {
