@@ -138,8 +138,9 @@ public final class PostgreSQLFactStore: FactStore {
     {
         // A subscription with renewal info or signals but no transaction is not a subscription yet.
         try subscriptions(
-            db, byTokenStatement, [.text(appId), .text(environment), .text(appAccountToken)], environment: environment)
-            .filter { !$0.transactions.isEmpty }
+            db, byTokenStatement, [.text(appId), .text(environment), .text(appAccountToken)], environment: environment
+        )
+        .filter { !$0.transactions.isEmpty }
     }
 
     public func facts(appId: String, environment: String, originalTransactionId: String) throws -> SubscriptionFacts? {
