@@ -110,14 +110,30 @@ MIGRATE_START=$(date +%s)
 MIGRATE_SECONDS=$(( $(date +%s) - MIGRATE_START ))
 config "{\"postgresql\": \"$LARGE_URL\", \"poolSize\": 16}" "$WORK/entitle.json"
 start_server
-wrk -t2 -c64 -d10s --latency -H "Authorization: Bearer client_bench_key_not_secret" \
-  "http://127.0.0.1:$PORT/v1/subscribers/$TOKEN" > "$WORK/read.txt"
-wrk -t2 -c64 -d10s --latency "http://127.0.0.1:$PORT/healthz" > "$WORK/healthz.txt"
+# Reads and /healthz alternate, in rounds like the ingest figures; each ratio within a round.
+for round in $(seq "$ROUNDS"); do
+  wrk -t2 -c64 -d10s --latency -H "Authorization: Bearer client_bench_key_not_secret" \
+    "http://127.0.0.1:$PORT/v1/subscribers/$TOKEN" > "$WORK/read$round.txt"
+  wrk -t2 -c64 -d10s --latency "http://127.0.0.1:$PORT/healthz" > "$WORK/healthz$round.txt"
+  echo "$(rps "$WORK/read$round.txt") $(p99 "$WORK/read$round.txt") $(rps "$WORK/healthz$round.txt") $(p99 "$WORK/healthz$round.txt")" \
+    >> "$WORK/reads.txt"
+done
 stop_server
 
 echo
 echo "== Entitle PostgreSQL benchmark ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, PostgreSQL on the same machine) =="
 report_ingest
 echo "migrate-storage of $LARGE transactions: ${MIGRATE_SECONDS} s ($(tail -1 "$WORK/migrate.txt"))"
-echo "GET /v1/subscribers with $LARGE stored transactions: $(rps "$WORK/read.txt") req/s, p99 $(p99 "$WORK/read.txt")"
-echo "GET /healthz, same instance and run: $(rps "$WORK/healthz.txt") req/s, p99 $(p99 "$WORK/healthz.txt")"
+python3 - "$WORK/reads.txt" "$LARGE" <<'PY'
+import re, statistics, sys
+def ms(text):  # wrk's latency: 812.00us, 16.66ms, 1.02s
+    number, unit = re.match(r"([0-9.]+)([a-z]+)", text).groups()
+    return float(number) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+rounds = [line.split() for line in open(sys.argv[1])]
+for index, (rps, p99, health_rps, health_p99) in enumerate(rounds, 1):
+    print(f"round {index}: GET /v1/subscribers {float(rps):.0f} req/s, p99 {p99}; GET /healthz {float(health_rps):.0f} req/s, "
+          f"p99 {health_p99}; {ms(p99) / ms(health_p99):.2f} x")
+ratios = [ms(p99) / ms(health_p99) for _, p99, _, health_p99 in rounds]
+print(f"GET /v1/subscribers p99 with {sys.argv[2]} stored transactions: {round(statistics.median(ratios), 2)} x /healthz p99 "
+      f"of the same instance (median of the rounds' ratios)")
+PY

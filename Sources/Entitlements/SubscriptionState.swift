@@ -54,7 +54,9 @@ public enum SubscriptionEngine {
         signals: [SubscriptionSignal] = [], now: Int64, environment: String,
         billingRetryGrantsAccess: Bool
     ) -> SubscriptionState? {
-        let transactions = TransactionRecord.merged(allTransactions.filter { $0.environment == environment })
+        let transactions = TransactionRecord.merged(
+            allTransactions.allSatisfy { $0.environment == environment }
+                ? allTransactions : allTransactions.filter { $0.environment == environment })
         let renewal = allRenewal?.environment == environment ? allRenewal : nil
         guard let current = currentTransaction(of: transactions) else { return nil }
         let (state, isActive) = stateName(current, renewal: renewal, now: now, billingRetryGrantsAccess: billingRetryGrantsAccess)

@@ -153,12 +153,29 @@ extension TransactionRecord {
     /// One record per `transactionId`, the newest `signedDate` winning (E-01, E-08): facts may
     /// arrive in any order and a late, older copy never regresses state.
     public static func merged(_ records: [TransactionRecord]) -> [TransactionRecord] {
+        // What the stores answer: each transaction once, in this order. Every read evaluates it.
+        if isMergedAlready(records) { return records }
         var latest: [String: TransactionRecord] = [:]
         for record in records {
             if let existing = latest[record.transactionId], !record.newer(than: existing) { continue }
             latest[record.transactionId] = record
         }
         return latest.values.sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
+    }
+
+    /// In order and each transaction id once (checked pairwise: a subscription has few).
+    private static func isMergedAlready(_ records: [TransactionRecord]) -> Bool {
+        guard records.count <= 64 else { return false }
+        for index in records.indices.dropFirst() {
+            let (before, record) = (records[index - 1], records[index])
+            guard (before.purchaseDate, before.transactionId) < (record.purchaseDate, record.transactionId) else { return false }
+        }
+        for index in records.indices {
+            for other in records.indices where other > index && records[other].transactionId == records[index].transactionId {
+                return false
+            }
+        }
+        return true
     }
 }
 

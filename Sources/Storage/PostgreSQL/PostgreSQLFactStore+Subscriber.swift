@@ -22,14 +22,15 @@ extension PostgreSQLFactStore {
         for row in rows {
             let environment = row[1] ?? ""
             let key = row[2] ?? ""
+            // In place: a copy taken out and put back would copy its transactions with each row.
             func subscription(_ change: (inout SubscriptionFacts) -> Void) {
-                var facts =
-                    subscriptions[environment]?[key]
-                    ?? SubscriptionFacts(
-                        originalTransactionId: key, environment: environment, appAccountToken: appAccountToken, transactions: [],
-                        renewal: nil, signals: [])
-                change(&facts)
-                subscriptions[environment, default: [:]][key] = facts
+                change(
+                    &subscriptions[environment, default: [:]][
+                        key,
+                        default: SubscriptionFacts(
+                            originalTransactionId: key, environment: environment, appAccountToken: appAccountToken, transactions: [],
+                            renewal: nil, signals: [])
+                    ])
             }
             let columns = Array(row[4...])
             switch row[0] {
