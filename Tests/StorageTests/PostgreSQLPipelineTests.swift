@@ -39,4 +39,21 @@ final class PostgreSQLPipelineTests: XCTestCase {
         XCTAssertEqual(try db.execute("SELECT count(*) FROM t").int64(0, 0), 0, "nothing of the failed transaction stays")
         XCTAssertTrue(db.isHealthy, "the connection is usable afterwards")
     }
+
+    func testStatementsSentTogetherAnswerEachTheirRows() throws {
+        let db = try connection()
+        try db.execute("CREATE TABLE t (k BIGINT PRIMARY KEY, v TEXT NOT NULL)")
+        try db.executeLater("INSERT INTO t (k, v) VALUES ($1, $2)", [.integer(1), .text("one")])
+        let answers = try db.execute(
+            together: [
+                ("INSERT INTO t (k, v) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING k", [.integer(2), .text("two")]),
+                ("INSERT INTO t (k, v) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING k", [.integer(1), .text("uno")]),
+                ("SELECT v FROM t ORDER BY k", []),
+            ])
+        XCTAssertEqual(answers.map(\.rows), [[["2"]], [], [["one"], ["two"]]], "after the deferred insert, each its own rows")
+        XCTAssertThrowsError(
+            try db.execute(together: [("SELECT 1/0", []), ("SELECT 1", [])])
+        ) { error in XCTAssertEqual((error as? StorageError)?.sqlState, "22012", "the first failure is thrown") }
+        XCTAssertTrue(db.isHealthy)
+    }
 }

@@ -85,13 +85,24 @@ final class PostgreSQLConnection: @unchecked Sendable {
         if !isHealthy { try connect() }
         let texts = parameters.map(\.textForm)
         let name = try preparedName(sql, parameters: Int32(texts.count))
-        if !deferred.isEmpty { return try pipeline(deferred + [(name, texts)]) }
+        if !deferred.isEmpty { return try pipeline(deferred + [(name, texts)], answering: 1)[0] }
         let result = Self.withCStrings(texts) { pointers in
             PQexecPrepared(handle, name, Int32(pointers.count), pointers, nil, nil, 0)
         }
         defer { PQclear(result) }
         if let failure = Self.failure(result, handle) { throw failure }
         return Self.rows(result)
+    }
+
+    /// Runs `statements` (after any deferred ones) in one round trip and answers each one's rows.
+    /// The first failure is thrown; PostgreSQL skips what follows it.
+    func execute(together statements: [(String, [PGValue])]) throws(StorageError) -> [PGRows] {
+        if !isHealthy { try connect() }
+        var sent = deferred
+        for (sql, parameters) in statements {
+            sent.append((try preparedName(sql, parameters: Int32(parameters.count)), parameters.map(\.textForm)))
+        }
+        return try pipeline(sent, answering: statements.count)
     }
 
     /// Queues `sql` to go with the next `execute` (its answer is not needed).
@@ -105,8 +116,8 @@ final class PostgreSQLConnection: @unchecked Sendable {
     func discardDeferred() { deferred.removeAll() }
 
     /// Sends every statement, then one sync, and reads the answers in order: the first failure is
-    /// thrown (PostgreSQL skips the rest), else the last statement's rows are answered.
-    private func pipeline(_ statements: [(name: String, parameters: [String?])]) throws(StorageError) -> PGRows {
+    /// thrown (PostgreSQL skips the rest), else the rows of the last `answering` statements.
+    private func pipeline(_ statements: [(name: String, parameters: [String?])], answering: Int) throws(StorageError) -> [PGRows] {
         deferred.removeAll()
         guard PQenterPipelineMode(handle) == 1 else {
             throw StorageError(code: -1, message: "PostgreSQL: cannot enter pipeline mode: \(Self.message(handle))")
@@ -130,7 +141,8 @@ final class PostgreSQLConnection: @unchecked Sendable {
             throw StorageError(code: -1, message: "PostgreSQL: sending a pipeline failed: \(message)")
         }
         var failure: StorageError?
-        var last = PGRows(rows: [], affected: 0)
+        var answers: [PGRows] = []
+        let firstAnswered = statements.count - answering
         for index in statements.indices {
             // Each statement's results, then a NULL.
             while let result = PQgetResult(handle) {
@@ -139,8 +151,8 @@ final class PostgreSQLConnection: @unchecked Sendable {
                 if status == PGRES_PIPELINE_ABORTED { continue }
                 if let error = Self.failure(result, handle) {
                     if failure == nil { failure = error }
-                } else if index == statements.count - 1 {
-                    last = Self.rows(result)
+                } else if index >= firstAnswered {
+                    answers.append(Self.rows(result))
                 }
             }
         }
@@ -157,7 +169,7 @@ final class PostgreSQLConnection: @unchecked Sendable {
             throw StorageError(code: -1, message: "PostgreSQL: a pipeline did not end: \(message)")
         }
         if let failure { throw failure }
-        return last
+        return answers
     }
 
     /// The error a result carries, if it is not a success.

@@ -159,6 +159,17 @@ public final class PostgreSQLFactStore: FactStore {
         return evenWithoutTransactions || found?.transactions.isEmpty == false ? found : nil
     }
 
+    /// The statement and parameters of `facts(…originalTransactionId…)`, for a caller that sends it
+    /// together with another (`subscription(from:)` reads its rows).
+    static func subscriptionRead(appId: String, environment: String, originalTransactionId: String) -> (String, [PGValue]) {
+        (byOriginalStatement, [.text(appId), .text(environment), .text(originalTransactionId)])
+    }
+
+    /// The one subscription in rows of `subscriptionRead`, even without transactions.
+    static func subscription(from rows: PGRows, environment: String) -> SubscriptionFacts? {
+        subscriptions(rows, environment: environment).first
+    }
+
     /// The subscriptions a subscriber is linked to.
     private static let byTokenStatement = subscriptionsStatement(
         scope: """
@@ -195,7 +206,10 @@ public final class PostgreSQLFactStore: FactStore {
     private static func subscriptions(
         _ db: PostgreSQLConnection, _ statement: String, _ parameters: [PGValue], environment: String
     ) throws -> [SubscriptionFacts] {
-        let rows = try db.execute(statement, parameters)
+        subscriptions(try db.execute(statement, parameters), environment: environment)
+    }
+
+    private static func subscriptions(_ rows: PGRows, environment: String) -> [SubscriptionFacts] {
         var byOriginal: [String: SubscriptionFacts] = [:]
         var order: [String] = []
         for row in rows.rows {
