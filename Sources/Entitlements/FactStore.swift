@@ -215,6 +215,8 @@ public protocol FactStore: Sendable {
     /// A customer's Play purchases in every environment, oldest first.
     func playPurchases(appId: String, appAccountToken: String) throws -> [PlayPurchase]
     func playPurchase(appId: String, purchaseToken: String) throws -> PlayPurchase?
+    /// Whether a Pub/Sub message was applied already (a redelivery need not ask Google again).
+    func hasPubSubMessage(appId: String, messageId: String) throws -> Bool
     /// The purchase a Google order id (`GPA.…`, from the customer's receipt) belongs to.
     func playPurchase(appId: String, orderId: String) throws -> PlayPurchase?
     /// Google's answer as last read, as text (a customer's history shows it).

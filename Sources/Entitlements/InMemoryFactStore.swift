@@ -517,6 +517,10 @@ public final class InMemoryFactStore: FactStore {
         state.withLock { $0.playPurchases[Key(app: appId, environment: "", id: purchaseToken)] }
     }
 
+    public func hasPubSubMessage(appId: String, messageId: String) throws -> Bool {
+        state.withLock { $0.pubsubMessages.contains(Key(app: appId, environment: "", id: messageId)) }
+    }
+
     public func playPurchase(appId: String, orderId: String) throws -> PlayPurchase? {
         state.withLock { state in state.playPurchases.first { $0.key.app == appId && $0.value.orderId == orderId }?.value }
     }

@@ -1,4 +1,5 @@
 import Instants
+
 /// What the app's configuration says about one product: its subscription group, the
 /// entitlements it unlocks, and (for a non-renewing subscription) how long it lasts.
 public struct CatalogProduct: Sendable {

@@ -51,6 +51,13 @@ extension SQLiteFactStore {
         try read { try Self.playPurchase($0, appId: appId, purchaseToken: purchaseToken) }
     }
 
+    public func hasPubSubMessage(appId: String, messageId: String) throws -> Bool {
+        try read { database in
+            try database.statement("SELECT 1 FROM pubsub_messages WHERE app_id = ? AND message_id = ?")
+                .bind([.text(appId), .text(messageId)]).step()
+        }
+    }
+
     public func playPurchase(appId: String, orderId: String) throws -> PlayPurchase? {
         try read { database in
             let query = try database.statement("SELECT \(Self.playColumns) FROM play_purchases WHERE app_id = ? AND order_id = ? LIMIT 1")

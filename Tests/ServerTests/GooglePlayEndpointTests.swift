@@ -204,6 +204,29 @@ final class GooglePlayEndpointTests: XCTestCase {
         XCTAssertEqual(try subscriber()?["entitlements"]?["pro"]?["isActive"], false)
     }
 
+    /// SUBSCRIPTION_REVOKED (12): Google's re-read answers EXPIRED; the notification type says it
+    /// was revoked, so the entitlement is REVOKED and the event a REFUND, not an EXPIRATION.
+    func testARevokedSubscriptionIsRevokedAndRefundedNotExpired() throws {
+        google.setSubscription("g-1", subscription())
+        XCTAssertEqual(try post("g-1").status, 200)
+        google.setSubscription("g-1", subscription(state: "SUBSCRIPTION_STATE_EXPIRED", expires: now - hour, renews: false))
+        XCTAssertEqual(try push(subscriptionNotification("g-1", type: 12), messageId: "m-revoked").json["status"], "applied")
+        XCTAssertEqual(try subscriber()?["entitlements"]?["pro"]?["state"], "REVOKED")
+        XCTAssertEqual(try subscriber()?["entitlements"]?["pro"]?["isActive"], false)
+        let events = try fixture.call("GET", "/v1/events", key: SupportFixture.server).json["events"]?.arrayValue ?? []
+        XCTAssertEqual(events.compactMap { $0["type"]?.stringValue }, ["INITIAL_PURCHASE", "REFUND"])
+    }
+
+    /// A redelivered Pub/Sub message is answered from what is stored: Google is not asked again.
+    func testARedeliveredMessageDoesNotAskGoogleAgain() throws {
+        google.setSubscription("g-1", subscription())
+        XCTAssertEqual(try push(subscriptionNotification("g-1", type: 2), messageId: "m-once").json["status"], "applied")
+        let reads = google.requests.filter { $0.contains("/purchases/subscriptionsv2/tokens/g-1") }.count
+        XCTAssertEqual(reads, 1, "\(google.requests)")
+        XCTAssertEqual(try push(subscriptionNotification("g-1", type: 2), messageId: "m-once").json["status"], "duplicate")
+        XCTAssertEqual(google.requests.filter { $0.contains("/purchases/subscriptionsv2/tokens/g-1") }.count, reads)
+    }
+
     /// A refund whose notification was missed: the voided-purchases list marks it.
     func testTheVoidedPurchasesListRevokesWhatItNames() throws {
         google.setSubscription("g-1", subscription())

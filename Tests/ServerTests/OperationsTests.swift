@@ -381,6 +381,7 @@ private struct FailingStore: FactStore {
     func notificationCounts(appId: String, since: Int64) throws -> [NotificationCount] { throw error }
     func playPurchases(appId: String, appAccountToken: String) throws -> [PlayPurchase] { throw error }
     func playPurchase(appId: String, purchaseToken: String) throws -> PlayPurchase? { throw error }
+    func hasPubSubMessage(appId: String, messageId: String) throws -> Bool { throw error }
     func playPurchase(appId: String, orderId: String) throws -> PlayPurchase? { throw error }
     func playPurchaseAnswer(appId: String, purchaseToken: String) throws -> String? { throw error }
     func playPurchases(appId: String, after: String?, limit: Int) throws -> [PlayPurchase] { throw error }

@@ -136,6 +136,37 @@ final class SyncEndpointTests: XCTestCase {
         XCTAssertEqual(history.map { String($0.query ?? "") }, ["revision=r3"], "the second sync asks only for changes")
     }
 
+    /// Apple's history is the customer's: a customer with a subscription and three one-time
+    /// purchases is walked once, from the stored revision (it was walked once per purchase, three
+    /// of them from the start).
+    func testASubscribersSyncWalksTheirHistoryOnce() throws {
+        let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+        let now = TestChain.milliseconds(chain.mintedAt)
+        func clientPost(_ transaction: String) throws {
+            let response = entitle.handle(
+                HTTPRequest(
+                    method: "POST", target: "/v1/transactions",
+                    headers: [("authorization", "Bearer client_key_0123456789"), ("content-type", "application/json")],
+                    body: JSONValue.object(["signedTransaction": .string(transaction), "appAccountToken": .string(token)]).serializedBytes))
+            XCTAssertEqual(response.status, 200, String(decoding: response.body, as: UTF8.self))
+        }
+        try clientPost(AppStoreStandIn.signedTransaction(chain, id: "1000", bundleId: "com.example.app"))
+        for id in ["c1", "c2", "c3"] {
+            try clientPost(
+                chain.sign([
+                    "transactionId": .string(id), "originalTransactionId": .string(id), "bundleId": "com.example.app",
+                    "productId": "gems.100", "environment": "Sandbox", "type": "Consumable", "purchaseDate": .int(now),
+                    "signedDate": .int(now), "appAccountToken": .string(token),
+                ]))
+        }
+        XCTAssertEqual(post("/v1/subscribers/\(token)/sync").0, 200)
+        let before = standIn.requests.count
+        let (status, answer) = post("/v1/subscribers/\(token)/sync")
+        XCTAssertEqual(status, 200, "\(answer)")
+        let history = standIn.requests.dropFirst(before).filter { $0.path.hasPrefix("/inApps/v2/history") }
+        XCTAssertEqual(history.map { String($0.query ?? "") }, ["revision=r3"], "one walk, from where the last one ended")
+    }
+
     func testBackfillAppliesOnlyWhatIsMissing() throws {
         let base = TestChain.milliseconds(chain.mintedAt)
         let notifications = try (1...3).map { index in

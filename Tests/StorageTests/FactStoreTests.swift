@@ -373,6 +373,9 @@ class FactStoreContract: XCTestCase {
         batch.pubsubMessageId = "m1"
         XCTAssertEqual(try store.apply(batch), .applied)
         XCTAssertEqual(try store.apply(batch), .duplicateNotification, "the same Pub/Sub message is applied once")
+        XCTAssertTrue(try store.hasPubSubMessage(appId: "app", messageId: "m1"))
+        XCTAssertFalse(try store.hasPubSubMessage(appId: "app", messageId: "m2"))
+        XCTAssertFalse(try store.hasPubSubMessage(appId: "other", messageId: "m1"), "messages are the app's")
         var later = FactBatch(appId: "app", environment: "Production")
         later.playPurchases = [(play("p1", state: "SUBSCRIPTION_STATE_CANCELED", read: 20, voided: 15), #"{"read":20}"#)]
         XCTAssertEqual(try store.apply(later), .applied)

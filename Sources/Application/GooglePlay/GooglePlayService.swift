@@ -110,13 +110,18 @@ public struct GooglePlayService: Sendable {
             batch.requestedAt = Milliseconds.since1970(receivedAt)
             return try store.record(batch) == .duplicateNotification ? .duplicate : .test
         }
+        // A redelivery of a message already applied: answered without asking Google again (the
+        // write would find the duplicate too, but only after a read Google counts against quota).
+        if try store.hasPubSubMessage(appId: app.id, messageId: messageId) { return .duplicate }
         var target: (PlayPurchase.Kind, productId: String, token: String, voided: Bool)?
         if let subscription = notification["subscriptionNotification"]?.objectValue,
             let token = subscription["purchaseToken"]?.stringValue, let product = subscription["subscriptionId"]?.stringValue
         {
-            instrumentation.notificationReceived(
-                app: app.id, type: "GOOGLE_SUBSCRIPTION_\(PlayTime.number(subscription["notificationType"]) ?? 0)")
-            target = (.subscription, product, token, false)
+            let type = PlayTime.number(subscription["notificationType"]) ?? 0
+            instrumentation.notificationReceived(app: app.id, type: "GOOGLE_SUBSCRIPTION_\(type)")
+            // SUBSCRIPTION_REVOKED (12): Google's re-read says only EXPIRED; the notification is
+            // what tells a revocation (a refund that ends access) from an end of term.
+            target = (.subscription, product, token, type == Self.subscriptionRevoked)
         } else if let product = notification["oneTimeProductNotification"]?.objectValue,
             let token = product["purchaseToken"]?.stringValue, let sku = product["sku"]?.stringValue
         {
@@ -150,6 +155,9 @@ public struct GooglePlayService: Sendable {
     }
 
     enum Duplicate: Error { case message }
+
+    /// RTDN `SubscriptionNotification.notificationType` SUBSCRIPTION_REVOKED.
+    static let subscriptionRevoked: Int64 = 12
 
     // MARK: - Voided purchases
 

@@ -143,22 +143,45 @@ public struct SyncService: Sendable {
         throw lastError ?? AppStoreAPIError.decoding("no App Store Server API environment is enabled", environment: "none")
     }
 
-    /// Syncs every subscription linked to the token.
+    /// Syncs every purchase linked to the token. Apple's history and statuses are the customer's
+    /// (the Apple ID's), whichever of their transactions is named: one walk per environment and
+    /// Apple ID covers all of its purchases, from the revision stored for it (a walk per purchase
+    /// asked for the same history again, from the start, and Apple counts every request).
     public func syncSubscriber(appAccountToken: String) async throws -> SyncReport {
         let token = try AppAccountToken.validated(appAccountToken)
         var report = SyncReport()
         for environment in environments {
-            let linked = try await pool.perform {
-                try store.facts(appId: app.id, environment: environment.rawValue, appAccountToken: token)
+            let walks = try await pool.perform {
+                let linked = try store.facts(appId: app.id, environment: environment.rawValue, appAccountToken: token)
+                return try Self.oneWalkPerAccount(linked) {
+                    try store.syncRevision(appId: app.id, environment: environment.rawValue, originalTransactionId: $0) != nil
+                }
             }
-            for facts in linked {
-                let one = try await sync(facts.originalTransactionId, environment: environment)
+            for original in walks {
+                let one = try await sync(original, environment: environment)
                 report.environment = one.environment
                 report.stored += one.stored
                 report.failures += one.failures
             }
         }
         return report
+    }
+
+    /// The purchase to name for each Apple ID among `linked` (told apart by the app download,
+    /// `appTransactionId`; purchases without one count as one account): the one a revision is
+    /// stored for, so the walk goes on from there, else the first.
+    static func oneWalkPerAccount(_ linked: [SubscriptionFacts], hasRevision: (String) throws -> Bool) throws -> [String] {
+        var accounts: [String: [String]] = [:]
+        var order: [String] = []
+        for facts in linked.sorted(by: { $0.originalTransactionId < $1.originalTransactionId }) {
+            let account = facts.transactions.lazy.compactMap(\.appTransactionId).first ?? ""
+            if accounts[account] == nil { order.append(account) }
+            accounts[account, default: []].append(facts.originalTransactionId)
+        }
+        return try order.map { account in
+            let originals = accounts[account] ?? []
+            return try originals.first(where: hasRevision) ?? originals[0]
+        }
     }
 
     private func sync(_ transactionId: String, environment: AppStoreEnvironment) async throws -> SyncReport {

@@ -69,6 +69,9 @@ public enum CustomerEventDerivation {
             return [first]
         }
         var events: [CustomerEvent] = []
+        // A revocation (voided, or SUBSCRIPTION_REVOKED) reads as expired and not renewing too;
+        // its one event is the refund below, not also a cancellation and an expiration.
+        let revoked = after.voidedAt != nil && before.voidedAt == nil
         let troubled: Set<String> = ["SUBSCRIPTION_STATE_IN_GRACE_PERIOD", "SUBSCRIPTION_STATE_ON_HOLD"]
         if after.kind == .subscription {
             if let expiry = after.expiryTime, expiry > (before.expiryTime ?? 0), before.expiryTime != nil {
@@ -76,7 +79,7 @@ public enum CustomerEventDerivation {
                 renewal.previousExpiresDate = before.expiryTime
                 events.append(renewal)
             }
-            if before.autoRenewing && !after.autoRenewing {
+            if before.autoRenewing && !after.autoRenewing && !revoked {
                 var cancellation = event(.cancellation)
                 cancellation.cancelReason = "UNSUBSCRIBE"
                 events.append(cancellation)
@@ -87,11 +90,11 @@ public enum CustomerEventDerivation {
             if troubled.contains(before.googleState) && after.googleState == "SUBSCRIPTION_STATE_ACTIVE" {
                 events.append(event(.billingRecovery))
             }
-            if after.googleState == "SUBSCRIPTION_STATE_EXPIRED" && before.googleState != "SUBSCRIPTION_STATE_EXPIRED" {
+            if after.googleState == "SUBSCRIPTION_STATE_EXPIRED" && before.googleState != "SUBSCRIPTION_STATE_EXPIRED" && !revoked {
                 events.append(event(.expiration))
             }
         }
-        if after.voidedAt != nil && before.voidedAt == nil { events.append(event(.refund)) }
+        if revoked { events.append(event(.refund)) }
         return events
     }
 

@@ -1,4 +1,5 @@
 import Instants
+
 /// Which Google Play offer a purchase must use. Google does not check who may have a
 /// developer-determined offer, so Entitle decides (README, "Offers on Google Play"):
 ///

@@ -38,6 +38,14 @@ extension PostgreSQLFactStore {
         try pool.with { try Self.playPurchase($0, appId: appId, purchaseToken: purchaseToken) }
     }
 
+    public func hasPubSubMessage(appId: String, messageId: String) throws -> Bool {
+        try pool.with { db in
+            !(try db.execute(
+                "SELECT 1 FROM pubsub_messages WHERE app_id = $1 AND message_id = $2", [.text(appId), .text(messageId)]
+            ).isEmpty)
+        }
+    }
+
     public func playPurchase(appId: String, orderId: String) throws -> PlayPurchase? {
         try pool.with { db in
             try db.execute(
