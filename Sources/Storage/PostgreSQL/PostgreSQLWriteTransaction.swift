@@ -21,9 +21,9 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
 
     // MARK: Reading
 
-    /// The subscription with its link, read in one statement, once per batch.
     private static func key(_ environment: String, _ original: String) -> String { environment + "\u{1F}" + original }
 
+    /// The subscription with its link, read in one statement, once per batch.
     private func subscription(_ environment: String, _ original: String) throws -> SubscriptionFacts? {
         let key = Self.key(environment, original)
         if let known = read.facts[key] { return known }
