@@ -12,6 +12,9 @@ public struct SubscriptionPurchaseV2: Sendable {
         public var basePlanId: String?
         public var offerId: String?
         public var offerTags: [String]
+        /// The line item's last successful order (`GPA.…`): Google's replacement for the
+        /// purchase-wide, deprecated `latestOrderId`.
+        public var latestSuccessfulOrderId: String?
     }
 
     public var json: JSONObject
@@ -19,6 +22,8 @@ public struct SubscriptionPurchaseV2: Sendable {
     public var startTime: Int64?
     public var lineItems: [LineItem]
     public var linkedPurchaseToken: String?
+    /// Deprecated by Google (`lineItems[].latestSuccessfulOrderId` replaces it); read only when a
+    /// line item has no order of its own.
     public var latestOrderId: String?
     /// Bought by a license tester: a test purchase, Entitle's Sandbox.
     public var isTestPurchase: Bool
@@ -39,7 +44,8 @@ public struct SubscriptionPurchaseV2: Sendable {
                 productId: product, expiryTime: item["expiryTime"]?.stringValue.flatMap(Milliseconds.parse),
                 autoRenewEnabled: item["autoRenewingPlan"]?["autoRenewEnabled"]?.boolValue,
                 basePlanId: offer?["basePlanId"]?.stringValue, offerId: offer?["offerId"]?.stringValue,
-                offerTags: offer?["offerTags"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+                offerTags: offer?["offerTags"]?.arrayValue?.compactMap(\.stringValue) ?? [],
+                latestSuccessfulOrderId: item["latestSuccessfulOrderId"]?.stringValue)
         }
         linkedPurchaseToken = json["linkedPurchaseToken"]?.stringValue
         latestOrderId = json["latestOrderId"]?.stringValue

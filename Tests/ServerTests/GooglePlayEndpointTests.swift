@@ -217,6 +217,24 @@ final class GooglePlayEndpointTests: XCTestCase {
         XCTAssertEqual(events.compactMap { $0["type"]?.stringValue }, ["INITIAL_PURCHASE", "REFUND"])
     }
 
+    /// Google's answers of today: the order is the line item's `latestSuccessfulOrderId` (the
+    /// purchase-wide `latestOrderId` is deprecated and may be absent), and a notification without
+    /// the deprecated `subscriptionId` is handled from the re-read purchase.
+    func testTodaysSubscriptionAnswersAndNotifications() throws {
+        var purchase = subscription()
+        purchase["latestOrderId"] = nil
+        var item = try XCTUnwrap(purchase["lineItems"]?.arrayValue?.first?.objectValue)
+        item["latestSuccessfulOrderId"] = "GPA.3345-1234-5678-00002"
+        purchase["lineItems"] = .array([.object(item)])
+        google.setSubscription("g-1", purchase)
+        let notification: JSONObject = [
+            "subscriptionNotification": .object(["version": "1.0", "notificationType": 4, "purchaseToken": "g-1"])
+        ]
+        XCTAssertEqual(try push(notification, messageId: "m-no-product").json["status"], "applied")
+        let subscriptions = try XCTUnwrap(try subscriber()?["subscriptions"]?.objectValue)
+        XCTAssertEqual(subscriptions["googlePlay:pro:monthly"]?["orderId"], "GPA.3345-1234-5678-00002")
+    }
+
     /// A redelivered Pub/Sub message is answered from what is stored: Google is not asked again.
     func testARedeliveredMessageDoesNotAskGoogleAgain() throws {
         google.setSubscription("g-1", subscription())

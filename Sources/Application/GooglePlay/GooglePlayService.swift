@@ -114,9 +114,11 @@ public struct GooglePlayService: Sendable {
         // write would find the duplicate too, but only after a read Google counts against quota).
         if try store.hasPubSubMessage(appId: app.id, messageId: messageId) { return .duplicate }
         var target: (PlayPurchase.Kind, productId: String, token: String, voided: Bool)?
+        // `subscriptionId` is deprecated by Google and may be absent: the re-read names the product.
         if let subscription = notification["subscriptionNotification"]?.objectValue,
-            let token = subscription["purchaseToken"]?.stringValue, let product = subscription["subscriptionId"]?.stringValue
+            let token = subscription["purchaseToken"]?.stringValue
         {
+            let product = subscription["subscriptionId"]?.stringValue ?? ""
             let type = PlayTime.number(subscription["notificationType"]) ?? 0
             instrumentation.notificationReceived(app: app.id, type: "GOOGLE_SUBSCRIPTION_\(type)")
             // SUBSCRIPTION_REVOKED (12): Google's re-read says only EXPIRED; the notification is
@@ -253,7 +255,7 @@ public struct GooglePlayService: Sendable {
                     googleState: answer.subscriptionState, startTime: answer.startTime ?? readAt, expiryTime: item.expiryTime,
                     autoRenewing: item.autoRenewEnabled ?? false, linkedPurchaseToken: answer.linkedPurchaseToken,
                     acknowledged: answer.isAcknowledged, appAccountToken: Self.customer(answer.obfuscatedExternalAccountId) ?? customer,
-                    orderId: answer.latestOrderId, voidedAt: nil, readAt: readAt), JSONValue.object(answer.json).serializedString
+                    orderId: item.latestSuccessfulOrderId ?? answer.latestOrderId, voidedAt: nil, readAt: readAt), JSONValue.object(answer.json).serializedString
             )
         case .product:
             let answer = try api.product(productId: productId, purchaseToken: purchaseToken)
