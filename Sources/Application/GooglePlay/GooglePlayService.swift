@@ -255,7 +255,8 @@ public struct GooglePlayService: Sendable {
                     googleState: answer.subscriptionState, startTime: answer.startTime ?? readAt, expiryTime: item.expiryTime,
                     autoRenewing: item.autoRenewEnabled ?? false, linkedPurchaseToken: answer.linkedPurchaseToken,
                     acknowledged: answer.isAcknowledged, appAccountToken: Self.customer(answer.obfuscatedExternalAccountId) ?? customer,
-                    orderId: item.latestSuccessfulOrderId ?? answer.latestOrderId, voidedAt: nil, readAt: readAt), JSONValue.object(answer.json).serializedString
+                    orderId: item.latestSuccessfulOrderId ?? answer.latestOrderId, voidedAt: nil, readAt: readAt),
+                JSONValue.object(answer.json).serializedString
             )
         case .product:
             let answer = try api.product(productId: productId, purchaseToken: purchaseToken)
