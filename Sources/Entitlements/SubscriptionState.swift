@@ -30,6 +30,10 @@ public struct SubscriptionState: Sendable, Equatable {
     public var unsubscribeDetectedAt: Int64?
     public var revocationDate: Int64?
     public var revocationReason: Int64?
+    /// `REFUND_FULL`, `REFUND_PRORATED`, `FAMILY_REVOKE`, or what Apple sends next, as sent.
+    public var revocationType: String?
+    /// Milliunits of a percent refunded (`REFUND_PRORATED`), as Apple sent it.
+    public var revocationPercentage: Int64?
     public var isUpgraded: Bool
     public var ownershipType: String?
     public var environment: String
@@ -73,6 +77,7 @@ public enum SubscriptionEngine {
             billingIssueDetectedAt: billingIssueDetectedAt(signals, renewal: renewal, current: current),
             unsubscribeDetectedAt: unsubscribeDetectedAt(signals, renewal: renewal),
             revocationDate: current.revocationDate, revocationReason: current.revocationReason,
+            revocationType: current.revocationType, revocationPercentage: current.revocationPercentage,
             isUpgraded: current.isUpgraded, ownershipType: current.ownershipType, environment: current.environment,
             eligibleWinBackOfferIds: renewal?.eligibleWinBackOfferIds ?? [])
     }

@@ -14,6 +14,9 @@ public struct TransactionRecord: Sendable, Equatable {
     public var revocationDate: Int64?
     public var revocationReason: Int64?
     public var revocationType: String?
+    /// How much of the transaction a refund returned, in milliunits of a percent (Apple's
+    /// `revocationPercentage`: 50000 is half), when Apple says (`REFUND_PRORATED`).
+    public var revocationPercentage: Int64?
     public var isUpgraded: Bool
     public var offerType: Int64?
     public var offerDiscountType: String?
@@ -37,8 +40,9 @@ public struct TransactionRecord: Sendable, Equatable {
         isUpgraded: Bool = false, offerType: Int64? = nil, offerDiscountType: String? = nil,
         offerIdentifier: String? = nil, ownershipType: String? = "PURCHASED", environment: String = "Sandbox",
         signedDate: Int64, appAccountToken: String? = nil, appTransactionId: String? = nil,
-        price: Int64? = nil, currency: String? = nil
+        price: Int64? = nil, currency: String? = nil, revocationPercentage: Int64? = nil
     ) {
+        self.revocationPercentage = revocationPercentage
         self.appTransactionId = appTransactionId
         self.price = price
         self.currency = currency
@@ -79,7 +83,18 @@ public struct TransactionRecord: Sendable, Equatable {
             offerType: payload.offerType?.rawValue, offerDiscountType: payload.offerDiscountType?.rawValue,
             offerIdentifier: payload.offerIdentifier, ownershipType: payload.inAppOwnershipType?.rawValue,
             environment: environment, signedDate: signedDate, appAccountToken: payload.appAccountToken,
-            appTransactionId: payload.appTransactionId, price: payload.price, currency: payload.currency)
+            appTransactionId: payload.appTransactionId, price: payload.price, currency: payload.currency,
+            revocationPercentage: payload.revocationPercentage)
+    }
+
+    /// What a refund of this transaction returned, in milliunits of `currency`: the price times
+    /// `revocationPercentage` for a prorated refund, the whole price otherwise; nil when it was not
+    /// refunded or Apple gave no price.
+    public var refundedMilliunits: Int64? {
+        guard revocationDate != nil, let price else { return nil }
+        guard let percentage = revocationPercentage else { return price }
+        // 100,000 milliunits of a percent are the whole price; round to the nearest milliunit.
+        return (price * min(max(percentage, 0), 100_000) + 50_000) / 100_000
     }
 
     /// Merging copies of one transaction: the newer `signedDate` wins (a later refund is never

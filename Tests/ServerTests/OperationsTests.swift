@@ -265,11 +265,13 @@ final class OperationsTests: XCTestCase {
         let counted = ["startup", "deliveries"].map {
             #"entitle_background_errors_total{app="example",task="\#($0)",code="STORAGE_UNAVAILABLE"}"#
         }
-        try waitUntil(timeout: 10, "both failures counted") { counted.allSatisfy(metrics().contains) }
-        // Counted first, then logged: the lines are there to read.
+        // The log is read while the failures happen: the logger drops lines when its output stalls
+        // (a pipe nobody reads), so polling the metrics first, each poll an access line, could
+        // have filled the pipe and lost the very lines this test looks for.
         var tasks: Set<String> = []
         var failures: [JSONValue] = []
-        while tasks != ["startup", "deliveries"], let line = logged.reader.nextLine() {
+        let deadline = Date().addingTimeInterval(10)
+        while tasks != ["startup", "deliveries"], let line = logged.reader.nextLine(timeout: deadline.timeIntervalSinceNow) {
             let parsed = try JSONParser.parse(line)
             guard parsed["msg"] == "background task failed" else { continue }
             failures.append(parsed)
@@ -278,6 +280,7 @@ final class OperationsTests: XCTestCase {
         XCTAssertEqual(tasks, ["startup", "deliveries"], "\(failures)")
         XCTAssertTrue(failures.allSatisfy { $0["level"] == "warn" && $0["code"] == "STORAGE_UNAVAILABLE" && $0["app"] == "example" })
         XCTAssertTrue(failures.contains { $0["error"]?.stringValue?.contains("disk I/O error") == true }, "the cause is in the log")
+        try waitUntil(timeout: 10, "both failures counted") { counted.allSatisfy(metrics().contains) }
     }
 
     /// libpq printed PostgreSQL's notices as raw text on standard error, outside the JSON log.

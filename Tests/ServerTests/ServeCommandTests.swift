@@ -106,6 +106,11 @@ final class LineReader: @unchecked Sendable {
                 buffer.removeFirst(newline + 1)
                 return line
             }
+            // Wait for input at most until the deadline: `availableData` alone blocks for good
+            // on a pipe nobody writes to any more.
+            var waiting = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            let milliseconds = Int32(max(0, min(deadline.timeIntervalSinceNow, 3_600)) * 1000)
+            guard poll(&waiting, 1, milliseconds) > 0 else { return nil }
             let data = handle.availableData
             if data.isEmpty { return nil }
             buffer += data

@@ -53,6 +53,30 @@ final class SubscriberEndpointTests: XCTestCase {
         try? FileManager.default.removeItem(at: folder)
     }
 
+    /// A prorated refund (Apple's `revocationType` and `revocationPercentage`): shown on the
+    /// subscription, and the REFUND event says what it returned (price × percentage).
+    func testAProratedRefundIsShownAndItsAmountEvented() throws {
+        let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+        let bought = try notification(
+            "p-1", type: "SUBSCRIBED", subtype: "INITIAL_BUY", transaction: try transaction("1000", token: token, price: 9_990),
+            renewal: nil, signed: base + 1)
+        XCTAssertEqual(request("POST", "/v1/notifications/apple", key: nil, ["signedPayload": .string(bought)]).0, 200)
+        let refund = try notification(
+            "p-2", type: "REFUND", subtype: nil,
+            transaction: try transaction("1000", token: token, revoked: base, signed: base + 4, price: 9_990, refundedPercentage: 25_000),
+            renewal: nil, signed: base + 4)
+        XCTAssertEqual(request("POST", "/v1/notifications/apple", key: nil, ["signedPayload": .string(refund)]).0, 200)
+        let subscription = try XCTUnwrap(subscriber(token)?["subscriptions"]?["pro.monthly"])
+        XCTAssertEqual(subscription["revocationType"], "REFUND_PRORATED")
+        XCTAssertEqual(subscription["revocationPercentage"], 25_000)
+        let events = request("GET", "/v1/events", key: "server_key_0123456789").1["events"]?.arrayValue ?? []
+        let refunded = try XCTUnwrap(events.last { $0["type"] == "REFUND" }, "\(events)")
+        XCTAssertEqual(refunded["revocationType"], "REFUND_PRORATED")
+        XCTAssertEqual(refunded["revocationPercentage"], 25_000)
+        XCTAssertEqual(refunded["refundedMilliunits"], 2_498, "a quarter of 9.99, to the nearest milliunit")
+        XCTAssertEqual(refunded["refundedAmount"], .double(2.498))
+    }
+
     // MARK: - Helpers
 
     private func request(
@@ -70,7 +94,7 @@ final class SubscriberEndpointTests: XCTestCase {
 
     private func transaction(
         _ id: String, original: String = "1000", token: String? = nil, revoked: Int64? = nil,
-        signed: Int64? = nil, environment: String = "Sandbox"
+        signed: Int64? = nil, environment: String = "Sandbox", price: Int64? = nil, refundedPercentage: Int64? = nil
     ) throws -> String {
         var payload: JSONObject = [
             "transactionId": .string(id), "originalTransactionId": .string(original), "bundleId": "com.example.app",
@@ -83,6 +107,14 @@ final class SubscriberEndpointTests: XCTestCase {
         if let revoked {
             payload["revocationDate"] = .int(revoked)
             payload["revocationReason"] = 0
+        }
+        if let price {
+            payload["price"] = .int(price)
+            payload["currency"] = "EUR"
+        }
+        if let refundedPercentage {
+            payload["revocationType"] = "REFUND_PRORATED"
+            payload["revocationPercentage"] = .int(refundedPercentage)
         }
         return try chain.sign(payload)
     }

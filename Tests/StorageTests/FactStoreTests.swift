@@ -46,6 +46,23 @@ class FactStoreContract: XCTestCase {
             try store.facts(appId: "app", environment: "Sandbox", originalTransactionId: "1000")?.transactions.first?.revocationDate)
     }
 
+    /// A partial refund's type and percentage survive the store, read alone and with the subscriber.
+    func testAPartialRefundIsStoredWhole() throws {
+        let store = try makeStore()
+        var refunded = transaction("1", signed: 10, revoked: 9, token: "7e3fb20b-4cdb-47cc-936d-99d65f608138")
+        refunded.revocationType = "REFUND_PRORATED"
+        refunded.revocationPercentage = 33_333
+        refunded.price = 9_990
+        refunded.currency = "EUR"
+        XCTAssertEqual(try store.apply(batch([refunded], link: ("1000", "7e3fb20b-4cdb-47cc-936d-99d65f608138"))), .applied)
+        let read = try store.facts(appId: "app", environment: "Sandbox", originalTransactionId: "1000")?.transactions.first
+        XCTAssertEqual(read, refunded)
+        XCTAssertEqual(read?.refundedMilliunits, 3_330, "a third of 9.99")
+        let whole = try store.subscriber(
+            appId: "app", environments: ["Sandbox"], appAccountToken: "7e3fb20b-4cdb-47cc-936d-99d65f608138")
+        XCTAssertEqual(whole.environments.first?.facts.first?.transactions.first, refunded)
+    }
+
     func testNotificationsAreIdempotent() throws {
         let store = try makeStore()
         XCTAssertEqual(try store.apply(batch([transaction("1", signed: 10)], notification: "n-1")), .applied)
@@ -547,7 +564,7 @@ final class PostgreSQLFactStoreTests: FactStoreContract {
         }
         XCTAssertEqual(failures.all, [])
         let applied = try runProcess("psql", [url, "-At", "-c", "SELECT count(*), max(version) FROM schema_migrations"])
-        XCTAssertEqual(applied.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "5|5", "each of the five migrations once")
+        XCTAssertEqual(applied.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "6|6", "each of the six migrations once")
         // Migration 5: the signed texts compressed with lz4, where the server was built with it.
         let compression = try runProcess(
             "psql",
@@ -594,7 +611,7 @@ final class SQLiteFactStoreTests: FactStoreContract {
         XCTAssertEqual(try reopened.integrityCheck(), "ok")
         let mode = try runProcess("sqlite3", [path, "PRAGMA journal_mode; PRAGMA user_version;"])
         XCTAssertEqual(mode.status, 0, "the sqlite3 command line (Debian's sqlite3) is needed: \(mode.stderr)")
-        XCTAssertEqual(mode.stdout, "wal\n10\n")
+        XCTAssertEqual(mode.stdout, "wal\n11\n")
     }
 
     /// The README promises WAL and `synchronous = FULL`: an acknowledged fact survives power loss.

@@ -48,6 +48,9 @@ public struct CustomerEvent: Sendable, Equatable {
     public var refundedTransactionId: String?
     public var revocationReason: Int64?
     public var revocationType: String?
+    /// Milliunits of a percent refunded (a prorated refund), and what the refund returned.
+    public var revocationPercentage: Int64?
+    public var refundedMilliunits: Int64?
     /// Whether the refund took away access the customer had just before it.
     public var endedAccess: Bool?
     public var previousExpiresDate: Int64?

@@ -166,6 +166,8 @@ public enum CustomerEventDerivation {
                 refund.refundedTransactionId = record.transactionId
                 refund.revocationReason = record.revocationReason
                 refund.revocationType = record.revocationType
+                refund.revocationPercentage = record.revocationPercentage
+                refund.refundedMilliunits = record.refundedMilliunits
                 refund.endedAccess = endedAccess(refund.occurredAt, refunded: record, known: old != nil)
                 events.append(refund)
             } else if let old, old.revocationDate != nil, record.revocationDate == nil {

@@ -49,6 +49,11 @@ public enum EventBody {
         body.set("refundedTransactionId", ifPresent: event.refundedTransactionId)
         body.set("revocationReason", ifPresent: event.revocationReason)
         body.set("revocationType", ifPresent: event.revocationType)
+        body.set("revocationPercentage", ifPresent: event.revocationPercentage)
+        if let refunded = event.refundedMilliunits {
+            body.set("refundedAmount", Double(refunded) / 1000)
+            body.set("refundedMilliunits", refunded)
+        }
         body.set("endedAccess", ifPresent: event.endedAccess)
         Timestamps.set(&body, "previousExpiresDate", event.previousExpiresDate)
         if let grant = event.grant { body.object("grant") { SubscriberView.write(grant, now: event.occurredAt, into: &$0) } }

@@ -159,6 +159,8 @@ public enum SubscriberView {
         item.set("store", "app_store")
         Timestamps.set(&item, "purchaseDate", transaction.purchaseDate)
         Timestamps.set(&item, "revocationDate", transaction.revocationDate)
+        item.set("revocationType", ifPresent: transaction.revocationType)
+        item.set("revocationPercentage", ifPresent: transaction.revocationPercentage)
     }
 
     public static func json(_ state: SubscriptionState) -> JSONObject { tree { write(state, into: &$0) } }
@@ -182,6 +184,8 @@ public enum SubscriberView {
         Timestamps.set(&object, "unsubscribeDetectedAt", state.unsubscribeDetectedAt)
         Timestamps.set(&object, "revocationDate", state.revocationDate)
         object.set("revocationReason", ifPresent: state.revocationReason)
+        object.set("revocationType", ifPresent: state.revocationType)
+        object.set("revocationPercentage", ifPresent: state.revocationPercentage)
         object.set("isUpgraded", state.isUpgraded)
         object.set("ownershipType", ifPresent: state.ownershipType)
         object.set("environment", state.environment)

@@ -121,6 +121,8 @@ enum PostgreSQLMigrations {
             END IF;
         END $$;
         """,
+        // 6: SQLite's migration 11: partial refunds (`revocationPercentage`).
+        "ALTER TABLE transactions ADD COLUMN revocation_percentage BIGINT;",
     ]
 
     static func migrate(_ pool: PostgreSQLPool) throws {
