@@ -26,6 +26,9 @@ public struct SubscriptionState: Sendable, Equatable {
     public var periodType: String
     public var offerType: Int64?
     public var offerIdentifier: String?
+    /// `FREE_TRIAL`, `PAY_AS_YOU_GO`, `PAY_UP_FRONT`, `ONE_TIME`, or a newer value, as Apple sends it.
+    public var offerDiscountType: String?
+    public var offerPeriod: String?
     public var billingIssueDetectedAt: Int64?
     public var unsubscribeDetectedAt: Int64?
     public var revocationDate: Int64?
@@ -74,6 +77,7 @@ public enum SubscriptionEngine {
             gracePeriodExpiresDate: state == .gracePeriod ? renewal?.gracePeriodExpiresDate : nil,
             willRenew: willRenew, autoRenewProductId: renewal?.autoRenewProductId,
             periodType: periodType(current), offerType: current.offerType, offerIdentifier: current.offerIdentifier,
+            offerDiscountType: current.offerDiscountType, offerPeriod: current.offerPeriod,
             billingIssueDetectedAt: billingIssueDetectedAt(signals, renewal: renewal, current: current),
             unsubscribeDetectedAt: unsubscribeDetectedAt(signals, renewal: renewal),
             revocationDate: current.revocationDate, revocationReason: current.revocationReason,

@@ -17,6 +17,8 @@ public struct TransactionRecord: Sendable, Equatable {
     /// How much of the transaction a refund returned, in milliunits of a percent (Apple's
     /// `revocationPercentage`: 50000 is half), when Apple says (`REFUND_PRORATED`).
     public var revocationPercentage: Int64?
+    /// The offer's duration as Apple sends it (ISO 8601, `P1M`), kept as text.
+    public var offerPeriod: String?
     public var isUpgraded: Bool
     public var offerType: Int64?
     public var offerDiscountType: String?
@@ -40,9 +42,10 @@ public struct TransactionRecord: Sendable, Equatable {
         isUpgraded: Bool = false, offerType: Int64? = nil, offerDiscountType: String? = nil,
         offerIdentifier: String? = nil, ownershipType: String? = "PURCHASED", environment: String = "Sandbox",
         signedDate: Int64, appAccountToken: String? = nil, appTransactionId: String? = nil,
-        price: Int64? = nil, currency: String? = nil, revocationPercentage: Int64? = nil
+        price: Int64? = nil, currency: String? = nil, revocationPercentage: Int64? = nil, offerPeriod: String? = nil
     ) {
         self.revocationPercentage = revocationPercentage
+        self.offerPeriod = offerPeriod
         self.appTransactionId = appTransactionId
         self.price = price
         self.currency = currency
@@ -84,7 +87,7 @@ public struct TransactionRecord: Sendable, Equatable {
             offerIdentifier: payload.offerIdentifier, ownershipType: payload.inAppOwnershipType?.rawValue,
             environment: environment, signedDate: signedDate, appAccountToken: payload.appAccountToken,
             appTransactionId: payload.appTransactionId, price: payload.price, currency: payload.currency,
-            revocationPercentage: payload.revocationPercentage)
+            revocationPercentage: payload.revocationPercentage, offerPeriod: payload.offerPeriod)
     }
 
     /// What a refund of this transaction returned, in milliunits of `currency`: the price times

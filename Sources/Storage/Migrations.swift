@@ -129,7 +129,10 @@ enum Migrations {
             attempts INTEGER NOT NULL, queued_at INTEGER NOT NULL, next_at INTEGER NOT NULL, PRIMARY KEY (app_id, purchase_token));
         CREATE INDEX play_acknowledgements_due ON play_acknowledgements (app_id, next_at);
         """,
-        // 11: partial refunds (`revocationPercentage`).
-        "ALTER TABLE transactions ADD COLUMN revocation_percentage INTEGER;",
+        // 11: partial refunds (`revocationPercentage`) and the offer's duration (`offerPeriod`).
+        """
+        ALTER TABLE transactions ADD COLUMN revocation_percentage INTEGER;
+        ALTER TABLE transactions ADD COLUMN offer_period TEXT;
+        """,
     ]
 }

@@ -255,7 +255,8 @@ public final class SQLiteFactStore: FactStore {
     static let transactionColumns = """
         transaction_id, product_id, subscription_group, type, purchase_date, original_purchase_date, expires_date,
         revocation_date, revocation_reason, revocation_type, is_upgraded, offer_type, offer_discount_type,
-        offer_identifier, ownership_type, signed_date, app_account_token, price, currency, revocation_percentage
+        offer_identifier, ownership_type, signed_date, app_account_token, price, currency, revocation_percentage,
+        offer_period
         """
 
     static let renewalColumns = """
@@ -273,7 +274,7 @@ public final class SQLiteFactStore: FactStore {
             offerType: row.int64(first + 11), offerDiscountType: row.text(first + 12), offerIdentifier: row.text(first + 13),
             ownershipType: row.text(first + 14), environment: environment, signedDate: row.int64(first + 15) ?? 0,
             appAccountToken: row.text(first + 16), price: row.int64(first + 17), currency: row.text(first + 18),
-            revocationPercentage: row.int64(first + 19))
+            revocationPercentage: row.int64(first + 19), offerPeriod: row.text(first + 20))
     }
 
     /// A renewal info from `renewalColumns`, starting at column `first`.

@@ -77,8 +77,9 @@ struct SQLiteWriteTransaction: FactWriteTransaction {
             INSERT OR REPLACE INTO transactions (app_id, environment, transaction_id, original_transaction_id, product_id,
                 subscription_group, type, purchase_date, original_purchase_date, expires_date, revocation_date,
                 revocation_reason, revocation_type, is_upgraded, offer_type, offer_discount_type, offer_identifier,
-                ownership_type, signed_date, app_account_token, jws, price, currency, revocation_percentage)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ownership_type, signed_date, app_account_token, jws, price, currency, revocation_percentage,
+                offer_period)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """
         ).bind([
             .text(appId), .text(record.environment), .text(record.transactionId), .text(record.originalTransactionId),
@@ -88,7 +89,7 @@ struct SQLiteWriteTransaction: FactWriteTransaction {
             .from(record.isUpgraded), .from(record.offerType), .from(record.offerDiscountType),
             .from(record.offerIdentifier), .from(record.ownershipType), .integer(record.signedDate),
             .from(record.appAccountToken), .text(jws), .from(record.price), .from(record.currency),
-            .from(record.revocationPercentage),
+            .from(record.revocationPercentage), .from(record.offerPeriod),
         ]).run()
     }
 

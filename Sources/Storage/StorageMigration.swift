@@ -30,7 +30,7 @@ public enum StorageMigration {
                 "app_id", "environment", "transaction_id", "original_transaction_id", "product_id", "subscription_group", "type",
                 "purchase_date", "original_purchase_date", "expires_date", "revocation_date", "revocation_reason", "revocation_type",
                 "is_upgraded", "offer_type", "offer_discount_type", "offer_identifier", "ownership_type", "signed_date",
-                "app_account_token", "jws", "price", "currency", "revocation_percentage",
+                "app_account_token", "jws", "price", "currency", "revocation_percentage", "offer_period",
             ]),
         Table(
             name: "renewal_infos",

@@ -77,6 +77,40 @@ final class SubscriberEndpointTests: XCTestCase {
         XCTAssertEqual(refunded["refundedAmount"], .double(2.498))
     }
 
+    /// Today's offers on a transaction, as Apple sends them: an offer code redeemed for a one-time
+    /// purchase (`ONE_TIME`), the offer's period, and an offer type Entitle does not know yet
+    /// (kept and shown, never refused).
+    func testOffersOfTodayAreShownAsAppleSendsThem() throws {
+        let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+        let coins = try chain.sign([
+            "transactionId": "5000", "originalTransactionId": "5000", "bundleId": "com.example.app", "productId": "coins",
+            "type": "Non-Consumable", "purchaseDate": .int(base), "signedDate": .int(base + 1), "environment": "Sandbox",
+            "inAppOwnershipType": "PURCHASED", "appAccountToken": .string(token), "offerType": 3, "offerIdentifier": "SPRING",
+            "offerDiscountType": "ONE_TIME", "offerPeriod": "P1D",
+        ])
+        let (status, answer) = request("POST", "/v1/transactions", ["signedTransaction": .string(coins)])
+        XCTAssertEqual(status, 200, "\(answer)")
+        let item = try XCTUnwrap(subscriber(token)?["nonSubscriptions"]?.arrayValue?.first)
+        XCTAssertEqual(item["offerType"], "OFFER_CODE")
+        XCTAssertEqual(item["offerIdentifier"], "SPRING")
+        XCTAssertEqual(item["offerDiscountType"], "ONE_TIME")
+        XCTAssertEqual(item["offerPeriod"], "P1D")
+
+        let payload: JSONObject = [
+            "transactionId": "6000", "originalTransactionId": "6000", "bundleId": "com.example.app", "productId": "pro.monthly",
+            "subscriptionGroupIdentifier": "G1", "type": "Auto-Renewable Subscription", "purchaseDate": .int(base),
+            "expiresDate": .int(base + 29 * day), "signedDate": .int(base + 1), "environment": "Sandbox",
+            "inAppOwnershipType": "PURCHASED", "appAccountToken": .string(token), "offerType": 9, "offerDiscountType": "NEW_KIND",
+            "offerPeriod": "P3M",
+        ]
+        let (newStatus, newAnswer) = request("POST", "/v1/transactions", ["signedTransaction": .string(try chain.sign(payload))])
+        XCTAssertEqual(newStatus, 200, "an offer type Entitle does not know is no refusal: \(newAnswer)")
+        let subscription = try XCTUnwrap(subscriber(token)?["subscriptions"]?["pro.monthly"])
+        XCTAssertEqual(subscription["offerType"], "9", "passed through")
+        XCTAssertEqual(subscription["offerDiscountType"], "NEW_KIND")
+        XCTAssertEqual(subscription["offerPeriod"], "P3M")
+    }
+
     // MARK: - Helpers
 
     private func request(

@@ -54,6 +54,7 @@ class FactStoreContract: XCTestCase {
         refunded.revocationPercentage = 33_333
         refunded.price = 9_990
         refunded.currency = "EUR"
+        refunded.offerPeriod = "P1M"
         XCTAssertEqual(try store.apply(batch([refunded], link: ("1000", "7e3fb20b-4cdb-47cc-936d-99d65f608138"))), .applied)
         let read = try store.facts(appId: "app", environment: "Sandbox", originalTransactionId: "1000")?.transactions.first
         XCTAssertEqual(read, refunded)

@@ -46,6 +46,8 @@ public struct JWSTransactionDecodedPayload: AppStoreModel {
     public var price: Int64? { int64("price") }
     public var currency: String? { string("currency") }
     public var offerDiscountType: OfferDiscountType? { string("offerDiscountType").map(OfferDiscountType.init(rawValue:)) }
+    /// The offer's duration, ISO 8601 (`P1M`), as Apple sends it.
+    public var offerPeriod: String? { string("offerPeriod") }
     public var appTransactionId: String? { string("appTransactionId") }
     public var revocationType: RevocationType? { string("revocationType").map(RevocationType.init(rawValue:)) }
     public var revocationPercentage: Int64? { int64("revocationPercentage") }

@@ -159,6 +159,11 @@ public enum SubscriberView {
         item.set("store", "app_store")
         Timestamps.set(&item, "purchaseDate", transaction.purchaseDate)
         Timestamps.set(&item, "revocationDate", transaction.revocationDate)
+        // An offer code redeemed for a one-time purchase (`offerType` 3, `offerDiscountType` ONE_TIME).
+        item.set("offerType", ifPresent: transaction.offerType.map(offerTypeName))
+        item.set("offerIdentifier", ifPresent: transaction.offerIdentifier)
+        item.set("offerDiscountType", ifPresent: transaction.offerDiscountType)
+        item.set("offerPeriod", ifPresent: transaction.offerPeriod)
         item.set("revocationType", ifPresent: transaction.revocationType)
         item.set("revocationPercentage", ifPresent: transaction.revocationPercentage)
     }
@@ -180,6 +185,8 @@ public enum SubscriberView {
         object.set("periodType", state.periodType)
         object.set("offerType", ifPresent: state.offerType.map(offerTypeName))
         object.set("offerIdentifier", ifPresent: state.offerIdentifier)
+        object.set("offerDiscountType", ifPresent: state.offerDiscountType)
+        object.set("offerPeriod", ifPresent: state.offerPeriod)
         Timestamps.set(&object, "billingIssueDetectedAt", state.billingIssueDetectedAt)
         Timestamps.set(&object, "unsubscribeDetectedAt", state.unsubscribeDetectedAt)
         Timestamps.set(&object, "revocationDate", state.revocationDate)

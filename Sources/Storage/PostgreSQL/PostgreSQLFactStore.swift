@@ -235,7 +235,8 @@ public final class PostgreSQLFactStore: FactStore {
     static let transactionColumns = """
         x.transaction_id, x.product_id, x.subscription_group, x.type, x.purchase_date, x.original_purchase_date, x.expires_date,
         x.revocation_date, x.revocation_reason, x.revocation_type, x.is_upgraded, x.offer_type, x.offer_discount_type,
-        x.offer_identifier, x.ownership_type, x.signed_date, x.app_account_token, x.price, x.currency, x.revocation_percentage
+        x.offer_identifier, x.ownership_type, x.signed_date, x.app_account_token, x.price, x.currency, x.revocation_percentage,
+        x.offer_period
         """
 
     static let renewalColumns = """
@@ -253,7 +254,7 @@ public final class PostgreSQLFactStore: FactStore {
             expiresDate: number(6), revocationDate: number(7), revocationReason: number(8), revocationType: text(9),
             isUpgraded: number(10) == 1, offerType: number(11), offerDiscountType: text(12), offerIdentifier: text(13),
             ownershipType: text(14), environment: environment, signedDate: number(15) ?? 0, appAccountToken: text(16),
-            price: number(17), currency: text(18), revocationPercentage: number(19))
+            price: number(17), currency: text(18), revocationPercentage: number(19), offerPeriod: text(20))
     }
 
     /// A renewal info from `renewalColumns`, starting at column `first`.

@@ -121,8 +121,11 @@ enum PostgreSQLMigrations {
             END IF;
         END $$;
         """,
-        // 6: SQLite's migration 11: partial refunds (`revocationPercentage`).
-        "ALTER TABLE transactions ADD COLUMN revocation_percentage BIGINT;",
+        // 6: SQLite's migration 11: partial refunds (`revocationPercentage`), the offer's duration.
+        """
+        ALTER TABLE transactions ADD COLUMN revocation_percentage BIGINT;
+        ALTER TABLE transactions ADD COLUMN offer_period TEXT;
+        """,
     ]
 
     static func migrate(_ pool: PostgreSQLPool) throws {

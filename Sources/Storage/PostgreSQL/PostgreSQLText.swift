@@ -4,7 +4,7 @@ import Foundation
 /// text (the tables' types differ) and each part padded with NULLs to the widest part's width.
 enum PostgreSQLText {
     /// The widest part: a transaction's columns.
-    static let width = 20
+    static let width = 21
 
     /// `a, b` → `a::text, b::text`.
     static func columns(_ list: String) -> String {

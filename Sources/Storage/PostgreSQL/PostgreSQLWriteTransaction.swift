@@ -138,7 +138,7 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
             "app_id", "environment", "transaction_id", "original_transaction_id", "product_id", "subscription_group", "type",
             "purchase_date", "original_purchase_date", "expires_date", "revocation_date", "revocation_reason", "revocation_type",
             "is_upgraded", "offer_type", "offer_discount_type", "offer_identifier", "ownership_type", "signed_date",
-            "app_account_token", "jws", "price", "currency", "revocation_percentage",
+            "app_account_token", "jws", "price", "currency", "revocation_percentage", "offer_period",
         ])
 
     func putTransaction(_ record: TransactionRecord, jws: String) throws {
@@ -152,7 +152,7 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
                 .from(record.isUpgraded), .from(record.offerType), .from(record.offerDiscountType),
                 .from(record.offerIdentifier), .from(record.ownershipType), .integer(record.signedDate),
                 .from(record.appAccountToken), .text(jws), .from(record.price), .from(record.currency),
-                .from(record.revocationPercentage),
+                .from(record.revocationPercentage), .from(record.offerPeriod),
             ])
     }
 
