@@ -4,7 +4,8 @@
 ///
 /// Nested objects and arrays write into the same buffer (it is handed to the nested writer and
 /// back, never copied).
-public struct JSONObjectWriter: JSONObjectBuilder {
+public struct JSONObjectWriter: JSONObjectBuilder, ContinuingWriter {
+    fileprivate static let closing = UInt8(ascii: "}")
     fileprivate var bytes: [UInt8]
     fileprivate var isEmpty = true
 
@@ -55,18 +56,12 @@ public struct JSONObjectWriter: JSONObjectBuilder {
 
     public mutating func object(_ key: String, _ build: (inout JSONObjectWriter) -> Void) {
         member(key)
-        var inner = JSONObjectWriter(continuing: &bytes)
-        build(&inner)
-        inner.bytes.append(UInt8(ascii: "}"))
-        swap(&bytes, &inner.bytes)
+        writeNested(into: &bytes, build)
     }
 
     public mutating func list(_ key: String, _ build: (inout JSONListWriter) -> Void) {
         member(key)
-        var inner = JSONListWriter(continuing: &bytes)
-        build(&inner)
-        inner.bytes.append(UInt8(ascii: "]"))
-        swap(&bytes, &inner.bytes)
+        writeNested(into: &bytes, build)
     }
 
     private mutating func member(_ key: String) {
@@ -93,7 +88,8 @@ public struct JSONObjectWriter: JSONObjectBuilder {
 }
 
 /// The elements of an array inside a `JSONObjectWriter`.
-public struct JSONListWriter: JSONListBuilder {
+public struct JSONListWriter: JSONListBuilder, ContinuingWriter {
+    fileprivate static let closing = UInt8(ascii: "]")
     fileprivate var bytes: [UInt8]
     private var isEmpty = true
 
@@ -110,13 +106,25 @@ public struct JSONListWriter: JSONListBuilder {
 
     public mutating func object(_ build: (inout JSONObjectWriter) -> Void) {
         separate()
-        var inner = JSONObjectWriter(continuing: &bytes)
-        build(&inner)
-        inner.bytes.append(UInt8(ascii: "}"))
-        swap(&bytes, &inner.bytes)
+        writeNested(into: &bytes, build)
     }
 
     private mutating func separate() {
         if isEmpty { isEmpty = false } else { bytes.append(UInt8(ascii: ",")) }
     }
+}
+
+/// A writer of a nested object or array: it continues in the buffer it is handed.
+private protocol ContinuingWriter {
+    init(continuing bytes: inout [UInt8])
+    var bytes: [UInt8] { get set }
+    static var closing: UInt8 { get }
+}
+
+/// Writes a nested value through a writer of its kind; the buffer moves to it and back, closed.
+private func writeNested<Writer: ContinuingWriter>(into bytes: inout [UInt8], _ build: (inout Writer) -> Void) {
+    var inner = Writer(continuing: &bytes)
+    build(&inner)
+    inner.bytes.append(Writer.closing)
+    swap(&bytes, &inner.bytes)
 }

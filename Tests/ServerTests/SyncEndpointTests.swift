@@ -60,6 +60,16 @@ final class SyncEndpointTests: XCTestCase {
         return (response.status, (try? JSONParser.parse(response.body)) ?? .null)
     }
 
+    /// A client key posts a signed transaction for `token`; the answer must be 200.
+    private func clientPost(_ transaction: String, token: String, on server: EntitleServer? = nil) {
+        let response = (server ?? entitle).handle(
+            HTTPRequest(
+                method: "POST", target: "/v1/transactions",
+                headers: [("authorization", "Bearer client_key_0123456789"), ("content-type", "application/json")],
+                body: JSONValue.object(["signedTransaction": .string(transaction), "appAccountToken": .string(token)]).serializedBytes))
+        XCTAssertEqual(response.status, 200, String(decoding: response.body, as: UTF8.self))
+    }
+
     /// A client links an untokened subscription: Apple is told (Set App Account Token, bearer JWT
     /// checked by the stand-in), and a call Apple refuses is made again later; the link stays.
     func testLinkingAnUntokenedSubscriptionTellsAppleAndRetries() throws {
@@ -67,13 +77,7 @@ final class SyncEndpointTests: XCTestCase {
         let store = entitle.application.store
         standIn.script(AppStoreStandIn.error(500, 5000000, "An unknown error occurred."))
         let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
-        let transaction = AppStoreStandIn.signedTransaction(chain, id: "1000", bundleId: "com.example.app")
-        let response = entitle.handle(
-            HTTPRequest(
-                method: "POST", target: "/v1/transactions",
-                headers: [("authorization", "Bearer client_key_0123456789"), ("content-type", "application/json")],
-                body: JSONValue.object(["signedTransaction": .string(transaction), "appAccountToken": .string(token)]).serializedBytes))
-        XCTAssertEqual(response.status, 200, String(decoding: response.body, as: UTF8.self))
+        clientPost(AppStoreStandIn.signedTransaction(chain, id: "1000", bundleId: "com.example.app"), token: token, on: entitle)
         func calls() -> [HTTPRequest] { standIn.requests.filter { $0.path == "/inApps/v1/transactions/1000/appAccountToken" } }
         for _ in 0..<100 where calls().count < 2 { Thread.sleep(forTimeInterval: 0.05) }
         XCTAssertEqual(calls().count, 2, "the refused call was made again")
@@ -142,22 +146,14 @@ final class SyncEndpointTests: XCTestCase {
     func testASubscribersSyncWalksTheirHistoryOnce() throws {
         let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
         let now = TestChain.milliseconds(chain.mintedAt)
-        func clientPost(_ transaction: String) throws {
-            let response = entitle.handle(
-                HTTPRequest(
-                    method: "POST", target: "/v1/transactions",
-                    headers: [("authorization", "Bearer client_key_0123456789"), ("content-type", "application/json")],
-                    body: JSONValue.object(["signedTransaction": .string(transaction), "appAccountToken": .string(token)]).serializedBytes))
-            XCTAssertEqual(response.status, 200, String(decoding: response.body, as: UTF8.self))
-        }
-        try clientPost(AppStoreStandIn.signedTransaction(chain, id: "1000", bundleId: "com.example.app"))
+        clientPost(AppStoreStandIn.signedTransaction(chain, id: "1000", bundleId: "com.example.app"), token: token)
         for id in ["c1", "c2", "c3"] {
-            try clientPost(
-                chain.sign([
+            clientPost(
+                try chain.sign([
                     "transactionId": .string(id), "originalTransactionId": .string(id), "bundleId": "com.example.app",
                     "productId": "gems.100", "environment": "Sandbox", "type": "Consumable", "purchaseDate": .int(now),
                     "signedDate": .int(now), "appAccountToken": .string(token),
-                ]))
+                ]), token: token)
         }
         XCTAssertEqual(post("/v1/subscribers/\(token)/sync").0, 200)
         let before = standIn.requests.count
