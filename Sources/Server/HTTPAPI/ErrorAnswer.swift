@@ -36,13 +36,10 @@ enum ErrorAnswer {
 extension HTTPRequestContext {
     /// 200 with `value`, or the error's answer.
     func reply(_ result: Result<JSONValue, any Error>, app: String?) {
-        switch result {
-        case .success(let value): respond(.json(200, value.serializedBytes, app: app))
-        case .failure(let error): reply(error: error, app: app)
-        }
+        reply(serialized: result.map(\.serializedBytes), app: app)
     }
 
-    /// A JSON answer already serialized.
+    /// 200 with JSON already serialized, or the error's answer.
     func reply(serialized result: Result<[UInt8], any Error>, app: String?) {
         switch result {
         case .success(let bytes): respond(.json(200, bytes, app: app))

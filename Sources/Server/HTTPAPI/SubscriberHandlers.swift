@@ -68,7 +68,7 @@ struct SubscriberHandlers: Sendable {
                 originalTransactionId: context.pathParameters["originalTransactionId"] ?? "", environment: query.environment,
                 at: try query.instant(for: caller, now: Date())
             ) { result in
-                context.reply(Self.subscriber(result, missing: "no subscription with this originalTransactionId"), app: app)
+                context.reply(serialized: Self.subscriber(result, missing: "no subscription with this originalTransactionId"), app: app)
             }
         } catch {
             context.reply(error: error, app: nil)
@@ -86,7 +86,7 @@ struct SubscriberHandlers: Sendable {
                 appTransactionId: context.pathParameters["appTransactionId"] ?? "", environment: query.environment,
                 at: try query.instant(for: caller, now: Date())
             ) { result in
-                context.reply(Self.subscriber(result, missing: "no subscription with this appTransactionId"), app: app)
+                context.reply(serialized: Self.subscriber(result, missing: "no subscription with this appTransactionId"), app: app)
             }
         } catch {
             context.reply(error: error, app: nil)
@@ -103,11 +103,8 @@ struct SubscriberHandlers: Sendable {
         }
     }
 
-    static func subscriber(_ result: Result<JSONObject?, any Error>, missing: String) -> Result<JSONValue, any Error> {
-        result.flatMap { found in
-            guard let found else { return .failure(ServiceError.notFound(missing)) }
-            return .success(.object(["subscriber": .object(found)]))
-        }
+    static func subscriber(_ result: Result<JSONObject?, any Error>, missing: String) -> Result<[UInt8], any Error> {
+        subscriber(result.map { $0.map { JSONValue.object($0).serializedBytes } }, missing: missing)
     }
 
     // MARK: - GET /v1/notifications
