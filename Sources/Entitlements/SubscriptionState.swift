@@ -41,6 +41,12 @@ public struct SubscriptionState: Sendable, Equatable {
     public var ownershipType: String?
     public var environment: String
     public var eligibleWinBackOfferIds: [String]
+    /// A 12-month commitment billed monthly: the current transaction's plan and place in the
+    /// commitment, and what the renewal info says of the next term (API 1.21), as Apple sent them.
+    public var billingPlanType: String? = nil
+    public var renewalBillingPlanType: String? = nil
+    public var commitment: TransactionCommitment? = nil
+    public var renewalCommitment: RenewalCommitment? = nil
 }
 
 /// Derives subscription state from stored facts. Pure: facts and `now` in, state out.
@@ -68,7 +74,7 @@ public enum SubscriptionEngine {
         guard let current = currentTransaction(of: transactions) else { return nil }
         let (state, isActive) = stateName(current, renewal: renewal, now: now, billingRetryGrantsAccess: billingRetryGrantsAccess)
         let willRenew = renewal?.autoRenewStatus == 1 && state != .revoked && state != .expired
-        return SubscriptionState(
+        var subscription = SubscriptionState(
             originalTransactionId: current.originalTransactionId, transactionId: current.transactionId, productId: current.productId,
             subscriptionGroupIdentifier: current.subscriptionGroupIdentifier, state: state, isActive: isActive,
             purchaseDate: current.purchaseDate,
@@ -84,6 +90,11 @@ public enum SubscriptionEngine {
             revocationType: current.revocationType, revocationPercentage: current.revocationPercentage,
             isUpgraded: current.isUpgraded, ownershipType: current.ownershipType, environment: current.environment,
             eligibleWinBackOfferIds: renewal?.eligibleWinBackOfferIds ?? [])
+        subscription.billingPlanType = current.billingPlanType
+        subscription.commitment = current.commitment
+        subscription.renewalBillingPlanType = renewal?.renewalBillingPlanType
+        subscription.renewalCommitment = renewal?.commitment
+        return subscription
     }
 
     /// The table of ENTITLEMENTS.md, first matching row wins.

@@ -33,6 +33,9 @@ public struct TransactionRecord: Sendable, Equatable {
     /// What the customer paid, in milliunits of `currency` (Apple's `price`), when Apple said.
     public var price: Int64?
     public var currency: String?
+    /// `BILLED_UPFRONT`, `MONTHLY` (a 12-month commitment billed monthly), or a newer value, as sent.
+    public var billingPlanType: String?
+    public var commitment: TransactionCommitment?
 
     public init(
         transactionId: String, originalTransactionId: String, productId: String,
@@ -42,8 +45,11 @@ public struct TransactionRecord: Sendable, Equatable {
         isUpgraded: Bool = false, offerType: Int64? = nil, offerDiscountType: String? = nil,
         offerIdentifier: String? = nil, ownershipType: String? = "PURCHASED", environment: String = "Sandbox",
         signedDate: Int64, appAccountToken: String? = nil, appTransactionId: String? = nil,
-        price: Int64? = nil, currency: String? = nil, revocationPercentage: Int64? = nil, offerPeriod: String? = nil
+        price: Int64? = nil, currency: String? = nil, revocationPercentage: Int64? = nil, offerPeriod: String? = nil,
+        billingPlanType: String? = nil, commitment: TransactionCommitment? = nil
     ) {
+        self.billingPlanType = billingPlanType
+        self.commitment = commitment
         self.revocationPercentage = revocationPercentage
         self.offerPeriod = offerPeriod
         self.appTransactionId = appTransactionId
@@ -87,7 +93,8 @@ public struct TransactionRecord: Sendable, Equatable {
             offerIdentifier: payload.offerIdentifier, ownershipType: payload.inAppOwnershipType?.rawValue,
             environment: environment, signedDate: signedDate, appAccountToken: payload.appAccountToken,
             appTransactionId: payload.appTransactionId, price: payload.price, currency: payload.currency,
-            revocationPercentage: payload.revocationPercentage, offerPeriod: payload.offerPeriod)
+            revocationPercentage: payload.revocationPercentage, offerPeriod: payload.offerPeriod,
+            billingPlanType: payload.billingPlanType?.rawValue, commitment: payload.commitmentInfo.map(TransactionCommitment.init(apple:)))
     }
 
     /// What a refund of this transaction returned, in milliunits of `currency`: the price times
@@ -118,13 +125,19 @@ public struct RenewalRecord: Sendable, Equatable {
     public var environment: String
     public var signedDate: Int64
     public var appTransactionId: String?
+    /// How the next term is billed (`renewalBillingPlanType`), as sent.
+    public var renewalBillingPlanType: String?
+    public var commitment: RenewalCommitment?
 
     public init(
         originalTransactionId: String, productId: String? = nil, autoRenewProductId: String? = nil,
         autoRenewStatus: Int64? = 1, isInBillingRetryPeriod: Bool = false, gracePeriodExpiresDate: Int64? = nil,
         expirationIntent: Int64? = nil, eligibleWinBackOfferIds: [String] = [], environment: String = "Sandbox",
-        signedDate: Int64, appTransactionId: String? = nil
+        signedDate: Int64, appTransactionId: String? = nil, renewalBillingPlanType: String? = nil,
+        commitment: RenewalCommitment? = nil
     ) {
+        self.renewalBillingPlanType = renewalBillingPlanType
+        self.commitment = commitment
         self.appTransactionId = appTransactionId
         self.originalTransactionId = originalTransactionId
         self.productId = productId
@@ -147,7 +160,8 @@ public struct RenewalRecord: Sendable, Equatable {
             autoRenewStatus: payload.autoRenewStatus?.rawValue, isInBillingRetryPeriod: payload.isInBillingRetryPeriod ?? false,
             gracePeriodExpiresDate: payload.gracePeriodExpiresDate, expirationIntent: payload.expirationIntent?.rawValue,
             eligibleWinBackOfferIds: payload.eligibleWinBackOfferIds ?? [], environment: environment, signedDate: signedDate,
-            appTransactionId: payload.appTransactionId)
+            appTransactionId: payload.appTransactionId, renewalBillingPlanType: payload.renewalBillingPlanType?.rawValue,
+            commitment: payload.commitmentInfo.map(RenewalCommitment.init(apple:)))
     }
 }
 

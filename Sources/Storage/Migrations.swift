@@ -134,5 +134,13 @@ enum Migrations {
         ALTER TABLE transactions ADD COLUMN revocation_percentage INTEGER;
         ALTER TABLE transactions ADD COLUMN offer_period TEXT;
         """,
+        // 12: 12-month commitments billed monthly: each side's plan, and Apple's `commitmentInfo`
+        // object as JSON text (read back into its typed form).
+        """
+        ALTER TABLE transactions ADD COLUMN billing_plan_type TEXT;
+        ALTER TABLE transactions ADD COLUMN commitment TEXT;
+        ALTER TABLE renewal_infos ADD COLUMN renewal_billing_plan_type TEXT;
+        ALTER TABLE renewal_infos ADD COLUMN commitment TEXT;
+        """,
     ]
 }

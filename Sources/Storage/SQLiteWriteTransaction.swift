@@ -78,8 +78,8 @@ struct SQLiteWriteTransaction: FactWriteTransaction {
                 subscription_group, type, purchase_date, original_purchase_date, expires_date, revocation_date,
                 revocation_reason, revocation_type, is_upgraded, offer_type, offer_discount_type, offer_identifier,
                 ownership_type, signed_date, app_account_token, jws, price, currency, revocation_percentage,
-                offer_period)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                offer_period, billing_plan_type, commitment)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """
         ).bind([
             .text(appId), .text(record.environment), .text(record.transactionId), .text(record.originalTransactionId),
@@ -89,7 +89,8 @@ struct SQLiteWriteTransaction: FactWriteTransaction {
             .from(record.isUpgraded), .from(record.offerType), .from(record.offerDiscountType),
             .from(record.offerIdentifier), .from(record.ownershipType), .integer(record.signedDate),
             .from(record.appAccountToken), .text(jws), .from(record.price), .from(record.currency),
-            .from(record.revocationPercentage), .from(record.offerPeriod),
+            .from(record.revocationPercentage), .from(record.offerPeriod), .from(record.billingPlanType),
+            .from(StoredCommitment.text(record.commitment)),
         ]).run()
     }
 
@@ -98,14 +99,15 @@ struct SQLiteWriteTransaction: FactWriteTransaction {
             """
             INSERT OR REPLACE INTO renewal_infos (app_id, environment, original_transaction_id, product_id, auto_renew_product_id,
                 auto_renew_status, is_in_billing_retry, grace_period_expires_date, expiration_intent,
-                eligible_win_back_offer_ids, signed_date, jws)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                eligible_win_back_offer_ids, signed_date, jws, renewal_billing_plan_type, commitment)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """
         ).bind([
             .text(appId), .text(record.environment), .text(record.originalTransactionId), .from(record.productId),
             .from(record.autoRenewProductId), .from(record.autoRenewStatus), .from(record.isInBillingRetryPeriod),
             .from(record.gracePeriodExpiresDate), .from(record.expirationIntent),
             .text(record.eligibleWinBackOfferIds.joined(separator: "\n")), .integer(record.signedDate), .text(jws),
+            .from(record.renewalBillingPlanType), .from(StoredCommitment.text(record.commitment)),
         ]).run()
     }
 

@@ -31,13 +31,14 @@ public enum StorageMigration {
                 "purchase_date", "original_purchase_date", "expires_date", "revocation_date", "revocation_reason", "revocation_type",
                 "is_upgraded", "offer_type", "offer_discount_type", "offer_identifier", "ownership_type", "signed_date",
                 "app_account_token", "jws", "price", "currency", "revocation_percentage", "offer_period",
+                "billing_plan_type", "commitment",
             ]),
         Table(
             name: "renewal_infos",
             columns: [
                 "app_id", "environment", "original_transaction_id", "product_id", "auto_renew_product_id", "auto_renew_status",
                 "is_in_billing_retry", "grace_period_expires_date", "expiration_intent", "eligible_win_back_offer_ids", "signed_date",
-                "jws",
+                "jws", "renewal_billing_plan_type", "commitment",
             ]),
         Table(name: "subscriber_links", columns: ["app_id", "environment", "original_transaction_id", "app_account_token"]),
         Table(name: "signals", columns: ["app_id", "environment", "original_transaction_id", "kind", "at"]),

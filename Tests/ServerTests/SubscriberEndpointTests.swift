@@ -111,6 +111,66 @@ final class SubscriberEndpointTests: XCTestCase {
         XCTAssertEqual(subscription["offerPeriod"], "P3M")
     }
 
+    /// A 12-month commitment billed monthly (API 1.21): the plan and both commitmentInfo objects
+    /// are shown on the subscription and carried by events, and the commitment's own renewal
+    /// switched off is a CANCELLATION of scope `commitment` (the subscription's renewal is not).
+    func testACommitmentBilledMonthlyIsShownAndEvented() throws {
+        func commitmentRenewal(_ status: Int64, signed: Int64) throws -> String {
+            try chain.sign([
+                "originalTransactionId": "1000", "productId": "pro.monthly", "autoRenewProductId": "pro.monthly",
+                "autoRenewStatus": 1, "environment": "Sandbox", "signedDate": .int(signed), "renewalBillingPlanType": "MONTHLY",
+                "commitmentInfo": .object([
+                    "commitmentAutoRenewStatus": .int(status), "commitmentAutoRenewProductId": "pro.monthly",
+                    "commitmentRenewalBillingPlanType": "BILLED_UPFRONT", "commitmentRenewalDate": .int(base + 300 * day),
+                    "commitmentRenewalPrice": 99_990,
+                ]),
+            ])
+        }
+        let third = try chain.sign([
+            "transactionId": "1003", "originalTransactionId": "1000", "bundleId": "com.example.app", "productId": "pro.monthly",
+            "subscriptionGroupIdentifier": "G1", "type": "Auto-Renewable Subscription", "purchaseDate": .int(base - day),
+            "expiresDate": .int(base + 29 * day), "signedDate": .int(base + 1), "environment": "Sandbox",
+            "inAppOwnershipType": "PURCHASED", "appAccountToken": .string(token), "price": 9_990, "currency": "EUR",
+            "billingPlanType": "MONTHLY",
+            "commitmentInfo": .object([
+                "billingPeriodNumber": 3, "totalBillingPeriods": 12, "commitmentExpiresDate": .int(base + 270 * day),
+                "commitmentPrice": 119_880,
+            ]),
+        ])
+        let (status, posted) = request(
+            "POST", "/v1/transactions",
+            ["signedTransaction": .string(third), "signedRenewalInfo": .string(try commitmentRenewal(1, signed: base + 1))])
+        XCTAssertEqual(status, 200, "\(posted)")
+        let subscription = try XCTUnwrap(subscriber(token)?["subscriptions"]?["pro.monthly"])
+        XCTAssertEqual(subscription["billingPlanType"], "MONTHLY")
+        XCTAssertEqual(subscription["renewalBillingPlanType"], "MONTHLY")
+        let commitment = try XCTUnwrap(subscription["commitment"])
+        XCTAssertEqual(commitment["billingPeriodNumber"], 3)
+        XCTAssertEqual(commitment["totalBillingPeriods"], 12)
+        XCTAssertEqual(commitment["commitmentPrice"], 119_880)
+        XCTAssertEqual(commitment["commitmentExpiresDateMs"], .int(base + 270 * day))
+        XCTAssertEqual(commitment["commitmentExpiresDate"], .string(Timestamps.iso(base + 270 * day)))
+        XCTAssertEqual(commitment["commitmentAutoRenewStatus"], 1)
+        XCTAssertEqual(commitment["commitmentAutoRenewProductId"], "pro.monthly")
+        XCTAssertEqual(commitment["commitmentRenewalBillingPlanType"], "BILLED_UPFRONT")
+        XCTAssertEqual(commitment["commitmentRenewalDateMs"], .int(base + 300 * day))
+        XCTAssertEqual(commitment["commitmentRenewalPrice"], 99_990)
+
+        let (again, answer) = request(
+            "POST", "/v1/transactions",
+            ["signedTransaction": .string(third), "signedRenewalInfo": .string(try commitmentRenewal(0, signed: base + 2))])
+        XCTAssertEqual(again, 200, "\(answer)")
+        XCTAssertEqual(subscriber(token)?["subscriptions"]?["pro.monthly"]?["willRenew"], .bool(true), "the subscription renews")
+        let events = request("GET", "/v1/events", key: "server_key_0123456789").1["events"]?.arrayValue ?? []
+        let purchase = try XCTUnwrap(events.first { $0["type"] == "INITIAL_PURCHASE" || $0["type"] == "RENEWAL" }, "\(events)")
+        XCTAssertEqual(purchase["billingPlanType"], "MONTHLY")
+        XCTAssertEqual(purchase["commitment"]?["billingPeriodNumber"], 3)
+        let cancellations = events.filter { $0["type"] == "CANCELLATION" }
+        XCTAssertEqual(cancellations.count, 1, "\(events)")
+        XCTAssertEqual(cancellations.first?["scope"], "commitment")
+        XCTAssertEqual(cancellations.first?["subscriber"]?["subscriptions"]?["pro.monthly"]?["commitment"]?["commitmentAutoRenewStatus"], 0)
+    }
+
     // MARK: - Helpers
 
     private func request(

@@ -64,6 +64,35 @@ class FactStoreContract: XCTestCase {
         XCTAssertEqual(whole.environments.first?.facts.first?.transactions.first, refunded)
     }
 
+    /// A 12-month commitment billed monthly, both sides, survives the store (read alone and with
+    /// the subscriber), and a subscription without one reads without one.
+    func testACommitmentIsStoredWhole() throws {
+        let store = try makeStore()
+        let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+        var monthly = transaction("1", signed: 10, token: token)
+        monthly.billingPlanType = "MONTHLY"
+        monthly.commitment = TransactionCommitment(
+            billingPeriodNumber: 3, totalBillingPeriods: 12, commitmentExpiresDate: 1_698_150_000_000, commitmentPrice: 119_880)
+        var batch = batch([monthly], link: ("1000", token))
+        let renewal = RenewalRecord(
+            originalTransactionId: "1000", productId: "p", autoRenewProductId: "p", signedDate: 10, renewalBillingPlanType: "MONTHLY",
+            commitment: RenewalCommitment(
+                autoRenewStatus: 0, autoRenewProductId: "p.yearly", renewalBillingPlanType: "BILLED_UPFRONT",
+                renewalDate: 1_698_150_000_000, renewalPrice: 99_990))
+        batch.renewal = (renewal, "renewal-jws")
+        XCTAssertEqual(try store.apply(batch), .applied)
+        let read = try store.facts(appId: "app", environment: "Sandbox", originalTransactionId: "1000")
+        XCTAssertEqual(read?.transactions.first, monthly)
+        XCTAssertEqual(read?.renewal, renewal)
+        let whole = try store.subscriber(appId: "app", environments: ["Sandbox"], appAccountToken: token)
+        XCTAssertEqual(whole.environments.first?.facts.first?.transactions.first, monthly)
+        XCTAssertEqual(whole.environments.first?.facts.first?.renewal, renewal)
+        XCTAssertEqual(try store.apply(self.batch([transaction("2", original: "2000", signed: 10)])), .applied)
+        let plain = try store.facts(appId: "app", environment: "Sandbox", originalTransactionId: "2000")?.transactions.first
+        XCTAssertNil(plain?.commitment)
+        XCTAssertNil(plain?.billingPlanType)
+    }
+
     func testNotificationsAreIdempotent() throws {
         let store = try makeStore()
         XCTAssertEqual(try store.apply(batch([transaction("1", signed: 10)], notification: "n-1")), .applied)
@@ -565,7 +594,7 @@ final class PostgreSQLFactStoreTests: FactStoreContract {
         }
         XCTAssertEqual(failures.all, [])
         let applied = try runProcess("psql", [url, "-At", "-c", "SELECT count(*), max(version) FROM schema_migrations"])
-        XCTAssertEqual(applied.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "6|6", "each of the six migrations once")
+        XCTAssertEqual(applied.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "7|7", "each of the seven migrations once")
         // Migration 5: the signed texts compressed with lz4, where the server was built with it.
         let compression = try runProcess(
             "psql",
@@ -612,7 +641,7 @@ final class SQLiteFactStoreTests: FactStoreContract {
         XCTAssertEqual(try reopened.integrityCheck(), "ok")
         let mode = try runProcess("sqlite3", [path, "PRAGMA journal_mode; PRAGMA user_version;"])
         XCTAssertEqual(mode.status, 0, "the sqlite3 command line (Debian's sqlite3) is needed: \(mode.stderr)")
-        XCTAssertEqual(mode.stdout, "wal\n11\n")
+        XCTAssertEqual(mode.stdout, "wal\n12\n")
     }
 
     /// The README promises WAL and `synchronous = FULL`: an acknowledged fact survives power loss.

@@ -38,4 +38,7 @@ public struct JWSRenewalInfoDecodedPayload: AppStoreModel {
     public var eligibleWinBackOfferIds: [String]? { json["eligibleWinBackOfferIds"]?.arrayValue?.compactMap(\.stringValue) }
     public var appAccountToken: String? { string("appAccountToken")?.lowercased() }
     public var appTransactionId: String? { string("appTransactionId") }
+    public var renewalBillingPlanType: BillingPlanType? { string("renewalBillingPlanType").map(BillingPlanType.init(rawValue:)) }
+    /// The commitment's next term (API 1.21), as sent (validated by its schema).
+    public var commitmentInfo: JSONObject? { json["commitmentInfo"]?.objectValue }
 }

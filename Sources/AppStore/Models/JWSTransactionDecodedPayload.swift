@@ -52,4 +52,6 @@ public struct JWSTransactionDecodedPayload: AppStoreModel {
     public var revocationType: RevocationType? { string("revocationType").map(RevocationType.init(rawValue:)) }
     public var revocationPercentage: Int64? { int64("revocationPercentage") }
     public var billingPlanType: BillingPlanType? { string("billingPlanType").map(BillingPlanType.init(rawValue:)) }
+    /// The 12-month commitment billed monthly (API 1.21), as sent (validated by its schema).
+    public var commitmentInfo: JSONObject? { json["commitmentInfo"]?.objectValue }
 }

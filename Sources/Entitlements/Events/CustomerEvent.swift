@@ -39,6 +39,9 @@ public struct CustomerEvent: Sendable, Equatable {
     // The type's own fields; nil where they do not apply.
     public var isTrialConversion: Bool?
     public var cancelReason: String?
+    /// `commitment` when a `CANCELLATION` or `UNCANCELLATION` is of a 12-month commitment's own
+    /// renewal (`commitmentAutoRenewStatus`), not of the subscription's.
+    public var scope: String?
     public var gracePeriodExpiresDate: Int64?
     public var newProductId: String?
     public var previousProductId: String?

@@ -223,12 +223,26 @@ public enum CustomerEventDerivation {
                 change.takesEffect = "AT_RENEWAL"
                 events.append(change)
             }
+            events += commitmentEvents(renewal, old: old, current: current)
             if renewal.expirationIntent != nil && old?.expirationIntent == nil {
                 var expiration = event(.expiration, current, at: current?.expiresDate ?? at)
                 expiration.expirationReason = ExpirationIntentName.name(renewal.expirationIntent)
                 events.append(expiration)
             }
             return events
+        }
+
+        /// A 12-month commitment's own renewal (`commitmentAutoRenewStatus`) turned off or on again,
+        /// as seen between two renewal infos: Apple ties no notification to it and documents no
+        /// default, so only a change between two stated values counts.
+        private func commitmentEvents(_ renewal: RenewalRecord, old: RenewalRecord?, current: TransactionRecord?) -> [CustomerEvent] {
+            guard let was = old?.commitment?.autoRenewStatus, let now = renewal.commitment?.autoRenewStatus, was != now else {
+                return []
+            }
+            var change = event(now == 0 ? .cancellation : .uncancellation, current, at: renewal.signedDate)
+            change.scope = "commitment"
+            if now == 0 { change.cancelReason = cancelReason(renewal) }
+            return [change]
         }
 
         /// Apple's `expirationIntent` when it says; otherwise a customer's own switch-off.

@@ -37,10 +37,13 @@ public enum EventBody {
             }
             body.set("currency", ifPresent: transaction.currency)
             body.set("offerIdentifier", ifPresent: transaction.offerIdentifier)
+            body.set("billingPlanType", ifPresent: transaction.billingPlanType)
+            if let commitment = transaction.commitment { body.object("commitment") { commitment.write(into: &$0, isoDates: true) } }
         }
         if event.transaction != nil || event.grant != nil || event.play != nil { body.set("entitlements", strings: entitlements) }
         body.set("isTrialConversion", ifPresent: event.isTrialConversion)
         body.set("cancelReason", ifPresent: event.cancelReason)
+        body.set("scope", ifPresent: event.scope)
         Timestamps.set(&body, "gracePeriodExpiresDate", event.gracePeriodExpiresDate)
         body.set("previousProductId", ifPresent: event.previousProductId)
         body.set("newProductId", ifPresent: event.newProductId)

@@ -197,6 +197,16 @@ public enum SubscriberView {
         object.set("ownershipType", ifPresent: state.ownershipType)
         object.set("environment", state.environment)
         if !state.eligibleWinBackOfferIds.isEmpty { object.set("eligibleWinBackOfferIds", strings: state.eligibleWinBackOfferIds) }
+        object.set("billingPlanType", ifPresent: state.billingPlanType)
+        object.set("renewalBillingPlanType", ifPresent: state.renewalBillingPlanType)
+        if state.commitment != nil || state.renewalCommitment != nil {
+            // Both of Apple's commitmentInfo objects in one, under Apple's member names (they do
+            // not overlap): this period's place in the commitment, and the next term.
+            object.object("commitment") { commitment in
+                state.commitment?.write(into: &commitment, isoDates: true)
+                state.renewalCommitment?.write(into: &commitment, isoDates: true)
+            }
+        }
     }
 
     public static func json(_ entitlement: ProductGrant) -> JSONObject { tree { write(entitlement, into: &$0) } }

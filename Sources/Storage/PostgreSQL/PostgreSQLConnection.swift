@@ -233,7 +233,7 @@ final class PostgreSQLConnection: @unchecked Sendable {
 
     /// C strings for libpq that live for the duration of `body`.
     private static func withCStrings<T>(_ values: [String?], _ body: ([UnsafePointer<CChar>?]) -> T) -> T {
-        var owned: [UnsafeMutablePointer<CChar>?] = values.map { $0.map { strdup($0) } ?? nil }
+        let owned: [UnsafeMutablePointer<CChar>?] = values.map { $0.map { strdup($0) } ?? nil }
         defer { for pointer in owned { free(pointer) } }
         return body(owned.map { $0.map { UnsafePointer($0) } })
     }

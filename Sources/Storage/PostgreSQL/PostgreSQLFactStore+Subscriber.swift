@@ -81,19 +81,19 @@ extension PostgreSQLFactStore {
                 SELECT 't' AS kind, x.environment, x.original_transaction_id, x.purchase_date AS ordering, \(text.columns(transactionColumns))
                 FROM transactions x \(linked)
                 UNION ALL
-                SELECT 'r', x.environment, x.original_transaction_id, 0, \(text.columns(renewalColumns)), \(text.padding(8))
+                SELECT 'r', x.environment, x.original_transaction_id, 0, \(text.columns(renewalColumns)), \(text.padding(after: renewalColumns))
                 FROM renewal_infos x \(linked)
                 UNION ALL
                 SELECT 's', x.environment, x.original_transaction_id, x.at, x.kind, x.at::text, \(text.padding(2)) FROM signals x \(linked)
                 UNION ALL
-                SELECT 'g', x.environment, '', x.starts_at, \(text.columns(prefixed(grantColumns))), \(text.padding(10)) FROM grants x
+                SELECT 'g', x.environment, '', x.starts_at, \(text.columns(prefixed(grantColumns))), \(text.padding(after: grantColumns)) FROM grants x
                 WHERE x.app_id = $1 AND x.environment = ANY($2::text[]) AND x.app_account_token = $3
                 UNION ALL
                 SELECT 'x', x.environment, '', x.id, x.original_transaction_id, x.from_token, x.to_token, x.at::text, \(text.padding(4))
                 FROM link_transfers x
                 WHERE x.app_id = $1 AND x.environment = ANY($2::text[]) AND (x.from_token = $3 OR x.to_token = $3)
                 UNION ALL
-                SELECT 'p', '', '', x.start_time, \(text.columns(prefixed(playColumns))), \(text.padding(16))
+                SELECT 'p', '', '', x.start_time, \(text.columns(prefixed(playColumns))), \(text.padding(after: playColumns))
                 FROM play_purchases x WHERE x.app_id = $1 AND x.app_account_token = $3
             ) facts ORDER BY kind, 2, 3, ordering, 5
             """

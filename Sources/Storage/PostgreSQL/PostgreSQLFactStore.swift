@@ -193,7 +193,7 @@ public final class PostgreSQLFactStore: FactStore {
                 SELECT 't' AS kind, x.original_transaction_id, x.purchase_date AS ordering, \(text.columns(transactionColumns))
                 FROM transactions x \(scope)
                 UNION ALL
-                SELECT 'r', x.original_transaction_id, 0, \(text.columns(renewalColumns)), \(text.padding(8))
+                SELECT 'r', x.original_transaction_id, 0, \(text.columns(renewalColumns)), \(text.padding(after: renewalColumns))
                 FROM renewal_infos x \(scope)
                 UNION ALL
                 SELECT 's', x.original_transaction_id, x.at, x.kind, x.at::text, \(text.padding(2)) FROM signals x \(scope)
@@ -236,12 +236,12 @@ public final class PostgreSQLFactStore: FactStore {
         x.transaction_id, x.product_id, x.subscription_group, x.type, x.purchase_date, x.original_purchase_date, x.expires_date,
         x.revocation_date, x.revocation_reason, x.revocation_type, x.is_upgraded, x.offer_type, x.offer_discount_type,
         x.offer_identifier, x.ownership_type, x.signed_date, x.app_account_token, x.price, x.currency, x.revocation_percentage,
-        x.offer_period
+        x.offer_period, x.billing_plan_type, x.commitment
         """
 
     static let renewalColumns = """
         x.product_id, x.auto_renew_product_id, x.auto_renew_status, x.is_in_billing_retry, x.grace_period_expires_date,
-        x.expiration_intent, x.eligible_win_back_offer_ids, x.signed_date
+        x.expiration_intent, x.eligible_win_back_offer_ids, x.signed_date, x.renewal_billing_plan_type, x.commitment
         """
 
     /// A transaction from `transactionColumns`, starting at column `first`.
@@ -254,7 +254,8 @@ public final class PostgreSQLFactStore: FactStore {
             expiresDate: number(6), revocationDate: number(7), revocationReason: number(8), revocationType: text(9),
             isUpgraded: number(10) == 1, offerType: number(11), offerDiscountType: text(12), offerIdentifier: text(13),
             ownershipType: text(14), environment: environment, signedDate: number(15) ?? 0, appAccountToken: text(16),
-            price: number(17), currency: text(18), revocationPercentage: number(19), offerPeriod: text(20))
+            price: number(17), currency: text(18), revocationPercentage: number(19), offerPeriod: text(20),
+            billingPlanType: text(21), commitment: StoredCommitment.transaction(text(22)))
     }
 
     /// A renewal info from `renewalColumns`, starting at column `first`.
@@ -265,7 +266,7 @@ public final class PostgreSQLFactStore: FactStore {
             originalTransactionId: original, productId: row[first], autoRenewProductId: row[first + 1], autoRenewStatus: number(2),
             isInBillingRetryPeriod: number(3) == 1, gracePeriodExpiresDate: number(4), expirationIntent: number(5),
             eligibleWinBackOfferIds: offers.isEmpty ? [] : offers.components(separatedBy: "\n"), environment: environment,
-            signedDate: number(7) ?? 0)
+            signedDate: number(7) ?? 0, renewalBillingPlanType: row[first + 8], commitment: StoredCommitment.renewal(row[first + 9]))
     }
 
     public func syncRevision(appId: String, environment: String, originalTransactionId: String) throws -> String? {

@@ -126,6 +126,13 @@ enum PostgreSQLMigrations {
         ALTER TABLE transactions ADD COLUMN revocation_percentage BIGINT;
         ALTER TABLE transactions ADD COLUMN offer_period TEXT;
         """,
+        // 7: SQLite's migration 12: 12-month commitments billed monthly.
+        """
+        ALTER TABLE transactions ADD COLUMN billing_plan_type TEXT;
+        ALTER TABLE transactions ADD COLUMN commitment TEXT;
+        ALTER TABLE renewal_infos ADD COLUMN renewal_billing_plan_type TEXT;
+        ALTER TABLE renewal_infos ADD COLUMN commitment TEXT;
+        """,
     ]
 
     static func migrate(_ pool: PostgreSQLPool) throws {

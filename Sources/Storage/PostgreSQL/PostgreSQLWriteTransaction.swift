@@ -138,7 +138,8 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
             "app_id", "environment", "transaction_id", "original_transaction_id", "product_id", "subscription_group", "type",
             "purchase_date", "original_purchase_date", "expires_date", "revocation_date", "revocation_reason", "revocation_type",
             "is_upgraded", "offer_type", "offer_discount_type", "offer_identifier", "ownership_type", "signed_date",
-            "app_account_token", "jws", "price", "currency", "revocation_percentage", "offer_period",
+            "app_account_token", "jws", "price", "currency", "revocation_percentage", "offer_period", "billing_plan_type",
+            "commitment",
         ])
 
     func putTransaction(_ record: TransactionRecord, jws: String) throws {
@@ -152,7 +153,8 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
                 .from(record.isUpgraded), .from(record.offerType), .from(record.offerDiscountType),
                 .from(record.offerIdentifier), .from(record.ownershipType), .integer(record.signedDate),
                 .from(record.appAccountToken), .text(jws), .from(record.price), .from(record.currency),
-                .from(record.revocationPercentage), .from(record.offerPeriod),
+                .from(record.revocationPercentage), .from(record.offerPeriod), .from(record.billingPlanType),
+                .from(StoredCommitment.text(record.commitment)),
             ])
     }
 
@@ -161,7 +163,7 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
         columns: [
             "app_id", "environment", "original_transaction_id", "product_id", "auto_renew_product_id", "auto_renew_status",
             "is_in_billing_retry", "grace_period_expires_date", "expiration_intent", "eligible_win_back_offer_ids", "signed_date",
-            "jws",
+            "jws", "renewal_billing_plan_type", "commitment",
         ])
 
     func putRenewal(_ record: RenewalRecord, jws: String) throws {
@@ -172,6 +174,7 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
                 .from(record.autoRenewProductId), .from(record.autoRenewStatus), .from(record.isInBillingRetryPeriod),
                 .from(record.gracePeriodExpiresDate), .from(record.expirationIntent),
                 .text(record.eligibleWinBackOfferIds.joined(separator: "\n")), .integer(record.signedDate), .text(jws),
+                .from(record.renewalBillingPlanType), .from(StoredCommitment.text(record.commitment)),
             ])
     }
 
