@@ -96,7 +96,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AppStoreTests",
-            dependencies: ["AppStore", "Crypto", "JSON", "TestSupport"],
+            dependencies: ["AppStore", "Crypto", "Entitlements", "JSON", "TestSupport"],
             path: "Tests/AppStoreTests"
         ),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "TestSupport"], path: "Tests/HTTPTests"),

@@ -68,6 +68,9 @@ public struct FactBatch: Sendable {
     /// The end of a queued Google acknowledgement: done (nil) or to be tried again at the
     /// instant given.
     public var acknowledgementOutcome: (purchaseToken: String, retryAt: Int64?)?
+    /// Consent for the app withdrawn on a device (`RESCIND_CONSENT`): the notification is all
+    /// that is stored; this names whom it concerns, for its event.
+    public var consentRescinded: ConsentRescission?
 
     public init(appId: String, environment: String) {
         self.appId = appId

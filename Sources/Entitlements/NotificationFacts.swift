@@ -37,6 +37,9 @@ public enum NotificationFacts {
         if let renewal = verified.renewalInfo.flatMap(RenewalRecord.init), let signed = notification.data?.signedRenewalInfo {
             batch.renewal = (renewal, signed)
         }
+        if type == "RESCIND_CONSENT" {
+            batch.consentRescinded = ConsentRescission(appTransactionId: verified.appTransaction?.appTransactionId)
+        }
         if let original = transaction?.originalTransactionId ?? batch.renewal?.record.originalTransactionId,
             let signal = signal(type: type, subtype: subtype, at: signedDate)
         {

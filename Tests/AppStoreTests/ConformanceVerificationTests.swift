@@ -1,5 +1,6 @@
 import AppStore
 import Crypto
+import Entitlements
 import Foundation
 import JSON
 import TestSupport
@@ -168,6 +169,20 @@ final class ConformanceVerificationTests: XCTestCase {
         let renewal = try XCTUnwrap(local.verifyRenewalInfo(try signed("signedRenewalInfo.json")).payload)
         XCTAssertEqual(renewal.eligibleWinBackOfferIds, ["eligible1", "eligible2"])
         XCTAssertEqual(renewal.gracePeriodExpiresDate, 1_698_148_900_000)
+        // The 12-month commitment billed monthly, as the facts Entitle keeps of it.
+        let record = try XCTUnwrap(TransactionRecord(transaction))
+        XCTAssertEqual(record.billingPlanType, "MONTHLY")
+        XCTAssertEqual(
+            record.commitment,
+            TransactionCommitment(
+                billingPeriodNumber: 3, totalBillingPeriods: 12, commitmentExpiresDate: 1_698_150_000_000, commitmentPrice: 119_880))
+        let renewalRecord = try XCTUnwrap(RenewalRecord(renewal))
+        XCTAssertEqual(renewalRecord.renewalBillingPlanType, "MONTHLY")
+        XCTAssertEqual(
+            renewalRecord.commitment,
+            RenewalCommitment(
+                autoRenewStatus: 1, autoRenewProductId: "com.example.product.commitment", renewalBillingPlanType: "MONTHLY",
+                renewalDate: 1_698_149_500_000, renewalPrice: 9_990))
         let notification = try XCTUnwrap(local.verifyNotification(try signed("signedNotification.json")).payload)
         XCTAssertEqual(notification.subtype?.rawValue, "INITIAL_BUY")
         XCTAssertEqual(notification.data?.status, SubscriptionStatus(rawValue: 1))

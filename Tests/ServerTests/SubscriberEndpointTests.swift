@@ -171,6 +171,49 @@ final class SubscriberEndpointTests: XCTestCase {
         XCTAssertEqual(cancellations.first?["subscriber"]?["subscriptions"]?["pro.monthly"]?["commitment"]?["commitmentAutoRenewStatus"], 0)
     }
 
+    /// RESCIND_CONSENT (top-level `appData`, no `data`): verified with its signed app transaction,
+    /// stored, answered 200, and the event CONSENT_RESCINDED names the download, its purchases and
+    /// the customer. A download Entitle knows nothing of still gets its event.
+    func testRescindedConsentIsStoredAndEventedWithItsCustomer() throws {
+        let subscription = try chain.sign([
+            "transactionId": "1000", "originalTransactionId": "1000", "bundleId": "com.example.app", "productId": "pro.monthly",
+            "subscriptionGroupIdentifier": "G1", "type": "Auto-Renewable Subscription", "purchaseDate": .int(base),
+            "expiresDate": .int(base + 29 * day), "signedDate": .int(base + 1), "environment": "Sandbox",
+            "inAppOwnershipType": "PURCHASED", "appAccountToken": .string(token), "appTransactionId": "71134",
+        ])
+        XCTAssertEqual(request("POST", "/v1/transactions", ["signedTransaction": .string(subscription)]).0, 200)
+        func rescinded(_ uuid: String, appTransactionId: String) throws -> String {
+            let download = try chain.sign([
+                "receiptType": "Sandbox", "bundleId": "com.example.app", "applicationVersion": "1.2.3",
+                "receiptCreationDate": .int(base + 2), "originalPurchaseDate": .int(base - day), "originalApplicationVersion": "1.0",
+                "appTransactionId": .string(appTransactionId), "originalPlatform": "iOS",
+            ])
+            return try chain.sign([
+                "notificationType": "RESCIND_CONSENT", "notificationUUID": .string(uuid), "version": "2.0", "signedDate": .int(base + 3),
+                "appData": .object(["bundleId": "com.example.app", "environment": "Sandbox", "signedAppTransactionInfo": .string(download)]),
+            ])
+        }
+        let (status, answer) = request("POST", "/v1/notifications/apple", key: nil, ["signedPayload": .string(try rescinded("c-1", appTransactionId: "71134"))])
+        XCTAssertEqual(status, 200, "\(answer)")
+        let (unknown, _) = request("POST", "/v1/notifications/apple", key: nil, ["signedPayload": .string(try rescinded("c-2", appTransactionId: "999"))])
+        XCTAssertEqual(unknown, 200)
+        let notifications = request("GET", "/v1/notifications", key: "server_key_0123456789").1["notifications"]?.arrayValue ?? []
+        XCTAssertEqual(notifications.filter { $0["notificationType"] == "RESCIND_CONSENT" }.count, 2, "\(notifications)")
+
+        let events = request("GET", "/v1/events", key: "server_key_0123456789").1["events"]?.arrayValue ?? []
+        let consents = events.filter { $0["type"] == "CONSENT_RESCINDED" }
+        XCTAssertEqual(consents.count, 2, "\(events)")
+        let known = try XCTUnwrap(consents.first { $0["appTransactionId"] == "71134" })
+        XCTAssertEqual(known["appAccountToken"], .string(token))
+        XCTAssertEqual(known["originalTransactionIds"], .array(["1000"]))
+        XCTAssertEqual(known["notificationType"], "RESCIND_CONSENT")
+        XCTAssertEqual(known["occurredAtMs"], .int(base + 3))
+        XCTAssertEqual(known["subscriber"]?["subscriptions"]?["pro.monthly"]?["isActive"], .bool(true))
+        let stranger = try XCTUnwrap(consents.first { $0["appTransactionId"] == "999" })
+        XCTAssertNil(stranger["appAccountToken"])
+        XCTAssertEqual(stranger["originalTransactionIds"], .array([]))
+    }
+
     // MARK: - Helpers
 
     private func request(

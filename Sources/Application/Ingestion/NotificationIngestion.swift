@@ -76,22 +76,36 @@ public struct NotificationIngestion: Sendable {
         for case let (kind, result?) in nested {
             instrumentation.verified(app: app.id, source: source, kind: kind.rawValue, result: result)
         }
+        var batch: FactBatch
         do {
-            var batch = try NotificationFacts.batch(
+            batch = try NotificationFacts.batch(
                 notification, jws: parsed.text, appId: app.id, environment: environment.rawValue,
                 receivedAt: Milliseconds.since1970(receivedAt))
-            batch.source = source
-            if let url = app.forwardNotifications[environment] {
-                // A notification Entitle fetched itself (back-fill) is passed on as Apple would post it.
-                batch.forward = ForwardedNotification(
-                    url: url, body: body ?? JSONValue.object(["signedPayload": .string(parsed.text)]).serializedString)
-            }
-            return batch
         } catch {
             instrumentation.notificationOutcome(app: app.id, result: error.refusalName)
             remember(parsed, refusedWith: error.refusalName, reason: error.message, at: receivedAt)
             throw error
         }
+        batch.source = source
+        if let consent = batch.consentRescinded { batch.consentRescinded = try whom(consent, environment: environment.rawValue) }
+        if let url = app.forwardNotifications[environment] {
+            // A notification Entitle fetched itself (back-fill) is passed on as Apple would post it.
+            batch.forward = ForwardedNotification(
+                url: url, body: body ?? JSONValue.object(["signedPayload": .string(parsed.text)]).serializedString)
+        }
+        return batch
+    }
+
+    /// The purchases made from the app download that lost consent, and their customer: read
+    /// before the write (Apple sends this once per device, and nothing the write adds changes it).
+    private func whom(_ consent: ConsentRescission, environment: String) throws -> ConsentRescission {
+        guard let appTransactionId = consent.appTransactionId else { return consent }
+        let originals = try store.originalTransactionIds(appId: app.id, environment: environment, appTransactionId: appTransactionId)
+        var token: String?
+        for original in originals where token == nil {
+            token = try store.facts(appId: app.id, environment: environment, originalTransactionId: original)?.appAccountToken
+        }
+        return ConsentRescission(appTransactionId: appTransactionId, originalTransactionIds: originals, appAccountToken: token)
     }
 
     /// The notifications this instance refused lately, newest first, as `GET /v1/notifications/refused`

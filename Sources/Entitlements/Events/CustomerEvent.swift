@@ -19,6 +19,7 @@ public struct CustomerEvent: Sendable, Equatable {
         case nonRenewingPurchase = "NON_RENEWING_PURCHASE"
         case promotionalGrant = "PROMOTIONAL_GRANT"
         case promotionalGrantRevoked = "PROMOTIONAL_GRANT_REVOKED"
+        case consentRescinded = "CONSENT_RESCINDED"
         case test = "TEST"
     }
 
@@ -35,6 +36,8 @@ public struct CustomerEvent: Sendable, Equatable {
     public var grant: PromotionalGrant?
     /// The Google Play purchase the event is about (events from Play facts).
     public var play: PlayPurchase?
+    /// Whom a withdrawn consent concerns (`CONSENT_RESCINDED` only).
+    public var consent: ConsentRescission?
 
     // The type's own fields; nil where they do not apply.
     public var isTrialConversion: Bool?

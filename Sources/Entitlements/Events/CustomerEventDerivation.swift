@@ -16,6 +16,13 @@ public enum CustomerEventDerivation {
             events.append(
                 CustomerEvent(.test, environment: batch.environment, originalTransactionId: nil, transaction: nil, occurredAt: at))
         }
+        if let consent = batch.consentRescinded, let notification = batch.notification {
+            var event = CustomerEvent(
+                .consentRescinded, environment: batch.environment, originalTransactionId: nil, transaction: nil,
+                occurredAt: notification.signedDate)
+            event.consent = consent
+            events.append(event)
+        }
         if let grant = batch.grant { events += grantEvents(grant, before: change.grantBefore) }
         for after in change.playAfter {
             events += playEvents(before: change.playBefore[after.purchaseToken], after: after, at: batch.requestedAt)

@@ -59,6 +59,10 @@ public enum EventBody {
         }
         body.set("endedAccess", ifPresent: event.endedAccess)
         Timestamps.set(&body, "previousExpiresDate", event.previousExpiresDate)
+        if let consent = event.consent {
+            body.set("appTransactionId", ifPresent: consent.appTransactionId)
+            body.set("originalTransactionIds", strings: consent.originalTransactionIds)
+        }
         if let grant = event.grant { body.object("grant") { SubscriberView.write(grant, now: event.occurredAt, into: &$0) } }
         if let play = event.play {
             body.set("store", "play_store")

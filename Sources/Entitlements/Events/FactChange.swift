@@ -96,6 +96,8 @@ public struct FactChange: Sendable {
     public var playBefore: [String: PlayPurchase] = [:]
     public var playAfter: [PlayPurchase] = []
     public var playSubscribers: [String: SubscriberFacts] = [:]
+    /// For a batch of rescinded consent: the customer it names, after the batch.
+    public var consentSubscriber: SubscriberFacts?
 
     /// The stored state a batch is about to change, read through the writing transaction.
     public struct Pending: Sendable {
@@ -135,6 +137,9 @@ public struct FactChange: Sendable {
             if let spanned, let token = purchase.appAccountToken ?? stored?.appAccountToken, pending.subscribers[token] == nil {
                 pending.subscribers[token] = try reader.subscriber(environments: spanned, appAccountToken: token)
             }
+        }
+        if let spanned, let token = batch.consentRescinded?.appAccountToken, pending.subscribers[token] == nil {
+            pending.subscribers[token] = try reader.subscriber(environments: spanned, appAccountToken: token)
         }
         if let grant = batch.grant {
             pending.grantBefore = try reader.grant(id: grant.id)
@@ -205,6 +210,7 @@ public struct FactChange: Sendable {
                 change.grantSubscriber = subscriber
             }
         }
+        if let token = batch.consentRescinded?.appAccountToken { change.consentSubscriber = pending.subscribers[token] }
         for (purchase, _) in batch.playPurchases {
             let before = pending.playBefore[purchase.purchaseToken]
             let after = before.map { purchase.replacing($0) } ?? purchase
