@@ -12,8 +12,9 @@ public final class AppServices: Sendable {
     public let offers: OfferService
     /// Nil when the app cannot call the App Store Server API (no issuer ID).
     public let sync: SyncService?
-    /// Set App Account Token calls, when the app asks for them and can call the API.
-    let tokenReporter: AppAccountTokenReporter?
+    /// The calls owed to Apple (Set App Account Token, Finish Transaction), when the app asks for
+    /// either and can call the API.
+    let appleCalls: AppleCallQueue?
     /// The pull feed and delivery control.
     public let events: EventFeed
     /// Delivers the outbox, when the app has webhook endpoints or forwards notifications.
@@ -44,23 +45,26 @@ public final class AppServices: Sendable {
         self.deliveries = deliveries
         let eventWriter = AppEventWriter(app: app, instrumentation: instrumentation, deliveries: deliveries)
         events = EventFeed(app: app, store: store, pool: pool, eventWriter: eventWriter)
+        let clients = try SyncService.clients(for: app)
+        let appleCalls =
+            app.serverAPI.setAppAccountToken || app.serverAPI.finishTransactions
+            ? clients.map { AppleCallQueue(app: app, store: store, pool: outbound, clients: $0, instrumentation: instrumentation) } : nil
+        self.appleCalls = appleCalls
         var notifications = NotificationIngestion(
             app: app, verification: verification, store: store, outbound: outbound,
-            instrumentation: instrumentation, eventWriter: eventWriter)
+            instrumentation: instrumentation, eventWriter: eventWriter, appleCalls: appleCalls)
         notifications.failures = failures
         self.notifications = notifications
         offers = OfferService(
             app: app, history: subscribers, verification: verification, pool: pool, instrumentation: instrumentation)
-        var sync = try? SyncService(
-            app: app, verification: verification, notifications: notifications, subscribers: subscribers,
-            store: store, pool: pool, outbound: outbound, instrumentation: instrumentation)
+        let (verification, subscribers) = (verification, subscribers)
+        var sync = clients.map {
+            SyncService(
+                app: app, clients: $0, verification: verification, notifications: notifications, subscribers: subscribers,
+                store: store, pool: pool, outbound: outbound, instrumentation: instrumentation)
+        }
         sync?.eventWriter = eventWriter
         self.sync = sync
-        tokenReporter =
-            app.serverAPI.setAppAccountToken
-            ? sync.map {
-                AppAccountTokenReporter(app: app, store: store, pool: outbound, clients: $0.clients, instrumentation: instrumentation)
-            } : nil
         grants = GrantService(app: app, store: store, pool: pool, eventWriter: eventWriter)
         history = CustomerHistory(app: app, store: store, pool: pool)
         search = CustomerSearch(app: app, store: store, subscribers: subscribers, sync: sync, pool: pool)
@@ -74,7 +78,7 @@ public final class AppServices: Sendable {
         self.googlePlay = googlePlay
         transactions = TransactionIngestion(
             app: app, verification: verification, store: store, subscribers: subscribers,
-            outbound: outbound, instrumentation: instrumentation, tokenReporter: tokenReporter, eventWriter: eventWriter)
+            outbound: outbound, instrumentation: instrumentation, appleCalls: appleCalls, eventWriter: eventWriter)
     }
 
     /// `POST /v1/verify`: verifies and decodes one signed item without storing it (on the pool

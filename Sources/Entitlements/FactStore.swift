@@ -46,8 +46,11 @@ public struct FactBatch: Sendable {
     /// Queue a Set App Account Token call for the requested link, in the same transaction (so a
     /// crash after the commit cannot lose it).
     public var queuesTokenCall = false
-    /// The end of a queued call: done (nil) or to be tried again at the instant given.
-    public var tokenCallOutcome: (originalTransactionId: String, retryAt: Int64?)?
+    /// Queue a Finish Transaction call for each one-time purchase the batch stores for the first
+    /// time (`appStoreServerAPI.finishTransactions`: the server delivers the content).
+    public var finishesPurchases = false
+    /// The end of a queued Apple call: done (nil) or to be tried again at the instant given.
+    public var appleCallOutcome: (kind: PendingAppleCall.Kind, transactionId: String, retryAt: Int64?)?
     /// The transaction-history `revision` reached by a sync, stored with the facts it brought.
     public var syncRevision: (originalTransactionId: String, revision: String)?
     /// Where the facts came from, as events name it: the notification's UUID, `clientPost`,
@@ -88,18 +91,33 @@ public enum ApplyOutcome: Sendable, Equatable {
     case transferred(from: String)
 }
 
-/// A Set App Account Token call waiting to be made (or made again) for a linked subscription.
-public struct PendingTokenCall: Sendable, Equatable {
+/// A call Entitle owes the App Store Server API, queued durably in the write that causes it and
+/// made (again) until Apple takes it.
+public struct PendingAppleCall: Sendable, Equatable {
+    public enum Kind: String, Sendable, CaseIterable {
+        /// Set App Account Token: a client linked an untokened subscription.
+        case setAppAccountToken = "set_app_account_token"
+        /// Finish Transaction: the server, not the app, delivered a one-time purchase.
+        case finishTransaction = "finish_transaction"
+    }
+
     public var appId: String
     public var environment: String
-    public var originalTransactionId: String
-    public var appAccountToken: String
+    public var kind: Kind
+    /// What the call names: the subscription's original transaction id (Set App Account Token),
+    /// the purchase's transaction id (Finish Transaction).
+    public var transactionId: String
+    /// The token Set App Account Token sends; nil for Finish Transaction.
+    public var appAccountToken: String?
     public var attempts: Int
 
-    public init(appId: String, environment: String, originalTransactionId: String, appAccountToken: String, attempts: Int) {
+    public init(
+        appId: String, environment: String, kind: Kind, transactionId: String, appAccountToken: String? = nil, attempts: Int = 0
+    ) {
         self.appId = appId
         self.environment = environment
-        self.originalTransactionId = originalTransactionId
+        self.kind = kind
+        self.transactionId = transactionId
         self.appAccountToken = appAccountToken
         self.attempts = attempts
     }
@@ -159,8 +177,8 @@ public protocol FactStore: Sendable {
     func syncRevision(appId: String, environment: String, originalTransactionId: String) throws -> String?
     /// The subscription a transaction belongs to, by any of its transaction ids.
     func originalTransactionId(appId: String, environment: String, transactionId: String) throws -> String?
-    /// Queued Set App Account Token calls of an app that are due at `now`.
-    func dueTokenCalls(appId: String, now: Int64, limit: Int) throws -> [PendingTokenCall]
+    /// Queued Apple calls of an app that are due at `now`, the longest due first.
+    func dueAppleCalls(appId: String, now: Int64, limit: Int) throws -> [PendingAppleCall]
     /// The subscription moves into or out of `appAccountToken`, oldest first.
     func linkTransfers(appId: String, environment: String, appAccountToken: String) throws -> [LinkTransfer]
     /// Everything a subscriber view of `appAccountToken` shows in `environments` (its subscriptions

@@ -18,7 +18,8 @@ public final class InMemoryFactStore: FactStore {
         /// Subscription (original transaction id) → its app transaction id.
         var appTransactions: [Key: String] = [:]
         var transfers: [(app: String, environment: String, transfer: LinkTransfer)] = []
-        var tokenCalls: [Key: (call: PendingTokenCall, nextAt: Int64)] = [:]
+        /// By kind and transaction id (`id` is `kind/transactionId`).
+        var appleCalls: [Key: (call: PendingAppleCall, nextAt: Int64)] = [:]
         var sequence: Int64 = 0
         var events: [OutboxEvent] = []
         var lastEventSequence: [String: Int64] = [:]
@@ -194,19 +195,23 @@ public final class InMemoryFactStore: FactStore {
             undoLog.append { $0.transfers.removeLast() }
         }
 
-        func putTokenCall(_ call: PendingTokenCall, dueAt: Int64) {
-            set(\.tokenCalls, key(call.environment, call.originalTransactionId), (call, dueAt))
+        private func callKey(_ environment: String, _ kind: PendingAppleCall.Kind, _ transactionId: String) -> Key {
+            key(environment, kind.rawValue + "/" + transactionId)
         }
 
-        func rescheduleTokenCall(environment: String, originalTransactionId: String, retryAt: Int64) {
-            guard var pending = state.tokenCalls[key(environment, originalTransactionId)] else { return }
+        func putAppleCall(_ call: PendingAppleCall, dueAt: Int64) {
+            set(\.appleCalls, callKey(call.environment, call.kind, call.transactionId), (call, dueAt))
+        }
+
+        func rescheduleAppleCall(environment: String, kind: PendingAppleCall.Kind, transactionId: String, retryAt: Int64) {
+            guard var pending = state.appleCalls[callKey(environment, kind, transactionId)] else { return }
             pending.call.attempts += 1
             pending.nextAt = retryAt
-            set(\.tokenCalls, key(environment, originalTransactionId), pending)
+            set(\.appleCalls, callKey(environment, kind, transactionId), pending)
         }
 
-        func removeTokenCall(environment: String, originalTransactionId: String) {
-            set(\.tokenCalls, key(environment, originalTransactionId), nil)
+        func removeAppleCall(environment: String, kind: PendingAppleCall.Kind, transactionId: String) {
+            set(\.appleCalls, callKey(environment, kind, transactionId), nil)
         }
 
         func putSyncRevision(environment: String, originalTransactionId: String, revision: String) {
@@ -275,10 +280,10 @@ public final class InMemoryFactStore: FactStore {
         state.withLock { $0.facts(appId, environment, original: originalTransactionId) }
     }
 
-    public func dueTokenCalls(appId: String, now: Int64, limit: Int) throws -> [PendingTokenCall] {
+    public func dueAppleCalls(appId: String, now: Int64, limit: Int) throws -> [PendingAppleCall] {
         state.withLock { state in
             Array(
-                state.tokenCalls.values.filter { $0.call.appId == appId && $0.nextAt <= now }.sorted { $0.nextAt < $1.nextAt }
+                state.appleCalls.values.filter { $0.call.appId == appId && $0.nextAt <= now }.sorted { $0.nextAt < $1.nextAt }
                     .prefix(limit).map(\.call))
         }
     }

@@ -142,5 +142,18 @@ enum Migrations {
         ALTER TABLE renewal_infos ADD COLUMN renewal_billing_plan_type TEXT;
         ALTER TABLE renewal_infos ADD COLUMN commitment TEXT;
         """,
+        // 13: the Set App Account Token queue becomes the queue of every call owed to Apple (Finish
+        // Transaction too), keyed by kind: a purchase's transaction id can equal a subscription's.
+        """
+        CREATE TABLE apple_calls (
+            app_id TEXT NOT NULL, environment TEXT NOT NULL, kind TEXT NOT NULL, transaction_id TEXT NOT NULL,
+            app_account_token TEXT, attempts INTEGER NOT NULL, next_at INTEGER NOT NULL,
+            PRIMARY KEY (app_id, environment, kind, transaction_id));
+        CREATE INDEX apple_calls_due ON apple_calls (app_id, next_at);
+        INSERT INTO apple_calls (app_id, environment, kind, transaction_id, app_account_token, attempts, next_at)
+            SELECT app_id, environment, 'set_app_account_token', original_transaction_id, app_account_token, attempts, next_at
+            FROM token_calls;
+        DROP TABLE token_calls;
+        """,
     ]
 }

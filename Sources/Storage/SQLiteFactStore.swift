@@ -134,20 +134,22 @@ public final class SQLiteFactStore: FactStore {
         }
     }
 
-    public func dueTokenCalls(appId: String, now: Int64, limit: Int) throws -> [PendingTokenCall] {
+    public func dueAppleCalls(appId: String, now: Int64, limit: Int) throws -> [PendingAppleCall] {
         try read { database in
             let query = try database.statement(
                 """
-                SELECT environment, original_transaction_id, app_account_token, attempts FROM token_calls
+                SELECT environment, kind, transaction_id, app_account_token, attempts FROM apple_calls
                 WHERE app_id = ? AND next_at <= ? ORDER BY next_at LIMIT ?
                 """
             ).bind([.text(appId), .integer(now), .integer(Int64(limit))])
-            var due: [PendingTokenCall] = []
+            var due: [PendingAppleCall] = []
             while try query.step() {
+                // A kind this version does not make (written by a newer one) stays queued for it.
+                guard let kind = query.text(1).flatMap(PendingAppleCall.Kind.init(rawValue:)) else { continue }
                 due.append(
-                    PendingTokenCall(
-                        appId: appId, environment: query.text(0) ?? "", originalTransactionId: query.text(1) ?? "",
-                        appAccountToken: query.text(2) ?? "", attempts: Int(query.int64(3) ?? 0)))
+                    PendingAppleCall(
+                        appId: appId, environment: query.text(0) ?? "", kind: kind, transactionId: query.text(2) ?? "",
+                        appAccountToken: query.text(3), attempts: Int(query.int64(4) ?? 0)))
             }
             return due
         }

@@ -147,30 +147,30 @@ struct SQLiteWriteTransaction: FactWriteTransaction {
         ]).run()
     }
 
-    func putTokenCall(_ call: PendingTokenCall, dueAt: Int64) throws {
+    func putAppleCall(_ call: PendingAppleCall, dueAt: Int64) throws {
         try database.statement(
             """
-            INSERT OR REPLACE INTO token_calls (app_id, environment, original_transaction_id, app_account_token, attempts, next_at)
-            VALUES (?, ?, ?, ?, ?, ?)
+            INSERT OR REPLACE INTO apple_calls (app_id, environment, kind, transaction_id, app_account_token, attempts, next_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
             """
         ).bind([
-            .text(appId), .text(call.environment), .text(call.originalTransactionId), .text(call.appAccountToken),
+            .text(appId), .text(call.environment), .text(call.kind.rawValue), .text(call.transactionId), .from(call.appAccountToken),
             .integer(Int64(call.attempts)), .integer(dueAt),
         ]).run()
     }
 
-    func rescheduleTokenCall(environment: String, originalTransactionId: String, retryAt: Int64) throws {
+    func rescheduleAppleCall(environment: String, kind: PendingAppleCall.Kind, transactionId: String, retryAt: Int64) throws {
         try database.statement(
             """
-            UPDATE token_calls SET attempts = attempts + 1, next_at = ?
-            WHERE app_id = ? AND environment = ? AND original_transaction_id = ?
+            UPDATE apple_calls SET attempts = attempts + 1, next_at = ?
+            WHERE app_id = ? AND environment = ? AND kind = ? AND transaction_id = ?
             """
-        ).bind([.integer(retryAt), .text(appId), .text(environment), .text(originalTransactionId)]).run()
+        ).bind([.integer(retryAt), .text(appId), .text(environment), .text(kind.rawValue), .text(transactionId)]).run()
     }
 
-    func removeTokenCall(environment: String, originalTransactionId: String) throws {
-        try database.statement("DELETE FROM token_calls WHERE app_id = ? AND environment = ? AND original_transaction_id = ?")
-            .bind([.text(appId), .text(environment), .text(originalTransactionId)]).run()
+    func removeAppleCall(environment: String, kind: PendingAppleCall.Kind, transactionId: String) throws {
+        try database.statement("DELETE FROM apple_calls WHERE app_id = ? AND environment = ? AND kind = ? AND transaction_id = ?")
+            .bind([.text(appId), .text(environment), .text(kind.rawValue), .text(transactionId)]).run()
     }
 
     func putSyncRevision(environment: String, originalTransactionId: String, revision: String) throws {

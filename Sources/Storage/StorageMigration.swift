@@ -52,8 +52,8 @@ public enum StorageMigration {
         Table(name: "app_transactions", columns: ["app_id", "environment", "original_transaction_id", "app_transaction_id"]),
         Table(name: "link_transfers", columns: ["app_id", "environment", "original_transaction_id", "from_token", "to_token", "at"]),
         Table(
-            name: "token_calls",
-            columns: ["app_id", "environment", "original_transaction_id", "app_account_token", "attempts", "next_at"]),
+            name: "apple_calls",
+            columns: ["app_id", "environment", "kind", "transaction_id", "app_account_token", "attempts", "next_at"]),
         Table(
             name: "events",
             columns: [

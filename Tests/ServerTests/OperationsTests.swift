@@ -357,7 +357,7 @@ private struct FailingStore: FactStore {
     func originalTransactionId(appId: String, environment: String, transactionId: String) throws -> String? { throw error }
     func originalTransactionIds(appId: String, environment: String, appTransactionId: String) throws -> [String] { throw error }
     func linkTransfers(appId: String, environment: String, appAccountToken: String) throws -> [LinkTransfer] { throw error }
-    func dueTokenCalls(appId: String, now: Int64, limit: Int) throws -> [PendingTokenCall] { throw error }
+    func dueAppleCalls(appId: String, now: Int64, limit: Int) throws -> [PendingAppleCall] { throw error }
     func notifications(appId: String, limit: Int, before: Int64?) throws -> [StoredNotification] { throw error }
     func checkHealth() throws { throw error }
     func events(appId: String, after sequence: Int64, limit: Int) throws -> [OutboxEvent] { throw error }

@@ -83,9 +83,50 @@ final class SyncEndpointTests: XCTestCase {
         XCTAssertEqual(calls().count, 2, "the refused call was made again")
         XCTAssertEqual(calls().last?.method, "PUT")
         XCTAssertEqual(try JSONParser.parse(calls().last?.body ?? [])["appAccountToken"]?.stringValue, token)
-        for _ in 0..<50 where try !store.dueTokenCalls(appId: "app", now: .max, limit: 10).isEmpty { Thread.sleep(forTimeInterval: 0.05) }
-        XCTAssertEqual(try store.dueTokenCalls(appId: "app", now: .max, limit: 10), [], "taken by Apple: nothing left queued")
+        for _ in 0..<50 where try !store.dueAppleCalls(appId: "app", now: .max, limit: 10).isEmpty { Thread.sleep(forTimeInterval: 0.05) }
+        XCTAssertEqual(try store.dueAppleCalls(appId: "app", now: .max, limit: 10), [], "taken by Apple: nothing left queued")
         XCTAssertEqual(try store.facts(appId: "app", environment: "Sandbox", originalTransactionId: "1000")?.appAccountToken, token)
+    }
+
+    /// `finishTransactions`: a one-time purchase posted by a client or notified by Apple is
+    /// finished with Apple (Finish Transaction, bearer JWT checked by the stand-in) through the
+    /// durable queue, retried when Apple refuses; a subscription is not, nor a purchase stored before.
+    func testNewOneTimePurchasesAreFinishedWithApple() throws {
+        let entitle = try server(issuer: true, api: #", "finishTransactions": true, "tokenRetrySeconds": 0.2"#)
+        let store = entitle.application.store
+        let now = TestChain.milliseconds(chain.mintedAt)
+        func purchase(_ id: String, type: String) throws -> String {
+            try chain.sign([
+                "transactionId": .string(id), "originalTransactionId": .string(id), "bundleId": "com.example.app",
+                "productId": "coins", "environment": "Sandbox", "type": .string(type), "purchaseDate": .int(now),
+                "signedDate": .int(now), "inAppOwnershipType": "PURCHASED",
+            ])
+        }
+        standIn.script(AppStoreStandIn.error(500, 5000000, "An unknown error occurred."))
+        let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+        clientPost(try purchase("c-1", type: "Consumable"), token: token, on: entitle)
+        clientPost(AppStoreStandIn.signedTransaction(chain, id: "1000", bundleId: "com.example.app"), token: token, on: entitle)
+        let notification = try chain.sign([
+            "notificationType": "ONE_TIME_CHARGE", "notificationUUID": "otc-1", "version": "2.0", "signedDate": .int(now),
+            "data": .object([
+                "bundleId": "com.example.app", "environment": "Sandbox",
+                "signedTransactionInfo": .string(try purchase("n-1", type: "Non-Consumable")),
+            ]),
+        ])
+        XCTAssertEqual(post("/v1/notifications/apple", ["signedPayload": .string(notification)], on: entitle).0, 200)
+        func finishes() -> [String] {
+            standIn.requests.filter { $0.method == "POST" && $0.path.hasSuffix("/finish") }.map { String($0.path) }
+        }
+        for _ in 0..<100 where finishes().count < 3 { Thread.sleep(forTimeInterval: 0.05) }
+        XCTAssertEqual(
+            finishes().sorted(),
+            ["/inApps/v1/transactions/c-1/finish", "/inApps/v1/transactions/c-1/finish", "/inApps/v1/transactions/n-1/finish"],
+            "the refused call made again, the subscription not finished")
+        for _ in 0..<50 where try !store.dueAppleCalls(appId: "app", now: .max, limit: 10).isEmpty { Thread.sleep(forTimeInterval: 0.05) }
+        XCTAssertEqual(try store.dueAppleCalls(appId: "app", now: .max, limit: 10), [], "taken by Apple: nothing left queued")
+        clientPost(try purchase("c-1", type: "Consumable"), token: token, on: entitle)
+        Thread.sleep(forTimeInterval: 0.3)
+        XCTAssertEqual(finishes().count, 3, "a purchase stored before is not finished again")
     }
 
     /// Calls to Apple have their own pool: with Apple hanging and every outbound thread waiting

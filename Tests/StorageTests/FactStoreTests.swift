@@ -93,6 +93,45 @@ class FactStoreContract: XCTestCase {
         XCTAssertNil(plain?.billingPlanType)
     }
 
+    /// Finish Transaction is queued for each one-time purchase a batch stores for the first time
+    /// (not a subscription, not one refunded, not one stored before), beside a Set App Account
+    /// Token call naming the same id: the queue tells them apart by kind.
+    func testFinishCallsAreQueuedForNewOneTimePurchasesOnly() throws {
+        let store = try makeStore()
+        let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+        func purchase(_ id: String, type: String, revoked: Int64? = nil) -> TransactionRecord {
+            TransactionRecord(
+                transactionId: id, originalTransactionId: id, productId: "coins", type: type, purchaseDate: 1_000,
+                revocationDate: revoked, signedDate: 10)
+        }
+        var first = batch(
+            [
+                purchase("1000", type: "Consumable"), purchase("2000", type: "Non-Renewing Subscription"),
+                purchase("3000", type: "Auto-Renewable Subscription"), purchase("4000", type: "Non-Consumable", revoked: 5),
+            ], link: ("1000", token))
+        first.finishesPurchases = true
+        first.queuesTokenCall = true
+        first.requestedAt = 100
+        XCTAssertEqual(try store.apply(first), .applied)
+        let due = try store.dueAppleCalls(appId: "app", now: 100, limit: 10)
+        XCTAssertEqual(
+            Set(due.map { "\($0.kind.rawValue) \($0.transactionId)" }),
+            ["set_app_account_token 1000", "finish_transaction 1000", "finish_transaction 2000"])
+        for call in due {
+            var done = FactBatch(appId: "app", environment: "Sandbox")
+            done.appleCallOutcome = (call.kind, call.transactionId, nil)
+            XCTAssertEqual(try store.apply(done), .applied)
+        }
+        var again = batch([purchase("1000", type: "Consumable"), purchase("5000", type: "Non-Consumable")])
+        again.finishesPurchases = true
+        again.requestedAt = 200
+        XCTAssertEqual(try store.apply(again), .applied)
+        XCTAssertEqual(
+            try store.dueAppleCalls(appId: "app", now: 200, limit: 10),
+            [PendingAppleCall(appId: "app", environment: "Sandbox", kind: .finishTransaction, transactionId: "5000")],
+            "a purchase stored before is not finished again")
+    }
+
     func testNotificationsAreIdempotent() throws {
         let store = try makeStore()
         XCTAssertEqual(try store.apply(batch([transaction("1", signed: 10)], notification: "n-1")), .applied)
@@ -207,19 +246,19 @@ class FactStoreContract: XCTestCase {
         linking.queuesTokenCall = true
         linking.requestedAt = 100
         XCTAssertEqual(try store.apply(linking), .applied)
-        let call = PendingTokenCall(
-            appId: "app", environment: "Sandbox", originalTransactionId: "1000", appAccountToken: token, attempts: 0)
-        XCTAssertEqual(try store.dueTokenCalls(appId: "app", now: 99, limit: 10), [], "not due before it was queued")
-        XCTAssertEqual(try store.dueTokenCalls(appId: "app", now: 100, limit: 10), [call])
+        let call = PendingAppleCall(
+            appId: "app", environment: "Sandbox", kind: .setAppAccountToken, transactionId: "1000", appAccountToken: token)
+        XCTAssertEqual(try store.dueAppleCalls(appId: "app", now: 99, limit: 10), [], "not due before it was queued")
+        XCTAssertEqual(try store.dueAppleCalls(appId: "app", now: 100, limit: 10), [call])
         var retry = FactBatch(appId: "app", environment: "Sandbox")
-        retry.tokenCallOutcome = ("1000", 500)
+        retry.appleCallOutcome = (.setAppAccountToken, "1000", 500)
         XCTAssertEqual(try store.apply(retry), .applied)
-        XCTAssertEqual(try store.dueTokenCalls(appId: "app", now: 499, limit: 10), [], "deferred")
-        XCTAssertEqual(try store.dueTokenCalls(appId: "app", now: 500, limit: 10).map(\.attempts), [1])
+        XCTAssertEqual(try store.dueAppleCalls(appId: "app", now: 499, limit: 10), [], "deferred")
+        XCTAssertEqual(try store.dueAppleCalls(appId: "app", now: 500, limit: 10).map(\.attempts), [1])
         var done = FactBatch(appId: "app", environment: "Sandbox")
-        done.tokenCallOutcome = ("1000", nil)
+        done.appleCallOutcome = (.setAppAccountToken, "1000", nil)
         XCTAssertEqual(try store.apply(done), .applied)
-        XCTAssertEqual(try store.dueTokenCalls(appId: "app", now: .max, limit: 10), [])
+        XCTAssertEqual(try store.dueAppleCalls(appId: "app", now: .max, limit: 10), [])
         XCTAssertEqual(try store.facts(appId: "app", environment: "Sandbox", originalTransactionId: "1000")?.appAccountToken, token)
     }
 
@@ -594,7 +633,7 @@ final class PostgreSQLFactStoreTests: FactStoreContract {
         }
         XCTAssertEqual(failures.all, [])
         let applied = try runProcess("psql", [url, "-At", "-c", "SELECT count(*), max(version) FROM schema_migrations"])
-        XCTAssertEqual(applied.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "7|7", "each of the seven migrations once")
+        XCTAssertEqual(applied.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "8|8", "each of the eight migrations once")
         // Migration 5: the signed texts compressed with lz4, where the server was built with it.
         let compression = try runProcess(
             "psql",
@@ -641,7 +680,7 @@ final class SQLiteFactStoreTests: FactStoreContract {
         XCTAssertEqual(try reopened.integrityCheck(), "ok")
         let mode = try runProcess("sqlite3", [path, "PRAGMA journal_mode; PRAGMA user_version;"])
         XCTAssertEqual(mode.status, 0, "the sqlite3 command line (Debian's sqlite3) is needed: \(mode.stderr)")
-        XCTAssertEqual(mode.stdout, "wal\n12\n")
+        XCTAssertEqual(mode.stdout, "wal\n13\n")
     }
 
     /// The README promises WAL and `synchronous = FULL`: an acknowledged fact survives power loss.

@@ -270,8 +270,10 @@ enum AppConfigurationParser {
         var settings = ServerAPISettings()
         guard let object else { return settings }
         reader.checkMembers(
-            object, allowed: ["productionURL", "sandboxURL", "caFile", "setAppAccountToken", "tokenRetrySeconds"], path: path)
+            object, allowed: ["productionURL", "sandboxURL", "caFile", "setAppAccountToken", "finishTransactions", "tokenRetrySeconds"],
+            path: path)
         settings.setAppAccountToken = reader.bool(object, "setAppAccountToken", path: path) ?? false
+        settings.finishTransactions = reader.bool(object, "finishTransactions", path: path) ?? false
         if let seconds = object["tokenRetrySeconds"] {
             if let value = seconds.doubleValue, value > 0, value <= 86_400 {
                 settings.tokenRetrySeconds = value

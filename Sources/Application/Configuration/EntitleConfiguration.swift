@@ -124,7 +124,11 @@ public struct ServerAPISettings: Sendable {
     public var caFile: String?
     /// Tell Apple (Set App Account Token) when a client links an untokened subscription.
     public var setAppAccountToken = false
-    /// The first retry of a failed Set App Account Token call, doubling up to an hour.
+    /// Finish Transaction for each new one-time purchase a client posts or Apple notifies, for
+    /// apps that deliver content from the server instead of calling StoreKit's `finish()`.
+    public var finishTransactions = false
+    /// The first retry of a failed call to Apple (Set App Account Token, Finish Transaction),
+    /// doubling up to an hour.
     public var tokenRetrySeconds = 60.0
 }
 

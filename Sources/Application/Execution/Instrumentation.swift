@@ -19,7 +19,7 @@ public protocol Instrumentation: Sendable {
     /// Something support did with an admin key (a grant, a revocation, a re-sync, a redelivery),
     /// under the key's name: the audit trail of the log.
     func supportAction(app: String, key: String, action: String, target: String)
-    /// A background task (`deliveries`, `token_calls`, `google_acknowledgements`, `startup`, …)
+    /// A background task (`deliveries`, `apple_calls`, `google_acknowledgements`, `startup`, …)
     /// failed with `code`: logged at `warn` and counted, never swallowed.
     func backgroundFailed(app: String, task: String, code: String, message: String)
     /// Google Play purchases of the app still unacknowledged a day after they were stored (Google

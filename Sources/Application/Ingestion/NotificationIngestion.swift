@@ -22,6 +22,8 @@ public struct NotificationIngestion: Sendable {
     let instrumentation: any Instrumentation
     /// Writes the events each stored notification causes, in its transaction.
     var eventWriter: AppEventWriter?
+    /// Where the Finish Transaction calls a notification queues are made (nil: the app makes none).
+    var appleCalls: AppleCallQueue?
     /// Remembers refused notifications for support (they are not stored).
     var failures: RecentFailures?
 
@@ -43,6 +45,7 @@ public struct NotificationIngestion: Sendable {
             store.record(batch, outbox: eventWriter) { result in
                 let outcome = result.map { $0 == .duplicateNotification ? Outcome.duplicate : .applied }
                 if case .success(let value) = outcome { instrumentation.notificationOutcome(app: app.id, result: value.rawValue) }
+                if batch.finishesPurchases, case .success(.applied) = outcome { appleCalls?.kick() }
                 completion(outcome)
             }
         }
@@ -87,6 +90,9 @@ public struct NotificationIngestion: Sendable {
             throw error
         }
         batch.source = source
+        // What Apple sends of a new purchase is delivered by the server; a back-fill's old ones
+        // were delivered (and finished) long ago.
+        batch.finishesPurchases = appleCalls != nil && app.serverAPI.finishTransactions && source == "notification"
         if let consent = batch.consentRescinded { batch.consentRescinded = try whom(consent, environment: environment.rawValue) }
         if let url = app.forwardNotifications[environment] {
             // A notification Entitle fetched itself (back-fill) is passed on as Apple would post it.

@@ -20,7 +20,8 @@ public struct TransactionIngestion: Sendable {
     /// For verification that asks OCSP.
     let outbound: BlockingPool
     let instrumentation: any Instrumentation
-    let tokenReporter: AppAccountTokenReporter?
+    /// Where the Apple calls a post queues are made (nil: the app makes none).
+    let appleCalls: AppleCallQueue?
     var eventWriter: AppEventWriter?
 
     /// Verifies on the caller's thread (on the outbound pool when verification waits on OCSP),
@@ -45,7 +46,7 @@ public struct TransactionIngestion: Sendable {
                 case .failure(let error): completion(.failure(error))
                 case .success(.linkConflict): completion(.failure(ServiceError.conflict))
                 case .success:
-                    if batch.queuesTokenCall { tokenReporter?.kick() }
+                    if batch.queuesTokenCall || batch.finishesPurchases { appleCalls?.kick() }
                     let original = batch.transactions[0].record.originalTransactionId
                     subscribers.subscriber(originalTransactionId: original, environment: environment, at: now) { read in
                         completion(read.map { Posted(transaction: payload, subscriber: $0 ?? [:]) })
@@ -83,7 +84,8 @@ public struct TransactionIngestion: Sendable {
             appId: app.id, environment: environment.rawValue)
         batch.transfersLink = app.transferPolicy == .transfer
         batch.requestedAt = Milliseconds.since1970(now)
-        batch.queuesTokenCall = tokenReporter != nil && batch.requestedLink != nil
+        batch.queuesTokenCall = appleCalls != nil && app.serverAPI.setAppAccountToken && batch.requestedLink != nil
+        batch.finishesPurchases = appleCalls != nil && app.serverAPI.finishTransactions
         batch.source = "clientPost"
         return (batch, payload, environment)
     }

@@ -42,23 +42,10 @@ public struct SyncService: Sendable {
     public let retry: RetryPolicy
     var eventWriter: AppEventWriter?
 
-    public enum SetupError: Error, CustomStringConvertible {
-        case noIssuerId(String)
-        public var description: String {
-            switch self {
-            case .noIssuerId(let app): "app \(app): the App Store Server API needs signingKey.issuerId"
-            }
-        }
-    }
-
     /// One client per enabled environment the API serves (Production, Sandbox), with the app's key
-    /// and issuer ID.
-    init(
-        app: AppConfiguration, verification: VerificationService, notifications: NotificationIngestion, subscribers: SubscriberQueries,
-        store: any FactStore, pool: BlockingPool, outbound: BlockingPool, instrumentation: any Instrumentation,
-        retry: RetryPolicy = RetryPolicy()
-    ) throws {
-        guard let issuerId = app.signingKey.issuerId else { throw SetupError.noIssuerId(app.id) }
+    /// and issuer ID; nil when the app has no issuer ID (the API needs one).
+    static func clients(for app: AppConfiguration) throws -> [AppStoreEnvironment: AppStoreServerAPIClient]? {
+        guard let issuerId = app.signingKey.issuerId else { return nil }
         let tokens = BearerTokenFactory(
             privateKey: app.signingKey.privateKey, keyId: app.signingKey.keyId,
             issuerId: issuerId, bundleId: app.bundleId)
@@ -69,6 +56,14 @@ public struct SyncService: Sendable {
                 environment: environment.rawValue, tokens: tokens, baseURL: url,
                 caFile: app.serverAPI.caFile)
         }
+        return clients
+    }
+
+    init(
+        app: AppConfiguration, clients: [AppStoreEnvironment: AppStoreServerAPIClient], verification: VerificationService,
+        notifications: NotificationIngestion, subscribers: SubscriberQueries, store: any FactStore, pool: BlockingPool,
+        outbound: BlockingPool, instrumentation: any Instrumentation, retry: RetryPolicy = RetryPolicy()
+    ) {
         self.app = app
         self.verification = verification
         self.notifications = notifications

@@ -22,11 +22,11 @@ public protocol FactWriteTransaction: FactReading {
     func putLink(environment: String, originalTransactionId: String, appAccountToken: String) throws
     func insertTransfer(environment: String, _ transfer: LinkTransfer) throws
 
-    /// A Set App Account Token call due at `dueAt`, replacing any queued for the subscription.
-    func putTokenCall(_ call: PendingTokenCall, dueAt: Int64) throws
+    /// An Apple call due at `dueAt`, replacing any of its kind queued for the same transaction.
+    func putAppleCall(_ call: PendingAppleCall, dueAt: Int64) throws
     /// The queued call tried once more without success: due again at `retryAt`.
-    func rescheduleTokenCall(environment: String, originalTransactionId: String, retryAt: Int64) throws
-    func removeTokenCall(environment: String, originalTransactionId: String) throws
+    func rescheduleAppleCall(environment: String, kind: PendingAppleCall.Kind, transactionId: String, retryAt: Int64) throws
+    func removeAppleCall(environment: String, kind: PendingAppleCall.Kind, transactionId: String) throws
     func putSyncRevision(environment: String, originalTransactionId: String, revision: String) throws
 
     /// A Play purchase with Google's answer as text.

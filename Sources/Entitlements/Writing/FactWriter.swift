@@ -69,7 +69,7 @@ public enum FactWriter {
             try store.putAppTransaction(
                 environment: record.environment, originalTransactionId: record.originalTransactionId, appTransactionId: app)
         }
-        try storeCalls(of: batch, into: store)
+        try storeCalls(of: batch, newPurchases: batch.finishesPurchases ? newTransactions(change, over: pending) : [], into: store)
         for after in change.playAfter where after != change.playBefore[after.purchaseToken] {
             guard let answer = batch.playPurchases.last(where: { $0.purchase.purchaseToken == after.purchaseToken })?.json else { continue }
             try store.putPlayPurchase(after, answer: answer)
@@ -127,24 +127,40 @@ public enum FactWriter {
         }
     }
 
-    /// The Set App Account Token call a link queues, the end of one made, the sync's revision.
-    private static func storeCalls(of batch: FactBatch, into store: some FactWriteTransaction) throws {
+    /// The Apple calls a batch queues (a link's Set App Account Token, a new one-time purchase's
+    /// Finish Transaction), the end of one made, the sync's revision.
+    private static func storeCalls(of batch: FactBatch, newPurchases: [TransactionRecord], into store: some FactWriteTransaction) throws {
         let environment = batch.environment
         if let requested = batch.requestedLink, batch.queuesTokenCall {
-            let call = PendingTokenCall(
-                appId: batch.appId, environment: environment, originalTransactionId: requested.originalTransactionId,
-                appAccountToken: requested.appAccountToken, attempts: 0)
-            try store.putTokenCall(call, dueAt: batch.requestedAt)
+            let call = PendingAppleCall(
+                appId: batch.appId, environment: environment, kind: .setAppAccountToken, transactionId: requested.originalTransactionId,
+                appAccountToken: requested.appAccountToken)
+            try store.putAppleCall(call, dueAt: batch.requestedAt)
         }
-        if let call = batch.tokenCallOutcome {
+        if batch.finishesPurchases {
+            for purchase in newPurchases where PendingAppleCall.isFinishedByServer(purchase) {
+                let call = PendingAppleCall(
+                    appId: batch.appId, environment: environment, kind: .finishTransaction, transactionId: purchase.transactionId)
+                try store.putAppleCall(call, dueAt: batch.requestedAt)
+            }
+        }
+        if let call = batch.appleCallOutcome {
             if let retryAt = call.retryAt {
-                try store.rescheduleTokenCall(environment: environment, originalTransactionId: call.originalTransactionId, retryAt: retryAt)
+                try store.rescheduleAppleCall(environment: environment, kind: call.kind, transactionId: call.transactionId, retryAt: retryAt)
             } else {
-                try store.removeTokenCall(environment: environment, originalTransactionId: call.originalTransactionId)
+                try store.removeAppleCall(environment: environment, kind: call.kind, transactionId: call.transactionId)
             }
         }
         if let sync = batch.syncRevision {
             try store.putSyncRevision(environment: environment, originalTransactionId: sync.originalTransactionId, revision: sync.revision)
+        }
+    }
+
+    /// The transactions the batch stores for the first time.
+    private static func newTransactions(_ change: FactChange, over pending: FactChange.Pending) -> [TransactionRecord] {
+        change.after.flatMap { after in
+            let stored = pending.stored[after.originalTransactionId]?.transactions ?? []
+            return after.transactions.filter { record in !stored.contains { $0.transactionId == record.transactionId } }
         }
     }
 

@@ -287,17 +287,19 @@ public final class PostgreSQLFactStore: FactStore {
         }
     }
 
-    public func dueTokenCalls(appId: String, now: Int64, limit: Int) throws -> [PendingTokenCall] {
+    public func dueAppleCalls(appId: String, now: Int64, limit: Int) throws -> [PendingAppleCall] {
         try pool.with { db in
             try db.execute(
                 """
-                SELECT environment, original_transaction_id, app_account_token, attempts FROM token_calls
+                SELECT environment, kind, transaction_id, app_account_token, attempts FROM apple_calls
                 WHERE app_id = $1 AND next_at <= $2 ORDER BY next_at LIMIT $3
                 """, [.text(appId), .integer(now), .integer(Int64(limit))]
-            ).rows.map { row in
-                PendingTokenCall(
-                    appId: appId, environment: row[0] ?? "", originalTransactionId: row[1] ?? "", appAccountToken: row[2] ?? "",
-                    attempts: Int(row[3] ?? "0") ?? 0)
+            ).rows.compactMap { row in
+                // A kind this version does not make (written by a newer one) stays queued for it.
+                guard let kind = row[1].flatMap(PendingAppleCall.Kind.init(rawValue:)) else { return nil }
+                return PendingAppleCall(
+                    appId: appId, environment: row[0] ?? "", kind: kind, transactionId: row[2] ?? "", appAccountToken: row[3],
+                    attempts: Int(row[4] ?? "0") ?? 0)
             }
         }
     }

@@ -213,31 +213,31 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
             ])
     }
 
-    private static let putTokenCallSQL = put(
-        "token_calls", key: ["app_id", "environment", "original_transaction_id"],
-        columns: ["app_id", "environment", "original_transaction_id", "app_account_token", "attempts", "next_at"])
+    private static let putAppleCallSQL = put(
+        "apple_calls", key: ["app_id", "environment", "kind", "transaction_id"],
+        columns: ["app_id", "environment", "kind", "transaction_id", "app_account_token", "attempts", "next_at"])
 
-    func putTokenCall(_ call: PendingTokenCall, dueAt: Int64) throws {
+    func putAppleCall(_ call: PendingAppleCall, dueAt: Int64) throws {
         try db.executeLater(
-            Self.putTokenCallSQL,
+            Self.putAppleCallSQL,
             [
-                .text(appId), .text(call.environment), .text(call.originalTransactionId), .text(call.appAccountToken),
+                .text(appId), .text(call.environment), .text(call.kind.rawValue), .text(call.transactionId), .from(call.appAccountToken),
                 .integer(Int64(call.attempts)), .integer(dueAt),
             ])
     }
 
-    func rescheduleTokenCall(environment: String, originalTransactionId: String, retryAt: Int64) throws {
+    func rescheduleAppleCall(environment: String, kind: PendingAppleCall.Kind, transactionId: String, retryAt: Int64) throws {
         try db.executeLater(
             """
-            UPDATE token_calls SET attempts = attempts + 1, next_at = $4
-            WHERE app_id = $1 AND environment = $2 AND original_transaction_id = $3
-            """, [.text(appId), .text(environment), .text(originalTransactionId), .integer(retryAt)])
+            UPDATE apple_calls SET attempts = attempts + 1, next_at = $5
+            WHERE app_id = $1 AND environment = $2 AND kind = $3 AND transaction_id = $4
+            """, [.text(appId), .text(environment), .text(kind.rawValue), .text(transactionId), .integer(retryAt)])
     }
 
-    func removeTokenCall(environment: String, originalTransactionId: String) throws {
+    func removeAppleCall(environment: String, kind: PendingAppleCall.Kind, transactionId: String) throws {
         try db.executeLater(
-            "DELETE FROM token_calls WHERE app_id = $1 AND environment = $2 AND original_transaction_id = $3",
-            [.text(appId), .text(environment), .text(originalTransactionId)])
+            "DELETE FROM apple_calls WHERE app_id = $1 AND environment = $2 AND kind = $3 AND transaction_id = $4",
+            [.text(appId), .text(environment), .text(kind.rawValue), .text(transactionId)])
     }
 
     private static let putSyncRevisionSQL = put(

@@ -1,0 +1,66 @@
+import AppStore
+import AppStoreAPI
+import Entitlements
+import Foundation
+import Instants
+
+/// The calls Entitle owes the App Store Server API: Set App Account Token when a client links an
+/// untokened subscription, Finish Transaction when the server delivers a new one-time purchase
+/// (`finishTransactions`). Each is queued durably in the batch that causes it, tried at once and,
+/// when Apple does not take it, again with a doubling delay (from `tokenRetrySeconds` up to an
+/// hour). A failed call never undoes the facts; it is logged and counted.
+final class AppleCallQueue: Sendable {
+    private let drainer: DueWorkDrainer
+
+    init(
+        app: AppConfiguration, store: any FactStore, pool: BlockingPool, clients: [AppStoreEnvironment: AppStoreServerAPIClient],
+        instrumentation: any Instrumentation
+    ) {
+        let calls = AppleCalls(app: app, store: store, clients: clients, instrumentation: instrumentation)
+        drainer = DueWorkDrainer(interval: app.serverAPI.tokenRetrySeconds, pool: pool, drain: calls.drain)
+    }
+
+    func kick() { drainer.kick() }
+}
+
+/// The queued calls of one app, made when due.
+private struct AppleCalls: Sendable {
+    let app: AppConfiguration
+    let store: any FactStore
+    let clients: [AppStoreEnvironment: AppStoreServerAPIClient]
+    let instrumentation: any Instrumentation
+
+    func drain(now: Date) {
+        let nowMs = Milliseconds.since1970(now)
+        let due: [PendingAppleCall]
+        do { due = try store.dueAppleCalls(appId: app.id, now: nowMs, limit: 100) } catch {
+            instrumentation.backgroundFailed(app: app.id, task: "apple_calls", error)
+            return
+        }
+        for call in due {
+            var outcome = FactBatch(appId: app.id, environment: call.environment)
+            do {
+                try make(call)
+                outcome.appleCallOutcome = (call.kind, call.transactionId, nil)
+            } catch {
+                instrumentation.backgroundFailed(app: app.id, task: "apple_calls", error)
+                let delay = DueWorkDrainer.backoff(attempts: call.attempts, base: app.serverAPI.tokenRetrySeconds)
+                outcome.appleCallOutcome = (call.kind, call.transactionId, nowMs + Int64(delay * 1000))
+            }
+            do { _ = try store.record(outcome) } catch {
+                // The call stays queued as it was: made again when next due.
+                instrumentation.backgroundFailed(app: app.id, task: "apple_calls", error)
+            }
+        }
+    }
+
+    private func make(_ call: PendingAppleCall) throws {
+        guard let client = clients[AppStoreEnvironment(rawValue: call.environment)] else {
+            throw AppStoreAPIError.decoding("no client", environment: call.environment)
+        }
+        switch call.kind {
+        case .setAppAccountToken: try client.setAppAccountToken(call.transactionId, appAccountToken: call.appAccountToken ?? "")
+        case .finishTransaction: try client.finishTransaction(call.transactionId)
+        }
+    }
+}
