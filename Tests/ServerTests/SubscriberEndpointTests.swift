@@ -190,12 +190,15 @@ final class SubscriberEndpointTests: XCTestCase {
             ])
             return try chain.sign([
                 "notificationType": "RESCIND_CONSENT", "notificationUUID": .string(uuid), "version": "2.0", "signedDate": .int(base + 3),
-                "appData": .object(["bundleId": "com.example.app", "environment": "Sandbox", "signedAppTransactionInfo": .string(download)]),
+                "appData": .object(["bundleId": "com.example.app", "environment": "Sandbox", "signedAppTransactionInfo": .string(download)]
+                ),
             ])
         }
-        let (status, answer) = request("POST", "/v1/notifications/apple", key: nil, ["signedPayload": .string(try rescinded("c-1", appTransactionId: "71134"))])
+        let (status, answer) = request(
+            "POST", "/v1/notifications/apple", key: nil, ["signedPayload": .string(try rescinded("c-1", appTransactionId: "71134"))])
         XCTAssertEqual(status, 200, "\(answer)")
-        let (unknown, _) = request("POST", "/v1/notifications/apple", key: nil, ["signedPayload": .string(try rescinded("c-2", appTransactionId: "999"))])
+        let (unknown, _) = request(
+            "POST", "/v1/notifications/apple", key: nil, ["signedPayload": .string(try rescinded("c-2", appTransactionId: "999"))])
         XCTAssertEqual(unknown, 200)
         let notifications = request("GET", "/v1/notifications", key: "server_key_0123456789").1["notifications"]?.arrayValue ?? []
         XCTAssertEqual(notifications.filter { $0["notificationType"] == "RESCIND_CONSENT" }.count, 2, "\(notifications)")

@@ -146,7 +146,8 @@ public enum FactWriter {
         }
         if let call = batch.appleCallOutcome {
             if let retryAt = call.retryAt {
-                try store.rescheduleAppleCall(environment: environment, kind: call.kind, transactionId: call.transactionId, retryAt: retryAt)
+                try store.rescheduleAppleCall(
+                    environment: environment, kind: call.kind, transactionId: call.transactionId, retryAt: retryAt)
             } else {
                 try store.removeAppleCall(environment: environment, kind: call.kind, transactionId: call.transactionId)
             }
