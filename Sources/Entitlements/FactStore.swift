@@ -8,7 +8,13 @@ public struct StoredNotification: Sendable, Equatable {
     public var signedDate: Int64
     public var receivedAt: Int64
     public var originalTransactionId: String?
+    /// Apple's signed payload; for a Google notification, the developer notification as JSON.
     public var jws: String
+    /// `app_store`, or `play_store` for a Google real-time developer notification: its
+    /// `notificationUUID` is then `pubsub:<appId>:<messageId>`, its type Google's name
+    /// (`SUBSCRIPTION_RENEWED`, …), `signedDate` its `eventTimeMillis`, and
+    /// `originalTransactionId` the purchase token it names.
+    public var store = "app_store"
     /// Order of arrival, assigned by the store (for paging).
     public var sequence: Int64 = 0
 

@@ -155,5 +155,9 @@ enum Migrations {
             FROM token_calls;
         DROP TABLE token_calls;
         """,
+        // 14: Google's real-time developer notifications are kept beside Apple's, told apart by store.
+        """
+        ALTER TABLE notifications ADD COLUMN store TEXT NOT NULL DEFAULT 'app_store';
+        """,
     ]
 }

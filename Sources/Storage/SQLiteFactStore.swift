@@ -325,7 +325,8 @@ public final class SQLiteFactStore: FactStore {
     }
 
     static let notificationColumns = """
-        sequence, notification_uuid, environment, notification_type, subtype, signed_date, received_at, original_transaction_id, jws
+        sequence, notification_uuid, environment, notification_type, subtype, signed_date, received_at, original_transaction_id, jws,
+        store
         """
 
     /// A notification from `notificationColumns`.
@@ -334,6 +335,7 @@ public final class SQLiteFactStore: FactStore {
             notificationUUID: query.text(1) ?? "", appId: appId, environment: query.text(2) ?? "", notificationType: query.text(3) ?? "",
             subtype: query.text(4), signedDate: query.int64(5) ?? 0, receivedAt: query.int64(6) ?? 0,
             originalTransactionId: query.text(7), jws: query.text(8) ?? "")
+        notification.store = query.text(9) ?? "app_store"
         notification.sequence = query.int64(0) ?? 0
         return notification
     }

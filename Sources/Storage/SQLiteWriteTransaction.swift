@@ -53,13 +53,14 @@ struct SQLiteWriteTransaction: FactWriteTransaction {
         try database.statement(
             """
             INSERT INTO notifications (notification_uuid, app_id, environment, notification_type, subtype,
-                signed_date, received_at, original_transaction_id, jws)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (notification_uuid) DO NOTHING
+                signed_date, received_at, original_transaction_id, jws, store)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (notification_uuid) DO NOTHING
             """
         ).bind([
             .text(notification.notificationUUID), .text(notification.appId), .text(notification.environment),
             .text(notification.notificationType), .from(notification.subtype), .integer(notification.signedDate),
             .integer(notification.receivedAt), .from(notification.originalTransactionId), .text(notification.jws),
+            .text(notification.store),
         ]).run()
         return database.changes > 0
     }

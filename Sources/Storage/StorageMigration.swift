@@ -46,7 +46,7 @@ public enum StorageMigration {
             name: "notifications",
             columns: [
                 "sequence", "notification_uuid", "app_id", "environment", "notification_type", "subtype", "signed_date", "received_at",
-                "original_transaction_id", "jws",
+                "original_transaction_id", "jws", "store",
             ], skipped: ["sequence"], conflict: "ON CONFLICT (notification_uuid) DO NOTHING", order: "sequence"),
         Table(name: "sync_revisions", columns: ["app_id", "environment", "original_transaction_id", "revision"]),
         Table(name: "app_transactions", columns: ["app_id", "environment", "original_transaction_id", "app_transaction_id"]),

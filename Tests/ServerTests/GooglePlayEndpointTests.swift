@@ -235,6 +235,59 @@ final class GooglePlayEndpointTests: XCTestCase {
         XCTAssertEqual(subscriptions["googlePlay:pro:monthly"]?["orderId"], "GPA.3345-1234-5678-00002")
     }
 
+    /// Every developer notification is stored and listed under Google's name for its type — each
+    /// subscription type, a number Google adds later, the one-time and voided kinds, a test and a
+    /// kind Entitle does not read — in the notifications list and in the customer's history.
+    func testEveryNotificationTypeIsStoredAndListed() throws {
+        google.setSubscription("g-all", subscription())
+        XCTAssertEqual(try post("g-all").status, 200)
+        // Google's names (Real-time developer notifications reference), and a number it may add.
+        let names: [Int64: String] = [
+            1: "SUBSCRIPTION_RECOVERED", 2: "SUBSCRIPTION_RENEWED", 3: "SUBSCRIPTION_CANCELED", 4: "SUBSCRIPTION_PURCHASED",
+            5: "SUBSCRIPTION_ON_HOLD", 6: "SUBSCRIPTION_IN_GRACE_PERIOD", 7: "SUBSCRIPTION_RESTARTED",
+            8: "SUBSCRIPTION_PRICE_CHANGE_CONFIRMED", 9: "SUBSCRIPTION_DEFERRED", 10: "SUBSCRIPTION_PAUSED",
+            11: "SUBSCRIPTION_PAUSE_SCHEDULE_CHANGED", 13: "SUBSCRIPTION_EXPIRED", 17: "SUBSCRIPTION_ITEMS_CHANGED",
+            18: "SUBSCRIPTION_CANCELLATION_SCHEDULED", 19: "SUBSCRIPTION_PRICE_CHANGE_UPDATED",
+            20: "SUBSCRIPTION_PENDING_PURCHASE_CANCELED", 22: "SUBSCRIPTION_PRICE_STEP_UP_CONSENT_UPDATED",
+            99: "SUBSCRIPTION_NOTIFICATION_TYPE_99",
+        ]
+        var expected: [String] = []
+        for (type, name) in names.sorted(by: { $0.key < $1.key }) {
+            let reply = try push(subscriptionNotification("g-all", type: type), messageId: "m-type-\(type)")
+            XCTAssertEqual(reply.status, 200, "type \(type): \(reply.text)")
+            expected.append(name)
+        }
+        let others: [(JSONObject, String)] = [
+            (["testNotification": .object(["version": "1.0"])], "TEST_NOTIFICATION"),
+            (
+                ["pendingRefundReviewNotification": .object(["pendingRefundToken": "r-1", "orderId": "GPA.1"])],
+                "pendingRefundReviewNotification"
+            ),
+            (
+                ["oneTimeProductNotification": .object(["notificationType": 1, "purchaseToken": "unknown", "sku": "coins"])],
+                "ONE_TIME_PRODUCT_PURCHASED"
+            ),
+        ]
+        for (index, (notification, name)) in others.enumerated() {
+            XCTAssertEqual(try push(notification, messageId: "m-other-\(index)").status, 200, name)
+            expected.append(name)
+        }
+        let listed =
+            try fixture.call("GET", "/v1/notifications?limit=100", key: SupportFixture.server).json["notifications"]?.arrayValue ?? []
+        let play = listed.filter { $0["store"] == "play_store" }
+        XCTAssertEqual(Set(play.compactMap { $0["notificationType"]?.stringValue }), Set(expected), "\(listed)")
+        XCTAssertEqual(play.count, expected.count, "each stored once")
+        XCTAssertEqual(play.first { $0["notificationType"] == "SUBSCRIPTION_RENEWED" }?["purchaseToken"], "g-all")
+        XCTAssertEqual(try push(subscriptionNotification("g-all", type: 2), messageId: "m-type-2").json["status"], "duplicate")
+
+        let history = try fixture.call("GET", "/v1/subscribers/\(token)/history").json["history"]?.arrayValue ?? []
+        let notified = history.filter { $0["kind"] == "notification" && $0["store"] == "play_store" }
+        XCTAssertEqual(notified.count, 18, "the customer's purchase's own notifications, each subscription type")
+        let renewed = try XCTUnwrap(notified.first { $0["notificationType"] == "SUBSCRIPTION_RENEWED" })
+        XCTAssertEqual(renewed["payload"]?["subscriptionNotification"]?["notificationType"], 2, "the notification as Google sent it")
+        XCTAssertEqual(renewed["purchaseToken"], "g-all")
+    }
+
     /// A redelivered Pub/Sub message is answered from what is stored: Google is not asked again.
     func testARedeliveredMessageDoesNotAskGoogleAgain() throws {
         google.setSubscription("g-1", subscription())

@@ -100,66 +100,76 @@ public struct GooglePlayService: Sendable {
         case ignored
     }
 
-    /// Applies one Pub/Sub push already authenticated by `verifier`.
-    func push(_ notification: JSONObject, messageId: String, receivedAt: Date) throws -> PushOutcome {
-        let eventTime = PlayTime.instant(notification["eventTimeMillis"]) ?? Milliseconds.since1970(receivedAt)
-        if notification["testNotification"] != nil {
-            instrumentation.notificationReceived(app: app.id, type: "GOOGLE_TEST")
-            var batch = FactBatch(appId: app.id, environment: app.defaultEnvironment.rawValue)
-            batch.pubsubMessageId = messageId
-            batch.requestedAt = Milliseconds.since1970(receivedAt)
-            return try store.record(batch) == .duplicateNotification ? .duplicate : .test
-        }
+    /// Applies one Pub/Sub push already authenticated by `verifier`. Every notification is stored
+    /// and listed under its type, whatever its kind; the purchase it names is re-read from Google
+    /// (a notification is only a signal) and stored with it.
+    func push(_ json: JSONObject, messageId: String, receivedAt: Date) throws -> PushOutcome {
+        let notification = DeveloperNotification(json)
+        instrumentation.notificationReceived(app: app.id, type: "GOOGLE_" + notification.typeName)
         // A redelivery of a message already applied: answered without asking Google again (the
         // write would find the duplicate too, but only after a read Google counts against quota).
         if try store.hasPubSubMessage(appId: app.id, messageId: messageId) { return .duplicate }
-        var target: (PlayPurchase.Kind, productId: String, token: String, voided: Bool)?
-        // `subscriptionId` is deprecated by Google and may be absent: the re-read names the product.
-        if let subscription = notification["subscriptionNotification"]?.objectValue,
-            let token = subscription["purchaseToken"]?.stringValue
-        {
-            let product = subscription["subscriptionId"]?.stringValue ?? ""
-            let type = PlayTime.number(subscription["notificationType"]) ?? 0
-            instrumentation.notificationReceived(app: app.id, type: "GOOGLE_SUBSCRIPTION_\(type)")
-            // SUBSCRIPTION_REVOKED (12): Google's re-read says only EXPIRED; the notification is
-            // what tells a revocation (a refund that ends access) from an end of term.
-            target = (.subscription, product, token, type == Self.subscriptionRevoked)
-        } else if let product = notification["oneTimeProductNotification"]?.objectValue,
-            let token = product["purchaseToken"]?.stringValue, let sku = product["sku"]?.stringValue
-        {
-            instrumentation.notificationReceived(app: app.id, type: "GOOGLE_ONE_TIME_PRODUCT")
-            target = (.product, sku, token, false)
-        } else if let voided = notification["voidedPurchaseNotification"]?.objectValue, let token = voided["purchaseToken"]?.stringValue {
-            instrumentation.notificationReceived(app: app.id, type: "GOOGLE_VOIDED_PURCHASE")
-            // A voided one-time product names no product: the stored purchase does.
-            let stored = try store.playPurchase(appId: app.id, purchaseToken: token)
-            let kind: PlayPurchase.Kind = PlayTime.number(voided["productType"]) == 2 ? .product : .subscription
-            guard kind == .subscription || stored != nil else { return .ignored }
-            target = (kind, stored?.productId ?? "", token, true)
+        let now = Milliseconds.since1970(receivedAt)
+        var stored = StoredNotification(
+            notificationUUID: "pubsub:\(app.id):\(messageId)", appId: app.id, environment: app.defaultEnvironment.rawValue,
+            notificationType: notification.typeName, subtype: nil, signedDate: notification.eventTime ?? now, receivedAt: now,
+            originalTransactionId: notification.purchaseToken, jws: JSONValue.object(json).serializedString)
+        stored.store = "play_store"
+        guard let (kind, productId, token) = try target(of: notification) else {
+            return try recordAlone(stored, messageId: messageId, now: now, outcome: notification.kind == .test ? .test : .ignored)
         }
-        // A kind of notification Entitle does not read: answered 200 all the same, since Pub/Sub
-        // would otherwise redeliver it until it expires.
-        guard let target else { return .ignored }
         var read: (PlayPurchase, String)
         do {
-            read = try self.read(target.0, productId: target.productId, purchaseToken: target.token, customer: nil, now: receivedAt)
+            read = try self.read(kind, productId: productId, purchaseToken: token, customer: nil, now: receivedAt)
         } catch GooglePlayAPIError.notFound {
-            return .ignored
+            return try recordAlone(stored, messageId: messageId, now: now, outcome: .ignored)
         }
-        if target.voided { read.0.voidedAt = eventTime }
+        if notification.revokesSubscription || (notification.kind == .voidedPurchase && !notification.isPartialRefund) {
+            read.0.voidedAt = notification.eventTime ?? now
+        }
+        stored.environment = read.0.environment
         // A read without an account id keeps the stored link: the stores' rule (`replacing`) does.
         do {
-            _ = try storeAndAcknowledge(read.0, json: read.1, source: "googlePlay", message: messageId, now: receivedAt)
+            _ = try storeAndAcknowledge(
+                read.0, json: read.1, source: "googlePlay", message: messageId, notification: stored, now: receivedAt)
         } catch Duplicate.message {
             return .duplicate
         }
         return .applied
     }
 
-    enum Duplicate: Error { case message }
+    /// The purchase a notification names, and how to read it; nil when there is none to read (a
+    /// test, a kind Entitle does not read, a voided one-time product it never stored).
+    private func target(of notification: DeveloperNotification) throws -> (PlayPurchase.Kind, productId: String, token: String)? {
+        guard let token = notification.purchaseToken else { return nil }
+        switch notification.kind {
+        case .subscription: return (.subscription, notification.productId ?? "", token)
+        case .oneTimeProduct: return notification.productId.map { (.product, $0, token) }
+        case .voidedPurchase:
+            // A voided one-time product names no product: the stored purchase does.
+            let stored = try store.playPurchase(appId: app.id, purchaseToken: token)
+            if notification.voidedProductType == 2 { return stored.map { (.product, $0.productId, token) } }
+            return (.subscription, stored?.productId ?? "", token)
+        case .test, .other: return nil
+        }
+    }
 
-    /// RTDN `SubscriptionNotification.notificationType` SUBSCRIPTION_REVOKED.
-    static let subscriptionRevoked: Int64 = 12
+    /// Stores a notification with no purchase to store beside it (Pub/Sub would otherwise
+    /// redeliver it until it expires).
+    private func recordAlone(
+        _ notification: StoredNotification, messageId: String, now: Int64, outcome: PushOutcome
+    ) throws
+        -> PushOutcome
+    {
+        var batch = FactBatch(appId: app.id, environment: notification.environment)
+        batch.notification = notification
+        batch.pubsubMessageId = messageId
+        batch.source = "googlePlay"
+        batch.requestedAt = now
+        return try store.record(batch) == .duplicateNotification ? .duplicate : outcome
+    }
+
+    enum Duplicate: Error { case message }
 
     // MARK: - Voided purchases
 
@@ -281,10 +291,13 @@ public struct GooglePlayService: Sendable {
     /// Stores the purchase (with the message that brought it, and its acknowledgement queued when
     /// Google waits for one), then makes the first acknowledgement attempt: a failed one is retried
     /// by the acknowledger until Google confirms.
-    func storeAndAcknowledge(_ purchase: PlayPurchase, json: String, source: String, message: String?, now: Date) throws -> PlayPurchase {
+    func storeAndAcknowledge(
+        _ purchase: PlayPurchase, json: String, source: String, message: String?, notification: StoredNotification? = nil, now: Date
+    ) throws -> PlayPurchase {
         var batch = FactBatch(appId: app.id, environment: purchase.environment)
         batch.playPurchases = [(purchase, json)]
         batch.pubsubMessageId = message
+        batch.notification = notification
         batch.source = source
         batch.requestedAt = Milliseconds.since1970(now)
         guard try store.record(batch, outbox: eventWriter) != .duplicateNotification else { throw Duplicate.message }

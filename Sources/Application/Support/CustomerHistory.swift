@@ -53,6 +53,10 @@ public struct CustomerHistory: Sendable {
             where environments.map(\.rawValue).contains(purchase.environment) {
                 entries += Self.entries(
                     purchase, answer: try store.playPurchaseAnswer(appId: app.id, purchaseToken: purchase.purchaseToken))
+                // Google's notifications name the purchase token where Apple's name a subscription.
+                entries += try store.notifications(
+                    appId: app.id, environment: purchase.environment, originalTransactionId: purchase.purchaseToken
+                ).filter { $0.store == "play_store" }.map(Self.entry)
             }
         }
         var events: [String: OutboxEvent] = [:]
@@ -94,7 +98,8 @@ public struct CustomerHistory: Sendable {
             let at = fact.kind == .transaction ? payload["purchaseDate"]?.int64Value ?? fact.signedDate : fact.signedDate
             entries.append(Self.at(at, order: fact.kind == .transaction ? 1 : 2, object))
         }
-        for notification in try store.notifications(appId: app.id, environment: name, originalTransactionId: original) {
+        for notification in try store.notifications(appId: app.id, environment: name, originalTransactionId: original)
+        where notification.store == "app_store" {
             entries.append(Self.entry(notification))
         }
         return entries
@@ -115,15 +120,22 @@ public struct CustomerHistory: Sendable {
     }
 
     private static func entry(_ notification: StoredNotification) -> Entry {
-        var object = base("notification", notification.environment, source: "App Store Server Notification")
+        let fromGoogle = notification.store == "play_store"
+        var object = base(
+            "notification", notification.environment,
+            source: fromGoogle ? "Google Play real-time developer notification" : "App Store Server Notification")
+        object["store"] = .string(notification.store)
         object["notificationUUID"] = .string(notification.notificationUUID)
         object["notificationType"] = .string(notification.notificationType)
         if let subtype = notification.subtype { object["subtype"] = .string(subtype) }
         Timestamps.set(&object, "signedDate", notification.signedDate)
         Timestamps.set(&object, "receivedAt", notification.receivedAt)
-        if let original = notification.originalTransactionId { object["originalTransactionId"] = .string(original) }
+        if let original = notification.originalTransactionId {
+            object[fromGoogle ? "purchaseToken" : "originalTransactionId"] = .string(original)
+        }
         object["summary"] = .string([notification.notificationType, notification.subtype].compactMap { $0 }.joined(separator: " · "))
-        object["payload"] = .object(decodedNotification(notification.jws))
+        object["payload"] = .object(
+            fromGoogle ? (try? JSONParser.parse(Array(notification.jws.utf8)))?.objectValue ?? [:] : decodedNotification(notification.jws))
         return at(notification.signedDate, order: 0, object)
     }
 

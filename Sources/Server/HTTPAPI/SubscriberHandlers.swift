@@ -142,12 +142,15 @@ struct SubscriberHandlers: Sendable {
             var item: JSONObject = [
                 "notificationUUID": .string(notification.notificationUUID),
                 "notificationType": .string(notification.notificationType),
-                "environment": .string(notification.environment),
+                "environment": .string(notification.environment), "store": .string(notification.store),
             ]
             if let subtype = notification.subtype { item["subtype"] = .string(subtype) }
             Timestamps.set(&item, "signedDate", notification.signedDate)
             Timestamps.set(&item, "receivedAt", notification.receivedAt)
-            if let original = notification.originalTransactionId { item["originalTransactionId"] = .string(original) }
+            // Apple's name a subscription; Google's the purchase token.
+            if let original = notification.originalTransactionId {
+                item[notification.store == "play_store" ? "purchaseToken" : "originalTransactionId"] = .string(original)
+            }
             item["result"] = "applied"
             item["cursor"] = .string(String(notification.sequence))
             return .object(item)

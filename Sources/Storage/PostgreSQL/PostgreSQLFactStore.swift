@@ -344,7 +344,8 @@ public final class PostgreSQLFactStore: FactStore {
     }
 
     static let notificationColumns = """
-        sequence, notification_uuid, environment, notification_type, subtype, signed_date, received_at, original_transaction_id, jws
+        sequence, notification_uuid, environment, notification_type, subtype, signed_date, received_at, original_transaction_id, jws,
+        store
         """
 
     /// A notification from `notificationColumns`.
@@ -353,6 +354,7 @@ public final class PostgreSQLFactStore: FactStore {
             notificationUUID: row[1] ?? "", appId: appId, environment: row[2] ?? "", notificationType: row[3] ?? "", subtype: row[4],
             signedDate: Int64(row[5] ?? "0") ?? 0, receivedAt: Int64(row[6] ?? "0") ?? 0, originalTransactionId: row[7],
             jws: row[8] ?? "")
+        notification.store = row[9] ?? "app_store"
         notification.sequence = Int64(row[0] ?? "0") ?? 0
         return notification
     }

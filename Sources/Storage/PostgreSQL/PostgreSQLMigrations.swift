@@ -145,6 +145,10 @@ enum PostgreSQLMigrations {
             FROM token_calls;
         DROP TABLE token_calls;
         """,
+        // 9: SQLite's migration 14: Google's notifications beside Apple's.
+        """
+        ALTER TABLE notifications ADD COLUMN store TEXT NOT NULL DEFAULT 'app_store';
+        """,
     ]
 
     static func migrate(_ pool: PostgreSQLPool) throws {

@@ -94,16 +94,19 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
         let insert = (
             """
             INSERT INTO notifications (notification_uuid, app_id, environment, notification_type, subtype,
-                signed_date, received_at, original_transaction_id, jws)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (notification_uuid) DO NOTHING RETURNING sequence
+                signed_date, received_at, original_transaction_id, jws, store)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (notification_uuid) DO NOTHING RETURNING sequence
             """,
             [
                 PGValue.text(notification.notificationUUID), .text(notification.appId), .text(notification.environment),
                 .text(notification.notificationType), .from(notification.subtype), .integer(notification.signedDate),
                 .integer(notification.receivedAt), .from(notification.originalTransactionId), .text(notification.jws),
+                .text(notification.store),
             ]
         )
-        guard let original = notification.originalTransactionId, read.facts[Self.key(notification.environment, original)] == nil
+        // A Google notification names a purchase token, not an App Store subscription to read.
+        guard notification.store == "app_store", let original = notification.originalTransactionId,
+            read.facts[Self.key(notification.environment, original)] == nil
         else { return !(try db.execute(insert.0, insert.1).isEmpty) }
         let answers = try db.execute(
             together: [

@@ -1,0 +1,80 @@
+import JSON
+
+/// A real-time developer notification (the JSON of a Pub/Sub message's `data`): which kind it is,
+/// its type under Google's name, and the purchase it names. Every kind and type is named, the ones
+/// Google adds later too (by their member or number), so each can be stored and listed.
+public struct DeveloperNotification: Sendable {
+    public enum Kind: String, Sendable {
+        case subscription, oneTimeProduct, voidedPurchase, test
+        /// A kind this version does not read (Google adds them: refund reviews, …).
+        case other
+    }
+
+    public var json: JSONObject
+    public var kind: Kind
+    /// `SUBSCRIPTION_RENEWED`, `ONE_TIME_PRODUCT_PURCHASED`, `VOIDED_PURCHASE`, `TEST_NOTIFICATION`;
+    /// `SUBSCRIPTION_NOTIFICATION_TYPE_<n>` for a number Google adds; for another kind, its member
+    /// (`pendingRefundReviewNotification`).
+    public var typeName: String
+    /// The subscription or one-time notification's `notificationType`.
+    public var type: Int64?
+    public var purchaseToken: String?
+    /// `subscriptionId` (deprecated by Google, may be absent: the re-read names the product) or `sku`.
+    public var productId: String?
+    public var eventTime: Int64?
+    /// A voided purchase's `productType` (1 subscription, 2 one-time) and `refundType` (1 full,
+    /// 2 a quantity-based partial refund).
+    public var voidedProductType: Int64?
+    public var refundType: Int64?
+
+    public init(_ json: JSONObject) {
+        self.json = json
+        eventTime = PlayTime.instant(json["eventTimeMillis"])
+        if json["testNotification"] != nil {
+            kind = .test
+            typeName = "TEST_NOTIFICATION"
+        } else if let subscription = json["subscriptionNotification"]?.objectValue {
+            kind = .subscription
+            type = PlayTime.number(subscription["notificationType"])
+            typeName = Self.subscriptionTypes[type ?? -1] ?? "SUBSCRIPTION_NOTIFICATION_TYPE_\(type.map(String.init) ?? "?")"
+            purchaseToken = subscription["purchaseToken"]?.stringValue
+            productId = subscription["subscriptionId"]?.stringValue
+        } else if let product = json["oneTimeProductNotification"]?.objectValue {
+            kind = .oneTimeProduct
+            type = PlayTime.number(product["notificationType"])
+            typeName = Self.oneTimeTypes[type ?? -1] ?? "ONE_TIME_PRODUCT_NOTIFICATION_TYPE_\(type.map(String.init) ?? "?")"
+            purchaseToken = product["purchaseToken"]?.stringValue
+            productId = product["sku"]?.stringValue
+        } else if let voided = json["voidedPurchaseNotification"]?.objectValue {
+            kind = .voidedPurchase
+            typeName = "VOIDED_PURCHASE"
+            purchaseToken = voided["purchaseToken"]?.stringValue
+            voidedProductType = PlayTime.number(voided["productType"])
+            refundType = PlayTime.number(voided["refundType"])
+        } else {
+            kind = .other
+            typeName = json.members.map(\.key).first { $0.hasSuffix("Notification") } ?? "UNKNOWN"
+        }
+    }
+
+    /// Google's `SubscriptionNotification.notificationType` values (8 is deprecated but named).
+    public static let subscriptionTypes: [Int64: String] = [
+        1: "SUBSCRIPTION_RECOVERED", 2: "SUBSCRIPTION_RENEWED", 3: "SUBSCRIPTION_CANCELED", 4: "SUBSCRIPTION_PURCHASED",
+        5: "SUBSCRIPTION_ON_HOLD", 6: "SUBSCRIPTION_IN_GRACE_PERIOD", 7: "SUBSCRIPTION_RESTARTED",
+        8: "SUBSCRIPTION_PRICE_CHANGE_CONFIRMED", 9: "SUBSCRIPTION_DEFERRED", 10: "SUBSCRIPTION_PAUSED",
+        11: "SUBSCRIPTION_PAUSE_SCHEDULE_CHANGED", 12: "SUBSCRIPTION_REVOKED", 13: "SUBSCRIPTION_EXPIRED",
+        17: "SUBSCRIPTION_ITEMS_CHANGED", 18: "SUBSCRIPTION_CANCELLATION_SCHEDULED", 19: "SUBSCRIPTION_PRICE_CHANGE_UPDATED",
+        20: "SUBSCRIPTION_PENDING_PURCHASE_CANCELED", 22: "SUBSCRIPTION_PRICE_STEP_UP_CONSENT_UPDATED",
+    ]
+
+    /// Google's `OneTimeProductNotification.notificationType` values.
+    public static let oneTimeTypes: [Int64: String] = [1: "ONE_TIME_PRODUCT_PURCHASED", 2: "ONE_TIME_PRODUCT_CANCELED"]
+
+    /// SUBSCRIPTION_REVOKED: Google's re-read says only EXPIRED; the notification is what tells a
+    /// revocation (a refund that ends access) from an end of term.
+    public var revokesSubscription: Bool { kind == .subscription && type == 12 }
+
+    /// A voided purchase that refunded only some of a one-time purchase's units: the purchase
+    /// stands, with fewer units (the re-read's `refundableQuantity`).
+    public var isPartialRefund: Bool { kind == .voidedPurchase && refundType == 2 }
+}
