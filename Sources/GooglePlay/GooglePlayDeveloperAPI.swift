@@ -26,15 +26,21 @@ public struct GooglePlayDeveloperAPI: Sendable {
         try SubscriptionPurchaseV2(json: try send("GET", application + ["purchases", "subscriptionsv2", "tokens", purchaseToken]) ?? [:])
     }
 
-    /// `purchases.products.get`.
-    public func product(productId: String, purchaseToken: String) throws(GooglePlayAPIError) -> ProductPurchase {
-        try ProductPurchase(json: try send("GET", application + ["purchases", "products", productId, "tokens", purchaseToken]) ?? [:])
+    /// `purchases.productsv2.getproductpurchasev2`.
+    public func product(purchaseToken: String) throws(GooglePlayAPIError) -> ProductPurchaseV2 {
+        try ProductPurchaseV2(json: try send("GET", application + ["purchases", "productsv2", "tokens", purchaseToken]) ?? [:])
     }
 
     /// `purchases.subscriptions.acknowledge`: without it Google refunds the purchase after 3 days.
-    public func acknowledgeSubscription(subscriptionId: String, purchaseToken: String) throws(GooglePlayAPIError) {
+    /// `obfuscatedAccountId`: the customer of a resubscription made outside the app, which
+    /// carries none of its own (Google takes `externalAccountIds` only then).
+    public func acknowledgeSubscription(
+        subscriptionId: String, purchaseToken: String, obfuscatedAccountId: String? = nil
+    ) throws(GooglePlayAPIError) {
+        var body: JSONObject = [:]
+        if let obfuscatedAccountId { body["externalAccountIds"] = .object(["obfuscatedAccountId": .string(obfuscatedAccountId)]) }
         _ = try send(
-            "POST", application + ["purchases", "subscriptions", subscriptionId, "tokens", purchaseToken + ":acknowledge"], body: [:])
+            "POST", application + ["purchases", "subscriptions", subscriptionId, "tokens", purchaseToken + ":acknowledge"], body: body)
     }
 
     /// `purchases.products.acknowledge`.

@@ -15,6 +15,17 @@ public struct SubscriptionPurchaseV2: Sendable {
         /// The line item's last successful order (`GPA.…`): Google's replacement for the
         /// purchase-wide, deprecated `latestOrderId`.
         public var latestSuccessfulOrderId: String?
+        /// The member `offerPhase` holds (`freeTrial`, `introductoryPrice`, `basePrice`,
+        /// `prorationPeriod`, or a newer one), and for a proration period its
+        /// `originalOfferPhaseType`.
+        public var offerPhase: String?
+        public var prorationOfPhase: String?
+        /// Google's objects, as sent: a pending plan change, what this item replaced, and the
+        /// auto-renewing plan's price change and price step-up.
+        public var deferredItemReplacement: JSONObject?
+        public var itemReplacement: JSONObject?
+        public var priceChangeDetails: JSONObject?
+        public var priceStepUpConsentDetails: JSONObject?
     }
 
     public var json: JSONObject
@@ -29,6 +40,14 @@ public struct SubscriptionPurchaseV2: Sendable {
     public var isTestPurchase: Bool
     public var isAcknowledged: Bool
     public var obfuscatedExternalAccountId: String?
+    /// The order Google keeps trying to charge, in grace or on hold: `pendingOrderId` of
+    /// `inGracePeriodStateContext` or `onHoldStateContext`, at their top or one object down.
+    public var pendingOrderId: String?
+    /// `outOfAppPurchaseContext`: a resubscription made outside the app (the Play Store) names
+    /// the lapsed purchase it continues.
+    public var expiredPurchaseToken: String?
+    /// The lapsed purchase's `obfuscatedExternalAccountId`, which Google names beside it.
+    public var expiredObfuscatedExternalAccountId: String?
 
     public init(json: JSONObject) throws(GooglePlayAPIError) {
         guard let state = json["subscriptionState"]?.stringValue else { throw .decoding("no subscriptionState") }
@@ -40,41 +59,83 @@ public struct SubscriptionPurchaseV2: Sendable {
         lineItems = try items.map { item throws(GooglePlayAPIError) in
             guard let product = item["productId"]?.stringValue else { throw .decoding("a line item without productId") }
             let offer = item["offerDetails"]?.objectValue
+            let plan = item["autoRenewingPlan"]?.objectValue
+            let phase = item["offerPhase"]?.objectValue?.members.first
             return LineItem(
                 productId: product, expiryTime: item["expiryTime"]?.stringValue.flatMap(Milliseconds.parse),
-                autoRenewEnabled: item["autoRenewingPlan"]?["autoRenewEnabled"]?.boolValue,
+                autoRenewEnabled: plan?["autoRenewEnabled"]?.boolValue,
                 basePlanId: offer?["basePlanId"]?.stringValue, offerId: offer?["offerId"]?.stringValue,
                 offerTags: offer?["offerTags"]?.arrayValue?.compactMap(\.stringValue) ?? [],
-                latestSuccessfulOrderId: item["latestSuccessfulOrderId"]?.stringValue)
+                latestSuccessfulOrderId: item["latestSuccessfulOrderId"]?.stringValue, offerPhase: phase?.key,
+                prorationOfPhase: phase?.value["originalOfferPhaseType"]?.stringValue,
+                deferredItemReplacement: item["deferredItemReplacement"]?.objectValue,
+                itemReplacement: item["itemReplacement"]?.objectValue,
+                priceChangeDetails: plan?["priceChangeDetails"]?.objectValue,
+                priceStepUpConsentDetails: plan?["priceStepUpConsentDetails"]?.objectValue)
         }
         linkedPurchaseToken = json["linkedPurchaseToken"]?.stringValue
         latestOrderId = json["latestOrderId"]?.stringValue
         isTestPurchase = json["testPurchase"] != nil
         isAcknowledged = json["acknowledgementState"]?.stringValue == "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED"
         obfuscatedExternalAccountId = json["externalAccountIdentifiers"]?["obfuscatedExternalAccountId"]?.stringValue
+        pendingOrderId =
+            ["inGracePeriodStateContext", "onHoldStateContext"].lazy.compactMap { json[$0]?.objectValue }
+            .compactMap { context in
+                context["pendingOrderId"]?.stringValue
+                    ?? context.members.lazy.compactMap { $0.value["pendingOrderId"]?.stringValue }.first
+            }.first
+        let outOfApp = json["outOfAppPurchaseContext"]?.objectValue
+        expiredPurchaseToken = outOfApp?["expiredPurchaseToken"]?.stringValue
+        expiredObfuscatedExternalAccountId =
+            outOfApp?["expiredExternalAccountIdentifiers"]?["obfuscatedExternalAccountId"]?.stringValue
     }
 }
 
-/// `purchases.products.get`'s answer (a one-time product).
-public struct ProductPurchase: Sendable {
+/// `purchases.productsv2.getproductpurchasev2`'s answer (a one-time product: Google's
+/// replacement of `purchases.products.get`, with purchase options and quantities).
+public struct ProductPurchaseV2: Sendable {
+    /// One of `productLineItem[]`, with its `productOfferDetails`.
+    public struct LineItem: Sendable, Equatable {
+        public var productId: String
+        public var purchaseOptionId: String?
+        public var offerId: String?
+        public var quantity: Int64?
+        /// The units not refunded yet.
+        public var refundableQuantity: Int64?
+        public var consumptionState: String?
+    }
+
     public var json: JSONObject
+    public var lineItems: [LineItem]
+    /// `purchaseStateContext.purchaseState`: `PURCHASED`, `CANCELLED`, `PENDING`, as sent.
+    public var purchaseState: String
     public var purchaseTime: Int64?
-    /// 0 purchased, 1 canceled, 2 pending.
-    public var purchaseState: Int64
     public var orderId: String?
-    /// `purchaseType` 0: a license tester's.
+    /// `testPurchaseContext` present: a license tester's purchase.
     public var isTestPurchase: Bool
     public var isAcknowledged: Bool
     public var obfuscatedExternalAccountId: String?
 
     public init(json: JSONObject) throws(GooglePlayAPIError) {
-        guard let state = json["purchaseState"]?.int64Value else { throw .decoding("no purchaseState") }
+        guard let state = json["purchaseStateContext"]?["purchaseState"]?.stringValue else {
+            throw .decoding("no purchaseStateContext.purchaseState")
+        }
+        let items = json["productLineItem"]?.arrayValue?.compactMap(\.objectValue) ?? []
+        guard !items.isEmpty else { throw .decoding("no productLineItem") }
         self.json = json
         purchaseState = state
-        purchaseTime = PlayTime.instant(json["purchaseTimeMillis"])
+        lineItems = try items.map { item throws(GooglePlayAPIError) in
+            guard let product = item["productId"]?.stringValue else { throw .decoding("a line item without productId") }
+            let offer = item["productOfferDetails"]?.objectValue
+            return LineItem(
+                productId: product, purchaseOptionId: offer?["purchaseOptionId"]?.stringValue, offerId: offer?["offerId"]?.stringValue,
+                quantity: PlayTime.number(offer?["quantity"]), refundableQuantity: PlayTime.number(offer?["refundableQuantity"]),
+                consumptionState: offer?["consumptionState"]?.stringValue)
+        }
+        purchaseTime = json["purchaseCompletionTime"]?.stringValue.flatMap(Milliseconds.parse)
         orderId = json["orderId"]?.stringValue
-        isTestPurchase = PlayTime.number(json["purchaseType"]) == 0
-        isAcknowledged = PlayTime.number(json["acknowledgementState"]) == 1
+        isTestPurchase = json["testPurchaseContext"] != nil
+        isAcknowledged = json["acknowledgementState"]?.stringValue == "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED"
         obfuscatedExternalAccountId = json["obfuscatedExternalAccountId"]?.stringValue
     }
 }

@@ -12,6 +12,8 @@ public protocol JSONObjectBuilder {
     mutating func set(_ key: String, _ value: Int64)
     mutating func set(_ key: String, _ value: Bool)
     mutating func set(_ key: String, _ value: Double)
+    /// A member whose value is a JSON value as it is (a store's object passed on as sent).
+    mutating func set(_ key: String, json value: JSONValue)
     /// A member whose value is an object written by `build`.
     mutating func object(_ key: String, _ build: (inout Self) -> Void)
     /// A member whose value is an array written by `build`.
@@ -46,6 +48,7 @@ extension JSONObject: JSONObjectBuilder {
     public mutating func set(_ key: String, _ value: Int64) { append(key: key, value: .int(value)) }
     public mutating func set(_ key: String, _ value: Bool) { append(key: key, value: .bool(value)) }
     public mutating func set(_ key: String, _ value: Double) { append(key: key, value: .double(value)) }
+    public mutating func set(_ key: String, json value: JSONValue) { append(key: key, value: value) }
 
     public mutating func object(_ key: String, _ build: (inout JSONObject) -> Void) {
         var inner = JSONObject()

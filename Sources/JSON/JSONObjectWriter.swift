@@ -48,6 +48,11 @@ public struct JSONObjectWriter: JSONObjectBuilder, ContinuingWriter {
         JSONValue.double(value).write(into: &bytes)
     }
 
+    public mutating func set(_ key: String, json value: JSONValue) {
+        member(key)
+        value.write(into: &bytes)
+    }
+
     /// A member whose value is JSON already serialized (one object embedded in several events).
     public mutating func set(_ key: String, serialized json: [UInt8]) {
         member(key)

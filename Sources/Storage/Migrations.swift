@@ -155,9 +155,11 @@ enum Migrations {
             FROM token_calls;
         DROP TABLE token_calls;
         """,
-        // 14: Google's real-time developer notifications are kept beside Apple's, told apart by store.
+        // 14: Google's real-time developer notifications are kept beside Apple's, told apart by store;
+        // what Google's 2026 answers add to a purchase (`PlayPurchaseDetails`, JSON text).
         """
         ALTER TABLE notifications ADD COLUMN store TEXT NOT NULL DEFAULT 'app_store';
+        ALTER TABLE play_purchases ADD COLUMN details TEXT;
         """,
     ]
 }

@@ -3,20 +3,20 @@ import Entitlements
 /// Google Play purchases on SQLite: each stored as last read from Google (a later read replaces
 /// an earlier one, a void is never forgotten), and the Pub/Sub messages already applied.
 extension SQLiteFactStore {
-    /// The purchase's columns from `purchase_token` through `read_at`, in table order.
+    /// The purchase's columns from `purchase_token` through `details`, in `playColumns`' order.
     static func playValues(_ purchase: PlayPurchase) -> [SQLiteValue] {
         [
             .text(purchase.purchaseToken), .text(purchase.kind.rawValue), .text(purchase.productId), .from(purchase.basePlanId),
             .from(purchase.offerId), .text(purchase.environment), .text(purchase.googleState), .integer(purchase.startTime),
             .from(purchase.expiryTime), .from(purchase.autoRenewing), .from(purchase.linkedPurchaseToken),
             .from(purchase.acknowledged), .from(purchase.appAccountToken), .from(purchase.orderId), .from(purchase.voidedAt),
-            .integer(purchase.readAt),
+            .integer(purchase.readAt), .from(purchase.details.storedText),
         ]
     }
 
     static let playColumns = """
         purchase_token, kind, product_id, base_plan_id, offer_id, environment, google_state, start_time, expiry_time,
-        auto_renewing, linked_purchase_token, acknowledged, app_account_token, order_id, voided_at, read_at
+        auto_renewing, linked_purchase_token, acknowledged, app_account_token, order_id, voided_at, read_at, details
         """
 
     static func playPurchase(_ query: SQLiteStatement) -> PlayPurchase {
@@ -25,7 +25,8 @@ extension SQLiteFactStore {
             productId: query.text(2) ?? "", basePlanId: query.text(3), offerId: query.text(4), environment: query.text(5) ?? "",
             googleState: query.text(6) ?? "", startTime: query.int64(7) ?? 0, expiryTime: query.int64(8),
             autoRenewing: query.int64(9) == 1, linkedPurchaseToken: query.text(10), acknowledged: query.int64(11) == 1,
-            appAccountToken: query.text(12), orderId: query.text(13), voidedAt: query.int64(14), readAt: query.int64(15) ?? 0)
+            appAccountToken: query.text(12), orderId: query.text(13), voidedAt: query.int64(14), readAt: query.int64(15) ?? 0,
+            details: PlayPurchaseDetails(storedText: query.text(16)))
     }
 
     static func playPurchases(_ database: SQLiteDatabase, appId: String, appAccountToken: String) throws -> [PlayPurchase] {

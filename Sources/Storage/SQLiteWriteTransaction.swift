@@ -185,8 +185,8 @@ struct SQLiteWriteTransaction: FactWriteTransaction {
             """
             INSERT OR REPLACE INTO play_purchases (app_id, purchase_token, kind, product_id, base_plan_id, offer_id, environment,
                 google_state, start_time, expiry_time, auto_renewing, linked_purchase_token, acknowledged, app_account_token,
-                order_id, voided_at, read_at, json)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                order_id, voided_at, read_at, details, json)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """
         ).bind([.text(appId)] + SQLiteFactStore.playValues(purchase) + [.text(answer)]).run()
     }

@@ -78,7 +78,7 @@ public enum StorageMigration {
             columns: [
                 "app_id", "purchase_token", "kind", "product_id", "base_plan_id", "offer_id", "environment", "google_state",
                 "start_time", "expiry_time", "auto_renewing", "linked_purchase_token", "acknowledged", "app_account_token", "order_id",
-                "voided_at", "read_at", "json",
+                "voided_at", "read_at", "details", "json",
             ]),
         Table(name: "pubsub_messages", columns: ["app_id", "message_id", "received_at"]),
         Table(

@@ -95,13 +95,32 @@ final class GooglePlayClientTests: XCTestCase {
         try api.acknowledgeSubscription(subscriptionId: "pro", purchaseToken: "token-1")
         XCTAssertEqual(google.acknowledgements, ["token-1"])
         XCTAssertTrue(try api.subscription(purchaseToken: "token-1").isAcknowledged)
+        let offer: JSONObject = [
+            "purchaseOptionId": "pack-of-10", "offerId": "launch", "quantity": 3, "refundableQuantity": 2,
+            "consumptionState": "CONSUMPTION_STATE_YET_TO_BE_CONSUMED",
+        ]
         google.setProduct(
-            "token-2", ["purchaseState": 0, "purchaseTimeMillis": "1796119200000", "acknowledgementState": 0, "orderId": "GPA.1"])
-        let product = try api.product(productId: "coins", purchaseToken: "token-2")
-        XCTAssertEqual(product.purchaseState, 0)
+            "token-2",
+            [
+                "kind": "androidpublisher#productPurchaseV2", "purchaseCompletionTime": "2026-12-01T10:00:00Z",
+                "purchaseStateContext": .object(["purchaseState": "PURCHASED"]), "acknowledgementState": "ACKNOWLEDGEMENT_STATE_PENDING",
+                "orderId": "GPA.1", "productLineItem": .array([.object(["productId": "coins", "productOfferDetails": .object(offer)])]),
+            ])
+        let product = try api.product(purchaseToken: "token-2")
+        XCTAssertEqual(product.purchaseState, "PURCHASED")
         XCTAssertEqual(product.purchaseTime, 1_796_119_200_000)
         XCTAssertFalse(product.isTestPurchase)
+        XCTAssertFalse(product.isAcknowledged)
+        let item = try XCTUnwrap(product.lineItems.first)
+        XCTAssertEqual(product.lineItems.count, 1)
+        XCTAssertEqual(item.productId, "coins")
+        XCTAssertEqual(item.purchaseOptionId, "pack-of-10")
+        XCTAssertEqual(item.offerId, "launch")
+        XCTAssertEqual(item.quantity, 3)
+        XCTAssertEqual(item.refundableQuantity, 2)
+        XCTAssertEqual(item.consumptionState, "CONSUMPTION_STATE_YET_TO_BE_CONSUMED")
         try api.acknowledgeProduct(productId: "coins", purchaseToken: "token-2")
+        XCTAssertTrue(try api.product(purchaseToken: "token-2").isAcknowledged)
         XCTAssertEqual(google.acknowledgements, ["token-1", "token-2"])
         google.addVoided("token-1", at: 1_796_200_000_000, orderId: "GPA.1234")
         let voided = try api.voidedPurchases(since: 0)

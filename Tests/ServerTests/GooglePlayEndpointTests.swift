@@ -61,6 +61,27 @@ final class GooglePlayEndpointTests: XCTestCase {
         return purchase
     }
 
+    /// A one-time product as `productsv2.getproductpurchasev2` answers it.
+    private func oneTimeProduct(
+        product: String = "extras", state: String = "PURCHASED", quantity: Int64 = 1, refundable: Int64? = nil,
+        acknowledged: Bool = false
+    ) -> JSONObject {
+        [
+            "kind": "androidpublisher#productPurchaseV2", "orderId": "GPA.9", "purchaseCompletionTime": iso(now - hour),
+            "acknowledgementState": .string(acknowledged ? "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED" : "ACKNOWLEDGEMENT_STATE_PENDING"),
+            "obfuscatedExternalAccountId": .string(token), "purchaseStateContext": .object(["purchaseState": .string(state)]),
+            "productLineItem": .array([
+                .object([
+                    "productId": .string(product),
+                    "productOfferDetails": .object([
+                        "purchaseOptionId": "single", "quantity": .int(quantity), "refundableQuantity": .int(refundable ?? quantity),
+                        "consumptionState": "CONSUMPTION_STATE_YET_TO_BE_CONSUMED",
+                    ]),
+                ])
+            ]),
+        ]
+    }
+
     private func post(_ purchaseToken: String, product: String = "pro", key: String = SupportFixture.client) throws -> SupportFixture.Reply
     {
         try fixture.call(
@@ -315,12 +336,7 @@ final class GooglePlayEndpointTests: XCTestCase {
     }
 
     func testAOneTimeProductIsAcknowledgedAndListed() throws {
-        google.setProduct(
-            "c-1",
-            [
-                "purchaseState": 0, "purchaseTimeMillis": .string(String(now - hour)), "acknowledgementState": 0, "orderId": "GPA.9",
-                "obfuscatedExternalAccountId": .string(token),
-            ])
+        google.setProduct("c-1", oneTimeProduct())
         let reply = try post("c-1", product: "extras")
         XCTAssertEqual(reply.status, 200, reply.text)
         XCTAssertEqual(google.acknowledgements, ["c-1"])
@@ -396,6 +412,117 @@ final class GooglePlayEndpointTests: XCTestCase {
         XCTAssertEqual(first["subscriber"]?["entitlements"]?["pro"]?["store"], "play_store", "the subscriber after the purchase")
         XCTAssertEqual(events.last?["source"], "googlePlay")
         XCTAssertNotNil(events.last?["previousExpiresDate"])
+    }
+
+    /// subscriptionsv2 as Google answers in 2026: the offer phase gives the period type, a pending
+    /// plan change is the next product, the order retried in grace is shown, a price step-up
+    /// waiting for consent is the event PRICE_INCREASE with its deadline, and what the purchase
+    /// replaced stays on it — each as Google sent it.
+    func testTodaysSubscriptionDetailsAreShownAndEvented() throws {
+        var trial = subscription()
+        var item = try XCTUnwrap(trial["lineItems"]?.arrayValue?.first?.objectValue)
+        item["offerPhase"] = .object(["freeTrial": .object([:])])
+        item["itemReplacement"] = .object(["productId": "pro", "basePlanId": "weekly", "replacementMode": "WITH_TIME_PRORATION"])
+        trial["lineItems"] = .array([.object(item)])
+        google.setSubscription("g-1", trial)
+        XCTAssertEqual(try post("g-1").status, 200)
+        var shown = try XCTUnwrap(try subscriber()?["subscriptions"]?["googlePlay:pro:monthly"])
+        XCTAssertEqual(shown["periodType"], "TRIAL")
+        XCTAssertEqual(shown["offerPhase"], "freeTrial")
+        XCTAssertEqual(shown["itemReplacement"]?["basePlanId"], "weekly", "what it replaced, as Google said")
+        XCTAssertEqual(try subscriber()?["entitlements"]?["pro"]?["periodType"], "TRIAL")
+
+        var later = subscription(state: "SUBSCRIPTION_STATE_IN_GRACE_PERIOD")
+        let deadline = now + 20 * 24 * hour
+        var plan = try XCTUnwrap(later["lineItems"]?.arrayValue?.first?.objectValue)
+        plan["offerPhase"] = .object(["basePrice": .object([:])])
+        plan["deferredItemReplacement"] = .object(["productId": "pro.annual"])
+        plan["autoRenewingPlan"] = .object([
+            "autoRenewEnabled": true,
+            "priceStepUpConsentDetails": .object([
+                "state": "PENDING", "consentDeadlineTime": iso(deadline),
+                "newPrice": .object(["currencyCode": "EUR", "units": "12", "nanos": 990_000_000]),
+            ]),
+        ])
+        later["lineItems"] = .array([.object(plan)])
+        later["inGracePeriodStateContext"] = .object(["pendingOrderId": "GPA.3345-1234-5678-00001..1"])
+        google.setSubscription("g-1", later)
+        XCTAssertEqual(try push(subscriptionNotification("g-1", type: 22), messageId: "m-step-up").json["status"], "applied")
+        shown = try XCTUnwrap(try subscriber()?["subscriptions"]?["googlePlay:pro:monthly"])
+        XCTAssertEqual(shown["state"], "GRACE_PERIOD")
+        XCTAssertEqual(shown["periodType"], "NORMAL")
+        XCTAssertEqual(shown["nextProductId"], "pro.annual")
+        XCTAssertEqual(shown["pendingOrderId"], "GPA.3345-1234-5678-00001..1")
+        XCTAssertEqual(shown["priceStepUpConsentDetails"]?["state"], "PENDING")
+        XCTAssertEqual(shown["priceStepUpConsentDetails"]?["newPrice"]?["units"], "12")
+
+        let events = try fixture.call("GET", "/v1/events", key: SupportFixture.server).json["events"]?.arrayValue ?? []
+        let increase = try XCTUnwrap(events.first { $0["type"] == "PRICE_INCREASE" }, "\(events)")
+        XCTAssertEqual(increase["priceIncreaseKind"], "PRICE_STEP_UP")
+        XCTAssertEqual(increase["consentDeadlineMs"], .int(deadline))
+        XCTAssertEqual(increase["newPrice"]?["currencyCode"], "EUR")
+        XCTAssertEqual(increase["notificationType"], "SUBSCRIPTION_PRICE_STEP_UP_CONSENT_UPDATED")
+        let change = try XCTUnwrap(events.first { $0["type"] == "PRODUCT_CHANGE" }, "\(events)")
+        XCTAssertEqual(change["newProductId"], "pro.annual")
+        XCTAssertEqual(change["takesEffect"], "AT_RENEWAL")
+        XCTAssert(events.contains { $0["type"] == "BILLING_ISSUE" })
+        XCTAssertEqual(try push(subscriptionNotification("g-1", type: 22), messageId: "m-step-up-2").json["status"], "applied")
+        let again = try fixture.call("GET", "/v1/events", key: SupportFixture.server).json["events"]?.arrayValue ?? []
+        XCTAssertEqual(again.filter { $0["type"] == "PRICE_INCREASE" }.count, 1, "the same pending increase is told once")
+    }
+
+    /// A one-time product read through productsv2 shows its purchase option and units; a
+    /// quantity-based partial refund (voided, `refundType` 2) leaves the purchase with fewer
+    /// units and is a REFUND of those units — not a revocation of the whole purchase.
+    func testAOneTimeProductsUnitsAndAPartialRefund() throws {
+        google.setProduct("c-3", oneTimeProduct(quantity: 3))
+        XCTAssertEqual(try post("c-3", product: "extras").status, 200)
+        var listed = try XCTUnwrap(try subscriber()?["nonSubscriptions"]?.arrayValue?.first { $0["purchaseToken"] == "c-3" })
+        XCTAssertEqual(listed["purchaseOptionId"], "single")
+        XCTAssertEqual(listed["quantity"], 3)
+        XCTAssertEqual(listed["entitledQuantity"], 3)
+        google.setProduct("c-3", oneTimeProduct(quantity: 3, refundable: 1, acknowledged: true))
+        let voided: JSONObject = [
+            "voidedPurchaseNotification": .object([
+                "purchaseToken": "c-3", "orderId": "GPA.9", "productType": 2, "refundType": 2,
+            ])
+        ]
+        XCTAssertEqual(try push(voided, messageId: "m-partial").json["status"], "applied")
+        listed = try XCTUnwrap(try subscriber()?["nonSubscriptions"]?.arrayValue?.first { $0["purchaseToken"] == "c-3" })
+        XCTAssertEqual(listed["state"], "ACTIVE", "the units not refunded are still owned")
+        XCTAssertEqual(listed["entitledQuantity"], 1)
+        XCTAssertNil(listed["revocationDate"])
+        XCTAssertEqual(try subscriber()?["entitlements"]?["extras"]?["isActive"], true)
+        let events = try fixture.call("GET", "/v1/events", key: SupportFixture.server).json["events"]?.arrayValue ?? []
+        let refund = try XCTUnwrap(events.first { $0["type"] == "REFUND" }, "\(events)")
+        XCTAssertEqual(refund["refundedQuantity"], 2)
+        XCTAssertEqual(refund["remainingQuantity"], 1)
+
+        google.setProduct("c-3", oneTimeProduct(quantity: 3, refundable: 0, acknowledged: true))
+        XCTAssertEqual(try push(voided, messageId: "m-partial-2").json["status"], "applied")
+        listed = try XCTUnwrap(try subscriber()?["nonSubscriptions"]?.arrayValue?.first { $0["purchaseToken"] == "c-3" })
+        XCTAssertEqual(listed["state"], "REVOKED", "every unit refunded")
+    }
+
+    /// A resubscription bought in the Play Store after the app's lapsed (`outOfAppPurchaseContext`)
+    /// names no customer: it is linked to the lapsed purchase's customer and acknowledged with
+    /// that customer's `obfuscatedAccountId`, so Google does not refund it after three days.
+    func testAnOutOfAppResubscriptionStaysWithItsCustomer() throws {
+        google.setSubscription("g-old", subscription(state: "SUBSCRIPTION_STATE_EXPIRED", expires: now - hour, renews: false))
+        XCTAssertEqual(try post("g-old").status, 200)
+        var resubscribed = subscription()
+        resubscribed["externalAccountIdentifiers"] = nil
+        resubscribed["outOfAppPurchaseContext"] = .object(["expiredPurchaseToken": "g-old"])
+        google.setSubscription("g-new", resubscribed)
+        XCTAssertEqual(try push(subscriptionNotification("g-new", type: 4), messageId: "m-out-of-app").json["status"], "applied")
+        let shown = try XCTUnwrap(try subscriber()?["subscriptions"]?["googlePlay:pro:monthly"])
+        XCTAssertEqual(shown["purchaseToken"], "g-new")
+        XCTAssertEqual(shown["state"], "ACTIVE")
+        XCTAssertEqual(shown["expiredPurchaseToken"], "g-old")
+        XCTAssertEqual(try subscriber()?["entitlements"]?["pro"]?["isActive"], true)
+        XCTAssertEqual(
+            google.acknowledgementBody("g-new")?["externalAccountIds"]?["obfuscatedAccountId"]?.stringValue, token,
+            "acknowledged for the customer")
     }
 
     /// Support sees Play: the overview counts the customer, search finds them by purchase token

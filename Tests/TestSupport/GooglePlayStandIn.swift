@@ -27,6 +27,8 @@ public final class GooglePlayStandIn: @unchecked Sendable {
             var products: [String: JSONObject] = [:]
             var voided: [JSONObject] = []
             var acknowledgements: [String] = []
+            /// Each acknowledgement's request body, by purchase token.
+            var acknowledgementBodies: [String: JSONObject] = [:]
             var issued: [String: Int64] = [:]
             var tokenRequests = 0
             var assertions: [String] = []
@@ -119,6 +121,7 @@ public final class GooglePlayStandIn: @unchecked Sendable {
         state.values.withLock { $0.subscriptions[purchaseToken] = purchase }
     }
 
+    /// A one-time product as `productsv2.getproductpurchasev2` answers it.
     public func setProduct(_ purchaseToken: String, _ purchase: JSONObject) {
         state.values.withLock { $0.products[purchaseToken] = purchase }
     }
@@ -139,6 +142,9 @@ public final class GooglePlayStandIn: @unchecked Sendable {
     public func refuseAcknowledgements(_ count: Int) { state.values.withLock { $0.refusedAcknowledgements = count } }
 
     public var acknowledgements: [String] { state.values.withLock { $0.acknowledgements } }
+    public func acknowledgementBody(_ purchaseToken: String) -> JSONObject? {
+        state.values.withLock { $0.acknowledgementBodies[purchaseToken] }
+    }
     public var tokenRequests: Int { state.values.withLock { $0.tokenRequests } }
     /// The OAuth assertions received, as sent.
     public var assertions: [String] { state.values.withLock { $0.assertions } }
@@ -267,7 +273,7 @@ public final class GooglePlayStandIn: @unchecked Sendable {
             }
             context.respond(.json(200, JSONValue.object(purchase).serializedBytes))
         }
-        router.add("GET", base + "/products/{product}/tokens/{token}") { context in
+        router.add("GET", base + "/productsv2/tokens/{token}") { context in
             guard authorized(context) else { return }
             guard let purchase = state.values.withLock({ $0.products[context.pathParameters["token"] ?? ""] }) else {
                 return context.respond(error(404, "The purchase token was not found."))
@@ -291,12 +297,13 @@ public final class GooglePlayStandIn: @unchecked Sendable {
                         purchase["acknowledgementState"] = "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED"
                         values.subscriptions[token] = purchase
                     } else if kind == "products", var purchase = values.products[token] {
-                        purchase["acknowledgementState"] = 1
+                        purchase["acknowledgementState"] = "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED"
                         values.products[token] = purchase
                     } else {
                         return false
                     }
                     values.acknowledgements.append(token)
+                    values.acknowledgementBodies[token] = (try? JSONParser.parse(context.request.body))?.objectValue ?? [:]
                     return true
                 }
                 context.respond(known ? HTTPResponse(status: 204) : error(404, "The purchase token was not found."))

@@ -79,7 +79,12 @@ private struct Acknowledgements: Sendable {
         var result = purchase
         do {
             switch purchase.kind {
-            case .subscription: try api.acknowledgeSubscription(subscriptionId: purchase.productId, purchaseToken: purchase.purchaseToken)
+            case .subscription:
+                // A resubscription bought outside the app names no customer: Google takes this
+                // one's so the purchase is the customer's there too.
+                try api.acknowledgeSubscription(
+                    subscriptionId: purchase.productId, purchaseToken: purchase.purchaseToken,
+                    obfuscatedAccountId: purchase.details.expiredPurchaseToken != nil ? purchase.appAccountToken : nil)
             case .product: try api.acknowledgeProduct(productId: purchase.productId, purchaseToken: purchase.purchaseToken)
             }
             result.acknowledged = true

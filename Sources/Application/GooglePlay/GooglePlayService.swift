@@ -258,28 +258,53 @@ public struct GooglePlayService: Sendable {
         case .subscription:
             let answer = try api.subscription(purchaseToken: purchaseToken)
             let item = answer.lineItems.max { ($0.expiryTime ?? 0) < ($1.expiryTime ?? 0) } ?? answer.lineItems[0]
+            var details = PlayPurchaseDetails()
+            details.offerPhase = item.offerPhase
+            details.prorationOfPhase = item.prorationOfPhase
+            details.pendingOrderId = answer.pendingOrderId
+            details.deferredItemReplacement = answer.lineItems.lazy.compactMap(\.deferredItemReplacement).first
+            details.itemReplacement = item.itemReplacement
+            details.priceChangeDetails = item.priceChangeDetails
+            details.priceStepUpConsentDetails = item.priceStepUpConsentDetails
+            details.expiredPurchaseToken = answer.expiredPurchaseToken
+            let owner =
+                try Self.customer(answer.obfuscatedExternalAccountId) ?? customer ?? resubscribed(answer.expiredPurchaseToken)
+                ?? Self.customer(answer.expiredObfuscatedExternalAccountId)
             return (
                 PlayPurchase(
                     purchaseToken: purchaseToken, kind: .subscription, productId: item.productId, basePlanId: item.basePlanId,
                     offerId: item.offerId, environment: answer.isTestPurchase ? "Sandbox" : "Production",
                     googleState: answer.subscriptionState, startTime: answer.startTime ?? readAt, expiryTime: item.expiryTime,
                     autoRenewing: item.autoRenewEnabled ?? false, linkedPurchaseToken: answer.linkedPurchaseToken,
-                    acknowledged: answer.isAcknowledged, appAccountToken: Self.customer(answer.obfuscatedExternalAccountId) ?? customer,
-                    orderId: item.latestSuccessfulOrderId ?? answer.latestOrderId, voidedAt: nil, readAt: readAt),
+                    acknowledged: answer.isAcknowledged, appAccountToken: owner,
+                    orderId: item.latestSuccessfulOrderId ?? answer.latestOrderId, voidedAt: nil, readAt: readAt, details: details),
                 JSONValue.object(answer.json).serializedString
             )
         case .product:
-            let answer = try api.product(productId: productId, purchaseToken: purchaseToken)
-            let state = ["PURCHASED", "CANCELED", "PENDING"][Int(min(max(answer.purchaseState, 0), 2))]
+            let answer = try api.product(purchaseToken: purchaseToken)
+            let item = answer.lineItems.first { $0.productId == productId } ?? answer.lineItems[0]
+            var details = PlayPurchaseDetails()
+            details.purchaseOptionId = item.purchaseOptionId
+            details.quantity = item.quantity
+            details.refundableQuantity = item.refundableQuantity
+            details.consumptionState = item.consumptionState
             return (
                 PlayPurchase(
-                    purchaseToken: purchaseToken, kind: .product, productId: productId, basePlanId: nil, offerId: nil,
-                    environment: answer.isTestPurchase ? "Sandbox" : "Production", googleState: state,
+                    purchaseToken: purchaseToken, kind: .product, productId: item.productId, basePlanId: nil, offerId: item.offerId,
+                    environment: answer.isTestPurchase ? "Sandbox" : "Production", googleState: answer.purchaseState,
                     startTime: answer.purchaseTime ?? readAt, expiryTime: nil, autoRenewing: false, linkedPurchaseToken: nil,
                     acknowledged: answer.isAcknowledged, appAccountToken: Self.customer(answer.obfuscatedExternalAccountId) ?? customer,
-                    orderId: answer.orderId, voidedAt: nil, readAt: readAt), JSONValue.object(answer.json).serializedString
+                    orderId: answer.orderId, voidedAt: nil, readAt: readAt, details: details),
+                JSONValue.object(answer.json).serializedString
             )
         }
+    }
+
+    /// The customer of a resubscription made outside the app: the one of the lapsed purchase it
+    /// continues (`outOfAppPurchaseContext.expiredPurchaseToken`), when Entitle has it.
+    private func resubscribed(_ expiredPurchaseToken: String?) throws -> String? {
+        guard let expiredPurchaseToken else { return nil }
+        return try store.playPurchase(appId: app.id, purchaseToken: expiredPurchaseToken)?.appAccountToken
     }
 
     /// The appAccountToken an `obfuscatedExternalAccountId` is, when the app set it to one.

@@ -1,3 +1,5 @@
+import JSON
+
 /// Something that happened to a customer, derived from stored facts (README, "Events"). The type
 /// names are part of the API: receivers switch on them.
 public struct CustomerEvent: Sendable, Equatable {
@@ -19,6 +21,7 @@ public struct CustomerEvent: Sendable, Equatable {
         case nonRenewingPurchase = "NON_RENEWING_PURCHASE"
         case promotionalGrant = "PROMOTIONAL_GRANT"
         case promotionalGrantRevoked = "PROMOTIONAL_GRANT_REVOKED"
+        case priceIncrease = "PRICE_INCREASE"
         case consentRescinded = "CONSENT_RESCINDED"
         case test = "TEST"
     }
@@ -60,6 +63,15 @@ public struct CustomerEvent: Sendable, Equatable {
     /// Whether the refund took away access the customer had just before it.
     public var endedAccess: Bool?
     public var previousExpiresDate: Int64?
+    /// A price increase to consent to: `PRICE_STEP_UP` (Google, by `consentDeadline`) or
+    /// `PRICE_INCREASE` (Google's opt-in price change, Apple's `PRICE_INCREASE` `PENDING`), and
+    /// the new price as the store gave it.
+    public var priceIncreaseKind: String?
+    public var consentDeadline: Int64?
+    public var newPrice: JSONObject?
+    /// A quantity-based partial refund of a one-time product: the units refunded and those left.
+    public var refundedQuantity: Int64?
+    public var remainingQuantity: Int64?
 
     public init(
         _ kind: Kind, environment: String, originalTransactionId: String?, transaction: TransactionRecord?,

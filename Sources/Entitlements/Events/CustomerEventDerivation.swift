@@ -100,8 +100,30 @@ public enum CustomerEventDerivation {
             if after.googleState == "SUBSCRIPTION_STATE_EXPIRED" && before.googleState != "SUBSCRIPTION_STATE_EXPIRED" && !revoked {
                 events.append(event(.expiration))
             }
+            if let next = after.details.nextProductId, next != before.details.nextProductId {
+                var change = event(.productChange)
+                change.previousProductId = after.productId
+                change.newProductId = next
+                change.takesEffect = "AT_RENEWAL"
+                events.append(change)
+            }
+            if let increase = after.details.pendingPriceIncrease, before.details.pendingPriceIncrease == nil {
+                var price = event(.priceIncrease)
+                price.priceIncreaseKind = increase.kind
+                price.consentDeadline = increase.consentDeadline
+                price.newPrice = increase.newPrice
+                events.append(price)
+            }
         }
-        if revoked { events.append(event(.refund)) }
+        if revoked {
+            events.append(event(.refund))
+        } else if after.kind == .product, let had = before.details.entitledQuantity, let has = after.details.entitledQuantity, has < had {
+            // A quantity-based partial refund: the purchase stands with fewer units.
+            var refund = event(.refund)
+            refund.refundedQuantity = had - has
+            refund.remainingQuantity = has
+            events.append(refund)
+        }
         return events
     }
 
@@ -121,6 +143,7 @@ public enum CustomerEventDerivation {
             var events = added.flatMap(purchaseEvents)
             events += after.transactions.flatMap(updateEvents)
             events += renewalInfoEvents(addedTransactions: !added.isEmpty)
+            events += priceIncreaseEvents()
             events += billingEvents(renewed: added.contains { isSubscription($0) && $0.transactionId != $0.originalTransactionId })
             return events
         }
@@ -250,6 +273,17 @@ public enum CustomerEventDerivation {
             change.scope = "commitment"
             if now == 0 { change.cancelReason = cancelReason(renewal) }
             return [change]
+        }
+
+        /// Apple's `PRICE_INCREASE` `PENDING`: the customer has not yet consented to a price
+        /// increase that needs it (`ACCEPTED` means they did; nothing to tell then).
+        private func priceIncreaseEvents() -> [CustomerEvent] {
+            guard let notification, notification.notificationType == "PRICE_INCREASE", notification.subtype == "PENDING",
+                notification.originalTransactionId == after.originalTransactionId
+            else { return [] }
+            var price = event(.priceIncrease, SubscriptionEngine.currentTransaction(of: after.transactions), at: notification.signedDate)
+            price.priceIncreaseKind = "PRICE_INCREASE"
+            return [price]
         }
 
         /// Apple's `expirationIntent` when it says; otherwise a customer's own switch-off.

@@ -59,6 +59,11 @@ public enum EventBody {
         }
         body.set("endedAccess", ifPresent: event.endedAccess)
         Timestamps.set(&body, "previousExpiresDate", event.previousExpiresDate)
+        body.set("priceIncreaseKind", ifPresent: event.priceIncreaseKind)
+        Timestamps.set(&body, "consentDeadline", event.consentDeadline)
+        if let price = event.newPrice { body.set("newPrice", json: .object(price)) }
+        body.set("refundedQuantity", ifPresent: event.refundedQuantity)
+        body.set("remainingQuantity", ifPresent: event.remainingQuantity)
         if let consent = event.consent {
             body.set("appTransactionId", ifPresent: consent.appTransactionId)
             body.set("originalTransactionIds", strings: consent.originalTransactionIds)

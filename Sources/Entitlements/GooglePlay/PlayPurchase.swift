@@ -27,12 +27,16 @@ public struct PlayPurchase: Sendable, Equatable {
     public var voidedAt: Int64?
     /// When Entitle read it from Google: a later read replaces an earlier one, never the reverse.
     public var readAt: Int64
+    /// What Google's answers of 2025–26 add (offer phase, price changes, units, …).
+    public var details: PlayPurchaseDetails
 
     public init(
         purchaseToken: String, kind: Kind, productId: String, basePlanId: String?, offerId: String?, environment: String,
         googleState: String, startTime: Int64, expiryTime: Int64?, autoRenewing: Bool, linkedPurchaseToken: String?,
-        acknowledged: Bool, appAccountToken: String?, orderId: String?, voidedAt: Int64?, readAt: Int64
+        acknowledged: Bool, appAccountToken: String?, orderId: String?, voidedAt: Int64?, readAt: Int64,
+        details: PlayPurchaseDetails = PlayPurchaseDetails()
     ) {
+        self.details = details
         self.purchaseToken = purchaseToken
         self.kind = kind
         self.productId = productId
@@ -99,6 +103,8 @@ public enum PlayEvaluation {
         if let voided = purchase.voidedAt, voided <= now { return result("REVOKED", active: false) }
         if superseded { return result("EXPIRED", active: false) }
         if purchase.kind == .product {
+            // Every unit refunded (quantity-based refunds): nothing is owned any more.
+            if purchase.details.entitledQuantity == 0 { return result("REVOKED", active: false) }
             switch purchase.googleState {
             case "PURCHASED": return result("ACTIVE", active: true)
             case "PENDING": return result("PENDING", active: false)
@@ -135,6 +141,7 @@ public enum PlayEvaluation {
                 environment: state.purchase.environment)
             grant.store = "play_store"
             grant.willRenew = state.willRenew
+            if let period = state.purchase.details.periodType { grant.periodType = period }
             grant.purchaseToken = state.purchase.purchaseToken
             return grant
         }

@@ -145,6 +145,11 @@ public enum SubscriberView {
         object.set("linkedPurchaseToken", ifPresent: purchase.linkedPurchaseToken)
         object.set("acknowledged", purchase.acknowledged)
         object.set("environment", purchase.environment)
+        // Entitle's reading of Google's 2026 members, then the members as Google sent them.
+        object.set("periodType", ifPresent: purchase.details.periodType)
+        object.set("nextProductId", ifPresent: purchase.details.nextProductId)
+        if purchase.kind == .product { object.set("entitledQuantity", ifPresent: purchase.details.entitledQuantity) }
+        purchase.details.write(into: &object)
     }
 
     /// Anything but Production is a test purchase.

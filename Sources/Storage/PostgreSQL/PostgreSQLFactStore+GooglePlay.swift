@@ -4,7 +4,7 @@ import Entitlements
 extension PostgreSQLFactStore {
     static let playColumns = """
         purchase_token, kind, product_id, base_plan_id, offer_id, environment, google_state, start_time, expiry_time,
-        auto_renewing, linked_purchase_token, acknowledged, app_account_token, order_id, voided_at, read_at
+        auto_renewing, linked_purchase_token, acknowledged, app_account_token, order_id, voided_at, read_at, details
         """
 
     static func playPurchase(_ row: [String?]) -> PlayPurchase {
@@ -13,7 +13,8 @@ extension PostgreSQLFactStore {
             purchaseToken: row[0] ?? "", kind: PlayPurchase.Kind(rawValue: row[1] ?? "") ?? .subscription, productId: row[2] ?? "",
             basePlanId: row[3], offerId: row[4], environment: row[5] ?? "", googleState: row[6] ?? "", startTime: number(7) ?? 0,
             expiryTime: number(8), autoRenewing: number(9) == 1, linkedPurchaseToken: row[10], acknowledged: number(11) == 1,
-            appAccountToken: row[12], orderId: row[13], voidedAt: number(14), readAt: number(15) ?? 0)
+            appAccountToken: row[12], orderId: row[13], voidedAt: number(14), readAt: number(15) ?? 0,
+            details: PlayPurchaseDetails(storedText: row[16]))
     }
 
     static func playPurchases(_ db: PostgreSQLConnection, appId: String, appAccountToken: String) throws -> [PlayPurchase] {

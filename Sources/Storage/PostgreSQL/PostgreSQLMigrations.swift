@@ -145,9 +145,10 @@ enum PostgreSQLMigrations {
             FROM token_calls;
         DROP TABLE token_calls;
         """,
-        // 9: SQLite's migration 14: Google's notifications beside Apple's.
+        // 9: SQLite's migration 14: Google's notifications beside Apple's, a Play purchase's details.
         """
         ALTER TABLE notifications ADD COLUMN store TEXT NOT NULL DEFAULT 'app_store';
+        ALTER TABLE play_purchases ADD COLUMN details TEXT;
         """,
     ]
 

@@ -256,7 +256,7 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
         columns: [
             "app_id", "purchase_token", "kind", "product_id", "base_plan_id", "offer_id", "environment", "google_state", "start_time",
             "expiry_time", "auto_renewing", "linked_purchase_token", "acknowledged", "app_account_token", "order_id", "voided_at",
-            "read_at", "json",
+            "read_at", "details", "json",
         ])
 
     func putPlayPurchase(_ purchase: PlayPurchase, answer: String) throws {
@@ -267,7 +267,8 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
                 .from(purchase.basePlanId), .from(purchase.offerId), .text(purchase.environment), .text(purchase.googleState),
                 .integer(purchase.startTime), .from(purchase.expiryTime), .from(purchase.autoRenewing),
                 .from(purchase.linkedPurchaseToken), .from(purchase.acknowledged), .from(purchase.appAccountToken),
-                .from(purchase.orderId), .from(purchase.voidedAt), .integer(purchase.readAt), .text(answer),
+                .from(purchase.orderId), .from(purchase.voidedAt), .integer(purchase.readAt), .from(purchase.details.storedText),
+                .text(answer),
             ])
     }
 

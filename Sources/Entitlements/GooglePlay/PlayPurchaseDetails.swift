@@ -1,0 +1,143 @@
+import Instants
+import JSON
+
+/// What Google's answers of 2025–26 add to a purchase (`subscriptionsv2`, `productsv2`), kept
+/// under Google's member names and values and shown as Google says them. Entitle reads meaning
+/// into a few, named where they are used: the phase's period type, the next product, the units
+/// still owned, the price increase to consent to, the customer of an out-of-app resubscription.
+public struct PlayPurchaseDetails: Sendable, Equatable {
+    // A subscription's.
+    /// The line item's `offerPhase`: `freeTrial`, `introductoryPrice`, `basePrice`,
+    /// `prorationPeriod`, or a phase Google adds.
+    public var offerPhase: String?
+    /// For `prorationPeriod`: the phase it prorates (`originalOfferPhaseType`).
+    public var prorationOfPhase: String?
+    /// The order Google is still trying to charge, in grace or on hold
+    /// (`inGracePeriodStateContext` / `onHoldStateContext`).
+    public var pendingOrderId: String?
+    /// A pending change of plan (`deferredItemReplacement`), and what this purchase replaced
+    /// (`itemReplacement`), as Google sent them.
+    public var deferredItemReplacement: JSONObject?
+    public var itemReplacement: JSONObject?
+    /// The auto-renewing plan's `priceChangeDetails` and `priceStepUpConsentDetails`, as sent.
+    public var priceChangeDetails: JSONObject?
+    public var priceStepUpConsentDetails: JSONObject?
+    /// `outOfAppPurchaseContext.expiredPurchaseToken`: the lapsed purchase this one resubscribed,
+    /// outside the app (its customer is this one's).
+    public var expiredPurchaseToken: String?
+
+    // A one-time product's (`productLineItem[].productOfferDetails`).
+    public var purchaseOptionId: String?
+    public var quantity: Int64?
+    /// The units not refunded (Google lowers it for a quantity-based partial refund).
+    public var refundableQuantity: Int64?
+    /// `CONSUMPTION_STATE_YET_TO_BE_CONSUMED` or `CONSUMPTION_STATE_CONSUMED`.
+    public var consumptionState: String?
+
+    public init() {}
+
+    public var isEmpty: Bool { self == PlayPurchaseDetails() }
+
+    /// Entitle's period type for the phase: `TRIAL`, `INTRO` or `NORMAL` (a proration period is
+    /// its original phase's); nil when Google named no phase.
+    public var periodType: String? {
+        switch offerPhase {
+        case nil: nil
+        case "freeTrial": "TRIAL"
+        case "introductoryPrice": "INTRO"
+        case "prorationPeriod": Self.periodType(ofOriginalPhase: prorationOfPhase)
+        default: "NORMAL"
+        }
+    }
+
+    /// `originalOfferPhaseType` is Google's enum (`FREE_TRIAL`, `INTRODUCTORY`, `BASE`, …).
+    private static func periodType(ofOriginalPhase phase: String?) -> String {
+        switch phase?.uppercased() {
+        case let phase? where phase.contains("FREE_TRIAL") || phase.contains("FREETRIAL"): "TRIAL"
+        case let phase? where phase.contains("INTRODUCTORY"): "INTRO"
+        default: "NORMAL"
+        }
+    }
+
+    /// The units the customer still owns of a one-time product: those not refunded.
+    public var entitledQuantity: Int64? { refundableQuantity ?? quantity }
+
+    /// The product the subscription changes to at its next renewal.
+    public var nextProductId: String? { deferredItemReplacement?["productId"]?.stringValue }
+
+    /// A price increase the customer has to accept before it applies, waiting for them: a price
+    /// step-up whose consent is `PENDING`, or an opt-in `PRICE_INCREASE` still `OUTSTANDING`.
+    public var pendingPriceIncrease: PendingPriceIncrease? {
+        if let stepUp = priceStepUpConsentDetails, stepUp["state"]?.stringValue == "PENDING" {
+            return PendingPriceIncrease(
+                consentDeadline: stepUp["consentDeadlineTime"]?.stringValue.flatMap(Milliseconds.parse),
+                newPrice: stepUp["newPrice"]?.objectValue, kind: "PRICE_STEP_UP")
+        }
+        if let change = priceChangeDetails, change["priceChangeMode"]?.stringValue == "PRICE_INCREASE",
+            change["priceChangeState"]?.stringValue == "OUTSTANDING"
+        {
+            return PendingPriceIncrease(consentDeadline: nil, newPrice: change["newPrice"]?.objectValue, kind: "PRICE_INCREASE")
+        }
+        return nil
+    }
+
+    /// Google's members, for storage and for the answers (the same names in both).
+    public func write<Object: JSONObjectBuilder>(into object: inout Object) {
+        object.set("offerPhase", ifPresent: offerPhase)
+        object.set("prorationOfPhase", ifPresent: prorationOfPhase)
+        object.set("pendingOrderId", ifPresent: pendingOrderId)
+        if let deferredItemReplacement { object.set("deferredItemReplacement", json: .object(deferredItemReplacement)) }
+        if let itemReplacement { object.set("itemReplacement", json: .object(itemReplacement)) }
+        if let priceChangeDetails { object.set("priceChangeDetails", json: .object(priceChangeDetails)) }
+        if let priceStepUpConsentDetails { object.set("priceStepUpConsentDetails", json: .object(priceStepUpConsentDetails)) }
+        object.set("expiredPurchaseToken", ifPresent: expiredPurchaseToken)
+        object.set("purchaseOptionId", ifPresent: purchaseOptionId)
+        object.set("quantity", ifPresent: quantity)
+        object.set("refundableQuantity", ifPresent: refundableQuantity)
+        object.set("consumptionState", ifPresent: consumptionState)
+    }
+
+    /// From what `write` wrote.
+    public init(stored json: JSONObject) {
+        offerPhase = json["offerPhase"]?.stringValue
+        prorationOfPhase = json["prorationOfPhase"]?.stringValue
+        pendingOrderId = json["pendingOrderId"]?.stringValue
+        deferredItemReplacement = json["deferredItemReplacement"]?.objectValue
+        itemReplacement = json["itemReplacement"]?.objectValue
+        priceChangeDetails = json["priceChangeDetails"]?.objectValue
+        priceStepUpConsentDetails = json["priceStepUpConsentDetails"]?.objectValue
+        expiredPurchaseToken = json["expiredPurchaseToken"]?.stringValue
+        purchaseOptionId = json["purchaseOptionId"]?.stringValue
+        quantity = json["quantity"]?.int64Value
+        refundableQuantity = json["refundableQuantity"]?.int64Value
+        consumptionState = json["consumptionState"]?.stringValue
+    }
+
+    /// As stored: JSON text, nil when there is nothing.
+    public var storedText: String? {
+        guard !isEmpty else { return nil }
+        var writer = JSONObjectWriter(capacity: 256)
+        write(into: &writer)
+        return String(decoding: writer.finish(), as: UTF8.self)
+    }
+
+    /// Written by `storedText`, so it parses; a damaged copy reads as no details rather than
+    /// failing the customer's whole read.
+    public init(storedText text: String?) {
+        guard let text, !text.isEmpty, case .object(let json)? = try? JSONParser.parse(Array(text.utf8)) else {
+            self.init()
+            return
+        }
+        self.init(stored: json)
+    }
+}
+
+/// A price increase waiting for the customer's consent.
+public struct PendingPriceIncrease: Sendable, Equatable {
+    /// Google's `consentDeadlineTime`, epoch milliseconds, when it gave one.
+    public var consentDeadline: Int64?
+    /// Google's `newPrice` (`currencyCode`, `units`, `nanos`).
+    public var newPrice: JSONObject?
+    /// `PRICE_STEP_UP` (consent by a deadline) or `PRICE_INCREASE` (an opt-in price change).
+    public var kind: String
+}
