@@ -217,6 +217,26 @@ final class SubscriberEndpointTests: XCTestCase {
         XCTAssertEqual(stranger["originalTransactionIds"], .array([]))
     }
 
+    /// Apple's newer notification types, and one it may add, are verified, stored, answered 200
+    /// and applied: the transaction or renewal info each carries is stored like any other.
+    func testNewerNotificationTypesAreStoredAndApplied() throws {
+        let types = ["METADATA_UPDATE", "MIGRATION", "PRICE_CHANGE", "ONE_TIME_CHARGE", "SOMETHING_APPLE_ADDS"]
+        for (index, type) in types.enumerated() {
+            let id = String(2000 + index)
+            let signed = try transaction(id, original: id, token: token, signed: base + 2 + Int64(index))
+            let posted = try notification("t-\(type)", type: type, subtype: nil, transaction: signed, renewal: nil, signed: base + 2)
+            let (status, answer) = request("POST", "/v1/notifications/apple", key: nil, ["signedPayload": .string(posted)])
+            XCTAssertEqual(status, 200, "\(type): \(answer)")
+            XCTAssertEqual(answer["status"], "applied", type)
+        }
+        let notifications = request("GET", "/v1/notifications", key: "server_key_0123456789").1["notifications"]?.arrayValue ?? []
+        XCTAssertEqual(Set(notifications.compactMap { $0["notificationType"]?.stringValue }), Set(types))
+        XCTAssertEqual(
+            Set(notifications.compactMap { $0["originalTransactionId"]?.stringValue }), ["2000", "2001", "2002", "2003", "2004"])
+        let subscriptions = try XCTUnwrap(subscriber(token)?["subscriptions"]?.objectValue)
+        XCTAssertEqual(subscriptions["pro.monthly"]?["originalTransactionId"], "2004", "every one applied; the latest is shown")
+    }
+
     // MARK: - Helpers
 
     private func request(
