@@ -181,6 +181,41 @@ final class SyncEndpointTests: XCTestCase {
         XCTAssertEqual(history.map { String($0.query ?? "") }, ["revision=r3"], "the second sync asks only for changes")
     }
 
+    /// What Apple's history says today arrives through sync as through a post or a notification:
+    /// a commitment billed monthly, an offer's period, a prorated refund.
+    func testSyncStoresTodaysFields() throws {
+        let now = TestChain.milliseconds(chain.mintedAt)
+        func period(_ id: String, _ extra: JSONObject) throws -> String {
+            var payload: JSONObject = [
+                "transactionId": .string(id), "originalTransactionId": "1000", "bundleId": "com.example.app", "productId": "pro.monthly",
+                "environment": "Sandbox", "type": "Auto-Renewable Subscription", "purchaseDate": .int(now - 1000),
+                "expiresDate": .int(now + 86_400_000), "signedDate": .int(now), "price": 9_990, "currency": "EUR",
+                "billingPlanType": "MONTHLY", "offerPeriod": "P1M",
+                "commitmentInfo": .object([
+                    "billingPeriodNumber": 2, "totalBillingPeriods": 12, "commitmentExpiresDate": .int(now + 300 * 86_400_000),
+                    "commitmentPrice": 119_880,
+                ]),
+            ]
+            for member in extra.members { payload[member.key] = member.value }
+            return try chain.sign(payload)
+        }
+        standIn.setHistory([
+            try period("p-1", ["purchaseDate": .int(now - 40 * 86_400_000), "expiresDate": .int(now - 10 * 86_400_000)]),
+            try period(
+                "p-2", ["revocationDate": .int(now - 500), "revocationType": "REFUND_PRORATED", "revocationPercentage": 40_000]),
+        ])
+        let (status, answer) = post("/v1/transactions/1000/sync")
+        XCTAssertEqual(status, 200, "\(answer)")
+        let stored = try XCTUnwrap(try entitle.application.store.facts(appId: "app", environment: "Sandbox", originalTransactionId: "1000"))
+        let refunded = try XCTUnwrap(stored.transactions.first { $0.transactionId == "p-2" })
+        XCTAssertEqual(refunded.billingPlanType, "MONTHLY")
+        XCTAssertEqual(refunded.commitment?.billingPeriodNumber, 2)
+        XCTAssertEqual(refunded.commitment?.commitmentPrice, 119_880)
+        XCTAssertEqual(refunded.offerPeriod, "P1M")
+        XCTAssertEqual(refunded.revocationPercentage, 40_000)
+        XCTAssertEqual(refunded.refundedMilliunits, 3_996)
+    }
+
     /// Apple's history is the customer's: a customer with a subscription and three one-time
     /// purchases is walked once, from the stored revision (it was walked once per purchase, three
     /// of them from the start).

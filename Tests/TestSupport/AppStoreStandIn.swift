@@ -18,6 +18,8 @@ public final class AppStoreStandIn: @unchecked Sendable {
         let lock = Mutex<(scripted: [HTTPResponse], requests: [HTTPRequest])>(([], []))
         /// The signed payloads of Get Notification History, one array per page.
         let notificationPages = Mutex<[[String]]>([["n1"], ["n2"]])
+        /// What Get Transaction History answers instead of its three pages, when set: one page.
+        let history = Mutex<[String]?>(nil)
         /// While hanging, requests are held unanswered.
         let held = Mutex<(hanging: Bool, contexts: [HTTPRequestContext])>((false, []))
     }
@@ -36,6 +38,9 @@ public final class AppStoreStandIn: @unchecked Sendable {
         }
         for context in held { context.respond(Self.error(503, 5000000, "An unknown error occurred.")) }
     }
+
+    /// Replaces Get Transaction History's pages with one page of these signed transactions.
+    public func setHistory(_ signedTransactions: [String]) { state.history.withLock { $0 = signedTransactions } }
 
     /// Replaces what Get Notification History returns (one array of signed payloads per page).
     public func setNotificationPages(_ pages: [[String]]) { state.notificationPages.withLock { $0 = pages } }
@@ -170,6 +175,13 @@ public final class AppStoreStandIn: @unchecked Sendable {
         }
         // Three pages of two transactions; a revision names the position, "r3" is the end.
         router.add("GET", "/inApps/v2/history/{id}") { context in
+            if let items = state.history.withLock({ $0 }) {
+                return context.respond(
+                    json([
+                        "revision": "rx", "hasMore": false, "bundleId": .string(bundleId), "environment": "Sandbox",
+                        "signedTransactions": .array(items.map(JSONValue.string)),
+                    ]))
+            }
             let revision = QueryItems(context.request.query)["revision"]
             let page = ["r1": 2, "r2": 3, "r3": 4][revision ?? ""] ?? 1
             guard page <= 3 else {
