@@ -26,6 +26,9 @@ public final class AppServices: Sendable {
     public let overview: Overview
     /// The app's Google Play side, when it sells there.
     public let googlePlay: GooglePlayService?
+    /// Answers the stores' refund requests.
+    let refundReviews: RefundReviews
+    public let refunds: RefundService
     let pool: BlockingPool
     let outbound: BlockingPool
     let instrumentation: any Instrumentation
@@ -50,9 +53,16 @@ public final class AppServices: Sendable {
             app.serverAPI.setAppAccountToken || app.serverAPI.finishTransactions
             ? clients.map { AppleCallQueue(app: app, store: store, pool: outbound, clients: $0, instrumentation: instrumentation) } : nil
         self.appleCalls = appleCalls
+        let google = app.googlePlay.map(GooglePlayService.Connection.init)
+        let refundReviews = RefundReviews(
+            app: app, store: store, pool: outbound, apple: clients ?? [:], google: google?.api, eventWriter: eventWriter,
+            instrumentation: instrumentation, retrySeconds: app.refundRetrySeconds)
+        self.refundReviews = refundReviews
+        refunds = RefundService(app: app, store: store, pool: pool, eventWriter: eventWriter)
         var notifications = NotificationIngestion(
             app: app, verification: verification, store: store, outbound: outbound,
             instrumentation: instrumentation, eventWriter: eventWriter, appleCalls: appleCalls)
+        notifications.refundReviews = refundReviews
         notifications.failures = failures
         self.notifications = notifications
         offers = OfferService(
@@ -70,11 +80,15 @@ public final class AppServices: Sendable {
         search = CustomerSearch(app: app, store: store, subscribers: subscribers, sync: sync, pool: pool)
         overview = Overview(app: app, store: store, pool: pool, failures: failures)
         let queries = subscribers
-        var googlePlay = app.googlePlay.map {
-            GooglePlayService(
-                app: app, settings: $0, store: store, subscribers: queries, outbound: outbound, instrumentation: instrumentation)
+        var googlePlay = app.googlePlay.flatMap { settings in
+            google.map {
+                GooglePlayService(
+                    app: app, settings: settings, connection: $0, store: store, subscribers: queries, outbound: outbound,
+                    instrumentation: instrumentation)
+            }
         }
         googlePlay?.eventWriter = eventWriter
+        googlePlay?.refundReviews = refundReviews
         self.googlePlay = googlePlay
         transactions = TransactionIngestion(
             app: app, verification: verification, store: store, subscribers: subscribers,

@@ -80,6 +80,16 @@ public struct FactBatch: Sendable {
     /// Consent for the app withdrawn on a device (`RESCIND_CONSENT`): the notification is all
     /// that is stored; this names whom it concerns, for its event.
     public var consentRescinded: ConsentRescission?
+    /// The app's evidence of use, recorded (`POST …/usage`).
+    public var usage: [UsageRecord] = []
+    /// Support's instruction for a customer's refund reviews, set (or removed: nil).
+    public var refundOverride: (appAccountToken: String, override: RefundOverride?)?
+    /// A store's refund request, stored once with the notification that brought it.
+    public var refundRequest: RefundRequest?
+    /// A queued request as it stands after an attempt to answer it.
+    public var refundRequestUpdate: RefundRequest?
+    /// What the store decided (`REFUNDED`, `DECLINED`) of the purchase's open request.
+    public var refundOutcome: (transactionId: String?, purchaseToken: String?, outcome: String, at: Int64)?
 
     public init(appId: String, environment: String) {
         self.appId = appId
@@ -183,6 +193,13 @@ public protocol FactStore: Sendable {
     func syncRevision(appId: String, environment: String, originalTransactionId: String) throws -> String?
     /// The subscription a transaction belongs to, by any of its transaction ids.
     func originalTransactionId(appId: String, environment: String, transactionId: String) throws -> String?
+    /// The customer's usage records, oldest first.
+    func usage(appId: String, appAccountToken: String) throws -> [UsageRecord]
+    func refundOverride(appId: String, appAccountToken: String) throws -> RefundOverride?
+    /// Refund requests, newest first.
+    func refundRequests(appId: String, limit: Int) throws -> [RefundRequest]
+    /// Pending refund requests whose next attempt is due at `now`.
+    func dueRefundRequests(appId: String, now: Int64, limit: Int) throws -> [RefundRequest]
     /// Queued Apple calls of an app that are due at `now`, the longest due first.
     func dueAppleCalls(appId: String, now: Int64, limit: Int) throws -> [PendingAppleCall]
     /// The subscription moves into or out of `appAccountToken`, oldest first.

@@ -32,6 +32,10 @@ public final class InMemoryFactStore: FactStore {
         var playAnswers: [Key: String] = [:]
         var pubsubMessages: Set<Key> = []
         var acknowledgements: [Key: PendingAcknowledgement] = [:]
+        /// Refund reviews: usage by record id, overrides by token, requests by id.
+        var usage: [Key: UsageRecord] = [:]
+        var refundOverrides: [Key: RefundOverride] = [:]
+        var refundRequests: [Key: RefundRequest] = [:]
 
         func playPurchases(_ appId: String, token: String) -> [PlayPurchase] {
             playPurchases.filter { $0.key.app == appId && $0.value.appAccountToken == token }.map(\.value)
@@ -218,6 +222,37 @@ public final class InMemoryFactStore: FactStore {
             set(\.revisions, key(environment, originalTransactionId), revision)
         }
 
+        func insertUsage(_ record: UsageRecord) { set(\.usage, key("", record.id), record) }
+
+        func putRefundOverride(appAccountToken: String, _ override: RefundOverride?) {
+            set(\.refundOverrides, key("", appAccountToken), override)
+        }
+
+        func insertRefundRequestIfNew(_ request: RefundRequest) -> Bool {
+            guard state.refundRequests[key("", request.id)] == nil else { return false }
+            set(\.refundRequests, key("", request.id), request)
+            return true
+        }
+
+        func putRefundRequest(_ request: RefundRequest) {
+            guard let stored = state.refundRequests[key("", request.id)] else { return }
+            var updated = request
+            (updated.outcome, updated.outcomeAt) = (stored.outcome, stored.outcomeAt)
+            set(\.refundRequests, key("", request.id), updated)
+        }
+
+        func markRefundOutcome(transactionId: String?, purchaseToken: String?, outcome: String, at: Int64) {
+            for (key, request) in state.refundRequests where key.app == appId && request.outcome == nil {
+                guard
+                    (transactionId != nil && request.transactionId == transactionId)
+                        || (purchaseToken != nil && request.purchaseToken == purchaseToken)
+                else { continue }
+                var decided = request
+                (decided.outcome, decided.outcomeAt) = (outcome, at)
+                set(\.refundRequests, key, decided)
+            }
+        }
+
         func putPlayPurchase(_ purchase: PlayPurchase, answer: String) {
             set(\.playPurchases, key("", purchase.purchaseToken), purchase)
             set(\.playAnswers, key("", purchase.purchaseToken), answer)
@@ -290,6 +325,33 @@ public final class InMemoryFactStore: FactStore {
 
     public func linkTransfers(appId: String, environment: String, appAccountToken: String) throws -> [LinkTransfer] {
         state.withLock { $0.transfers(appId, environment, token: appAccountToken) }
+    }
+
+    public func usage(appId: String, appAccountToken: String) throws -> [UsageRecord] {
+        state.withLock { state in
+            state.usage.filter { $0.key.app == appId && $0.value.appAccountToken == appAccountToken }.map(\.value)
+                .sorted { ($0.recordedAt, $0.id) < ($1.recordedAt, $1.id) }
+        }
+    }
+
+    public func refundOverride(appId: String, appAccountToken: String) throws -> RefundOverride? {
+        state.withLock { $0.refundOverrides[Key(app: appId, environment: "", id: appAccountToken)] }
+    }
+
+    public func refundRequests(appId: String, limit: Int) throws -> [RefundRequest] {
+        state.withLock { state in
+            Array(
+                state.refundRequests.filter { $0.key.app == appId }.map(\.value)
+                    .sorted { ($1.requestedAt, $0.id) < ($0.requestedAt, $1.id) }.prefix(limit))
+        }
+    }
+
+    public func dueRefundRequests(appId: String, now: Int64, limit: Int) throws -> [RefundRequest] {
+        state.withLock { state in
+            Array(
+                state.refundRequests.filter { $0.key.app == appId && $0.value.status == .pending && $0.value.nextAt <= now }
+                    .map(\.value).sorted { $0.nextAt < $1.nextAt }.prefix(limit))
+        }
     }
 
     public func originalTransactionIds(appId: String, environment: String, appTransactionId: String) throws -> [String] {

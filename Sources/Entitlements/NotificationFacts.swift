@@ -37,6 +37,16 @@ public enum NotificationFacts {
         if let renewal = verified.renewalInfo.flatMap(RenewalRecord.init), let signed = notification.data?.signedRenewalInfo {
             batch.renewal = (renewal, signed)
         }
+        if type == "CONSUMPTION_REQUEST", let transaction {
+            batch.refundRequest = RefundRequest(
+                id: uuid, store: "app_store", environment: environment, appAccountToken: transaction.appAccountToken,
+                transactionId: transaction.transactionId, originalTransactionId: transaction.originalTransactionId,
+                reason: notification.data?.consumptionRequestReason?.rawValue ?? "OTHER", requestedAt: signedDate,
+                deadline: signedDate + RefundRequest.appleWindow)
+        }
+        if type == "REFUND" || type == "REFUND_DECLINED", let transaction {
+            batch.refundOutcome = (transaction.transactionId, nil, type == "REFUND" ? "REFUNDED" : "DECLINED", signedDate)
+        }
         if type == "RESCIND_CONSENT" {
             batch.consentRescinded = ConsentRescission(appTransactionId: verified.appTransaction?.appTransactionId)
         }

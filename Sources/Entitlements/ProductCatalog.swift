@@ -10,6 +10,8 @@ public struct CatalogProduct: Sendable {
     /// The same product on Google Play (`"googlePlay": {"productId", "basePlanId"?}`), so one
     /// entitlement can be granted by either store.
     public var googlePlay: GooglePlayProduct?
+    /// The app offers a free sample or trial of the content (a refund review tells the store).
+    public var sampleContentProvided = false
 
     public init(subscriptionGroup: String? = nil, entitlements: [String] = [], duration: ISO8601Duration? = nil) {
         self.subscriptionGroup = subscriptionGroup

@@ -6,6 +6,8 @@ import JSON
 public struct DeveloperNotification: Sendable {
     public enum Kind: String, Sendable {
         case subscription, oneTimeProduct, voidedPurchase, test
+        /// A customer asked for a refund and Google asks the developer (`pendingRefundReviewNotification`).
+        case pendingRefundReview
         /// A kind this version does not read (Google adds them: refund reviews, …).
         case other
     }
@@ -26,6 +28,12 @@ public struct DeveloperNotification: Sendable {
     /// 2 a quantity-based partial refund).
     public var voidedProductType: Int64?
     public var refundType: Int64?
+    /// A pending refund review's `pendingRefundToken`, `orderId`, `refundReason` and the
+    /// customer's `obfuscatedAccountId`.
+    public var pendingRefundToken: String?
+    public var orderId: String?
+    public var refundReason: Int64?
+    public var obfuscatedAccountId: String?
 
     public init(_ json: JSONObject) {
         self.json = json
@@ -51,6 +59,13 @@ public struct DeveloperNotification: Sendable {
             purchaseToken = voided["purchaseToken"]?.stringValue
             voidedProductType = PlayTime.number(voided["productType"])
             refundType = PlayTime.number(voided["refundType"])
+        } else if let review = json["pendingRefundReviewNotification"]?.objectValue {
+            kind = .pendingRefundReview
+            typeName = "PENDING_REFUND_REVIEW"
+            pendingRefundToken = review["pendingRefundToken"]?.stringValue
+            orderId = review["orderId"]?.stringValue
+            refundReason = PlayTime.number(review["refundReason"])
+            obfuscatedAccountId = review["obfuscatedAccountId"]?.stringValue
         } else {
             kind = .other
             typeName = json.members.map(\.key).first { $0.hasSuffix("Notification") } ?? "UNKNOWN"

@@ -48,6 +48,12 @@ public struct GooglePlayDeveloperAPI: Sendable {
         _ = try send("POST", application + ["purchases", "products", productId, "tokens", purchaseToken + ":acknowledge"], body: [:])
     }
 
+    /// `orders.reviewrefund`: the developer's answer to a pending refund review. Google keeps the
+    /// first answer only; the caller sends one.
+    public func reviewRefund(orderId: String, _ body: JSONObject) throws(GooglePlayAPIError) {
+        _ = try send("POST", application + ["orders", orderId + ":reviewrefund"], body: body)
+    }
+
     /// `purchases.voidedpurchases.list` since `startTime` (epoch ms), every page.
     public func voidedPurchases(since startTime: Int64?) throws(GooglePlayAPIError) -> [VoidedPurchase] {
         var found: [VoidedPurchase] = []

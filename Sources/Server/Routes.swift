@@ -14,6 +14,7 @@ enum Routes {
         let support = SupportHandlers(application: application)
         let console = ConsoleHandlers(application: application)
         let googlePlay = GooglePlayHandlers(application: application)
+        let refunds = RefundHandlers(application: application)
         var router = Router()
         router.add("GET", "/healthz") { operations.health($0) }
         router.add("GET", "/readyz") { operations.readiness($0) }
@@ -37,6 +38,11 @@ enum Routes {
         router.add("POST", "/v1/subscribers/{appAccountToken}/entitlements/{entitlementId}/grants") { support.grant($0) }
         router.add("DELETE", "/v1/subscribers/{appAccountToken}/entitlements/{entitlementId}/grants/{grantId}") { support.revoke($0) }
         router.add("GET", "/v1/stats") { support.stats($0) }
+        router.add("POST", "/v1/subscribers/{appAccountToken}/usage") { refunds.recordUsage($0) }
+        router.add("GET", "/v1/subscribers/{appAccountToken}/refund-override") { refunds.override($0) }
+        router.add("PUT", "/v1/subscribers/{appAccountToken}/refund-override") { refunds.override($0) }
+        router.add("DELETE", "/v1/subscribers/{appAccountToken}/refund-override") { refunds.override($0) }
+        router.add("GET", "/v1/refund-requests") { refunds.list($0) }
         router.add("POST", "/v1/subscribers/{appAccountToken}/sync") { sync.syncSubscriber($0) }
         router.add("POST", "/v1/transactions/{transactionId}/sync") { sync.syncTransaction($0) }
         router.add("POST", "/v1/notifications/apple/backfill") { sync.backfill($0) }

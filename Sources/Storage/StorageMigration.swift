@@ -81,6 +81,14 @@ public enum StorageMigration {
                 "voided_at", "read_at", "details", "json",
             ]),
         Table(name: "pubsub_messages", columns: ["app_id", "message_id", "received_at"]),
+        Table(name: "usage_records", columns: ["app_id", "id", "app_account_token", "recorded_at", "body"]),
+        Table(name: "refund_overrides", columns: ["app_id", "app_account_token", "body"]),
+        Table(
+            name: "refund_requests",
+            columns: [
+                "app_id", "id", "store", "environment", "app_account_token", "transaction_id", "purchase_token", "status", "next_at",
+                "requested_at", "outcome", "outcome_at", "body",
+            ]),
         Table(
             name: "play_acknowledgements",
             columns: ["app_id", "purchase_token", "kind", "product_id", "attempts", "queued_at", "next_at"]),

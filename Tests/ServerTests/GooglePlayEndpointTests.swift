@@ -281,8 +281,8 @@ final class GooglePlayEndpointTests: XCTestCase {
         let others: [(JSONObject, String)] = [
             (["testNotification": .object(["version": "1.0"])], "TEST_NOTIFICATION"),
             (
-                ["pendingRefundReviewNotification": .object(["pendingRefundToken": "r-1", "orderId": "GPA.1"])],
-                "pendingRefundReviewNotification"
+                ["futureKindNotification": .object(["version": "1.0"])],
+                "futureKindNotification"
             ),
             (
                 ["oneTimeProductNotification": .object(["notificationType": 1, "purchaseToken": "unknown", "sku": "coins"])],

@@ -358,6 +358,10 @@ private struct FailingStore: FactStore {
     func originalTransactionIds(appId: String, environment: String, appTransactionId: String) throws -> [String] { throw error }
     func linkTransfers(appId: String, environment: String, appAccountToken: String) throws -> [LinkTransfer] { throw error }
     func dueAppleCalls(appId: String, now: Int64, limit: Int) throws -> [PendingAppleCall] { throw error }
+    func usage(appId: String, appAccountToken: String) throws -> [UsageRecord] { throw error }
+    func refundOverride(appId: String, appAccountToken: String) throws -> RefundOverride? { throw error }
+    func refundRequests(appId: String, limit: Int) throws -> [RefundRequest] { throw error }
+    func dueRefundRequests(appId: String, now: Int64, limit: Int) throws -> [RefundRequest] { throw error }
     func notifications(appId: String, limit: Int, before: Int64?) throws -> [StoredNotification] { throw error }
     func checkHealth() throws { throw error }
     func events(appId: String, after sequence: Int64, limit: Int) throws -> [OutboxEvent] { throw error }

@@ -18,6 +18,8 @@ public final class AppStoreStandIn: @unchecked Sendable {
         let lock = Mutex<(scripted: [HTTPResponse], requests: [HTTPRequest])>(([], []))
         /// The signed payloads of Get Notification History, one array per page.
         let notificationPages = Mutex<[[String]]>([["n1"], ["n2"]])
+        /// Send Consumption Information v2 requests taken (202): transaction id and body.
+        let consumption = Mutex<[(transactionId: String, body: JSONObject)]>([])
         /// What Get Transaction History answers instead of its three pages, when set: one page.
         let history = Mutex<[String]?>(nil)
         /// While hanging, requests are held unanswered.
@@ -38,6 +40,9 @@ public final class AppStoreStandIn: @unchecked Sendable {
         }
         for context in held { context.respond(Self.error(503, 5000000, "An unknown error occurred.")) }
     }
+
+    /// The Send Consumption Information v2 requests Apple took, in order.
+    public var consumptionRequests: [(transactionId: String, body: JSONObject)] { state.consumption.withLock { $0 } }
 
     /// Replaces Get Transaction History's pages with one page of these signed transactions.
     public func setHistory(_ signedTransactions: [String]) { state.history.withLock { $0 = signedTransactions } }
@@ -154,7 +159,12 @@ public final class AppStoreStandIn: @unchecked Sendable {
             context.respond(json(["signedAppTransactionInfo": "app-transaction-jws"]))
         }
         router.add("POST", "/inApps/v1/transactions/{id}/finish") { $0.respond(HTTPResponse(status: 200)) }
-        router.add("PUT", "/inApps/v2/transactions/consumption/{id}") { $0.respond(HTTPResponse(status: 202)) }
+        router.add("PUT", "/inApps/v2/transactions/consumption/{id}") { context in
+            let body = (try? JSONParser.parse(context.request.body))?.objectValue
+            if let problem = consumptionProblem(body) { return context.respond(error(400, 4000000, problem)) }
+            state.consumption.withLock { $0.append((context.pathParameters["id"] ?? "", body ?? [:])) }
+            context.respond(HTTPResponse(status: 202))
+        }
         router.add("PUT", "/inApps/v1/transactions/consumption/{id}") { $0.respond(HTTPResponse(status: 202)) }
         router.add("PUT", "/inApps/v1/subscriptions/extend/{id}") { context in
             context.respond(
@@ -246,6 +256,39 @@ public final class AppStoreStandIn: @unchecked Sendable {
                     : HTTPResponse(status: 200))
         }
     }
+}
+
+/// What Apple refuses in a Send Consumption Information v2 body (nil: none): members it does not
+/// know, consent not given, a required field missing, an enum value it does not know, a
+/// percentage out of range or, with `GRANT_PRORATED`, not strictly between 0 and 100 000.
+func consumptionProblem(_ body: JSONObject?) -> String? {
+    guard let body else { return "The request body is not a JSON object." }
+    let known: Set<String> = ["customerConsented", "deliveryStatus", "sampleContentProvided", "consumptionPercentage", "refundPreference"]
+    if let unknown = body.members.map(\.key).first(where: { !known.contains($0) }) { return "Unknown field \(unknown)." }
+    guard body["customerConsented"]?.boolValue == true else {
+        return "Invalid request. The customer consented field is required and must be true."
+    }
+    let statuses: Set<String> = [
+        "DELIVERED", "UNDELIVERED_QUALITY_ISSUE", "UNDELIVERED_WRONG_ITEM", "UNDELIVERED_SERVER_OUTAGE", "UNDELIVERED_OTHER",
+    ]
+    guard let status = body["deliveryStatus"]?.stringValue, statuses.contains(status) else { return "Invalid delivery status." }
+    guard body["sampleContentProvided"]?.boolValue != nil else { return "Invalid request. The sample content provided field is required." }
+    let percentage = body["consumptionPercentage"]
+    if let percentage {
+        guard let value = percentage.int64Value, (0...100_000).contains(value) else { return "Invalid consumption percentage." }
+    }
+    if let preference = body["refundPreference"] {
+        guard let value = preference.stringValue, ["GRANT_FULL", "GRANT_PRORATED", "DECLINE"].contains(value) else {
+            return "Invalid refund preference."
+        }
+        if value == "GRANT_PRORATED", let amount = percentage?.int64Value, !(amount > 0 && amount < 100_000) {
+            return "Invalid request. A prorated refund needs a consumption percentage between 0 and 100000."
+        }
+    }
+    if status != "DELIVERED", let amount = percentage?.int64Value, amount != 0 {
+        return "Invalid request. Undelivered content has a consumption percentage of 0."
+    }
+    return nil
 }
 
 /// `a=1&b=2`, for the stand-in's routes.

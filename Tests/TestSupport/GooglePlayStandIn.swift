@@ -27,6 +27,10 @@ public final class GooglePlayStandIn: @unchecked Sendable {
             var products: [String: JSONObject] = [:]
             var voided: [JSONObject] = []
             var acknowledgements: [String] = []
+            /// Refund reviews answered (`orders.reviewrefund`): every call, and the first body per order
+            /// (the one Google keeps).
+            var reviewCalls: [String] = []
+            var reviews: [String: JSONObject] = [:]
             /// Each acknowledgement's request body, by purchase token.
             var acknowledgementBodies: [String: JSONObject] = [:]
             var issued: [String: Int64] = [:]
@@ -142,6 +146,9 @@ public final class GooglePlayStandIn: @unchecked Sendable {
     public func refuseAcknowledgements(_ count: Int) { state.values.withLock { $0.refusedAcknowledgements = count } }
 
     public var acknowledgements: [String] { state.values.withLock { $0.acknowledgements } }
+    /// The order ids of every `reviewrefund` call, and the answer Google kept per order.
+    public var refundReviewCalls: [String] { state.values.withLock { $0.reviewCalls } }
+    public func refundReview(_ orderId: String) -> JSONObject? { state.values.withLock { $0.reviews[orderId] } }
     public func acknowledgementBody(_ purchaseToken: String) -> JSONObject? {
         state.values.withLock { $0.acknowledgementBodies[purchaseToken] }
     }
@@ -308,6 +315,22 @@ public final class GooglePlayStandIn: @unchecked Sendable {
                 }
                 context.respond(known ? HTTPResponse(status: 204) : error(404, "The purchase token was not found."))
             }
+        }
+        router.add("POST", "/androidpublisher/v3/applications/{package}/orders/{action}") { context in
+            guard authorized(context) else { return }
+            let action = context.pathParameters["action"] ?? ""
+            guard action.hasSuffix(":reviewrefund") else { return context.respond(error(404, "Not found")) }
+            let order = String(action.dropLast(":reviewrefund".count))
+            guard let body = (try? JSONParser.parse(context.request.body))?.objectValue, body["pendingRefundToken"]?.stringValue != nil,
+                body["sampleContentProvided"]?.boolValue != nil,
+                ["APPROVE", "DECLINE", "NEUTRAL"].contains(body["refundPreference"]?.stringValue ?? "")
+            else { return context.respond(error(400, "pendingRefundToken, sampleContentProvided and refundPreference are required.")) }
+            // Google records the first answer and ignores later ones (still OK).
+            state.values.withLock { values in
+                values.reviewCalls.append(order)
+                if values.reviews[order] == nil { values.reviews[order] = body }
+            }
+            context.respond(.json(200, Array("{}".utf8)))
         }
         router.add("GET", base + "/voidedpurchases") { context in
             guard authorized(context) else { return }

@@ -10,7 +10,7 @@ enum AppConfigurationParser {
     static let allowedMembers: Set<String> = [
         "id", "bundleId", "appAppleId", "environments", "signingKey", "apiKeys", "products", "offers",
         "verification", "appStoreServerAPI", "billingRetryGrantsAccess", "sandboxAccess", "sandboxTesters", "transferPolicy",
-        "webhooks", "forwardNotifications", "googlePlay",
+        "webhooks", "forwardNotifications", "googlePlay", "refunds",
     ]
 
     static func parse(
@@ -73,6 +73,15 @@ enum AppConfigurationParser {
             reader.object(object, "forwardNotifications", path: path), path: "\(path).forwardNotifications", reader: &reader)
         app.googlePlay = GooglePlayConfigurationParser.parse(
             reader.object(object, "googlePlay", path: path), path: "\(path).googlePlay", folder: folder, reader: &reader)
+        let refunds = reader.object(object, "refunds", path: path)
+        app.refunds = RefundPolicyParser.parse(refunds, path: "\(path).refunds", reader: &reader)
+        if let seconds = refunds?["retrySeconds"] {
+            if let value = seconds.doubleValue, value > 0, value <= 3600 {
+                app.refundRetrySeconds = value
+            } else {
+                reader.problem("\(path).refunds.retrySeconds", "expected a number of seconds between 0 and 3600")
+            }
+        }
         if let name = reader.string(object, "transferPolicy", path: path) {
             if let policy = TransferPolicy(rawValue: name) {
                 app.transferPolicy = policy
@@ -205,7 +214,9 @@ enum AppConfigurationParser {
                 reader.problem(productPath, "expected an object, found \(value.typeName)")
                 continue
             }
-            reader.checkMembers(product, allowed: ["subscriptionGroup", "entitlements", "duration", "googlePlay"], path: productPath)
+            reader.checkMembers(
+                product, allowed: ["subscriptionGroup", "entitlements", "duration", "googlePlay", "sampleContentProvided"],
+                path: productPath)
             let group = reader.string(product, "subscriptionGroup", path: productPath)
             let entitlements = reader.stringArray(product, "entitlements", path: productPath) ?? []
             var duration: ISO8601Duration?
@@ -214,6 +225,7 @@ enum AppConfigurationParser {
                 if duration == nil { reader.problem("\(productPath).duration", "\"\(text)\" is not an ISO 8601 duration such as P1M") }
             }
             var catalogProduct = CatalogProduct(subscriptionGroup: group, entitlements: entitlements, duration: duration)
+            catalogProduct.sampleContentProvided = reader.bool(product, "sampleContentProvided", path: productPath) ?? false
             catalogProduct.googlePlay = GooglePlayConfigurationParser.parseProduct(
                 reader.object(product, "googlePlay", path: productPath), path: "\(productPath).googlePlay", reader: &reader)
             products[productId] = catalogProduct

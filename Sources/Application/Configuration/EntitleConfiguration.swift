@@ -91,6 +91,10 @@ public struct AppConfiguration: Sendable {
     public var forwardNotifications: [AppStoreEnvironment: String] = [:]
     /// The app's Google Play side, when it sells there too.
     public var googlePlay: GooglePlaySettings?
+    /// How refund reviews are answered (`refunds`).
+    public var refunds = RefundPolicy()
+    /// The first retry of an answer a store could not take, doubling (`refunds.retrySeconds`).
+    public var refundRetrySeconds = 60.0
 
     /// The environment answers are about when a request names none: Production when enabled.
     public var defaultEnvironment: AppStoreEnvironment { viewRules.defaultEnvironment }

@@ -9,6 +9,12 @@ public protocol Instrumentation: Sendable {
     /// What became of a notification: `applied`, `duplicate`, or why it was refused.
     func notificationOutcome(app: String, result: String)
     func offerSigned(app: String, kind: String)
+    /// A store's refund request stored, by store and reason.
+    func refundRequested(app: String, store: String, reason: String)
+    /// What came of answering one: `sent`, `late`, `failed` (the store refused it), `no_consent`.
+    func refundAnswered(app: String, store: String, result: String)
+    /// What a store decided of a refund request: `REFUNDED`, `DECLINED`.
+    func refundDecided(app: String, store: String, outcome: String)
     /// An event committed to the outbox, by type.
     func eventWritten(app: String, type: String)
     /// One delivery attempt: `delivered`, `retry` or `failed` (dead), with the HTTP status
@@ -40,6 +46,9 @@ public struct NoInstrumentation: Instrumentation {
     public func notificationReceived(app: String, type: String) {}
     public func notificationOutcome(app: String, result: String) {}
     public func offerSigned(app: String, kind: String) {}
+    public func refundRequested(app: String, store: String, reason: String) {}
+    public func refundAnswered(app: String, store: String, result: String) {}
+    public func refundDecided(app: String, store: String, outcome: String) {}
     public func eventWritten(app: String, type: String) {}
     public func deliveryAttempted(app: String, endpoint: String, kind: String, result: String, httpStatus: Int?, error: String?) {}
     public func deliveryBacklog(app: String, pending: Int, failed: Int, oldestPendingSeconds: Double) {}

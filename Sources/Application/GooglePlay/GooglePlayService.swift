@@ -21,17 +21,30 @@ public struct GooglePlayService: Sendable {
     let outbound: BlockingPool
     let instrumentation: any Instrumentation
     var eventWriter: AppEventWriter?
+    /// Answers the refund reviews Google's notifications bring.
+    var refundReviews: RefundReviews?
     let acknowledger: GoogleAcknowledger
 
+    /// The app's connection to Google: one HTTP client for the API, its tokens and Google's keys.
+    struct Connection: Sendable {
+        let http: HTTPClient
+        let api: GooglePlayDeveloperAPI
+
+        init(_ settings: GooglePlaySettings) {
+            var configuration = HTTPClient.Configuration()
+            configuration.caFile = settings.caFile
+            http = HTTPClient(configuration: configuration)
+            let tokens = GoogleAccessTokens(key: settings.serviceAccount, tokenURL: settings.tokenURL, http: http)
+            api = GooglePlayDeveloperAPI(packageName: settings.packageName, baseURL: settings.apiURL, tokens: tokens, http: http)
+        }
+    }
+
     init(
-        app: AppConfiguration, settings: GooglePlaySettings, store: any FactStore, subscribers: SubscriberQueries, outbound: BlockingPool,
-        instrumentation: any Instrumentation
+        app: AppConfiguration, settings: GooglePlaySettings, connection: Connection, store: any FactStore, subscribers: SubscriberQueries,
+        outbound: BlockingPool, instrumentation: any Instrumentation
     ) {
-        var configuration = HTTPClient.Configuration()
-        configuration.caFile = settings.caFile
-        let http = HTTPClient(configuration: configuration)
-        let tokens = GoogleAccessTokens(key: settings.serviceAccount, tokenURL: settings.tokenURL, http: http)
-        api = GooglePlayDeveloperAPI(packageName: settings.packageName, baseURL: settings.apiURL, tokens: tokens, http: http)
+        let http = connection.http
+        api = connection.api
         verifier = PubSubPushVerifier(
             jwks: GoogleJWKS(source: settings.jwks, http: http), audience: settings.pushAudience,
             serviceAccountEmail: settings.pushServiceAccountEmail)
@@ -115,6 +128,7 @@ public struct GooglePlayService: Sendable {
             notificationType: notification.typeName, subtype: nil, signedDate: notification.eventTime ?? now, receivedAt: now,
             originalTransactionId: notification.purchaseToken, jws: JSONValue.object(json).serializedString)
         stored.store = "play_store"
+        if notification.kind == .pendingRefundReview { return try recordRefundReview(notification, stored, messageId: messageId, now: now) }
         guard let (kind, productId, token) = try target(of: notification) else {
             return try recordAlone(stored, messageId: messageId, now: now, outcome: notification.kind == .test ? .test : .ignored)
         }
@@ -150,8 +164,35 @@ public struct GooglePlayService: Sendable {
             let stored = try store.playPurchase(appId: app.id, purchaseToken: token)
             if notification.voidedProductType == 2 { return stored.map { (.product, $0.productId, token) } }
             return (.subscription, stored?.productId ?? "", token)
-        case .test, .other: return nil
+        case .test, .other, .pendingRefundReview: return nil
         }
+    }
+
+    /// A pending refund review: stored with its deadline (Google weighs an answer sent within 24
+    /// hours) and the purchase its order names, then answered by the refund reviews.
+    private func recordRefundReview(
+        _ notification: DeveloperNotification, _ stored: StoredNotification, messageId: String, now: Int64
+    ) throws -> PushOutcome {
+        let purchase = try notification.orderId.flatMap { try store.playPurchase(appId: app.id, orderId: $0) }
+        var stored = stored
+        stored.originalTransactionId = purchase?.purchaseToken
+        stored.environment = purchase?.environment ?? stored.environment
+        let request = RefundRequest(
+            id: stored.notificationUUID, store: "play_store", environment: stored.environment,
+            appAccountToken: Self.customer(notification.obfuscatedAccountId) ?? purchase?.appAccountToken,
+            purchaseToken: purchase?.purchaseToken, orderId: notification.orderId, pendingRefundToken: notification.pendingRefundToken,
+            reason: notification.refundReason.map(String.init) ?? "UNKNOWN", requestedAt: stored.signedDate,
+            deadline: stored.signedDate + RefundRequest.googleWindow)
+        var batch = FactBatch(appId: app.id, environment: stored.environment)
+        batch.notification = stored
+        batch.pubsubMessageId = messageId
+        batch.refundRequest = request
+        batch.source = "googlePlay"
+        batch.requestedAt = now
+        guard try store.record(batch, outbox: eventWriter) != .duplicateNotification else { return .duplicate }
+        instrumentation.refundRequested(app: app.id, store: request.store, reason: request.reason)
+        refundReviews?.kick()
+        return .applied
     }
 
     /// Stores a notification with no purchase to store beside it (Pub/Sub would otherwise
@@ -190,6 +231,7 @@ public struct GooglePlayService: Sendable {
                     purchase.readAt = max(purchase.readAt, Milliseconds.since1970(now))
                     var batch = FactBatch(appId: app.id, environment: purchase.environment)
                     batch.playPurchases = [(purchase, #"{"voidedPurchasesList":true}"#)]
+                    batch.refundOutcome = (nil, purchase.purchaseToken, "REFUNDED", voided.voidedTime)
                     batch.source = "sync"
                     batch.requestedAt = Milliseconds.since1970(now)
                     _ = try store.record(batch, outbox: eventWriter)
@@ -323,6 +365,7 @@ public struct GooglePlayService: Sendable {
         batch.playPurchases = [(purchase, json)]
         batch.pubsubMessageId = message
         batch.notification = notification
+        if let voided = purchase.voidedAt { batch.refundOutcome = (nil, purchase.purchaseToken, "REFUNDED", voided) }
         batch.source = source
         batch.requestedAt = Milliseconds.since1970(now)
         guard try store.record(batch, outbox: eventWriter) != .duplicateNotification else { throw Duplicate.message }

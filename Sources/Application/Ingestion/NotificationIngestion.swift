@@ -24,6 +24,8 @@ public struct NotificationIngestion: Sendable {
     var eventWriter: AppEventWriter?
     /// Where the Finish Transaction calls a notification queues are made (nil: the app makes none).
     var appleCalls: AppleCallQueue?
+    /// Answers the refund requests (`CONSUMPTION_REQUEST`) notifications bring.
+    var refundReviews: RefundReviews?
     /// Remembers refused notifications for support (they are not stored).
     var failures: RecentFailures?
 
@@ -45,7 +47,16 @@ public struct NotificationIngestion: Sendable {
             store.record(batch, outbox: eventWriter) { result in
                 let outcome = result.map { $0 == .duplicateNotification ? Outcome.duplicate : .applied }
                 if case .success(let value) = outcome { instrumentation.notificationOutcome(app: app.id, result: value.rawValue) }
-                if batch.finishesPurchases, case .success(.applied) = outcome { appleCalls?.kick() }
+                if case .success(.applied) = outcome {
+                    if batch.finishesPurchases { appleCalls?.kick() }
+                    if let request = batch.refundRequest {
+                        instrumentation.refundRequested(app: app.id, store: request.store, reason: request.reason)
+                        refundReviews?.kick()
+                    }
+                    if let outcome = batch.refundOutcome {
+                        instrumentation.refundDecided(app: app.id, store: "app_store", outcome: outcome.outcome)
+                    }
+                }
                 completion(outcome)
             }
         }

@@ -59,6 +59,7 @@ public struct CustomerHistory: Sendable {
                 ).filter { $0.store == "play_store" }.map(Self.entry)
             }
         }
+        entries += try store.usage(appId: app.id, appAccountToken: token).map(Self.entry)
         var events: [String: OutboxEvent] = [:]
         for event in try store.events(appId: app.id, appAccountToken: token) { events[event.id] = event }
         for (environment, original) in originals {
@@ -188,6 +189,18 @@ public struct CustomerHistory: Sendable {
             entries.append(at(voided, order: 2, void))
         }
         return entries
+    }
+
+    /// What the app said the customer did with a purchase (refund reviews are answered from it).
+    private static func entry(_ usage: UsageRecord) -> Entry {
+        var object: JSONObject = ["kind": "usage", "source": .string("app server (\(usage.recordedBy))")]
+        object["usage"] = .object(usage.json)
+        var summary = "Usage of \(usage.transactionId ?? usage.purchaseToken ?? "?")"
+        if let consumed = usage.consumedPercent { summary += ": \(String(format: "%g", consumed)) % consumed" }
+        if usage.delivered == false { summary += ", not delivered (\(usage.undeliveredReason ?? "OTHER"))" }
+        if !usage.events.isEmpty { summary += ", \(usage.events.count) events" }
+        object["summary"] = .string(summary)
+        return at(usage.recordedAt, order: 4, object)
     }
 
     private func transfer(_ environment: String, _ transfer: LinkTransfer) -> Entry {

@@ -70,6 +70,9 @@ struct FailureCountingInstrumentation: Instrumentation {
     func notificationReceived(app: String, type: String) { inner.notificationReceived(app: app, type: type) }
     func notificationOutcome(app: String, result: String) { inner.notificationOutcome(app: app, result: result) }
     func offerSigned(app: String, kind: String) { inner.offerSigned(app: app, kind: kind) }
+    func refundRequested(app: String, store: String, reason: String) { inner.refundRequested(app: app, store: store, reason: reason) }
+    func refundAnswered(app: String, store: String, result: String) { inner.refundAnswered(app: app, store: store, result: result) }
+    func refundDecided(app: String, store: String, outcome: String) { inner.refundDecided(app: app, store: store, outcome: outcome) }
     func eventWritten(app: String, type: String) { inner.eventWritten(app: app, type: type) }
     func deliveryAttempted(app: String, endpoint: String, kind: String, result: String, httpStatus: Int?, error: String?) {
         inner.deliveryAttempted(app: app, endpoint: endpoint, kind: kind, result: result, httpStatus: httpStatus, error: error)

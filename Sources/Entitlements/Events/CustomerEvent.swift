@@ -22,6 +22,9 @@ public struct CustomerEvent: Sendable, Equatable {
         case promotionalGrant = "PROMOTIONAL_GRANT"
         case promotionalGrantRevoked = "PROMOTIONAL_GRANT_REVOKED"
         case priceIncrease = "PRICE_INCREASE"
+        case refundRequested = "REFUND_REQUESTED"
+        case refundReviewSent = "REFUND_REVIEW_SENT"
+        case refundDeclined = "REFUND_DECLINED"
         case consentRescinded = "CONSENT_RESCINDED"
         case test = "TEST"
     }
@@ -41,6 +44,8 @@ public struct CustomerEvent: Sendable, Equatable {
     public var play: PlayPurchase?
     /// Whom a withdrawn consent concerns (`CONSENT_RESCINDED` only).
     public var consent: ConsentRescission?
+    /// The refund request (`REFUND_REQUESTED`, `REFUND_REVIEW_SENT`).
+    public var refundRequest: RefundRequest?
 
     // The type's own fields; nil where they do not apply.
     public var isTrialConversion: Bool?

@@ -27,11 +27,42 @@ public enum CustomerEventDerivation {
         for after in change.playAfter {
             events += playEvents(before: change.playBefore[after.purchaseToken], after: after, at: batch.requestedAt)
         }
+        events += refundEvents(batch)
         for after in change.after {
             events += Subscription(
                 before: change.before[after.originalTransactionId], after: after, notificationAt: batch.notification?.signedDate,
                 notification: batch.notification, billingRetryGrantsAccess: billingRetryGrantsAccess
             ).events()
+        }
+        return events
+    }
+
+    /// A store asking about a refund (the request stored with its notification), the answer
+    /// accepted by the store, and Apple declining the refund.
+    static func refundEvents(_ batch: FactBatch) -> [CustomerEvent] {
+        var events: [CustomerEvent] = []
+        func transaction(_ id: String?) -> TransactionRecord? { batch.transactions.first { $0.record.transactionId == id }?.record }
+        if let request = batch.refundRequest {
+            var event = CustomerEvent(
+                .refundRequested, environment: request.environment, originalTransactionId: request.originalTransactionId,
+                transaction: transaction(request.transactionId), occurredAt: request.requestedAt)
+            event.refundRequest = request
+            events.append(event)
+        }
+        if let request = batch.refundRequestUpdate, request.status == .sent {
+            var event = CustomerEvent(
+                .refundReviewSent, environment: request.environment, originalTransactionId: request.originalTransactionId,
+                transaction: nil, occurredAt: request.sentAt ?? batch.requestedAt)
+            event.refundRequest = request
+            events.append(event)
+        }
+        if let notification = batch.notification, notification.notificationType == "REFUND_DECLINED",
+            let record = batch.transactions.first?.record
+        {
+            events.append(
+                CustomerEvent(
+                    .refundDeclined, environment: batch.environment, originalTransactionId: record.originalTransactionId,
+                    transaction: record, occurredAt: notification.signedDate))
         }
         return events
     }

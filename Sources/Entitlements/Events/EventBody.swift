@@ -64,6 +64,7 @@ public enum EventBody {
         if let price = event.newPrice { body.set("newPrice", json: .object(price)) }
         body.set("refundedQuantity", ifPresent: event.refundedQuantity)
         body.set("remainingQuantity", ifPresent: event.remainingQuantity)
+        if let request = event.refundRequest { body.object("refundRequest") { request.write(into: &$0) } }
         if let consent = event.consent {
             body.set("appTransactionId", ifPresent: consent.appTransactionId)
             body.set("originalTransactionIds", strings: consent.originalTransactionIds)

@@ -60,11 +60,12 @@ public struct EventComposer: EventWriting {
                 subscriber = view(of: facts, at: createdAt)
             } else if let play = event.play, let facts = change.playSubscribers[play.purchaseToken] {
                 subscriber = view(of: facts, at: createdAt)
-            } else if event.consent != nil, let facts = change.consentSubscriber {
+            } else if event.consent != nil || event.refundRequest != nil, let facts = change.customerSubscriber {
                 subscriber = view(of: facts, at: createdAt)
             }
             let token =
                 event.grant?.appAccountToken ?? event.play?.appAccountToken ?? event.consent?.appAccountToken
+                ?? event.refundRequest?.appAccountToken
                 ?? event.originalTransactionId.flatMap { change.subscribers[$0]?.appAccountToken }
             let id = event.kind == .test ? change.batch.webhookTestId ?? newId() : newId()
             let sequence = firstSequence + Int64(index)

@@ -96,8 +96,9 @@ public struct FactChange: Sendable {
     public var playBefore: [String: PlayPurchase] = [:]
     public var playAfter: [PlayPurchase] = []
     public var playSubscribers: [String: SubscriberFacts] = [:]
-    /// For a batch of rescinded consent: the customer it names, after the batch.
-    public var consentSubscriber: SubscriberFacts?
+    /// For a batch naming a customer without a subscription of theirs (rescinded consent, a
+    /// refund review answered): that customer, after the batch.
+    public var customerSubscriber: SubscriberFacts?
 
     /// The stored state a batch is about to change, read through the writing transaction.
     public struct Pending: Sendable {
@@ -138,7 +139,7 @@ public struct FactChange: Sendable {
                 pending.subscribers[token] = try reader.subscriber(environments: spanned, appAccountToken: token)
             }
         }
-        if let spanned, let token = batch.consentRescinded?.appAccountToken, pending.subscribers[token] == nil {
+        if let spanned, let token = batch.namedCustomer, pending.subscribers[token] == nil {
             pending.subscribers[token] = try reader.subscriber(environments: spanned, appAccountToken: token)
         }
         if let grant = batch.grant {
@@ -210,7 +211,7 @@ public struct FactChange: Sendable {
                 change.grantSubscriber = subscriber
             }
         }
-        if let token = batch.consentRescinded?.appAccountToken { change.consentSubscriber = pending.subscribers[token] }
+        if let token = batch.namedCustomer { change.customerSubscriber = pending.subscribers[token] }
         for (purchase, _) in batch.playPurchases {
             let before = pending.playBefore[purchase.purchaseToken]
             let after = before.map { purchase.replacing($0) } ?? purchase
@@ -227,6 +228,11 @@ public struct FactChange: Sendable {
 
 extension FactBatch {
     /// Every subscription the batch writes facts for, once each, in the order it names them.
+    /// The customer a batch is about when it touches none of their subscriptions.
+    var namedCustomer: String? {
+        consentRescinded?.appAccountToken ?? refundRequestUpdate?.appAccountToken ?? refundRequest?.appAccountToken
+    }
+
     public var touchedSubscriptions: [String] {
         var seen = Set<String>()
         var ordered: [String] = []

@@ -29,6 +29,16 @@ public protocol FactWriteTransaction: FactReading {
     func removeAppleCall(environment: String, kind: PendingAppleCall.Kind, transactionId: String) throws
     func putSyncRevision(environment: String, originalTransactionId: String, revision: String) throws
 
+    func insertUsage(_ record: UsageRecord) throws
+    /// Sets the customer's override, or removes it (nil).
+    func putRefundOverride(appAccountToken: String, _ override: RefundOverride?) throws
+    /// A new request; false when one with its id is stored (the notification came again).
+    func insertRefundRequestIfNew(_ request: RefundRequest) throws -> Bool
+    /// A stored request as it now stands (its outcome is kept: `markRefundOutcome` sets it).
+    func putRefundRequest(_ request: RefundRequest) throws
+    /// The store's decision on the open requests about a transaction or purchase token.
+    func markRefundOutcome(transactionId: String?, purchaseToken: String?, outcome: String, at: Int64) throws
+
     /// A Play purchase with Google's answer as text.
     func putPlayPurchase(_ purchase: PlayPurchase, answer: String) throws
     func putGrant(_ grant: PromotionalGrant) throws

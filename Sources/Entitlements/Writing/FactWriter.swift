@@ -75,6 +75,7 @@ public enum FactWriter {
             try store.putPlayPurchase(after, answer: answer)
         }
         try queueAcknowledgements(of: change, into: store)
+        try storeRefundFacts(of: batch, into: store)
         if let grant = change.grantAfter, grant != change.grantBefore { try store.putGrant(grant) }
         if let forward = batch.forward {
             try store.insertDelivery(
@@ -154,6 +155,18 @@ public enum FactWriter {
         }
         if let sync = batch.syncRevision {
             try store.putSyncRevision(environment: environment, originalTransactionId: sync.originalTransactionId, revision: sync.revision)
+        }
+    }
+
+    /// Usage evidence, a customer's override, a refund request and what became of it.
+    private static func storeRefundFacts(of batch: FactBatch, into store: some FactWriteTransaction) throws {
+        for record in batch.usage { try store.insertUsage(record) }
+        if let (token, override) = batch.refundOverride { try store.putRefundOverride(appAccountToken: token, override) }
+        if let request = batch.refundRequest { _ = try store.insertRefundRequestIfNew(request) }
+        if let request = batch.refundRequestUpdate { try store.putRefundRequest(request) }
+        if let outcome = batch.refundOutcome {
+            try store.markRefundOutcome(
+                transactionId: outcome.transactionId, purchaseToken: outcome.purchaseToken, outcome: outcome.outcome, at: outcome.at)
         }
     }
 

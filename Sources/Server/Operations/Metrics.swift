@@ -49,6 +49,7 @@ public final class Metrics: Instrumentation, Sendable {
     /// The use-case counter families, each with its label names and help text.
     enum Family: Int, CaseIterable {
         case verifications, notificationsReceived, notificationOutcomes, offersSigned, events, deliveries, backgroundErrors
+        case refundRequests, refundAnswers, refundOutcomes
 
         var name: String {
             switch self {
@@ -59,6 +60,9 @@ public final class Metrics: Instrumentation, Sendable {
             case .events: "entitle_events_total"
             case .deliveries: "entitle_webhook_deliveries_total"
             case .backgroundErrors: "entitle_background_errors_total"
+            case .refundRequests: "entitle_refund_requests_total"
+            case .refundAnswers: "entitle_refund_answers_total"
+            case .refundOutcomes: "entitle_refund_outcomes_total"
             }
         }
 
@@ -71,6 +75,9 @@ public final class Metrics: Instrumentation, Sendable {
             case .events: ["app", "type"]
             case .deliveries: ["app", "endpoint", "kind", "result"]
             case .backgroundErrors: ["app", "task", "code"]
+            case .refundRequests: ["app", "store", "reason"]
+            case .refundAnswers: ["app", "store", "result"]
+            case .refundOutcomes: ["app", "store", "outcome"]
             }
         }
 
@@ -83,6 +90,9 @@ public final class Metrics: Instrumentation, Sendable {
             case .events: "Events committed to the outbox, by app and type."
             case .deliveries: "Delivery attempts (events to webhooks, forwarded notifications): delivered, retry, or failed (dead)."
             case .backgroundErrors: "Failures of background tasks (deliveries, Apple and Google calls, start-up), by task and code."
+            case .refundRequests: "Refund requests the stores sent, by store and reason."
+            case .refundAnswers: "Refund requests answered: sent (in time), late, failed (refused by the store), no_consent."
+            case .refundOutcomes: "What the stores decided of refund requests: REFUNDED or DECLINED."
             }
         }
     }
@@ -130,6 +140,12 @@ public final class Metrics: Instrumentation, Sendable {
     public func notificationOutcome(app: String, result: String) { count(.notificationOutcomes, [app, result]) }
 
     public func offerSigned(app: String, kind: String) { count(.offersSigned, [app, kind]) }
+
+    public func refundRequested(app: String, store: String, reason: String) { count(.refundRequests, [app, store, reason]) }
+
+    public func refundAnswered(app: String, store: String, result: String) { count(.refundAnswers, [app, store, result]) }
+
+    public func refundDecided(app: String, store: String, outcome: String) { count(.refundOutcomes, [app, store, outcome]) }
 
     public func eventWritten(app: String, type: String) { count(.events, [app, type]) }
 

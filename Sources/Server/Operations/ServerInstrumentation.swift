@@ -14,6 +14,9 @@ struct ServerInstrumentation: Instrumentation {
     func notificationReceived(app: String, type: String) { metrics.notificationReceived(app: app, type: type) }
     func notificationOutcome(app: String, result: String) { metrics.notificationOutcome(app: app, result: result) }
     func offerSigned(app: String, kind: String) { metrics.offerSigned(app: app, kind: kind) }
+    func refundRequested(app: String, store: String, reason: String) { metrics.refundRequested(app: app, store: store, reason: reason) }
+    func refundAnswered(app: String, store: String, result: String) { metrics.refundAnswered(app: app, store: store, result: result) }
+    func refundDecided(app: String, store: String, outcome: String) { metrics.refundDecided(app: app, store: store, outcome: outcome) }
     func eventWritten(app: String, type: String) { metrics.eventWritten(app: app, type: type) }
 
     func deliveryAttempted(app: String, endpoint: String, kind: String, result: String, httpStatus: Int?, error: String?) {

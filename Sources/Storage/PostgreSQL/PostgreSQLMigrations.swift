@@ -150,6 +150,22 @@ enum PostgreSQLMigrations {
         ALTER TABLE notifications ADD COLUMN store TEXT NOT NULL DEFAULT 'app_store';
         ALTER TABLE play_purchases ADD COLUMN details TEXT;
         """,
+        // 10: SQLite's migration 15: refund reviews.
+        """
+        CREATE TABLE usage_records (
+            app_id TEXT NOT NULL, id TEXT NOT NULL, app_account_token TEXT NOT NULL, recorded_at BIGINT NOT NULL, body TEXT NOT NULL,
+            PRIMARY KEY (app_id, id));
+        CREATE INDEX usage_records_by_token ON usage_records (app_id, app_account_token, recorded_at);
+        CREATE TABLE refund_overrides (
+            app_id TEXT NOT NULL, app_account_token TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (app_id, app_account_token));
+        CREATE TABLE refund_requests (
+            app_id TEXT NOT NULL, id TEXT NOT NULL, store TEXT NOT NULL, environment TEXT NOT NULL, app_account_token TEXT,
+            transaction_id TEXT, purchase_token TEXT, status TEXT NOT NULL, next_at BIGINT NOT NULL, requested_at BIGINT NOT NULL,
+            outcome TEXT, outcome_at BIGINT, body TEXT NOT NULL, PRIMARY KEY (app_id, id));
+        CREATE INDEX refund_requests_due ON refund_requests (app_id, status, next_at);
+        CREATE INDEX refund_requests_by_transaction ON refund_requests (app_id, transaction_id);
+        CREATE INDEX refund_requests_by_purchase ON refund_requests (app_id, purchase_token);
+        """,
     ]
 
     static func migrate(_ pool: PostgreSQLPool) throws {

@@ -1,0 +1,131 @@
+import JSON
+
+/// What a customer did with a purchase, as the app's server says (`POST …/usage`): the evidence a
+/// refund review is answered from. Only the app knows it; it is stored as a fact and never leaves
+/// the developer's servers except in the answer to the store that asked.
+public struct UsageRecord: Sendable, Equatable {
+    /// A moment of use the app recorded (`consumptionUsageEvents` on Google Play).
+    public struct Event: Sendable, Equatable {
+        public var at: Int64
+        public var description: String
+
+        public init(at: Int64, description: String) {
+            self.at = at
+            self.description = description
+        }
+    }
+
+    /// Why the content was not delivered.
+    public static let undeliveredReasons: Set<String> = ["QUALITY_ISSUE", "WRONG_ITEM", "SERVER_OUTAGE", "OTHER"]
+
+    public var id: String
+    public var appAccountToken: String
+    /// The purchase it is about: an App Store `transactionId` or a Play `purchaseToken`.
+    public var transactionId: String?
+    public var purchaseToken: String?
+    /// 0–100: how much of a consumable or non-consumable was used.
+    public var consumedPercent: Double?
+    public var delivered: Bool?
+    /// When `delivered` is false: `QUALITY_ISSUE`, `WRONG_ITEM`, `SERVER_OUTAGE` or `OTHER`.
+    public var undeliveredReason: String?
+    public var events: [Event]
+    public var recordedAt: Int64
+    /// The key that recorded it.
+    public var recordedBy: String
+
+    public init(
+        id: String, appAccountToken: String, transactionId: String?, purchaseToken: String?, consumedPercent: Double?,
+        delivered: Bool?, undeliveredReason: String?, events: [Event], recordedAt: Int64, recordedBy: String
+    ) {
+        self.id = id
+        self.appAccountToken = appAccountToken
+        self.transactionId = transactionId
+        self.purchaseToken = purchaseToken
+        self.consumedPercent = consumedPercent
+        self.delivered = delivered
+        self.undeliveredReason = undeliveredReason
+        self.events = events
+        self.recordedAt = recordedAt
+        self.recordedBy = recordedBy
+    }
+
+    /// Whether it is about the purchase a store asks about.
+    public func concerns(transactionId: String?, purchaseToken: String?) -> Bool {
+        (transactionId != nil && self.transactionId == transactionId) || (purchaseToken != nil && self.purchaseToken == purchaseToken)
+    }
+
+    /// As stored and answered (`at` as ISO text beside `atMs`, as everywhere).
+    public func write<Object: JSONObjectBuilder>(into object: inout Object) {
+        object.set("id", id)
+        object.set("appAccountToken", appAccountToken)
+        object.set("transactionId", ifPresent: transactionId)
+        object.set("purchaseToken", ifPresent: purchaseToken)
+        if let consumedPercent { object.set("consumedPercent", consumedPercent) }
+        object.set("delivered", ifPresent: delivered)
+        object.set("reason", ifPresent: undeliveredReason)
+        object.list("events") { list in
+            for event in events {
+                list.object { item in
+                    Timestamps.set(&item, "at", event.at)
+                    item.set("description", event.description)
+                }
+            }
+        }
+        Timestamps.set(&object, "recordedAt", recordedAt)
+        object.set("recordedBy", recordedBy)
+    }
+
+    public var json: JSONObject {
+        var object = JSONObject()
+        write(into: &object)
+        return object
+    }
+
+    /// From `json` (the stored text).
+    public init?(stored json: JSONObject) {
+        guard let id = json["id"]?.stringValue, let token = json["appAccountToken"]?.stringValue else { return nil }
+        self.init(
+            id: id, appAccountToken: token, transactionId: json["transactionId"]?.stringValue,
+            purchaseToken: json["purchaseToken"]?.stringValue, consumedPercent: json["consumedPercent"]?.doubleValue,
+            delivered: json["delivered"]?.boolValue, undeliveredReason: json["reason"]?.stringValue,
+            events: (json["events"]?.arrayValue ?? []).compactMap { item in
+                guard let at = item["atMs"]?.int64Value, let description = item["description"]?.stringValue else { return nil }
+                return Event(at: at, description: description)
+            }, recordedAt: json["recordedAtMs"]?.int64Value ?? 0, recordedBy: json["recordedBy"]?.stringValue ?? "")
+    }
+}
+
+/// Support's standing instruction for one customer's refund reviews, recorded with who and why.
+public struct RefundOverride: Sendable, Equatable {
+    public static let choices: Set<String> = ["ALWAYS_GRANT", "ALWAYS_DECLINE", "NO_PREFERENCE"]
+
+    public var appAccountToken: String
+    /// `ALWAYS_GRANT`, `ALWAYS_DECLINE` or `NO_PREFERENCE`.
+    public var override: String
+    public var reason: String?
+    public var setBy: String
+    public var setAt: Int64
+
+    public init(appAccountToken: String, override: String, reason: String?, setBy: String, setAt: Int64) {
+        self.appAccountToken = appAccountToken
+        self.override = override
+        self.reason = reason
+        self.setBy = setBy
+        self.setAt = setAt
+    }
+
+    public var json: JSONObject {
+        var object: JSONObject = ["appAccountToken": .string(appAccountToken), "override": .string(override)]
+        if let reason { object["reason"] = .string(reason) }
+        object["setBy"] = .string(setBy)
+        Timestamps.set(&object, "setAt", setAt)
+        return object
+    }
+
+    public init?(stored json: JSONObject) {
+        guard let token = json["appAccountToken"]?.stringValue, let override = json["override"]?.stringValue else { return nil }
+        self.init(
+            appAccountToken: token, override: override, reason: json["reason"]?.stringValue, setBy: json["setBy"]?.stringValue ?? "",
+            setAt: json["setAtMs"]?.int64Value ?? 0)
+    }
+}

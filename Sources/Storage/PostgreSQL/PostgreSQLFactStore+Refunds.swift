@@ -1,0 +1,111 @@
+import Entitlements
+import JSON
+
+/// SQLiteFactStore+Refunds' statements in PostgreSQL's dialect.
+extension PostgreSQLFactStore {
+    public func usage(appId: String, appAccountToken: String) throws -> [UsageRecord] {
+        try pool.with { db in
+            try db.execute(
+                "SELECT body FROM usage_records WHERE app_id = $1 AND app_account_token = $2 ORDER BY recorded_at, id",
+                [.text(appId), .text(appAccountToken)]
+            ).rows.compactMap { StoredJSON.object($0[0]).flatMap(UsageRecord.init(stored:)) }
+        }
+    }
+
+    public func refundOverride(appId: String, appAccountToken: String) throws -> RefundOverride? {
+        try pool.with { db in
+            try db.execute(
+                "SELECT body FROM refund_overrides WHERE app_id = $1 AND app_account_token = $2", [.text(appId), .text(appAccountToken)]
+            ).rows.first.flatMap { StoredJSON.object($0[0]).flatMap(RefundOverride.init(stored:)) }
+        }
+    }
+
+    public func refundRequests(appId: String, limit: Int) throws -> [RefundRequest] {
+        try pool.with { db in
+            Self.refundRequests(
+                try db.execute(
+                    "SELECT body, outcome, outcome_at FROM refund_requests WHERE app_id = $1 ORDER BY requested_at DESC, id LIMIT $2",
+                    [.text(appId), .integer(Int64(limit))]))
+        }
+    }
+
+    public func dueRefundRequests(appId: String, now: Int64, limit: Int) throws -> [RefundRequest] {
+        try pool.with { db in
+            Self.refundRequests(
+                try db.execute(
+                    """
+                    SELECT body, outcome, outcome_at FROM refund_requests
+                    WHERE app_id = $1 AND status = 'PENDING' AND next_at <= $2 ORDER BY next_at LIMIT $3
+                    """, [.text(appId), .integer(now), .integer(Int64(limit))]))
+        }
+    }
+
+    /// The request in `body`, with the outcome its own columns hold.
+    static func refundRequests(_ rows: PGRows) -> [RefundRequest] {
+        rows.rows.compactMap { row in
+            guard var request = StoredJSON.object(row[0]).flatMap(RefundRequest.init(stored:)) else { return nil }
+            request.outcome = row[1]
+            request.outcomeAt = row[2].flatMap { Int64($0) }
+            return request
+        }
+    }
+}
+
+extension PostgreSQLWriteTransaction {
+    func insertUsage(_ record: UsageRecord) throws {
+        try db.executeLater(
+            """
+            INSERT INTO usage_records (app_id, id, app_account_token, recorded_at, body) VALUES ($1, $2, $3, $4, $5)
+            ON CONFLICT (app_id, id) DO UPDATE SET body = EXCLUDED.body
+            """,
+            [
+                .text(appId), .text(record.id), .text(record.appAccountToken), .integer(record.recordedAt),
+                .text(StoredJSON.text(record.json)),
+            ])
+    }
+
+    func putRefundOverride(appAccountToken: String, _ override: RefundOverride?) throws {
+        guard let override else {
+            try db.executeLater(
+                "DELETE FROM refund_overrides WHERE app_id = $1 AND app_account_token = $2", [.text(appId), .text(appAccountToken)])
+            return
+        }
+        try db.executeLater(
+            """
+            INSERT INTO refund_overrides (app_id, app_account_token, body) VALUES ($1, $2, $3)
+            ON CONFLICT (app_id, app_account_token) DO UPDATE SET body = EXCLUDED.body
+            """, [.text(appId), .text(appAccountToken), .text(StoredJSON.text(override.json))])
+    }
+
+    func insertRefundRequestIfNew(_ request: RefundRequest) throws -> Bool {
+        !(try db.execute(
+            """
+            INSERT INTO refund_requests (app_id, id, store, environment, app_account_token, transaction_id, purchase_token, status,
+                next_at, requested_at, body)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING RETURNING id
+            """,
+            [
+                .text(appId), .text(request.id), .text(request.store), .text(request.environment), .from(request.appAccountToken),
+                .from(request.transactionId), .from(request.purchaseToken), .text(request.status.rawValue), .integer(request.nextAt),
+                .integer(request.requestedAt), .text(StoredJSON.text(request.json)),
+            ]
+        ).isEmpty)
+    }
+
+    func putRefundRequest(_ request: RefundRequest) throws {
+        try db.executeLater(
+            "UPDATE refund_requests SET status = $1, next_at = $2, body = $3 WHERE app_id = $4 AND id = $5",
+            [
+                .text(request.status.rawValue), .integer(request.nextAt), .text(StoredJSON.text(request.json)), .text(appId),
+                .text(request.id),
+            ])
+    }
+
+    func markRefundOutcome(transactionId: String?, purchaseToken: String?, outcome: String, at: Int64) throws {
+        try db.executeLater(
+            """
+            UPDATE refund_requests SET outcome = $1, outcome_at = $2
+            WHERE app_id = $3 AND outcome IS NULL AND (transaction_id = $4 OR purchase_token = $5)
+            """, [.text(outcome), .integer(at), .text(appId), .from(transactionId), .from(purchaseToken)])
+    }
+}

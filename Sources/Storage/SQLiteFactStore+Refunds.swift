@@ -1,0 +1,119 @@
+import Entitlements
+import JSON
+
+/// Refund reviews on SQLite: the app's usage records, support's overrides and the stores'
+/// requests, each kept as its JSON with the columns the queries need beside it.
+extension SQLiteFactStore {
+    public func usage(appId: String, appAccountToken: String) throws -> [UsageRecord] {
+        try read { database in
+            let query = try database.statement(
+                "SELECT body FROM usage_records WHERE app_id = ? AND app_account_token = ? ORDER BY recorded_at, id"
+            ).bind([.text(appId), .text(appAccountToken)])
+            var found: [UsageRecord] = []
+            while try query.step() {
+                if let record = StoredJSON.object(query.text(0)).flatMap(UsageRecord.init(stored:)) { found.append(record) }
+            }
+            return found
+        }
+    }
+
+    public func refundOverride(appId: String, appAccountToken: String) throws -> RefundOverride? {
+        try read { database in
+            let query = try database.statement("SELECT body FROM refund_overrides WHERE app_id = ? AND app_account_token = ?")
+                .bind([.text(appId), .text(appAccountToken)])
+            return try query.step() ? StoredJSON.object(query.text(0)).flatMap(RefundOverride.init(stored:)) : nil
+        }
+    }
+
+    public func refundRequests(appId: String, limit: Int) throws -> [RefundRequest] {
+        try read { database in
+            try Self.refundRequests(
+                database.statement(
+                    "SELECT \(Self.refundColumns) FROM refund_requests WHERE app_id = ? ORDER BY requested_at DESC, id LIMIT ?"
+                ).bind([.text(appId), .integer(Int64(limit))]))
+        }
+    }
+
+    public func dueRefundRequests(appId: String, now: Int64, limit: Int) throws -> [RefundRequest] {
+        try read { database in
+            try Self.refundRequests(
+                database.statement(
+                    """
+                    SELECT \(Self.refundColumns) FROM refund_requests
+                    WHERE app_id = ? AND status = 'PENDING' AND next_at <= ? ORDER BY next_at LIMIT ?
+                    """
+                ).bind([.text(appId), .integer(now), .integer(Int64(limit))]))
+        }
+    }
+
+    static let refundColumns = "body, outcome, outcome_at"
+
+    /// The request in `body`, with the outcome its own columns hold (set by a later notification).
+    static func refundRequests(_ query: SQLiteStatement) throws -> [RefundRequest] {
+        var found: [RefundRequest] = []
+        while try query.step() {
+            guard var request = StoredJSON.object(query.text(0)).flatMap(RefundRequest.init(stored:)) else { continue }
+            request.outcome = query.text(1)
+            request.outcomeAt = query.int64(2)
+            found.append(request)
+        }
+        return found
+    }
+}
+
+extension SQLiteWriteTransaction {
+    func insertUsage(_ record: UsageRecord) throws {
+        try database.statement(
+            "INSERT OR REPLACE INTO usage_records (app_id, id, app_account_token, recorded_at, body) VALUES (?, ?, ?, ?, ?)"
+        ).bind([
+            .text(appId), .text(record.id), .text(record.appAccountToken), .integer(record.recordedAt), .text(StoredJSON.text(record.json)),
+        ]).run()
+    }
+
+    func putRefundOverride(appAccountToken: String, _ override: RefundOverride?) throws {
+        guard let override else {
+            try database.statement("DELETE FROM refund_overrides WHERE app_id = ? AND app_account_token = ?")
+                .bind([.text(appId), .text(appAccountToken)]).run()
+            return
+        }
+        try database.statement("INSERT OR REPLACE INTO refund_overrides (app_id, app_account_token, body) VALUES (?, ?, ?)")
+            .bind([.text(appId), .text(appAccountToken), .text(StoredJSON.text(override.json))]).run()
+    }
+
+    func insertRefundRequestIfNew(_ request: RefundRequest) throws -> Bool {
+        try database.statement(
+            """
+            INSERT INTO refund_requests (app_id, id, store, environment, app_account_token, transaction_id, purchase_token, status,
+                next_at, requested_at, body)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+            """
+        ).bind(Self.refundValues(appId, request)).run()
+        return database.changes > 0
+    }
+
+    func putRefundRequest(_ request: RefundRequest) throws {
+        try database.statement(
+            "UPDATE refund_requests SET status = ?, next_at = ?, body = ? WHERE app_id = ? AND id = ?"
+        ).bind([
+            .text(request.status.rawValue), .integer(request.nextAt), .text(StoredJSON.text(request.json)), .text(appId),
+            .text(request.id),
+        ]).run()
+    }
+
+    func markRefundOutcome(transactionId: String?, purchaseToken: String?, outcome: String, at: Int64) throws {
+        try database.statement(
+            """
+            UPDATE refund_requests SET outcome = ?, outcome_at = ?
+            WHERE app_id = ? AND outcome IS NULL AND (transaction_id = ? OR purchase_token = ?)
+            """
+        ).bind([.text(outcome), .integer(at), .text(appId), .from(transactionId), .from(purchaseToken)]).run()
+    }
+
+    static func refundValues(_ appId: String, _ request: RefundRequest) -> [SQLiteValue] {
+        [
+            .text(appId), .text(request.id), .text(request.store), .text(request.environment), .from(request.appAccountToken),
+            .from(request.transactionId), .from(request.purchaseToken), .text(request.status.rawValue), .integer(request.nextAt),
+            .integer(request.requestedAt), .text(StoredJSON.text(request.json)),
+        ]
+    }
+}
