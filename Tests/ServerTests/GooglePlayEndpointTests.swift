@@ -20,7 +20,10 @@ final class GooglePlayEndpointTests: XCTestCase {
         let play = """
             , "googlePlay": {"packageName": "com.example.android", "serviceAccountKeyFile": "\(google.serviceAccountFile.path)",
               "pubsub": {"audience": "\(audience)", "serviceAccountEmail": "\(pushAccount)"}, "jwks": "\(google.jwksFile.path)",
-              "apiURL": "\(google.baseURL)", "tokenURL": "\(google.tokenURL)", "acknowledgementRetrySeconds": 0.2}
+              "apiURL": "\(google.baseURL)", "tokenURL": "\(google.tokenURL)", "acknowledgementRetrySeconds": 0.2},
+              "refunds": {"customerConsent": true, "retrySeconds": 0.2,
+                          "rules": [{"name": "play subscriptions", "when": {"store": "play_store", "productType": "subscription"},
+                                     "prefer": "DECLINE"}]}
             """
         fixture = try SupportFixture(app: play, environments: #"["Production", "Sandbox"]"#, googlePlayProducts: true)
     }
@@ -523,6 +526,56 @@ final class GooglePlayEndpointTests: XCTestCase {
         XCTAssertEqual(
             google.acknowledgementBody("g-new")?["externalAccountIds"]?["obfuscatedAccountId"]?.stringValue, token,
             "acknowledged for the customer")
+    }
+
+    /// Google's pending refund review: stored with its 24-hour deadline, answered once
+    /// (`orders.reviewrefund`) by the policy with the app's usage events, a redelivery answered
+    /// from the database; Google's void is the outcome.
+    func testAPendingRefundReviewIsAnsweredOnce() throws {
+        google.setSubscription("g-1", subscription())
+        XCTAssertEqual(try post("g-1").status, 200)
+        let usage = try fixture.call(
+            "POST", "/v1/subscribers/\(token)/usage", key: SupportFixture.server,
+            body: [
+                "purchaseToken": "g-1", "delivered": true,
+                "events": .array([.object(["at": iso(now - hour), "description": "watched episode 3"])]),
+            ])
+        XCTAssertEqual(usage.status, 201, usage.text)
+        let review: JSONObject = [
+            "pendingRefundReviewNotification": .object([
+                "pendingRefundToken": "prt-1", "orderId": "GPA.3345-1234-5678-00001", "refundReason": 3,
+                "obfuscatedAccountId": .string(token),
+            ])
+        ]
+        XCTAssertEqual(try push(review, messageId: "m-review").json["status"], "applied")
+        try waitUntil(timeout: 10, "Google is answered") { self.google.refundReviewCalls.count == 1 }
+        let answer = try XCTUnwrap(google.refundReview("GPA.3345-1234-5678-00001"))
+        XCTAssertEqual(answer["pendingRefundToken"], "prt-1")
+        XCTAssertEqual(answer["refundPreference"], "DECLINE")
+        XCTAssertEqual(answer["sampleContentProvided"], false)
+        let event = try XCTUnwrap(answer["consumptionUsageEvents"]?.arrayValue?.first)
+        XCTAssertEqual(event["consumptionItemDescription"], "watched episode 3")
+        XCTAssertEqual(event["obfuscatedAccountId"]?.stringValue, token)
+        XCTAssertEqual(try push(review, messageId: "m-review").json["status"], "duplicate")
+        Thread.sleep(forTimeInterval: 0.5)
+        XCTAssertEqual(google.refundReviewCalls.count, 1, "Google keeps the first answer: exactly one is sent")
+
+        let requests = try fixture.call("GET", "/v1/refund-requests", key: SupportFixture.server).json["refundRequests"]?.arrayValue ?? []
+        let request = try XCTUnwrap(requests.first)
+        XCTAssertEqual(request["store"], "play_store")
+        XCTAssertEqual(request["purchaseToken"], "g-1")
+        XCTAssertEqual(request["reason"], "3")
+        XCTAssertEqual(request["status"], "SENT")
+        XCTAssertEqual(request["decidedBy"], "rule play subscriptions")
+        XCTAssertEqual(
+            request["deadlineMs"]?.int64Value.map { $0 - (request["requestedAtMs"]?.int64Value ?? 0) }, 24 * hour, "Google's 24 hours")
+        let listed = try fixture.call("GET", "/v1/notifications", key: SupportFixture.server).json["notifications"]?.arrayValue ?? []
+        XCTAssertEqual(listed.first { $0["notificationType"] == "PENDING_REFUND_REVIEW" }?["purchaseToken"], "g-1")
+
+        let voided: JSONObject = ["voidedPurchaseNotification": .object(["purchaseToken": "g-1", "productType": 1, "refundType": 1])]
+        XCTAssertEqual(try push(voided, messageId: "m-voided").json["status"], "applied")
+        let decided = try fixture.call("GET", "/v1/refund-requests", key: SupportFixture.server).json["refundRequests"]?.arrayValue ?? []
+        XCTAssertEqual(decided.first?["outcome"], "REFUNDED")
     }
 
     /// Support sees Play: the overview counts the customer, search finds them by purchase token

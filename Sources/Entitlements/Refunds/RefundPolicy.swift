@@ -96,6 +96,11 @@ public struct RefundDecision: Sendable, Equatable {
     public var preference: RefundPreference
     /// `override`, `rule <name or number>`, or `default` (no rule matched).
     public var decidedBy: String
+
+    public init(preference: RefundPreference, decidedBy: String) {
+        self.preference = preference
+        self.decidedBy = decidedBy
+    }
 }
 
 /// An app's refund policy (`apps[].refunds`): the customer's consent, and rules, first match wins.

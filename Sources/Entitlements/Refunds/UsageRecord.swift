@@ -60,7 +60,14 @@ public struct UsageRecord: Sendable, Equatable {
         object.set("appAccountToken", appAccountToken)
         object.set("transactionId", ifPresent: transactionId)
         object.set("purchaseToken", ifPresent: purchaseToken)
-        if let consumedPercent { object.set("consumedPercent", consumedPercent) }
+        if let consumedPercent {
+            // A whole percent as the integer it was sent as (30, not 30.0).
+            if consumedPercent == consumedPercent.rounded() {
+                object.set("consumedPercent", Int64(consumedPercent))
+            } else {
+                object.set("consumedPercent", consumedPercent)
+            }
+        }
         object.set("delivered", ifPresent: delivered)
         object.set("reason", ifPresent: undeliveredReason)
         object.list("events") { list in
