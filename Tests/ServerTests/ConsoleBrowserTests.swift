@@ -50,6 +50,11 @@ final class ConsoleBrowserTests: XCTestCase {
             "POST", "/v1/transactions", key: SupportFixture.client,
             body: ["signedTransaction": .string(try fixture.expiredTransaction(id: "1001", signed: fixture.base + 4))])
         XCTAssertEqual(renewal.status, 200, renewal.text)
+        // A refund request for the refund requests page (this app gives no consent: recorded, not answered).
+        let request = try fixture.notification(
+            "6f1c0e0a-0000-4000-8000-000000000010", type: "CONSUMPTION_REQUEST", subtype: nil,
+            transaction: try fixture.expiredTransaction(id: "1001", signed: fixture.base + 5), renewal: nil, signed: fixture.base + 6)
+        XCTAssertEqual(try fixture.call("POST", "/v1/notifications/apple", key: nil, body: ["signedPayload": .string(request)]).status, 200)
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline,
             try fixture.call("GET", "/v1/webhooks/deliveries?status=failed").json["deliveries"]?.arrayValue?.isEmpty ?? true
@@ -78,8 +83,9 @@ final class ConsoleBrowserTests: XCTestCase {
         XCTAssert(run.stdout.contains("console: all steps passed"), run.stdout)
         for page in [
             "desktop-sign-in", "desktop-overview", "desktop-search", "desktop-customer", "desktop-customer-granted",
-            "desktop-customer-as-of", "desktop-notifications", "desktop-deliveries", "desktop-signed-out", "phone-sign-in",
-            "phone-overview", "phone-search", "phone-customer", "phone-notifications", "phone-deliveries",
+            "desktop-customer-as-of", "desktop-notifications", "desktop-deliveries", "desktop-refunds", "desktop-signed-out",
+            "phone-sign-in", "phone-overview", "phone-search", "phone-customer", "phone-notifications", "phone-deliveries",
+            "phone-refunds",
         ] {
             let bytes = try Data(contentsOf: output.appendingPathComponent("\(page).png"))
             XCTAssertEqual(Array(bytes.prefix(4)), [0x89, 0x50, 0x4E, 0x47], "\(page).png is a PNG")

@@ -126,7 +126,7 @@ def run(width, height, label, full):
         console.sign_in(args.key)
         console.until(lambda: console.heading() == "Overview", "the overview")
         assert driver.find_elements(By.CSS_SELECTOR, "svg.chart rect.bar"), "the chart of notifications"
-        assert console.find("#notifications-day .stat-value").text == "1", "one notification today"
+        assert console.find("#notifications-day .stat-value").text == "2", "two notifications today (the expiry, the refund request)"
         cookies = {cookie["name"]: cookie for cookie in driver.get_cookies()}
         session = cookies.get("entitle_session")
         assert session and session["httpOnly"] and session.get("sameSite") == "Strict", f"session cookie: {session}"
@@ -156,7 +156,7 @@ def run(width, height, label, full):
         console.check_labels()
         console.shot("customer")
         if not full:
-            for section, title in [("notifications", "Notifications"), ("deliveries", "Webhook deliveries")]:
+            for section, title in [("notifications", "Notifications"), ("deliveries", "Webhook deliveries"), ("refunds", "Refund requests")]:
                 driver.find_element(By.CSS_SELECTOR, f'[data-nav="{section}"]').click()
                 console.until(lambda: console.heading() == title, f"the {section} page")
                 console.check_labels()
@@ -198,6 +198,15 @@ def run(width, height, label, full):
         console.check_text()
         assert "Grant revoked" in console.find("#history").text, "the timeline says what happened in words"
 
+        step(f"{label}: a refund override, set with a reason")
+        Select(console.find("#refund-override")).select_by_value("ALWAYS_DECLINE")
+        console.find("#refund-override-reason").send_keys("refund abuse")
+        console.find("#refund-override-save").click()
+        console.until(lambda: console.status() == "Override saved.", "the override")
+        current = console.find("#refund-override-current").text
+        assert "Always decline" in current and "refund abuse" in current, current
+        console.check_labels()
+
         step(f"{label}: re-sync from Apple")
         console.find("#resync").click()
         console.until(lambda: console.status().startswith("Re-synced"), "the re-sync")
@@ -229,6 +238,16 @@ def run(width, height, label, full):
         console.shot("deliveries")
         first.find_element(By.CSS_SELECTOR, "button.retry").click()
         console.until(lambda: "queued again" in console.status(), "the retry")
+
+        step(f"{label}: refund requests, with what was answered")
+        driver.find_element(By.CSS_SELECTOR, '[data-nav="refunds"]').click()
+        console.until(lambda: console.heading() == "Refund requests", "the refund requests page")
+        row = console.find("#refunds tbody tr")
+        console.until(lambda: console.find("#refunds tbody tr").get_attribute("data-status") != "PENDING"
+                      or "left" in console.find("#refunds tbody tr").text, "a request")
+        assert args.token in row.text and "App Store" in row.text, row.text
+        console.check_labels()
+        console.shot("refunds")
 
         step(f"{label}: re-sync of a customer Apple cannot be asked about says so")
         driver.get(args.url + "/console#/customer/11111111-2222-4333-8444-555555555555")

@@ -21,6 +21,7 @@ enum ConsoleAssets {
             <a href="#/search" data-nav="search">Search</a>
             <a href="#/notifications" data-nav="notifications">Notifications</a>
             <a href="#/deliveries" data-nav="deliveries">Webhook deliveries</a>
+            <a href="#/refunds" data-nav="refunds">Refund requests</a>
           </nav>
           <span class="who" id="who"></span>
           <button type="button" id="sign-out">Sign out</button>

@@ -161,6 +161,7 @@ extension ConsoleAssets {
               else if (section === "subscription") await showSubscription(parts[1], params.get("at"));
               else if (section === "notifications") await showNotifications(params);
               else if (section === "deliveries") await showDeliveries();
+              else if (section === "refunds") await showRefunds();
               else fill(heading("Not found"));
             } catch (error) {
               if (error.status !== 401) say(error.message, true);
@@ -459,6 +460,7 @@ extension ConsoleAssets {
                 el("div", { class: "row" }, resync)),
               grantForm(token),
               grantsList(token, history.grants || []),
+              await refundOverrideForm(token),
               el("section", { class: "card" }, subscriber ? subscriptionsTable(subscriber) : null),
               el("section", { class: "card", "aria-labelledby": "history-heading" },
                 el("h2", { id: "history-heading", text: "History" }),
@@ -546,6 +548,84 @@ extension ConsoleAssets {
                 el("thead", {}, el("tr", {}, ["Status", "Event", "Endpoint", "Attempts", "Last answer", "Created", "Action"].map((name) => el("th", { scope: "col", text: name })))),
                 el("tbody", {}, rows))) : el("p", { text: "No deliveries." }));
             focusMain();
+          }
+
+          // ---- refund reviews ------------------------------------------------------------------
+          // Time left before a store stops weighing an answer, in words.
+          function timeLeft(seconds) {
+            if (seconds === undefined || seconds === null) return "—";
+            const hours = Math.floor(seconds / 3600), minutes = Math.floor((seconds % 3600) / 60);
+            return hours ? `${hours} h ${minutes} min left` : `${minutes} min left`;
+          }
+
+          // What was answered, in words: the preference (or none) and the consumption sent.
+          function answered(request) {
+            const answer = request.answer;
+            if (!answer) return "—";
+            const preference = answer.refundPreference || "no preference";
+            const share = answer.consumptionPercentage ?? answer.consumptionPercentageMilliunits;
+            return share === undefined ? preference : `${preference}, ${share / 1000} % consumed`;
+          }
+
+          async function showRefunds() {
+            const requests = (await api("GET", "/v1/refund-requests?limit=200")).refundRequests;
+            const rows = requests.map((request) => el("tr", { "data-refund": request.id, "data-status": request.status },
+              el("td", { text: request.store === "play_store" ? "Google Play" : "App Store" }),
+              el("td", {}, request.appAccountToken
+                ? el("a", { href: "#/customer/" + encodeURIComponent(request.appAccountToken), text: request.appAccountToken }) : "—"),
+              el("td", { text: show(request.transactionId || request.orderId) }),
+              el("td", { text: request.reason }),
+              el("td", { text: when(request.requestedAt) }),
+              el("td", { class: "refund-status", text: request.status === "PENDING" ? `Pending, ${timeLeft(request.secondsLeft)}` : label(request.status) }),
+              el("td", { class: "refund-answer", text: answered(request) }),
+              el("td", { text: show(request.decidedBy) }),
+              el("td", { class: "refund-outcome", text: request.outcome ? label(request.outcome) : (request.error || "—") })));
+            fill(heading("Refund requests"),
+              el("p", { class: "muted", text: "What Apple and Google asked, what Entitle answered by the app's policy, and what the store decided." }),
+              rows.length ? el("div", { class: "scroll" }, el("table", { id: "refunds" },
+                el("caption", { text: "Refund requests, newest first" }),
+                el("thead", {}, el("tr", {}, ["Store", "Customer", "Purchase", "Reason", "Requested", "Status", "Answered", "Decided by", "Outcome"].map((name) => el("th", { scope: "col", text: name })))),
+                el("tbody", {}, rows))) : el("p", { text: "No refund requests." }));
+            focusMain();
+          }
+
+          // The customer's standing instruction for refund reviews: set, changed or removed here.
+          async function refundOverrideForm(token) {
+            const path = "/v1/subscribers/" + encodeURIComponent(token) + "/refund-override";
+            const current = (await api("GET", path)).refundOverride;
+            const choice = el("select", { id: "refund-override", name: "override" },
+              ["ALWAYS_GRANT", "ALWAYS_DECLINE", "NO_PREFERENCE"].map((value) =>
+                el("option", { value, selected: current && current.override === value, text: label(value) })));
+            const reason = el("input", { id: "refund-override-reason", name: "reason", type: "text", maxlength: "500", value: (current && current.reason) || "" });
+            const form = el("form", { class: "card", id: "refund-override-form", "aria-labelledby": "refund-override-heading" },
+              el("h2", { id: "refund-override-heading", text: "Refund reviews" }),
+              el("p", { id: "refund-override-current", text: current
+                ? `Override: ${label(current.override)}, set by ${current.setBy} on ${when(current.setAt)}${current.reason ? " (" + current.reason + ")" : ""}.`
+                : "No override: the app's refund policy decides." }),
+              el("label", { for: "refund-override", text: "Override" }), choice,
+              el("label", { for: "refund-override-reason", text: "Why" }), reason,
+              el("div", { class: "row" },
+                el("button", { type: "submit", id: "refund-override-save", text: "Save override" }),
+                current ? el("button", { type: "button", id: "refund-override-remove", text: "Remove override", onclick: async () => {
+                  try {
+                    await api("DELETE", path);
+                    await showCustomer(token, null);
+                    say("Override removed: the policy decides again.");
+                  } catch (error) {
+                    if (error.status !== 401) say("Removing the override failed: " + error.message, true);
+                  }
+                } }) : null));
+            form.addEventListener("submit", async (event) => {
+              event.preventDefault();
+              try {
+                await api("PUT", path, { override: choice.value, reason: reason.value });
+                await showCustomer(token, null);
+                say("Override saved.");
+              } catch (error) {
+                if (error.status !== 401) say("Saving the override failed: " + error.message, true);
+              }
+            });
+            return form;
           }
 
           // ---- start ---------------------------------------------------------------------------
