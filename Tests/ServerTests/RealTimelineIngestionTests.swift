@@ -56,7 +56,7 @@ final class RealTimelineIngestionTests: XCTestCase {
             events.compactMap { $0["type"]?.stringValue },
             [
                 "RENEWAL", "RENEWAL", "CANCELLATION", "EXPIRATION", "RENEWAL", "PRODUCT_CHANGE", "CANCELLATION", "UNCANCELLATION",
-                "PRODUCT_CHANGE", "PRODUCT_CHANGE", "CANCELLATION", "EXPIRATION", "RENEWAL", "RENEWAL", "REFUND",
+                "PRODUCT_CHANGE", "PRODUCT_CHANGE", "CANCELLATION", "EXPIRATION", "RENEWAL", "REFUND_REQUESTED", "RENEWAL", "REFUND",
             ])
         XCTAssertEqual(events.compactMap { $0["sequence"]?.int64Value }, Array(1...Int64(events.count)))
         let upgrade = events[5]
@@ -66,7 +66,13 @@ final class RealTimelineIngestionTests: XCTestCase {
         XCTAssertEqual(events[8]["newProductId"]?.stringValue, "com.getsession.org.pro_sub_3_months")
         XCTAssertEqual(events[3]["expirationReason"]?.stringValue, "UNSUBSCRIBE")
         XCTAssertEqual(events[2]["cancelReason"]?.stringValue, "UNSUBSCRIBE")
-        let refund = events[14]
+        // Apple's CONSUMPTION_REQUEST before the refund: a refund request, with Apple's 12 hours.
+        let requested = events[13]
+        XCTAssertEqual(requested["notificationType"]?.stringValue, "CONSUMPTION_REQUEST")
+        XCTAssertEqual(
+            requested["refundRequest"]?["deadlineMs"]?.int64Value,
+            requested["refundRequest"]?["requestedAtMs"]?.int64Value.map { $0 + 12 * 3_600_000 })
+        let refund = events[15]
         XCTAssertEqual(refund["refundedTransactionId"]?.stringValue, "2000001032604840")
         XCTAssertEqual(refund["endedAccess"]?.boolValue, false, "the refunded period was not the current one")
         XCTAssertEqual(refund["currency"]?.stringValue, "AUD")
