@@ -103,12 +103,7 @@ public enum StoredCommitment {
         return String(decoding: writer.finish(), as: UTF8.self)
     }
 
-    /// Written by `text` above, so it parses; a damaged copy reads as no commitment rather than
-    /// failing the customer's whole read.
-    private static func object(_ text: String?) -> JSONObject? {
-        guard let text, !text.isEmpty, case .object(let object)? = try? JSONParser.parse(Array(text.utf8)) else { return nil }
-        return object
-    }
+    private static func object(_ text: String?) -> JSONObject? { JSONParser.storedObject(text) }
 }
 
 /// Apple's dates in these objects: epoch milliseconds, possibly fractional (truncated, as every

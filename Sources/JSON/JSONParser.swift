@@ -270,3 +270,12 @@ private func memcmpEqual(_ lhs: UnsafePointer<UInt8>, _ rhs: UnsafePointer<UInt8
     for index in 0..<count where lhs[index] != rhs[index] { return false }
     return true
 }
+
+extension JSONParser {
+    /// The object in JSON text Entitle wrote itself (a stored column): nil when there is none or
+    /// it is damaged, so a damaged copy reads as missing rather than failing a customer's whole read.
+    public static func storedObject(_ text: String?) -> JSONObject? {
+        guard let text, !text.isEmpty, case .object(let object)? = try? parse(Array(text.utf8)) else { return nil }
+        return object
+    }
+}

@@ -4,9 +4,5 @@ import JSON
 enum StoredJSON {
     static func text(_ object: JSONObject) -> String { JSONValue.object(object).serializedString }
 
-    /// Written by `text`, so it parses; a damaged row reads as nothing rather than failing the read.
-    static func object(_ text: String?) -> JSONObject? {
-        guard let text, case .object(let object)? = try? JSONParser.parse(Array(text.utf8)) else { return nil }
-        return object
-    }
+    static func object(_ text: String?) -> JSONObject? { JSONParser.storedObject(text) }
 }

@@ -121,10 +121,9 @@ public struct PlayPurchaseDetails: Sendable, Equatable {
         return String(decoding: writer.finish(), as: UTF8.self)
     }
 
-    /// Written by `storedText`, so it parses; a damaged copy reads as no details rather than
-    /// failing the customer's whole read.
+    /// From what `storedText` wrote (none, or damaged: no details).
     public init(storedText text: String?) {
-        guard let text, !text.isEmpty, case .object(let json)? = try? JSONParser.parse(Array(text.utf8)) else {
+        guard let json = JSONParser.storedObject(text) else {
             self.init()
             return
         }
