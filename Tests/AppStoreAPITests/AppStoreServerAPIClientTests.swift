@@ -118,6 +118,28 @@ final class AppStoreServerAPIClientTests: XCTestCase {
                     "sampleContentProvided": false,
                 ]))
         XCTAssertEqual(try JSONParser.parse(try XCTUnwrap(standIn.requests.last?.body))["deliveryStatus"], "DELIVERED")
+        // The stand-in refuses what Apple refuses: no consent, an unknown status, a percentage out of
+        // range, GRANT_PRORATED without a share strictly inside, a share for undelivered content.
+        let refused: [JSONObject] = [
+            ["customerConsented": false, "deliveryStatus": "DELIVERED", "sampleContentProvided": false],
+            ["customerConsented": true, "deliveryStatus": "LOST", "sampleContentProvided": false],
+            ["customerConsented": true, "deliveryStatus": "DELIVERED"],
+            ["customerConsented": true, "deliveryStatus": "DELIVERED", "sampleContentProvided": false, "consumptionPercentage": 100_001],
+            [
+                "customerConsented": true, "deliveryStatus": "DELIVERED", "sampleContentProvided": false, "consumptionPercentage": 100_000,
+                "refundPreference": "GRANT_PRORATED",
+            ],
+            [
+                "customerConsented": true, "deliveryStatus": "UNDELIVERED_OTHER", "sampleContentProvided": false,
+                "consumptionPercentage": 5_000,
+            ],
+        ]
+        for body in refused {
+            XCTAssertThrowsError(try api.sendConsumptionInformation("1000", body), "\(body)") { error in
+                guard case AppStoreAPIError.api(let status, _, _, _, _) = error else { return XCTFail("\(error)") }
+                XCTAssertEqual(status, 400)
+            }
+        }
         XCTAssertNoThrow(try api.sendConsumptionData("1000", ["customerConsented": true, "consumptionStatus": 1, "appAccountToken": ""]))
         let extended = try api.extendSubscriptionRenewalDate("2312412", extendByDays: 7, reasonCode: 1, requestIdentifier: "r-1")
         XCTAssertTrue(extended.success)

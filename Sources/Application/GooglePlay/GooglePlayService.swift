@@ -149,6 +149,7 @@ public struct GooglePlayService: Sendable {
         } catch Duplicate.message {
             return .duplicate
         }
+        if read.0.voidedAt != nil { instrumentation.refundDecided(app: app.id, store: "play_store", outcome: "REFUNDED") }
         return .applied
     }
 
