@@ -90,6 +90,8 @@ public struct FactBatch: Sendable {
     public var refundRequestUpdate: RefundRequest?
     /// What the store decided (`REFUNDED`, `DECLINED`) of the purchase's open request.
     public var refundOutcome: (transactionId: String?, purchaseToken: String?, outcome: String, at: Int64)?
+    /// A retention request of Apple's and the answer given, stored once per request identifier.
+    public var retention: RetentionRecord?
 
     public init(appId: String, environment: String) {
         self.appId = appId
@@ -193,6 +195,10 @@ public protocol FactStore: Sendable {
     func syncRevision(appId: String, environment: String, originalTransactionId: String) throws -> String?
     /// The subscription a transaction belongs to, by any of its transaction ids.
     func originalTransactionId(appId: String, environment: String, transactionId: String) throws -> String?
+    /// The answer a retention request got, by Apple's request identifier.
+    func retentionRecord(appId: String, requestIdentifier: String) throws -> RetentionRecord?
+    /// The retention answers of a subscription, oldest first.
+    func retentionRecords(appId: String, environment: String, originalTransactionId: String) throws -> [RetentionRecord]
     /// The customer's usage records, oldest first.
     func usage(appId: String, appAccountToken: String) throws -> [UsageRecord]
     func refundOverride(appId: String, appAccountToken: String) throws -> RefundOverride?

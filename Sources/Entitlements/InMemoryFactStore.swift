@@ -36,6 +36,13 @@ public final class InMemoryFactStore: FactStore {
         var usage: [Key: UsageRecord] = [:]
         var refundOverrides: [Key: RefundOverride] = [:]
         var refundRequests: [Key: RefundRequest] = [:]
+        /// Retention answers by request identifier.
+        var retention: [Key: RetentionRecord] = [:]
+
+        func retention(_ appId: String, _ environment: String, original: String) -> [RetentionRecord] {
+            retention.filter { $0.key.app == appId && $0.value.environment == environment && $0.value.originalTransactionId == original }
+                .map(\.value).sorted { ($0.answeredAt, $0.requestIdentifier) < ($1.answeredAt, $1.requestIdentifier) }
+        }
 
         func playPurchases(_ appId: String, token: String) -> [PlayPurchase] {
             playPurchases.filter { $0.key.app == appId && $0.value.appAccountToken == token }.map(\.value)
@@ -224,6 +231,22 @@ public final class InMemoryFactStore: FactStore {
 
         func insertUsage(_ record: UsageRecord) { set(\.usage, key("", record.id), record) }
 
+        func openRetentionRecords(environment: String, originalTransactionId: String) -> [RetentionRecord] {
+            state.retention(appId, environment, original: originalTransactionId).filter { $0.savedAt == nil }
+        }
+
+        func insertRetentionRecordIfNew(_ record: RetentionRecord) -> Bool {
+            guard state.retention[key("", record.requestIdentifier)] == nil else { return false }
+            set(\.retention, key("", record.requestIdentifier), record)
+            return true
+        }
+
+        func markRetentionSaved(requestIdentifier: String, at: Int64, how: String) {
+            guard var record = state.retention[key("", requestIdentifier)], record.savedAt == nil else { return }
+            (record.savedAt, record.savedBy) = (at, how)
+            set(\.retention, key("", requestIdentifier), record)
+        }
+
         func putRefundOverride(appAccountToken: String, _ override: RefundOverride?) {
             set(\.refundOverrides, key("", appAccountToken), override)
         }
@@ -325,6 +348,14 @@ public final class InMemoryFactStore: FactStore {
 
     public func linkTransfers(appId: String, environment: String, appAccountToken: String) throws -> [LinkTransfer] {
         state.withLock { $0.transfers(appId, environment, token: appAccountToken) }
+    }
+
+    public func retentionRecord(appId: String, requestIdentifier: String) throws -> RetentionRecord? {
+        state.withLock { $0.retention[Key(app: appId, environment: "", id: requestIdentifier)] }
+    }
+
+    public func retentionRecords(appId: String, environment: String, originalTransactionId: String) throws -> [RetentionRecord] {
+        state.withLock { $0.retention(appId, environment, original: originalTransactionId) }
     }
 
     public func usage(appId: String, appAccountToken: String) throws -> [UsageRecord] {

@@ -178,5 +178,12 @@ enum Migrations {
         CREATE INDEX refund_requests_by_transaction ON refund_requests (app_id, transaction_id);
         CREATE INDEX refund_requests_by_purchase ON refund_requests (app_id, purchase_token);
         """,
+        // 16: Apple's retention requests and the answers given (and what they saved).
+        """
+        CREATE TABLE retention_records (
+            app_id TEXT NOT NULL, request_identifier TEXT NOT NULL, environment TEXT NOT NULL, original_transaction_id TEXT NOT NULL,
+            answered_at INTEGER NOT NULL, saved_at INTEGER, saved_by TEXT, body TEXT NOT NULL, PRIMARY KEY (app_id, request_identifier));
+        CREATE INDEX retention_records_by_subscription ON retention_records (app_id, environment, original_transaction_id);
+        """,
     ]
 }

@@ -84,6 +84,9 @@ public enum StorageMigration {
         Table(name: "usage_records", columns: ["app_id", "id", "app_account_token", "recorded_at", "body"]),
         Table(name: "refund_overrides", columns: ["app_id", "app_account_token", "body"]),
         Table(
+            name: "retention_records",
+            columns: ["app_id", "request_identifier", "environment", "original_transaction_id", "answered_at", "saved_at", "saved_by", "body"]),
+        Table(
             name: "refund_requests",
             columns: [
                 "app_id", "id", "store", "environment", "app_account_token", "transaction_id", "purchase_token", "status", "next_at",

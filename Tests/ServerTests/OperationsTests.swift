@@ -359,6 +359,10 @@ private struct FailingStore: FactStore {
     func linkTransfers(appId: String, environment: String, appAccountToken: String) throws -> [LinkTransfer] { throw error }
     func dueAppleCalls(appId: String, now: Int64, limit: Int) throws -> [PendingAppleCall] { throw error }
     func usage(appId: String, appAccountToken: String) throws -> [UsageRecord] { throw error }
+    func retentionRecord(appId: String, requestIdentifier: String) throws -> RetentionRecord? { throw error }
+    func retentionRecords(appId: String, environment: String, originalTransactionId: String) throws -> [RetentionRecord] {
+        throw error
+    }
     func refundOverride(appId: String, appAccountToken: String) throws -> RefundOverride? { throw error }
     func refundRequests(appId: String, limit: Int) throws -> [RefundRequest] { throw error }
     func dueRefundRequests(appId: String, now: Int64, limit: Int) throws -> [RefundRequest] { throw error }

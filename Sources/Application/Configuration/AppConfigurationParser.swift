@@ -10,7 +10,7 @@ enum AppConfigurationParser {
     static let allowedMembers: Set<String> = [
         "id", "bundleId", "appAppleId", "environments", "signingKey", "apiKeys", "products", "offers",
         "verification", "appStoreServerAPI", "billingRetryGrantsAccess", "sandboxAccess", "sandboxTesters", "transferPolicy",
-        "webhooks", "forwardNotifications", "googlePlay", "refunds",
+        "webhooks", "forwardNotifications", "googlePlay", "refunds", "retention",
     ]
 
     static func parse(
@@ -73,6 +73,9 @@ enum AppConfigurationParser {
             reader.object(object, "forwardNotifications", path: path), path: "\(path).forwardNotifications", reader: &reader)
         app.googlePlay = GooglePlayConfigurationParser.parse(
             reader.object(object, "googlePlay", path: path), path: "\(path).googlePlay", folder: folder, reader: &reader)
+        app.retention = RetentionPolicyParser.parse(
+            reader.object(object, "retention", path: path), products: app.products, offers: app.offers, appAppleId: app.appAppleId,
+            path: "\(path).retention", reader: &reader)
         let refunds = reader.object(object, "refunds", path: path)
         app.refunds = RefundPolicyParser.parse(refunds, path: "\(path).refunds", reader: &reader)
         if let seconds = refunds?["retrySeconds"] {

@@ -95,6 +95,8 @@ public struct AppConfiguration: Sendable {
     public var refunds = RefundPolicy()
     /// The first retry of an answer a store could not take, doubling (`refunds.retrySeconds`).
     public var refundRetrySeconds = 60.0
+    /// The answers to Apple's realtime retention requests (`retention`); nil: none.
+    public var retention: RetentionPolicy?
 
     /// The environment answers are about when a request names none: Production when enabled.
     public var defaultEnvironment: AppStoreEnvironment { viewRules.defaultEnvironment }

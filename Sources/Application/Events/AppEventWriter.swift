@@ -11,7 +11,7 @@ struct AppEventWriter: Sendable {
     /// Wakes the deliverers (nil when the app has no endpoints).
     let deliveries: WebhookDispatcher?
     /// Made once: every write of the app carries it.
-    let composer: EventComposer
+    var composer: EventComposer
 
     init(app: AppConfiguration, instrumentation: any Instrumentation, deliveries: WebhookDispatcher?) {
         self.app = app
@@ -20,6 +20,7 @@ struct AppEventWriter: Sendable {
         composer = EventComposer(
             appId: app.id, rules: app.viewRules, endpoints: app.webhooks.map(\.eventEndpoint), clock: { Milliseconds.now },
             newId: { UUID().uuidString.lowercased() })
+        composer.retentionWindow = app.retention.map { Int64($0.saveWindowDays) * 86_400_000 }
     }
 
     /// Once the transaction holding `events` (or a forward) has committed: count them and wake

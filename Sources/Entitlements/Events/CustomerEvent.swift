@@ -25,6 +25,8 @@ public struct CustomerEvent: Sendable, Equatable {
         case refundRequested = "REFUND_REQUESTED"
         case refundReviewSent = "REFUND_REVIEW_SENT"
         case refundDeclined = "REFUND_DECLINED"
+        case retentionOffered = "RETENTION_OFFERED"
+        case retentionSaved = "RETENTION_SAVED"
         case consentRescinded = "CONSENT_RESCINDED"
         case test = "TEST"
     }
@@ -46,6 +48,8 @@ public struct CustomerEvent: Sendable, Equatable {
     public var consent: ConsentRescission?
     /// The refund request (`REFUND_REQUESTED`, `REFUND_REVIEW_SENT`).
     public var refundRequest: RefundRequest?
+    /// The retention answer (`RETENTION_OFFERED`, `RETENTION_SAVED` with `savedBy`).
+    public var retention: RetentionRecord?
 
     // The type's own fields; nil where they do not apply.
     public var isTrialConversion: Bool?

@@ -28,11 +28,35 @@ public enum CustomerEventDerivation {
             events += playEvents(before: change.playBefore[after.purchaseToken], after: after, at: batch.requestedAt)
         }
         events += refundEvents(batch)
+        events += retentionEvents(change)
         for after in change.after {
             events += Subscription(
                 before: change.before[after.originalTransactionId], after: after, notificationAt: batch.notification?.signedDate,
                 notification: batch.notification, billingRetryGrantsAccess: billingRetryGrantsAccess
             ).events()
+        }
+        return events
+    }
+
+    /// A retention answer given (`RETENTION_OFFERED`), and the answers the change shows saved
+    /// their subscription (`RETENTION_SAVED`).
+    static func retentionEvents(_ change: FactChange) -> [CustomerEvent] {
+        var events: [CustomerEvent] = []
+        if let record = change.batch.retention {
+            var event = CustomerEvent(
+                .retentionOffered, environment: record.environment, originalTransactionId: record.originalTransactionId,
+                transaction: nil, occurredAt: record.answeredAt)
+            event.retention = record
+            events.append(event)
+        }
+        for save in RetentionAttribution.saves(change) {
+            var saved = save.record
+            (saved.savedAt, saved.savedBy) = (save.at, save.how)
+            var event = CustomerEvent(
+                .retentionSaved, environment: saved.environment, originalTransactionId: saved.originalTransactionId, transaction: nil,
+                occurredAt: save.at)
+            event.retention = saved
+            events.append(event)
         }
         return events
     }

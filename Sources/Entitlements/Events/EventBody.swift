@@ -65,6 +65,7 @@ public enum EventBody {
         body.set("refundedQuantity", ifPresent: event.refundedQuantity)
         body.set("remainingQuantity", ifPresent: event.remainingQuantity)
         if let request = event.refundRequest { body.object("refundRequest") { request.write(into: &$0) } }
+        if let retention = event.retention { body.set("retention", json: .object(retention.json)) }
         if let consent = event.consent {
             body.set("appTransactionId", ifPresent: consent.appTransactionId)
             body.set("originalTransactionIds", strings: consent.originalTransactionIds)

@@ -32,6 +32,7 @@ public struct EventComposer: EventWriting {
     public var clock: @Sendable () -> Int64
     /// A fresh event id.
     public var newId: @Sendable () -> String
+    public var retentionWindow: Int64?
 
     public init(
         appId: String, rules: SubscriberViewRules, endpoints: [EventEndpoint], clock: @escaping @Sendable () -> Int64,
@@ -60,12 +61,14 @@ public struct EventComposer: EventWriting {
                 subscriber = view(of: facts, at: createdAt)
             } else if let play = event.play, let facts = change.playSubscribers[play.purchaseToken] {
                 subscriber = view(of: facts, at: createdAt)
-            } else if event.consent != nil || event.refundRequest != nil, let facts = change.customerSubscriber {
+            } else if event.consent != nil || event.refundRequest != nil || event.retention != nil,
+                let facts = change.customerSubscriber
+            {
                 subscriber = view(of: facts, at: createdAt)
             }
             let token =
                 event.grant?.appAccountToken ?? event.play?.appAccountToken ?? event.consent?.appAccountToken
-                ?? event.refundRequest?.appAccountToken
+                ?? event.refundRequest?.appAccountToken ?? event.retention?.appAccountToken
                 ?? event.originalTransactionId.flatMap { change.subscribers[$0]?.appAccountToken }
             let id = event.kind == .test ? change.batch.webhookTestId ?? newId() : newId()
             let sequence = firstSequence + Int64(index)

@@ -13,6 +13,8 @@ public protocol FactReading {
     func grant(id: String) throws -> PromotionalGrant?
     func playPurchases(appAccountToken: String) throws -> [PlayPurchase]
     func playPurchase(token: String) throws -> PlayPurchase?
+    /// A subscription's retention answers that have not saved it (yet).
+    func openRetentionRecords(environment: String, originalTransactionId: String) throws -> [RetentionRecord]
     /// Everything a subscriber view of `appAccountToken` shows in `environments`.
     func subscriber(environments: [String], appAccountToken: String) throws -> SubscriberFacts
 }
@@ -96,6 +98,10 @@ public struct FactChange: Sendable {
     public var playBefore: [String: PlayPurchase] = [:]
     public var playAfter: [PlayPurchase] = []
     public var playSubscribers: [String: SubscriberFacts] = [:]
+    /// Retention answers of the touched subscriptions not yet attributed, and how long after an
+    /// answer a save counts (nil: the app answers no retention requests).
+    public var openRetention: [String: [RetentionRecord]] = [:]
+    public var retentionWindow: Int64?
     /// For a batch naming a customer without a subscription of theirs (rescinded consent, a
     /// refund review answered): that customer, after the batch.
     public var customerSubscriber: SubscriberFacts?
@@ -111,12 +117,23 @@ public struct FactChange: Sendable {
         var subscribers: [String: SubscriberFacts] = [:]
         var grantBefore: PromotionalGrant?
         var playBefore: [String: PlayPurchase] = [:]
+        var openRetention: [String: [RetentionRecord]] = [:]
+        var retentionWindow: Int64?
     }
 
     /// Reads what the batch changes. `environments` are those a subscriber view spans (the app's
     /// enabled ones), for the subscribers its events show; nil reads only the touched facts.
-    public static func read(_ batch: FactBatch, environments: [String]?, from reader: any FactReading) throws -> Pending {
+    public static func read(
+        _ batch: FactBatch, environments: [String]?, retentionWindow: Int64? = nil, from reader: any FactReading
+    ) throws -> Pending {
         var pending = Pending()
+        if let retentionWindow, !batch.transactions.isEmpty || batch.renewal != nil {
+            pending.retentionWindow = retentionWindow
+            for original in batch.touchedSubscriptions {
+                let open = try reader.openRetentionRecords(environment: batch.environment, originalTransactionId: original)
+                if !open.isEmpty { pending.openRetention[original] = open }
+            }
+        }
         let environment = batch.environment
         let spanned = environments.map { $0.contains(environment) ? $0 : $0 + [environment] }
         var storedTokens: [String: String?] = [:]
@@ -212,6 +229,8 @@ public struct FactChange: Sendable {
             }
         }
         if let token = batch.namedCustomer { change.customerSubscriber = pending.subscribers[token] }
+        change.openRetention = pending.openRetention
+        change.retentionWindow = pending.retentionWindow
         for (purchase, _) in batch.playPurchases {
             let before = pending.playBefore[purchase.purchaseToken]
             let after = before.map { purchase.replacing($0) } ?? purchase
@@ -231,6 +250,7 @@ extension FactBatch {
     /// The customer a batch is about when it touches none of their subscriptions.
     var namedCustomer: String? {
         consentRescinded?.appAccountToken ?? refundRequestUpdate?.appAccountToken ?? refundRequest?.appAccountToken
+            ?? retention?.appAccountToken
     }
 
     public var touchedSubscriptions: [String] {

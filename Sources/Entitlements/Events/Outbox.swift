@@ -41,6 +41,13 @@ public protocol EventWriting: Sendable {
     var environments: [String] { get }
     /// The events the change causes, numbered from `firstSequence` in order, with their endpoints.
     func events(for change: FactChange, firstSequence: Int64) -> [OutboxEvent]
+    /// How long after a retention answer a save is attributed to it, in milliseconds; nil when
+    /// the app answers no retention requests (the writer then reads none).
+    var retentionWindow: Int64? { get }
+}
+
+extension EventWriting {
+    public var retentionWindow: Int64? { nil }
 }
 
 /// A notification to pass on byte for byte to the developer's previous handler.

@@ -29,6 +29,9 @@ public protocol FactWriteTransaction: FactReading {
     func removeAppleCall(environment: String, kind: PendingAppleCall.Kind, transactionId: String) throws
     func putSyncRevision(environment: String, originalTransactionId: String, revision: String) throws
 
+    /// A retention answer; false when its request identifier is stored (Apple asked again).
+    func insertRetentionRecordIfNew(_ record: RetentionRecord) throws -> Bool
+    func markRetentionSaved(requestIdentifier: String, at: Int64, how: String) throws
     func insertUsage(_ record: UsageRecord) throws
     /// Sets the customer's override, or removes it (nil).
     func putRefundOverride(appAccountToken: String, _ override: RefundOverride?) throws

@@ -41,7 +41,8 @@ public enum FactWriter {
         if let message = batch.pubsubMessageId, try !store.insertPubSubMessageIfNew(message, receivedAt: batch.requestedAt) {
             return Written(outcome: .duplicateNotification, events: [], undo: true, forwards: false, unnumbered: nil)
         }
-        let pending = try FactChange.read(batch, environments: batch.eventWriter?.environments, from: store)
+        let pending = try FactChange.read(
+            batch, environments: batch.eventWriter?.environments, retentionWindow: batch.eventWriter?.retentionWindow, from: store)
         var outcome = ApplyOutcome.applied
         if let requested = batch.requestedLink, let existing = pending.stored[requested.originalTransactionId]?.appAccountToken,
             existing != requested.appAccountToken
@@ -76,6 +77,10 @@ public enum FactWriter {
         }
         try queueAcknowledgements(of: change, into: store)
         try storeRefundFacts(of: batch, into: store)
+        if let record = batch.retention { _ = try store.insertRetentionRecordIfNew(record) }
+        for save in RetentionAttribution.saves(change) {
+            try store.markRetentionSaved(requestIdentifier: save.record.requestIdentifier, at: save.at, how: save.how)
+        }
         if let grant = change.grantAfter, grant != change.grantBefore { try store.putGrant(grant) }
         if let forward = batch.forward {
             try store.insertDelivery(

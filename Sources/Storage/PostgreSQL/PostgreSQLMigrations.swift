@@ -166,6 +166,13 @@ enum PostgreSQLMigrations {
         CREATE INDEX refund_requests_by_transaction ON refund_requests (app_id, transaction_id);
         CREATE INDEX refund_requests_by_purchase ON refund_requests (app_id, purchase_token);
         """,
+        // 11: SQLite's migration 16: retention answers.
+        """
+        CREATE TABLE retention_records (
+            app_id TEXT NOT NULL, request_identifier TEXT NOT NULL, environment TEXT NOT NULL, original_transaction_id TEXT NOT NULL,
+            answered_at BIGINT NOT NULL, saved_at BIGINT, saved_by TEXT, body TEXT NOT NULL, PRIMARY KEY (app_id, request_identifier));
+        CREATE INDEX retention_records_by_subscription ON retention_records (app_id, environment, original_transaction_id);
+        """,
     ]
 
     static func migrate(_ pool: PostgreSQLPool) throws {

@@ -1,0 +1,141 @@
+import Instants
+
+/// What the cancellation page shows, as Apple's realtime answer names it.
+public enum RetentionAnswer: Sendable, Equatable {
+    case message(messageIdentifier: String)
+    case alternateProduct(messageIdentifier: String, productId: String, billingPlanType: String?)
+    /// A catalog offer (`offerId`), signed for the customer when they may have it.
+    case promotionalOffer(messageIdentifier: String, offerId: String)
+
+    public var kind: String {
+        switch self {
+        case .message: "message"
+        case .alternateProduct: "alternateProduct"
+        case .promotionalOffer: "promotionalOffer"
+        }
+    }
+
+    public var messageIdentifier: String {
+        switch self {
+        case .message(let id), .alternateProduct(let id, _, _), .promotionalOffer(let id, _): id
+        }
+    }
+}
+
+/// One rule of an app's retention policy: when every condition given holds, `answer`.
+public struct RetentionRule: Sendable, Equatable {
+    public var name: String?
+    public var productIds: Set<String>?
+    public var inTrial: Bool?
+    public var monthsSubscribedAtLeast: Double?
+    public var billingIssue: Bool?
+    public var autoRenewOff: Bool?
+    /// `en-US`, or a language (`en`) that covers its regions.
+    public var locales: Set<String>?
+    public var redeemedOfferBefore: Bool?
+    public var answer: RetentionAnswer
+
+    public init(
+        name: String? = nil, productIds: Set<String>? = nil, inTrial: Bool? = nil, monthsSubscribedAtLeast: Double? = nil,
+        billingIssue: Bool? = nil, autoRenewOff: Bool? = nil, locales: Set<String>? = nil, redeemedOfferBefore: Bool? = nil,
+        answer: RetentionAnswer
+    ) {
+        self.name = name
+        self.productIds = productIds
+        self.inTrial = inTrial
+        self.monthsSubscribedAtLeast = monthsSubscribedAtLeast
+        self.billingIssue = billingIssue
+        self.autoRenewOff = autoRenewOff
+        self.locales = locales
+        self.redeemedOfferBefore = redeemedOfferBefore
+        self.answer = answer
+    }
+}
+
+/// What is known of the customer when Apple asks.
+public struct RetentionCase: Sendable {
+    /// The subscription as it stands now (nil: Entitle has none stored).
+    public var subscription: SubscriptionState?
+    /// Its transactions (for offers redeemed before).
+    public var transactions: [TransactionRecord]
+    public var productId: String
+    public var locale: String
+    public var now: Int64
+    /// When a promotional offer was last answered to this subscription.
+    public var lastOfferAt: Int64?
+
+    public init(
+        subscription: SubscriptionState?, transactions: [TransactionRecord], productId: String, locale: String, now: Int64,
+        lastOfferAt: Int64?
+    ) {
+        self.subscription = subscription
+        self.transactions = transactions
+        self.productId = productId
+        self.locale = locale
+        self.now = now
+        self.lastOfferAt = lastOfferAt
+    }
+}
+
+/// The decision: the answer and the rule that chose it (`default` when none did).
+public struct RetentionDecision: Sendable, Equatable {
+    public var answer: RetentionAnswer
+    public var rule: String
+
+    public init(answer: RetentionAnswer, rule: String) {
+        self.answer = answer
+        self.rule = rule
+    }
+}
+
+/// An app's retention policy (`apps[].retention`): ordered rules, first match wins, else the
+/// default message. A promotional offer is answered only to a customer its catalog rule admits,
+/// and not to the same subscription again within `offerCooldownDays`; otherwise the next rule.
+public struct RetentionPolicy: Sendable, Equatable {
+    public var defaultMessage: String
+    public var offerCooldownDays: Int
+    /// How long after an answer a save is attributed to it.
+    public var saveWindowDays: Int
+    public var rules: [RetentionRule]
+
+    public init(defaultMessage: String, offerCooldownDays: Int = 30, saveWindowDays: Int = 7, rules: [RetentionRule] = []) {
+        self.defaultMessage = defaultMessage
+        self.offerCooldownDays = offerCooldownDays
+        self.saveWindowDays = saveWindowDays
+        self.rules = rules
+    }
+
+    /// `offerEligible`: whether the customer passes the catalog offer's eligibility rule.
+    public func decide(_ retention: RetentionCase, offerEligible: (String) -> Bool) -> RetentionDecision {
+        for (index, rule) in rules.enumerated() where Self.matches(rule, retention) {
+            if case .promotionalOffer(_, let offerId) = rule.answer {
+                let cooling = retention.lastOfferAt.map { retention.now - $0 < Int64(offerCooldownDays) * 86_400_000 } ?? false
+                guard !cooling, offerEligible(offerId) else { continue }
+            }
+            return RetentionDecision(answer: rule.answer, rule: rule.name ?? String(index + 1))
+        }
+        return RetentionDecision(answer: .message(messageIdentifier: defaultMessage), rule: "default")
+    }
+
+    static func matches(_ rule: RetentionRule, _ retention: RetentionCase) -> Bool {
+        let subscription = retention.subscription
+        if let products = rule.productIds, !products.contains(retention.productId) { return false }
+        if let inTrial = rule.inTrial, (subscription?.periodType == "TRIAL") != inTrial { return false }
+        if let months = rule.monthsSubscribedAtLeast {
+            guard let start = subscription?.originalPurchaseDate, Double(retention.now - start) / averageMonth >= months else { return false }
+        }
+        if let issue = rule.billingIssue, (subscription?.billingIssueDetectedAt != nil) != issue { return false }
+        if let off = rule.autoRenewOff, (subscription.map { !$0.willRenew } ?? false) != off { return false }
+        if let locales = rule.locales {
+            let language = retention.locale.split(separator: "-").first.map(String.init) ?? retention.locale
+            guard locales.contains(retention.locale) || locales.contains(language) else { return false }
+        }
+        if let redeemed = rule.redeemedOfferBefore, retention.transactions.contains(where: { $0.offerType == 2 }) != redeemed {
+            return false
+        }
+        return true
+    }
+
+    /// 365.25 days / 12, in milliseconds.
+    static let averageMonth = 365.25 / 12 * 86_400_000
+}

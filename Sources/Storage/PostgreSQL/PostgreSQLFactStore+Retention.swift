@@ -1,0 +1,68 @@
+import Entitlements
+import JSON
+
+/// SQLiteFactStore+Retention's statements in PostgreSQL's dialect.
+extension PostgreSQLFactStore {
+    public func retentionRecord(appId: String, requestIdentifier: String) throws -> RetentionRecord? {
+        try pool.with { db in
+            Self.retentionRecords(
+                try db.execute(
+                    "SELECT body, saved_at, saved_by FROM retention_records WHERE app_id = $1 AND request_identifier = $2",
+                    [.text(appId), .text(requestIdentifier)])
+            ).first
+        }
+    }
+
+    public func retentionRecords(appId: String, environment: String, originalTransactionId: String) throws -> [RetentionRecord] {
+        try pool.with { try Self.retentionRecords($0, appId: appId, environment: environment, originalTransactionId: originalTransactionId) }
+    }
+
+    static func retentionRecords(
+        _ db: PostgreSQLConnection, appId: String, environment: String, originalTransactionId: String, openOnly: Bool = false
+    ) throws -> [RetentionRecord] {
+        retentionRecords(
+            try db.execute(
+                """
+                SELECT body, saved_at, saved_by FROM retention_records
+                WHERE app_id = $1 AND environment = $2 AND original_transaction_id = $3\(openOnly ? " AND saved_at IS NULL" : "")
+                ORDER BY answered_at, request_identifier
+                """, [.text(appId), .text(environment), .text(originalTransactionId)]))
+    }
+
+    static func retentionRecords(_ rows: PGRows) -> [RetentionRecord] {
+        rows.rows.compactMap { row in
+            guard var record = StoredJSON.object(row[0]).flatMap(RetentionRecord.init(stored:)) else { return nil }
+            record.savedAt = row[1].flatMap { Int64($0) }
+            record.savedBy = row[2]
+            return record
+        }
+    }
+}
+
+extension PostgreSQLWriteTransaction {
+    func openRetentionRecords(environment: String, originalTransactionId: String) throws -> [RetentionRecord] {
+        try PostgreSQLFactStore.retentionRecords(
+            db, appId: appId, environment: environment, originalTransactionId: originalTransactionId, openOnly: true)
+    }
+
+    func insertRetentionRecordIfNew(_ record: RetentionRecord) throws -> Bool {
+        !(try db.execute(
+            """
+            INSERT INTO retention_records (app_id, request_identifier, environment, original_transaction_id, answered_at, body)
+            VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING RETURNING request_identifier
+            """,
+            [
+                .text(appId), .text(record.requestIdentifier), .text(record.environment), .text(record.originalTransactionId),
+                .integer(record.answeredAt), .text(StoredJSON.text(record.json)),
+            ]
+        ).isEmpty)
+    }
+
+    func markRetentionSaved(requestIdentifier: String, at: Int64, how: String) throws {
+        try db.executeLater(
+            """
+            UPDATE retention_records SET saved_at = $1, saved_by = $2
+            WHERE app_id = $3 AND request_identifier = $4 AND saved_at IS NULL
+            """, [.integer(at), .text(how), .text(appId), .text(requestIdentifier)])
+    }
+}

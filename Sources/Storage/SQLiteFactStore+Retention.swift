@@ -1,0 +1,69 @@
+import Entitlements
+import JSON
+
+/// Retention answers on SQLite: each as its JSON, with the columns the lookups need beside it; a
+/// save is recorded in its own columns (read back over the JSON's).
+extension SQLiteFactStore {
+    public func retentionRecord(appId: String, requestIdentifier: String) throws -> RetentionRecord? {
+        try read { database in
+            try Self.retentionRecords(
+                database.statement("SELECT body, saved_at, saved_by FROM retention_records WHERE app_id = ? AND request_identifier = ?")
+                    .bind([.text(appId), .text(requestIdentifier)])
+            ).first
+        }
+    }
+
+    public func retentionRecords(appId: String, environment: String, originalTransactionId: String) throws -> [RetentionRecord] {
+        try read { try Self.retentionRecords($0, appId: appId, environment: environment, originalTransactionId: originalTransactionId) }
+    }
+
+    static func retentionRecords(
+        _ database: SQLiteDatabase, appId: String, environment: String, originalTransactionId: String, openOnly: Bool = false
+    ) throws -> [RetentionRecord] {
+        try retentionRecords(
+            database.statement(
+                """
+                SELECT body, saved_at, saved_by FROM retention_records
+                WHERE app_id = ? AND environment = ? AND original_transaction_id = ?\(openOnly ? " AND saved_at IS NULL" : "")
+                ORDER BY answered_at, request_identifier
+                """
+            ).bind([.text(appId), .text(environment), .text(originalTransactionId)]))
+    }
+
+    static func retentionRecords(_ query: SQLiteStatement) throws -> [RetentionRecord] {
+        var found: [RetentionRecord] = []
+        while try query.step() {
+            guard var record = StoredJSON.object(query.text(0)).flatMap(RetentionRecord.init(stored:)) else { continue }
+            record.savedAt = query.int64(1)
+            record.savedBy = query.text(2)
+            found.append(record)
+        }
+        return found
+    }
+}
+
+extension SQLiteWriteTransaction {
+    func openRetentionRecords(environment: String, originalTransactionId: String) throws -> [RetentionRecord] {
+        try SQLiteFactStore.retentionRecords(
+            database, appId: appId, environment: environment, originalTransactionId: originalTransactionId, openOnly: true)
+    }
+
+    func insertRetentionRecordIfNew(_ record: RetentionRecord) throws -> Bool {
+        try database.statement(
+            """
+            INSERT INTO retention_records (app_id, request_identifier, environment, original_transaction_id, answered_at, body)
+            VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+            """
+        ).bind([
+            .text(appId), .text(record.requestIdentifier), .text(record.environment), .text(record.originalTransactionId),
+            .integer(record.answeredAt), .text(StoredJSON.text(record.json)),
+        ]).run()
+        return database.changes > 0
+    }
+
+    func markRetentionSaved(requestIdentifier: String, at: Int64, how: String) throws {
+        try database.statement(
+            "UPDATE retention_records SET saved_at = ?, saved_by = ? WHERE app_id = ? AND request_identifier = ? AND saved_at IS NULL"
+        ).bind([.integer(at), .text(how), .text(appId), .text(requestIdentifier)]).run()
+    }
+}
