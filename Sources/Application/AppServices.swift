@@ -29,6 +29,8 @@ public final class AppServices: Sendable {
     /// Answers the stores' refund requests.
     let refundReviews: RefundReviews
     public let refunds: RefundService
+    /// Apple's realtime retention requests.
+    public let retention: RetentionService
     let pool: BlockingPool
     let outbound: BlockingPool
     let instrumentation: any Instrumentation
@@ -76,6 +78,9 @@ public final class AppServices: Sendable {
         sync?.eventWriter = eventWriter
         self.sync = sync
         grants = GrantService(app: app, store: store, pool: pool, eventWriter: eventWriter)
+        retention = RetentionService(
+            app: app, verification: verification, store: store, offers: offers, pool: pool, eventWriter: eventWriter,
+            instrumentation: instrumentation)
         history = CustomerHistory(app: app, store: store, pool: pool)
         search = CustomerSearch(app: app, store: store, subscribers: subscribers, sync: sync, pool: pool)
         overview = Overview(app: app, store: store, pool: pool, failures: failures)

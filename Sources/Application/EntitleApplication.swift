@@ -75,6 +75,25 @@ public final class EntitleApplication: Sendable {
         services.notifications.ingest(parsed, body: body, receivedAt: receivedAt, completion: completion)
     }
 
+    /// A Retention Messaging realtime request, routed to the app whose `appAppleId` it claims
+    /// (then verified against that app's verifiers, which check it again).
+    public func answerRetention(signedPayload: String, now: Date, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {
+        let parsed: SignedPayload
+        do { parsed = try SignedPayload(signedPayload) } catch {
+            completion(.failure(error))
+            return
+        }
+        let claimed = parsed.payload["appAppleId"]?.int64Value
+        guard let services = apps.values.first(where: { $0.app.appAppleId != nil && $0.app.appAppleId == claimed }) else {
+            completion(
+                .failure(
+                    VerificationFailure(.invalidAppIdentifier, "no configured app has appAppleId \(claimed.map(String.init) ?? "(absent)")")
+                ))
+            return
+        }
+        services.retention.answer(parsed, now: now, completion: completion)
+    }
+
     /// A Pub/Sub push of a Google Play real-time developer notification: routed to the app whose
     /// package it names, trusted only once its OIDC token verifies for that app (401 otherwise,
     /// nothing stored), then applied once per `messageId` (on the pool: it reads from Google).

@@ -15,6 +15,7 @@ enum Routes {
         let console = ConsoleHandlers(application: application)
         let googlePlay = GooglePlayHandlers(application: application)
         let refunds = RefundHandlers(application: application)
+        let retention = RetentionHandler(application: application)
         var router = Router()
         router.add("GET", "/healthz") { operations.health($0) }
         router.add("GET", "/readyz") { operations.readiness($0) }
@@ -25,6 +26,7 @@ enum Routes {
         router.add("POST", "/v1/transactions") { subscribers.postTransaction($0) }
         router.add("POST", "/v1/notifications/apple") { notifications.handle($0) }
         router.add("POST", "/v1/notifications/google") { googlePlay.push($0) }
+        router.add("POST", "/v1/retention/apple") { retention.handle($0) }
         router.add("POST", "/v1/purchases/google") { googlePlay.postPurchase($0) }
         router.add("POST", "/v1/purchases/google/voided") { googlePlay.syncVoided($0) }
         router.add("POST", "/v1/offers/google/select") { googlePlay.selectOffer($0) }

@@ -85,7 +85,9 @@ public enum StorageMigration {
         Table(name: "refund_overrides", columns: ["app_id", "app_account_token", "body"]),
         Table(
             name: "retention_records",
-            columns: ["app_id", "request_identifier", "environment", "original_transaction_id", "answered_at", "saved_at", "saved_by", "body"]),
+            columns: [
+                "app_id", "request_identifier", "environment", "original_transaction_id", "answered_at", "saved_at", "saved_by", "body",
+            ]),
         Table(
             name: "refund_requests",
             columns: [

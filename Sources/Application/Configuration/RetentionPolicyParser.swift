@@ -49,7 +49,9 @@ enum RetentionPolicyParser {
         rule.autoRenewOff = reader.bool(when, "autoRenewOff", path: whenPath)
         rule.redeemedOfferBefore = reader.bool(when, "redeemedOfferBefore", path: whenPath)
         if let months = when["monthsSubscribedAtLeast"] {
-            if let number = months.doubleValue, number >= 0 { rule.monthsSubscribedAtLeast = number } else {
+            if let number = months.doubleValue, number >= 0 {
+                rule.monthsSubscribedAtLeast = number
+            } else {
                 reader.problem("\(whenPath).monthsSubscribedAtLeast", "expected a number of at least 0")
             }
         }

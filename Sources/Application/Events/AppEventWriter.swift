@@ -1,6 +1,7 @@
 import Entitlements
 import Foundation
 import Instants
+import JSON
 
 /// One app's outbox as the use cases see it: the domain's composer, which the store's writer
 /// runs inside the write (with the real clock and random ids), and what happens once a write
@@ -26,7 +27,15 @@ struct AppEventWriter: Sendable {
     /// Once the transaction holding `events` (or a forward) has committed: count them and wake
     /// the deliverers.
     func committed(_ events: [OutboxEvent]) {
-        for event in events { instrumentation.eventWritten(app: app.id, type: event.type) }
+        for event in events {
+            instrumentation.eventWritten(app: app.id, type: event.type)
+            // Saves are counted by the rule that answered (rare: its body is read for it).
+            if event.type == CustomerEvent.Kind.retentionSaved.rawValue,
+                let rule = JSONParser.storedObject(event.body)?["retention"]?["rule"]?.stringValue
+            {
+                instrumentation.retentionSaved(app: app.id, rule: rule)
+            }
+        }
         deliveries?.wake()
     }
 }

@@ -9,6 +9,12 @@ public protocol Instrumentation: Sendable {
     /// What became of a notification: `applied`, `duplicate`, or why it was refused.
     func notificationOutcome(app: String, result: String)
     func offerSigned(app: String, kind: String)
+    /// A retention request: `answered`, `repeated` (the stored answer again) or `refused`.
+    func retentionRequest(app: String, result: String)
+    /// A retention answer given, by kind (`message`, `alternateProduct`, `promotionalOffer`) and rule.
+    func retentionAnswered(app: String, kind: String, rule: String)
+    /// A retention answer that saved its subscription, by rule.
+    func retentionSaved(app: String, rule: String)
     /// A store's refund request stored, by store and reason.
     func refundRequested(app: String, store: String, reason: String)
     /// What came of answering one: `sent`, `late`, `failed` (the store refused it), `no_consent`.
@@ -46,6 +52,9 @@ public struct NoInstrumentation: Instrumentation {
     public func notificationReceived(app: String, type: String) {}
     public func notificationOutcome(app: String, result: String) {}
     public func offerSigned(app: String, kind: String) {}
+    public func retentionRequest(app: String, result: String) {}
+    public func retentionAnswered(app: String, kind: String, rule: String) {}
+    public func retentionSaved(app: String, rule: String) {}
     public func refundRequested(app: String, store: String, reason: String) {}
     public func refundAnswered(app: String, store: String, result: String) {}
     public func refundDecided(app: String, store: String, outcome: String) {}

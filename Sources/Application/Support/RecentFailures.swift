@@ -71,6 +71,9 @@ struct FailureCountingInstrumentation: Instrumentation {
     func notificationOutcome(app: String, result: String) { inner.notificationOutcome(app: app, result: result) }
     func offerSigned(app: String, kind: String) { inner.offerSigned(app: app, kind: kind) }
     func refundRequested(app: String, store: String, reason: String) { inner.refundRequested(app: app, store: store, reason: reason) }
+    func retentionRequest(app: String, result: String) { inner.retentionRequest(app: app, result: result) }
+    func retentionAnswered(app: String, kind: String, rule: String) { inner.retentionAnswered(app: app, kind: kind, rule: rule) }
+    func retentionSaved(app: String, rule: String) { inner.retentionSaved(app: app, rule: rule) }
     func refundAnswered(app: String, store: String, result: String) { inner.refundAnswered(app: app, store: store, result: result) }
     func refundDecided(app: String, store: String, outcome: String) { inner.refundDecided(app: app, store: store, outcome: outcome) }
     func eventWritten(app: String, type: String) { inner.eventWritten(app: app, type: type) }

@@ -163,6 +163,13 @@ public final class VerificationService: Sendable {
         typed(parsed, .renewalInfo, environment) { $0.verifyRenewalInfo(parsed) }
     }
 
+    /// A Retention Messaging realtime request, with the environment that decided.
+    public func verifiedRealtimeRequest(
+        _ parsed: SignedPayload
+    ) -> VerificationResult<(DecodedRealtimeRequestBody, AppStoreEnvironment)> {
+        typed(parsed, .realtimeRequest, nil) { $0.verifyRealtimeRequest(parsed) }
+    }
+
     private func typed<Model>(
         _ parsed: SignedPayload, _ kind: SignedPayloadKind, _ environment: AppStoreEnvironment?,
         _ verify: (SignedDataVerifier) -> VerificationResult<Model>

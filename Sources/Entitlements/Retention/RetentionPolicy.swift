@@ -119,10 +119,15 @@ public struct RetentionPolicy: Sendable, Equatable {
 
     static func matches(_ rule: RetentionRule, _ retention: RetentionCase) -> Bool {
         let subscription = retention.subscription
+        // A condition on the subscription cannot be judged without one: it does not hold.
+        let asksSubscription = [rule.inTrial, rule.billingIssue, rule.autoRenewOff, rule.redeemedOfferBefore].contains { $0 != nil }
+        if subscription == nil && (asksSubscription || rule.monthsSubscribedAtLeast != nil) { return false }
         if let products = rule.productIds, !products.contains(retention.productId) { return false }
         if let inTrial = rule.inTrial, (subscription?.periodType == "TRIAL") != inTrial { return false }
         if let months = rule.monthsSubscribedAtLeast {
-            guard let start = subscription?.originalPurchaseDate, Double(retention.now - start) / averageMonth >= months else { return false }
+            guard let start = subscription?.originalPurchaseDate, Double(retention.now - start) / averageMonth >= months else {
+                return false
+            }
         }
         if let issue = rule.billingIssue, (subscription?.billingIssueDetectedAt != nil) != issue { return false }
         if let off = rule.autoRenewOff, (subscription.map { !$0.willRenew } ?? false) != off { return false }

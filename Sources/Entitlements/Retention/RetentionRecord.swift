@@ -107,7 +107,9 @@ public enum RetentionAttribution {
             let open = change.openRetention[after.originalTransactionId] ?? []
             guard !open.isEmpty else { continue }
             let before = change.before[after.originalTransactionId]
-            let added = after.transactions.filter { record in !(before?.transactions.contains { $0.transactionId == record.transactionId } ?? false) }
+            let added = after.transactions.filter { record in
+                !(before?.transactions.contains { $0.transactionId == record.transactionId } ?? false)
+            }
             for record in open {
                 func within(_ instant: Int64) -> Bool { instant >= record.answeredAt && instant <= record.answeredAt + window }
                 var found: (Int64, String)?

@@ -49,7 +49,7 @@ public final class Metrics: Instrumentation, Sendable {
     /// The use-case counter families, each with its label names and help text.
     enum Family: Int, CaseIterable {
         case verifications, notificationsReceived, notificationOutcomes, offersSigned, events, deliveries, backgroundErrors
-        case refundRequests, refundAnswers, refundOutcomes
+        case refundRequests, refundAnswers, refundOutcomes, retentionRequests, retentionAnswers, retentionSaves
 
         var name: String {
             switch self {
@@ -63,6 +63,9 @@ public final class Metrics: Instrumentation, Sendable {
             case .refundRequests: "entitle_refund_requests_total"
             case .refundAnswers: "entitle_refund_answers_total"
             case .refundOutcomes: "entitle_refund_outcomes_total"
+            case .retentionRequests: "entitle_retention_requests_total"
+            case .retentionAnswers: "entitle_retention_answers_total"
+            case .retentionSaves: "entitle_retention_saves_total"
             }
         }
 
@@ -78,6 +81,9 @@ public final class Metrics: Instrumentation, Sendable {
             case .refundRequests: ["app", "store", "reason"]
             case .refundAnswers: ["app", "store", "result"]
             case .refundOutcomes: ["app", "store", "outcome"]
+            case .retentionRequests: ["app", "result"]
+            case .retentionAnswers: ["app", "kind", "rule"]
+            case .retentionSaves: ["app", "rule"]
             }
         }
 
@@ -93,6 +99,9 @@ public final class Metrics: Instrumentation, Sendable {
             case .refundRequests: "Refund requests the stores sent, by store and reason."
             case .refundAnswers: "Refund requests answered: sent (in time), late, failed (refused by the store), no_consent."
             case .refundOutcomes: "What the stores decided of refund requests: REFUNDED or DECLINED."
+            case .retentionRequests: "Apple's realtime retention requests: answered, repeated (the stored answer again), refused."
+            case .retentionAnswers: "Retention answers given, by kind and rule."
+            case .retentionSaves: "Retention answers that saved their subscription, by rule."
             }
         }
     }
@@ -146,6 +155,12 @@ public final class Metrics: Instrumentation, Sendable {
     public func refundAnswered(app: String, store: String, result: String) { count(.refundAnswers, [app, store, result]) }
 
     public func refundDecided(app: String, store: String, outcome: String) { count(.refundOutcomes, [app, store, outcome]) }
+
+    public func retentionRequest(app: String, result: String) { count(.retentionRequests, [app, result]) }
+
+    public func retentionAnswered(app: String, kind: String, rule: String) { count(.retentionAnswers, [app, kind, rule]) }
+
+    public func retentionSaved(app: String, rule: String) { count(.retentionSaves, [app, rule]) }
 
     public func eventWritten(app: String, type: String) { count(.events, [app, type]) }
 

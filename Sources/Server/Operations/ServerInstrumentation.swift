@@ -15,6 +15,9 @@ struct ServerInstrumentation: Instrumentation {
     func notificationOutcome(app: String, result: String) { metrics.notificationOutcome(app: app, result: result) }
     func offerSigned(app: String, kind: String) { metrics.offerSigned(app: app, kind: kind) }
     func refundRequested(app: String, store: String, reason: String) { metrics.refundRequested(app: app, store: store, reason: reason) }
+    func retentionRequest(app: String, result: String) { metrics.retentionRequest(app: app, result: result) }
+    func retentionAnswered(app: String, kind: String, rule: String) { metrics.retentionAnswered(app: app, kind: kind, rule: rule) }
+    func retentionSaved(app: String, rule: String) { metrics.retentionSaved(app: app, rule: rule) }
     func refundAnswered(app: String, store: String, result: String) { metrics.refundAnswered(app: app, store: store, result: result) }
     func refundDecided(app: String, store: String, outcome: String) { metrics.refundDecided(app: app, store: store, outcome: outcome) }
     func eventWritten(app: String, type: String) { metrics.eventWritten(app: app, type: type) }

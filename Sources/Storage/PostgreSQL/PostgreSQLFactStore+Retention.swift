@@ -14,7 +14,9 @@ extension PostgreSQLFactStore {
     }
 
     public func retentionRecords(appId: String, environment: String, originalTransactionId: String) throws -> [RetentionRecord] {
-        try pool.with { try Self.retentionRecords($0, appId: appId, environment: environment, originalTransactionId: originalTransactionId) }
+        try pool.with {
+            try Self.retentionRecords($0, appId: appId, environment: environment, originalTransactionId: originalTransactionId)
+        }
     }
 
     static func retentionRecords(

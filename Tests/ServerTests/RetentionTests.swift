@@ -1,0 +1,214 @@
+import Application
+import Crypto
+import Entitlements
+import Foundation
+import HTTP
+import JSON
+import Server
+import TestSupport
+import XCTest
+
+/// Apple's realtime Retention Messaging requests end to end: signed by the test chain, answered by
+/// the app's rules from the customer's stored facts (a message, another plan, a signed offer the
+/// customer may have), the same answer to a retried request, the cooldown, forged and
+/// wrong-environment requests refused, and saves attributed from later facts.
+final class RetentionTests: XCTestCase {
+    private var chain: TestChain!
+    private var folder: URL!
+    private var entitle: EntitleServer!
+    private let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+    private let day: Int64 = 86_400_000
+    private var now: Int64 { TestChain.milliseconds(chain.mintedAt) }
+
+    override func setUpWithError() throws {
+        chain = try TestChain()
+        folder = try makeTemporaryDirectory()
+        try runProcess(
+            "openssl",
+            ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", folder.appendingPathComponent("key.p8").path])
+        entitle = try server(environments: #"["Sandbox"]"#)
+    }
+
+    override func tearDownWithError() throws {
+        entitle = nil
+        chain = nil
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    private func server(environments: String) throws -> EntitleServer {
+        try writeFile(
+            folder.appendingPathComponent("entitle.json"),
+            """
+            {"server": {"port": 0}, "storage": {"sqlite": "facts.sqlite3"},
+             "apps": [{"id": "app", "bundleId": "com.example.app", "appAppleId": 1234, "environments": \(environments),
+              "signingKey": {"keyId": "KEY1", "issuerId": "57246542-96fe-1a63-e053-0824d011072a", "privateKeyFile": "key.p8"},
+              "apiKeys": [{"key": "server_key_0123456789", "role": "server"}, {"key": "client_key_0123456789", "role": "client"}],
+              "verification": {"rootCertificates": ["\(chain.folder.appendingPathComponent("root.pem").path)"], "allowPrivateRoots": true},
+              "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"]},
+                           "pro.annual": {"subscriptionGroup": "G1", "entitlements": ["pro"]}},
+              "offers": {"comeback": {"productId": "pro.monthly", "offerIdentifier": "pro_comeback", "eligibility": "current"},
+                         "lapsedOnly": {"productId": "pro.monthly", "offerIdentifier": "pro_lapsed", "eligibility": "lapsed"}},
+              "retention": {"defaultMessage": "msg-default", "offerCooldownDays": 30, "saveWindowDays": 7, "rules": [
+                {"name": "trial", "when": {"inTrial": true}, "answer": {"message": "msg-trial"}},
+                {"name": "lapsed offer", "when": {"locale": "fr"},
+                 "answer": {"promotionalOffer": {"messageIdentifier": "msg-lapsed", "offerId": "lapsedOnly"}}},
+                {"name": "loyal", "when": {"monthsSubscribedAtLeast": 6},
+                 "answer": {"promotionalOffer": {"messageIdentifier": "msg-offer", "offerId": "comeback"}}},
+                {"name": "annual", "when": {"productId": "pro.monthly", "billingIssue": false},
+                 "answer": {"alternateProduct": {"messageIdentifier": "msg-annual", "productId": "pro.annual"}}}]}}]}
+            """)
+        return try EntitleServer(
+            configuration: ConfigurationLoader.load(path: folder.appendingPathComponent("entitle.json").path, environment: [:]),
+            logOutput: nil)
+    }
+
+    private func call(
+        _ method: String, _ path: String, key: String? = "server_key_0123456789", _ body: JSONObject? = nil
+    ) -> (Int, JSONValue) {
+        var headers: [(name: String, value: String)] = [("content-type", "application/json")]
+        if let key { headers.append(("authorization", "Bearer \(key)")) }
+        let response = entitle.handle(
+            HTTPRequest(method: method, target: path, headers: headers, body: body.map { JSONValue.object($0).serializedBytes } ?? []))
+        return (response.status, (try? JSONParser.parse(response.body)) ?? .null)
+    }
+
+    /// A subscription of `original` that began `monthsAgo` months ago, its current period a
+    /// trial or not, posted by the app.
+    private func subscribe(_ original: String, monthsAgo: Int64, trial: Bool = false) throws {
+        var payload: JSONObject = [
+            "transactionId": .string(original + "-now"), "originalTransactionId": .string(original), "bundleId": "com.example.app",
+            "productId": "pro.monthly", "subscriptionGroupIdentifier": "G1", "type": "Auto-Renewable Subscription",
+            "purchaseDate": .int(now - 2 * day), "originalPurchaseDate": .int(now - monthsAgo * 31 * day),
+            "expiresDate": .int(now + 28 * day), "signedDate": .int(now), "environment": "Sandbox", "inAppOwnershipType": "PURCHASED",
+            "appAccountToken": .string(token),
+        ]
+        if trial {
+            payload["offerType"] = 1
+            payload["offerDiscountType"] = "FREE_TRIAL"
+        }
+        XCTAssertEqual(
+            call("POST", "/v1/transactions", key: "client_key_0123456789", ["signedTransaction": .string(try chain.sign(payload))]).0, 200)
+    }
+
+    private func ask(
+        _ original: String, id: String = UUID().uuidString, locale: String = "en-US", environment: String = "Sandbox",
+        by signer: TestChain? = nil
+    ) throws -> (Int, JSONValue) {
+        let request = try (signer ?? chain).sign([
+            "originalTransactionId": .string(original), "appAppleId": 1234, "productId": "pro.monthly", "userLocale": .string(locale),
+            "requestIdentifier": .string(id), "signedDate": .int(now + 1), "environment": .string(environment),
+        ])
+        return call("POST", "/v1/retention/apple", key: nil, ["signedPayload": .string(request)])
+    }
+
+    private func events(_ type: String) -> [JSONValue] {
+        (call("GET", "/v1/events?limit=1000").1["events"]?.arrayValue ?? []).filter { $0["type"]?.stringValue == type }
+    }
+
+    // MARK: - Tests
+
+    func testATrialistGetsTheirMessageAndTheAnswerIsEvented() throws {
+        try subscribe("1000", monthsAgo: 0, trial: true)
+        let (status, answer) = try ask("1000")
+        XCTAssertEqual(status, 200, "\(answer)")
+        XCTAssertEqual(answer, .object(["message": .object(["messageIdentifier": "msg-trial"])]))
+        let offered = try XCTUnwrap(events("RETENTION_OFFERED").first)
+        XCTAssertEqual(offered["retention"]?["rule"], "trial")
+        XCTAssertEqual(offered["retention"]?["kind"], "message")
+        XCTAssertEqual(offered["appAccountToken"], .string(token))
+        XCTAssertEqual(offered["originalTransactionId"], "1000")
+    }
+
+    /// A loyal customer gets the catalog offer, signed for them (the JWS verifies with the app's
+    /// key and names the offer); the same request again gets the very same answer; a new one
+    /// within the cooldown gets the next rule; an offer the customer may not have is skipped.
+    func testALoyalCustomerGetsASignedOfferOncePerCooldown() throws {
+        try subscribe("2000", monthsAgo: 7)
+        let id = UUID().uuidString
+        let (status, answer) = try ask("2000", id: id, locale: "fr-FR")
+        XCTAssertEqual(status, 200, "\(answer)")
+        let offer = try XCTUnwrap(answer["promotionalOffer"])
+        XCTAssertEqual(offer["messageIdentifier"], "msg-offer", "the lapsed-only offer is skipped: the customer is current")
+        let jws = try XCTUnwrap(offer["promotionalOfferSignatureV2"]?.stringValue)
+        let parsed = try CompactJWS(jws)
+        let pem = try String(contentsOf: folder.appendingPathComponent("key.p8"), encoding: .utf8)
+        let key = try P256.Signing.PrivateKey(pemRepresentation: pem)
+        let publicKey = try key.publicKey
+        XCTAssertTrue(parsed.isValidES256Signature(publicKey: publicKey), "signed with the app's In-App Purchase key")
+        XCTAssertEqual(parsed.payload["offerIdentifier"], "pro_comeback")
+        XCTAssertEqual(parsed.payload["productId"], "pro.monthly")
+        XCTAssertEqual(parsed.payload["transactionId"], "2000")
+
+        XCTAssertEqual(try ask("2000", id: id, locale: "fr-FR").1, answer, "Apple's retry gets the same answer")
+        let (_, next) = try ask("2000")
+        XCTAssertEqual(
+            next["alternateProduct"], .object(["messageIdentifier": "msg-annual", "productId": "pro.annual"]),
+            "no second offer within 30 days")
+        XCTAssertEqual(events("RETENTION_OFFERED").count, 2, "the retry is not a second answer")
+    }
+
+    /// A customer Entitle knows nothing of gets the default message (no rule can be judged).
+    func testAnUnknownCustomerGetsTheDefaultMessage() throws {
+        let (status, answer) = try ask("9999")
+        XCTAssertEqual(status, 200)
+        XCTAssertEqual(answer, .object(["message": .object(["messageIdentifier": "msg-default"])]))
+    }
+
+    /// A request signed by another chain is refused without an offer, and nothing is recorded; a
+    /// Sandbox request to a Production-only app is refused.
+    func testForgedAndWrongEnvironmentRequestsAreRefused() throws {
+        try subscribe("3000", monthsAgo: 7)
+        let forger = try TestChain()
+        let (status, answer) = try ask("3000", by: forger)
+        XCTAssertTrue((400..<500).contains(status), "\(status) \(answer)")
+        XCTAssertNil(answer["promotionalOffer"])
+        XCTAssertTrue(events("RETENTION_OFFERED").isEmpty)
+        entitle = try server(environments: #"["Production"]"#)
+        let (refused, _) = try ask("3000")
+        XCTAssertTrue((400..<500).contains(refused), "a Sandbox request to a Production-only app: \(refused)")
+    }
+
+    /// The offer answered, then redeemed within the window: RETENTION_SAVED by the rule that
+    /// answered; another plan taken through the renewal info saves too.
+    func testSavesAreAttributedFromLaterFacts() throws {
+        // After the answers (which are dated by the clock): the saves happen later.
+        let later = Int64(Date().timeIntervalSince1970 * 1000) + 60_000
+        try subscribe("4000", monthsAgo: 7)
+        XCTAssertNotNil(try ask("4000").1["promotionalOffer"])
+        let redeemed = try chain.sign([
+            "transactionId": "4000-offer", "originalTransactionId": "4000", "bundleId": "com.example.app", "productId": "pro.monthly",
+            "subscriptionGroupIdentifier": "G1", "type": "Auto-Renewable Subscription", "purchaseDate": .int(later),
+            "expiresDate": .int(now + 60 * day), "signedDate": .int(later + 1), "environment": "Sandbox", "appAccountToken": .string(token),
+            "offerType": 2, "offerIdentifier": "pro_comeback", "offerDiscountType": "PAY_AS_YOU_GO",
+        ])
+        XCTAssertEqual(call("POST", "/v1/transactions", key: "client_key_0123456789", ["signedTransaction": .string(redeemed)]).0, 200)
+        let saved = try XCTUnwrap(events("RETENTION_SAVED").first)
+        XCTAssertEqual(saved["retention"]?["savedBy"], "offerRedeemed")
+        XCTAssertEqual(saved["retention"]?["rule"], "loyal")
+        XCTAssertEqual(saved["occurredAtMs"], .int(later))
+
+        try subscribe("5000", monthsAgo: 1)
+        XCTAssertNotNil(try ask("5000").1["alternateProduct"])
+        let transaction = try chain.sign([
+            "transactionId": "5000-now", "originalTransactionId": "5000", "bundleId": "com.example.app", "productId": "pro.monthly",
+            "subscriptionGroupIdentifier": "G1", "type": "Auto-Renewable Subscription", "purchaseDate": .int(now - 2 * day),
+            "expiresDate": .int(now + 28 * day), "signedDate": .int(later + 4), "environment": "Sandbox", "appAccountToken": .string(token),
+        ])
+        let switched = try chain.sign([
+            "originalTransactionId": "5000", "productId": "pro.monthly", "autoRenewProductId": "pro.annual", "autoRenewStatus": 1,
+            "environment": "Sandbox", "signedDate": .int(later + 4),
+        ])
+        XCTAssertEqual(
+            call(
+                "POST", "/v1/transactions", key: "client_key_0123456789",
+                ["signedTransaction": .string(transaction), "signedRenewalInfo": .string(switched)]
+            ).0, 200)
+        let second = try XCTUnwrap(events("RETENTION_SAVED").last)
+        XCTAssertEqual(second["retention"]?["savedBy"], "productSwitched")
+        XCTAssertEqual(second["retention"]?["rule"], "annual")
+        let metrics = String(
+            decoding: entitle.handle(HTTPRequest(method: "GET", target: "/metrics", headers: [], body: [])).body, as: UTF8.self)
+        XCTAssert(metrics.contains(#"entitle_retention_saves_total{app="app",rule="loyal"} 1"#), metrics)
+        XCTAssert(metrics.contains(#"entitle_retention_answers_total{app="app",kind="promotionalOffer",rule="loyal"} 1"#), metrics)
+    }
+}
