@@ -165,6 +165,13 @@ public final class AppStoreServerAPIClient: Sendable {
         _ method: String, _ path: [String], query: [(String, String)] = [],
         body: JSONObject? = nil
     ) throws(AppStoreAPIError) -> JSONObject? {
+        try send(method, path, query: query, bytes: body.map { JSONValue.object($0).serializedBytes }, contentType: "application/json")
+    }
+
+    /// The same with a body of any type (an image).
+    func send(
+        _ method: String, _ path: [String], query: [(String, String)] = [], bytes body: [UInt8]?, contentType: String
+    ) throws(AppStoreAPIError) -> JSONObject? {
         let token: String
         do { token = try tokens.token() } catch {
             throw .decoding("cannot sign the bearer token: \(error)", environment: environment)
@@ -173,16 +180,14 @@ public final class AppStoreServerAPIClient: Sendable {
             ("Authorization", "Bearer \(token)"), ("Accept", "application/json"),
             ("User-Agent", "Entitle/0.3"),
         ]
-        if body != nil { headers.append(("Content-Type", "application/json")) }
+        if body != nil { headers.append(("Content-Type", contentType)) }
         // Path segments and query parts are percent-encoded (Apple's libraries do not; ids with
         // other characters would otherwise change the path).
         let url = URLBuilder.url(baseURL, path: path, query: query)
         let response: HTTPClientResponse
         do {
             response = try http.send(
-                HTTPClientRequest(
-                    method: method, url: url, headers: headers,
-                    body: body.map { JSONValue.object($0).serializedBytes }))
+                HTTPClientRequest(method: method, url: url, headers: headers, body: body))
         } catch {
             throw .transport(error, environment: environment)
         }

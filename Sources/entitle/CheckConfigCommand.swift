@@ -12,6 +12,14 @@ enum CheckConfigCommand {
         try configuration.storage.checkReachable()
         Output.line("configuration OK: \(configuration.path)")
         for warning in configuration.warnings { Output.line("warning: \(warning)") }
+        for app in configuration.apps {
+            let unapproved = RetentionMessageListing.unapproved(app, configuration: configuration.path)
+            if !unapproved.isEmpty {
+                Output.line(
+                    "warning: app \(app.id): retention rules answer with messages Apple has not approved "
+                        + "(as last listed by entitle retention messages list): \(unapproved.joined(separator: ", "))")
+            }
+        }
         Output.line("server: \(configuration.server.host):\(configuration.server.port)")
         Output.line("storage: \(configuration.storage.summary)")
         let console = configuration.console

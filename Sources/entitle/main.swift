@@ -38,6 +38,10 @@ let commands: [Command] = [
         summary: "print signed example transactions and notifications for the README's tour",
         run: ExampleDataCommand.run),
     Command(
+        name: "retention", usage: RetentionCommand.usage,
+        summary: "manage retention messages, images, default messages, the realtime URL, the performance test",
+        run: RetentionCommand.run),
+    Command(
         name: "migrate-storage", usage: MigrateStorageCommand.usage, summary: "copy a SQLite deployment into PostgreSQL",
         run: MigrateStorageCommand.run),
 ]

@@ -16,6 +16,7 @@ final class RetentionTests: XCTestCase {
     private var chain: TestChain!
     private var folder: URL!
     private var entitle: EntitleServer!
+    private var standIn: AppStoreStandIn!
     private let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
     private let day: Int64 = 86_400_000
     private var now: Int64 { TestChain.milliseconds(chain.mintedAt) }
@@ -23,14 +24,14 @@ final class RetentionTests: XCTestCase {
     override func setUpWithError() throws {
         chain = try TestChain()
         folder = try makeTemporaryDirectory()
-        try runProcess(
-            "openssl",
-            ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", folder.appendingPathComponent("key.p8").path])
+        standIn = try AppStoreStandIn.withFreshKey(in: folder, chain: chain)
         entitle = try server(environments: #"["Sandbox"]"#)
     }
 
     override func tearDownWithError() throws {
+        entitle?.shutdown()
         entitle = nil
+        standIn = nil
         chain = nil
         try? FileManager.default.removeItem(at: folder)
     }
@@ -44,6 +45,7 @@ final class RetentionTests: XCTestCase {
               "signingKey": {"keyId": "KEY1", "issuerId": "57246542-96fe-1a63-e053-0824d011072a", "privateKeyFile": "key.p8"},
               "apiKeys": [{"key": "server_key_0123456789", "role": "server"}, {"key": "client_key_0123456789", "role": "client"}],
               "verification": {"rootCertificates": ["\(chain.folder.appendingPathComponent("root.pem").path)"], "allowPrivateRoots": true},
+              "appStoreServerAPI": {"sandboxURL": "\(standIn.baseURL)"},
               "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"]},
                            "pro.annual": {"subscriptionGroup": "G1", "entitlements": ["pro"]}},
               "offers": {"comeback": {"productId": "pro.monthly", "offerIdentifier": "pro_comeback", "eligibility": "current"},
@@ -145,6 +147,55 @@ final class RetentionTests: XCTestCase {
             next["alternateProduct"], .object(["messageIdentifier": "msg-annual", "productId": "pro.annual"]),
             "no second offer within 30 days")
         XCTAssertEqual(events("RETENTION_OFFERED").count, 2, "the retry is not a second answer")
+    }
+
+    /// The messages managed from the command line through the Retention Messaging API (the
+    /// stand-in checks the bearer JWT and keeps each message's review state): limits checked before
+    /// anything is sent, check-config warning of rules that answer with unapproved messages, images,
+    /// default messages, the realtime URL, and Apple's performance test calling Entitle for real.
+    func testTheMessagesAreManagedFromTheCommandLine() throws {
+        let config = folder.appendingPathComponent("entitle.json").path
+        func retention(_ arguments: [String]) throws -> (Int32, JSONValue, String) {
+            let run = try runProcess(
+                entitleExecutable.path, ["retention"] + arguments + ["--config", config, "--app", "app", "--environment", "Sandbox"])
+            return (run.status, (try? JSONParser.parse(run.stdout)) ?? .null, run.stderr)
+        }
+        let uploaded = try retention([
+            "messages", "upload", "--id", "msg-offer", "--header", "Stay a little longer", "--body", "Half price for 3 months",
+        ])
+        XCTAssertEqual(uploaded.0, 0, uploaded.2)
+        XCTAssertEqual(standIn.retentionMessages["msg-offer"]?.state, "PENDING")
+        let long = try retention(["messages", "upload", "--id", "msg-long", "--header", String(repeating: "x", count: 67), "--body", "b"])
+        XCTAssertEqual(long.0, 2, "refused before sending")
+        XCTAssert(long.2.contains("header is 67 characters"), long.2)
+        XCTAssertNil(standIn.retentionMessages["msg-long"])
+        standIn.review(message: "msg-offer", "APPROVED")
+        let listed = try retention(["messages", "list"])
+        XCTAssertEqual(listed.1["messageIdentifiers"]?.arrayValue?.first?["messageState"], "APPROVED")
+        let check = try runProcess(entitleExecutable.path, ["check-config", "--config", config])
+        XCTAssert(check.stdout.contains("msg-annual (not uploaded)"), check.stdout)
+        XCTAssertFalse(check.stdout.contains("msg-offer ("), "approved: no warning")
+
+        let png = folder.appendingPathComponent("icon.png")
+        try Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: 0, count: 32)).write(to: png)
+        XCTAssertEqual(try retention(["images", "upload", "--id", "icon", "--file", png.path, "--size", "BULLET_POINT"]).0, 0)
+        XCTAssertEqual(standIn.retentionImages["icon"]?.size, "BULLET_POINT")
+        XCTAssertEqual(try retention(["images", "list"]).1["imageIdentifiers"]?.arrayValue?.count, 1)
+        XCTAssertEqual(try retention(["default", "set", "--product", "pro.monthly", "--locale", "en-US", "--message", "msg-offer"]).0, 0)
+        XCTAssertEqual(
+            try retention(["default", "get", "--product", "pro.monthly", "--locale", "en-US"]).1["messageIdentifier"], "msg-offer")
+        XCTAssertEqual(try retention(["realtime-url", "set", "--url", "http://plain.example.com/x"]).0, 2, "Apple calls https only")
+
+        // Apple's performance test against a running Entitle (loopback http: the stand-in's Apple).
+        entitle.start()
+        try subscribe("2000", monthsAgo: 7)
+        let client = try XCTUnwrap(try entitle.application.services(appId: "app").requireSync().clients[.sandbox])
+        try client.setRealtimeURL("http://127.0.0.1:\(entitle.port)/v1/retention/apple")
+        let test = try retention(["performance-test", "--transaction-id", "2000"])
+        XCTAssertEqual(test.0, 0, test.2)
+        XCTAssertEqual(test.1["result"], "PASS", "\(test.1)")
+        XCTAssertNotNil(test.1["responseTimes"]?["p99"]?.int64Value)
+        XCTAssertEqual(test.1["successRate"], 100)
     }
 
     /// A customer Entitle knows nothing of gets the default message (no rule can be judged).

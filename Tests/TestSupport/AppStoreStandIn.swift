@@ -11,13 +11,16 @@ import Synchronization
 public final class AppStoreStandIn: @unchecked Sendable {
     public let server: HTTPServer
     public let chain: TestChain
-    private let state = State()
+    let state = State()
 
     /// Scripted answers and the requests seen, shared with the server's handler.
-    private final class State: Sendable {
+    final class State: Sendable {
         let lock = Mutex<(scripted: [HTTPResponse], requests: [HTTPRequest])>(([], []))
         /// The signed payloads of Get Notification History, one array per page.
         let notificationPages = Mutex<[[String]]>([["n1"], ["n2"]])
+        /// The Retention Messaging API's state: messages and images with their review state,
+        /// default messages by `product/locale`, the realtime URL, and performance-test results.
+        let messaging = Mutex<Messaging>(Messaging())
         /// Send Consumption Information v2 requests taken (202): transaction id and body.
         let consumption = Mutex<[(transactionId: String, body: JSONObject)]>([])
         /// What Get Transaction History answers instead of its three pages, when set: one page.
@@ -40,6 +43,12 @@ public final class AppStoreStandIn: @unchecked Sendable {
         }
         for context in held { context.respond(Self.error(503, 5000000, "An unknown error occurred.")) }
     }
+
+    /// Apple's review of an uploaded message or image: `APPROVED` or `REJECTED`.
+    public func review(message id: String, _ verdict: String) { state.messaging.withLock { $0.messages[id]?.state = verdict } }
+    public func review(image id: String, _ verdict: String) { state.messaging.withLock { $0.images[id]?.state = verdict } }
+    public var retentionMessages: [String: (state: String, body: JSONObject)] { state.messaging.withLock { $0.messages } }
+    public var retentionImages: [String: (state: String, size: String, bytes: Int)] { state.messaging.withLock { $0.images } }
 
     /// The Send Consumption Information v2 requests Apple took, in order.
     public var consumptionRequests: [(transactionId: String, body: JSONObject)] { state.consumption.withLock { $0 } }
@@ -248,6 +257,7 @@ public final class AppStoreStandIn: @unchecked Sendable {
             context.respond(
                 json(["signedPayload": "p", "sendAttempts": .array([.object(["attemptDate": 1, "sendAttemptResult": "SUCCESS"])])]))
         }
+        addMessagingRoutes(&router, chain: chain, state: state)
         router.add("PUT", "/inApps/v1/transactions/{id}/appAccountToken") { context in
             let token = (try? JSONParser.parse(context.request.body))?["appAccountToken"]?.stringValue ?? ""
             context.respond(

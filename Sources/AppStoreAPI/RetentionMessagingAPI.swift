@@ -1,0 +1,98 @@
+import JSON
+
+/// The Retention Messaging API: the messages and images Apple shows on the cancellation page, the
+/// default message per product and locale, the realtime URL, and Apple's performance test. The
+/// same hosts and bearer token as the App Store Server API; answers are Apple's JSON as sent.
+extension AppStoreServerAPIClient {
+    private static let messaging = ["inApps", "v1", "messaging"]
+
+    public func uploadRetentionImage(_ imageIdentifier: String, png: [UInt8], size: String) throws(AppStoreAPIError) {
+        _ = try send(
+            "PUT", Self.messaging + ["image", imageIdentifier], query: [("imageSize", size)], bytes: png, contentType: "image/png")
+    }
+
+    public func retentionImages() throws(AppStoreAPIError) -> JSONObject { try send("GET", Self.messaging + ["image", "list"]) ?? [:] }
+
+    public func deleteRetentionImage(_ imageIdentifier: String) throws(AppStoreAPIError) {
+        _ = try send("DELETE", Self.messaging + ["image", imageIdentifier])
+    }
+
+    /// `body`: Apple's `UploadMessageRequestBody` (check it with `RetentionMessageLimits` first).
+    public func uploadRetentionMessage(_ messageIdentifier: String, _ body: JSONObject) throws(AppStoreAPIError) {
+        _ = try send("PUT", Self.messaging + ["message", messageIdentifier], body: body)
+    }
+
+    public func retentionMessages() throws(AppStoreAPIError) -> JSONObject { try send("GET", Self.messaging + ["message", "list"]) ?? [:] }
+
+    public func deleteRetentionMessage(_ messageIdentifier: String) throws(AppStoreAPIError) {
+        _ = try send("DELETE", Self.messaging + ["message", messageIdentifier])
+    }
+
+    public func setDefaultRetentionMessage(productId: String, locale: String, messageIdentifier: String) throws(AppStoreAPIError) {
+        _ = try send("PUT", Self.messaging + ["default", productId, locale], body: ["messageIdentifier": .string(messageIdentifier)])
+    }
+
+    public func defaultRetentionMessage(productId: String, locale: String) throws(AppStoreAPIError) -> JSONObject {
+        try send("GET", Self.messaging + ["default", productId, locale]) ?? [:]
+    }
+
+    public func deleteDefaultRetentionMessage(productId: String, locale: String) throws(AppStoreAPIError) {
+        _ = try send("DELETE", Self.messaging + ["default", productId, locale])
+    }
+
+    public func setRealtimeURL(_ url: String) throws(AppStoreAPIError) {
+        _ = try send("PUT", Self.messaging + ["realtime", "url"], body: ["realtimeURL": .string(url)])
+    }
+
+    public func realtimeURL() throws(AppStoreAPIError) -> JSONObject { try send("GET", Self.messaging + ["realtime", "url"]) ?? [:] }
+
+    public func deleteRealtimeURL() throws(AppStoreAPIError) { _ = try send("DELETE", Self.messaging + ["realtime", "url"]) }
+
+    /// Starts Apple's performance test of the realtime URL (Sandbox): `requestId` in the answer.
+    public func startRetentionPerformanceTest(originalTransactionId: String) throws(AppStoreAPIError) -> JSONObject {
+        try send("POST", Self.messaging + ["performanceTest"], body: ["originalTransactionId": .string(originalTransactionId)]) ?? [:]
+    }
+
+    /// `result` `PENDING`, `PASS` or `FAIL`, with the response times Apple measured.
+    public func retentionPerformanceTestResult(_ requestId: String) throws(AppStoreAPIError) -> JSONObject {
+        try send("GET", Self.messaging + ["performanceTest", "result", requestId]) ?? [:]
+    }
+}
+
+/// Apple's limits on a retention message, checked before it is sent (Apple refuses it otherwise):
+/// `header` at most 66 characters, `body` at most 144, at most 5 `bulletPoints` of at most 66 with
+/// alt text of at most 150, an image's alt text at most 150, `headerPosition` `ABOVE_BODY` or
+/// `ABOVE_IMAGE`.
+public enum RetentionMessageLimits {
+    public static func problems(_ message: JSONObject) -> [String] {
+        var problems: [String] = []
+        func text(_ value: JSONValue?, _ name: String, required: Bool, limit: Int) {
+            guard let value else {
+                if required { problems.append("\(name) is required") }
+                return
+            }
+            guard let string = value.stringValue else { return problems.append("\(name) must be text") }
+            if string.isEmpty && required { problems.append("\(name) must not be empty") }
+            if string.count > limit { problems.append("\(name) is \(string.count) characters; Apple takes at most \(limit)") }
+        }
+        text(message["header"], "header", required: true, limit: 66)
+        text(message["body"], "body", required: true, limit: 144)
+        if let image = message["image"] {
+            text(image["imageIdentifier"], "image.imageIdentifier", required: true, limit: 1000)
+            text(image["altText"], "image.altText", required: true, limit: 150)
+        }
+        let bullets = message["bulletPoints"]?.arrayValue ?? []
+        if bullets.count > 5 { problems.append("\(bullets.count) bullet points; Apple takes at most 5") }
+        for (index, bullet) in bullets.enumerated() {
+            text(bullet["text"], "bulletPoints[\(index)].text", required: true, limit: 66)
+            if let image = bullet["image"] {
+                text(image["imageIdentifier"], "bulletPoints[\(index)].image.imageIdentifier", required: true, limit: 1000)
+                text(image["altText"], "bulletPoints[\(index)].image.altText", required: true, limit: 150)
+            }
+        }
+        if let position = message["headerPosition"]?.stringValue, !["ABOVE_BODY", "ABOVE_IMAGE"].contains(position) {
+            problems.append("headerPosition must be ABOVE_BODY or ABOVE_IMAGE")
+        }
+        return problems
+    }
+}
