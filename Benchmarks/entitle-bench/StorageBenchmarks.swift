@@ -16,6 +16,7 @@ enum StorageBenchmarks {
         }
         switch mode {
         case "fill-db": return try fill(options)
+        case "sign-realtime": return try signRealtime(options)
         default: return try signNotifications(options)
         }
     }
@@ -97,6 +98,39 @@ enum StorageBenchmarks {
                     ]),
                 ], with: key)
             JSONValue.object(["signedPayload": .string(notification)]).write(into: &output)
+            output.append(0x0A)
+        }
+        try Data(output).write(to: URL(fileURLWithPath: out))
+        return 0
+    }
+
+    /// `--count` Retention Messaging realtime requests (app 1234, Sandbox), each with its own
+    /// request identifier, for subscriptions `o0`… `o<subscribers - 1>` of `fill-db`.
+    static func signRealtime(_ options: [String: String]) throws -> Int32 {
+        guard let chainFolder = options["chain"], let out = options["out"] else {
+            FileHandle.standardError.write(
+                Data("usage: entitle-bench sign-realtime --chain DIR --out FILE [--count N --subscribers N]\n".utf8))
+            return 2
+        }
+        let count = Int(options["count"] ?? "") ?? 20_000
+        let subscribers = Int(options["subscribers"] ?? "") ?? 10_000
+        let folder = URL(fileURLWithPath: chainFolder)
+        let key = try P256.Signing.PrivateKey(
+            pemRepresentation: String(contentsOf: folder.appendingPathComponent("leaf.key"), encoding: .utf8))
+        let x5c = try ["leaf.pem", "intermediate.pem", "root.pem"].map {
+            JSONValue.string(Base64.encode(try Certificate.load(contentsOf: folder.appendingPathComponent($0).path)[0].derRepresentation))
+        }
+        let base = Int64(Date().timeIntervalSince1970 * 1000)
+        var output: [UInt8] = []
+        for index in 0..<count {
+            let request = try JWSSigner.sign(
+                header: ["alg": "ES256", "x5c": .array(x5c)],
+                payload: [
+                    "originalTransactionId": .string("o\(index % subscribers)"), "appAppleId": 1234, "productId": "pro.monthly",
+                    "userLocale": "en-US", "requestIdentifier": .string(UUID().uuidString.lowercased()), "signedDate": .int(base),
+                    "environment": "Sandbox",
+                ], with: key)
+            JSONValue.object(["signedPayload": .string(request)]).write(into: &output)
             output.append(0x0A)
         }
         try Data(output).write(to: URL(fileURLWithPath: out))

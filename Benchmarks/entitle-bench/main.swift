@@ -11,7 +11,7 @@ import Server
 /// One JSON object per line (`{"name","value","unit","threads"}`), then a table. Names are stable.
 
 // The storage benchmarks have their own modes (see StorageBenchmarks.swift).
-if let mode = CommandLine.arguments.dropFirst().first, mode == "fill-db" || mode == "sign-notifications" {
+if let mode = CommandLine.arguments.dropFirst().first, mode == "fill-db" || mode == "sign-notifications" || mode == "sign-realtime" {
     exit(try StorageBenchmarks.run(mode, Array(CommandLine.arguments.dropFirst(2))))
 }
 

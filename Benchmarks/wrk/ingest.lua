@@ -1,4 +1,4 @@
--- wrk script: POST distinct notification bodies, one per request, from BODIES_FILE (one JSON
+-- wrk script: POST distinct bodies (notifications; realtime requests with POST_PATH), one per request, from BODIES_FILE (one JSON
 -- body per line, made by `entitle-bench sign-notifications --out FILE`). Each wrk thread takes
 -- every n-th line so no body is sent twice while the file lasts. Several wrk sharing one file
 -- (one per instance) take disjoint parts: BODIES_PART=k/n gives this wrk every n-th body from
@@ -30,5 +30,5 @@ function request()
     body = bodies[next_index]
   end
   next_index = next_index + stride
-  return wrk.format("POST", "/v1/notifications/apple", {["Content-Type"] = "application/json"}, body)
+  return wrk.format("POST", os.getenv("POST_PATH") or "/v1/notifications/apple", {["Content-Type"] = "application/json"}, body)
 end
