@@ -114,6 +114,7 @@ final class RetentionTests: XCTestCase {
         let (status, answer) = try ask("1000")
         XCTAssertEqual(status, 200, "\(answer)")
         XCTAssertEqual(answer, .object(["message": .object(["messageIdentifier": "msg-trial"])]))
+        try waitUntil(timeout: 5, "the answer recorded") { !self.events("RETENTION_OFFERED").isEmpty }
         let offered = try XCTUnwrap(events("RETENTION_OFFERED").first)
         XCTAssertEqual(offered["retention"]?["rule"], "trial")
         XCTAssertEqual(offered["retention"]?["kind"], "message")
@@ -141,11 +142,15 @@ final class RetentionTests: XCTestCase {
         XCTAssertEqual(parsed.payload["productId"], "pro.monthly")
         XCTAssertEqual(parsed.payload["transactionId"], "2000")
 
+        // The record is written while the answer is sent; Apple retries seconds later.
+        try waitUntil(timeout: 5, "the answer recorded") { !self.events("RETENTION_OFFERED").isEmpty }
         XCTAssertEqual(try ask("2000", id: id, locale: "fr-FR").1, answer, "Apple's retry gets the same answer")
         let (_, next) = try ask("2000")
         XCTAssertEqual(
             next["alternateProduct"], .object(["messageIdentifier": "msg-annual", "productId": "pro.annual"]),
             "no second offer within 30 days")
+        try waitUntil(timeout: 5, "the second answer recorded") { self.events("RETENTION_OFFERED").count >= 2 }
+        Thread.sleep(forTimeInterval: 0.2)
         XCTAssertEqual(events("RETENTION_OFFERED").count, 2, "the retry is not a second answer")
     }
 
@@ -226,6 +231,7 @@ final class RetentionTests: XCTestCase {
         let later = Int64(Date().timeIntervalSince1970 * 1000) + 60_000
         try subscribe("4000", monthsAgo: 7)
         XCTAssertNotNil(try ask("4000").1["promotionalOffer"])
+        try waitUntil(timeout: 5, "the answer recorded") { self.events("RETENTION_OFFERED").count == 1 }
         let redeemed = try chain.sign([
             "transactionId": "4000-offer", "originalTransactionId": "4000", "bundleId": "com.example.app", "productId": "pro.monthly",
             "subscriptionGroupIdentifier": "G1", "type": "Auto-Renewable Subscription", "purchaseDate": .int(later),
@@ -240,6 +246,7 @@ final class RetentionTests: XCTestCase {
 
         try subscribe("5000", monthsAgo: 1)
         XCTAssertNotNil(try ask("5000").1["alternateProduct"])
+        try waitUntil(timeout: 5, "the answer recorded") { self.events("RETENTION_OFFERED").count == 2 }
         let transaction = try chain.sign([
             "transactionId": "5000-now", "originalTransactionId": "5000", "bundleId": "com.example.app", "productId": "pro.monthly",
             "subscriptionGroupIdentifier": "G1", "type": "Auto-Renewable Subscription", "purchaseDate": .int(now - 2 * day),
@@ -257,6 +264,15 @@ final class RetentionTests: XCTestCase {
         let second = try XCTUnwrap(events("RETENTION_SAVED").last)
         XCTAssertEqual(second["retention"]?["savedBy"], "productSwitched")
         XCTAssertEqual(second["retention"]?["rule"], "annual")
+        try waitUntil(timeout: 5, "the save recorded") {
+            (try self.entitle.application.store.retentionRecords(appId: "app", environment: "Sandbox", originalTransactionId: "4000"))
+                .first?.savedBy == "offerRedeemed"
+        }
+        let services = try entitle.application.services(appId: "app")
+        let entries = try XCTUnwrap(
+            try services.history.history(appAccountToken: token, environment: nil, now: Date())?["history"]?.arrayValue)
+        XCTAssert(entries.contains { $0["kind"] == "retention" }, "the answers in the customer's history")
+        XCTAssert(entries.contains { $0["kind"] == "retentionSaved" && $0["retention"]?["rule"] == "loyal" })
         let metrics = String(
             decoding: entitle.handle(HTTPRequest(method: "GET", target: "/metrics", headers: [], body: [])).body, as: UTF8.self)
         XCTAssert(metrics.contains(#"entitle_retention_saves_total{app="app",rule="loyal"} 1"#), metrics)

@@ -6,10 +6,11 @@ import Instants
 import JSON
 
 /// `POST /v1/retention/apple`: Apple's realtime Retention Messaging request, asked while a
-/// customer opens the cancellation page. Verified like every signed payload, answered by the
-/// app's retention rules from the customer's stored facts (no network call: a promotional offer
-/// is signed here), and recorded with its event before it is answered, so Apple's retry of the
-/// same `requestIdentifier` gets the same answer.
+/// customer opens the cancellation page. Verified like every signed payload and answered by the
+/// app's retention rules from the customer's stored facts (no call to Apple: a promotional offer
+/// is signed here). The answer is recorded with its event while it is sent, not before: the page
+/// waits for it, and Apple retries a request only seconds later, when the record (keyed by the
+/// `requestIdentifier`, so the retry gets the same answer) is long committed.
 public struct RetentionService: Sendable {
     let app: AppConfiguration
     let verification: VerificationService
@@ -74,11 +75,14 @@ public struct RetentionService: Sendable {
         batch.retention = record
         batch.source = "retention"
         batch.requestedAt = nowMs
-        _ = try store.record(batch, outbox: eventWriter)
+        let (instrumentation, appId) = (instrumentation, app.id)
+        store.record(batch, outbox: eventWriter) { result in
+            // Not lost in silence: a record that could not be written is logged and counted.
+            if case .failure(let error) = result { instrumentation.backgroundFailed(app: appId, task: "retention_records", error) }
+        }
         instrumentation.retentionRequest(app: app.id, result: "answered")
         instrumentation.retentionAnswered(app: app.id, kind: decision.answer.kind, rule: decision.rule)
-        // Two copies of one request at once: both are answered what was stored first.
-        return try store.retentionRecord(appId: app.id, requestIdentifier: requestId)?.response ?? record.response
+        return record.response
     }
 
     /// The catalog offer signed for this customer, when its eligibility rule admits them.

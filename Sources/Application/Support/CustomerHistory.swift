@@ -103,6 +103,9 @@ public struct CustomerHistory: Sendable {
         where notification.store == "app_store" {
             entries.append(Self.entry(notification))
         }
+        for record in try store.retentionRecords(appId: app.id, environment: name, originalTransactionId: original) {
+            entries += Self.entries(record)
+        }
         return entries
     }
 
@@ -187,6 +190,22 @@ public struct CustomerHistory: Sendable {
             void["purchaseToken"] = .string(purchase.purchaseToken)
             void["summary"] = .string("Google Play voided the purchase (refund or chargeback)")
             entries.append(at(voided, order: 2, void))
+        }
+        return entries
+    }
+
+    /// An answer to Apple's realtime retention request, and the save it brought.
+    static func entries(_ record: RetentionRecord) -> [Entry] {
+        var object = base("retention", record.environment, source: "Retention Messaging (Apple's realtime request)")
+        object["retention"] = .object(record.json)
+        object["summary"] = .string(
+            "Cancellation page: answered \(record.answer.kind) \(record.answer.messageIdentifier) (rule \(record.rule))")
+        var entries = [at(record.answeredAt, order: 0, object)]
+        if let saved = record.savedAt {
+            var save = base("retentionSaved", record.environment, source: "Entitle (attributed from later facts)")
+            save["retention"] = .object(record.json)
+            save["summary"] = .string("Saved by the \(record.answer.kind) of rule \(record.rule): \(record.savedBy ?? "?")")
+            entries.append(at(saved, order: 5, save))
         }
         return entries
     }
