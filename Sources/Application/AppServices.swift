@@ -29,8 +29,9 @@ public final class AppServices: Sendable {
     /// Answers the stores' refund requests.
     let refundReviews: RefundReviews
     public let refunds: RefundService
-    /// Apple's realtime retention requests.
+    /// Apple's realtime retention requests, and the messages they answer with.
     public let retention: RetentionService
+    public let retentionMessaging: RetentionMessaging
     let pool: BlockingPool
     let outbound: BlockingPool
     let instrumentation: any Instrumentation
@@ -60,6 +61,7 @@ public final class AppServices: Sendable {
             app: app, store: store, pool: outbound, apple: clients ?? [:], google: google?.api, eventWriter: eventWriter,
             instrumentation: instrumentation, retrySeconds: app.refundRetrySeconds)
         self.refundReviews = refundReviews
+        retentionMessaging = RetentionMessaging(app: app, clients: clients ?? [:], outbound: outbound)
         refunds = RefundService(app: app, store: store, pool: pool, eventWriter: eventWriter)
         var notifications = NotificationIngestion(
             app: app, verification: verification, store: store, outbound: outbound,

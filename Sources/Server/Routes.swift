@@ -27,6 +27,17 @@ enum Routes {
         router.add("POST", "/v1/notifications/apple") { notifications.handle($0) }
         router.add("POST", "/v1/notifications/google") { googlePlay.push($0) }
         router.add("POST", "/v1/retention/apple") { retention.handle($0) }
+        for path in ["/v1/retention/messages", "/v1/retention/images"] {
+            router.add("GET", path) { retention.manage($0) }
+            router.add("PUT", path + "/{id}") { retention.manage($0) }
+            router.add("DELETE", path + "/{id}") { retention.manage($0) }
+        }
+        for method in ["GET", "PUT", "DELETE"] {
+            router.add(method, "/v1/retention/defaults/{productId}/{locale}") { retention.manage($0) }
+            router.add(method, "/v1/retention/realtime-url") { retention.manage($0) }
+        }
+        router.add("POST", "/v1/retention/performance-test") { retention.manage($0) }
+        router.add("GET", "/v1/retention/performance-test/{requestId}") { retention.manage($0) }
         router.add("POST", "/v1/purchases/google") { googlePlay.postPurchase($0) }
         router.add("POST", "/v1/purchases/google/voided") { googlePlay.syncVoided($0) }
         router.add("POST", "/v1/offers/google/select") { googlePlay.selectOffer($0) }

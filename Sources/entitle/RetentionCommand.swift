@@ -28,33 +28,46 @@ enum RetentionCommand {
         let action = positional.count > 1 ? positional[1] : ""
         let (_, services) = try loadServices(arguments)
         let environment = AppStoreEnvironment(rawValue: try arguments.required("environment"))
-        guard let client = try services.requireSync().clients[environment] else {
-            throw UsageError("\(environment.rawValue) is not enabled for this app (or has no Retention Messaging API)")
-        }
+        let messaging = services.retentionMessaging
         do {
-            Output.json(.object(try perform(area, action, arguments, client: client, app: services.app)))
+            var answer = try messaging.perform(try operation(area, action, arguments), environment: environment)
+            if area == "messages", action == "list", let config = arguments["config"] {
+                try RetentionMessageListing.save(answer, configuration: config, app: services.app.id)
+            }
+            if area == "performance-test", let requestId = answer["requestId"]?.stringValue {
+                answer = try waitForResult(requestId, messaging: messaging, environment: environment)
+            }
+            Output.json(.object(answer))
             return 0
+        } catch let error as ServiceError where error.httpStatus == 400 {
+            throw UsageError(error.message)
         } catch let error as AppStoreAPIError {
             Output.json(.object(["error": .string(error.description), "retryable": .bool(error.isRetryable)]))
             return 1
         }
     }
 
-    private static func perform(
-        _ area: String, _ action: String, _ arguments: Arguments, client: AppStoreServerAPIClient, app: AppConfiguration
+    /// Apple's result, polled every 2 s until it is no longer `PENDING` (two minutes at most).
+    private static func waitForResult(
+        _ requestId: String, messaging: RetentionMessaging, environment: AppStoreEnvironment
     ) throws -> JSONObject {
+        for _ in 0..<60 {
+            let result = try messaging.perform(.performanceTestResult(requestId: requestId), environment: environment)
+            if result["result"]?.stringValue != "PENDING" { return result }
+            Thread.sleep(forTimeInterval: 2)
+        }
+        return ["requestId": .string(requestId), "result": "PENDING"]
+    }
+
+    private static func operation(_ area: String, _ action: String, _ arguments: Arguments) throws -> RetentionMessaging.Operation {
         switch (area, action) {
-        case ("messages", "list"):
-            let listing = try client.retentionMessages()
-            if let config = arguments["config"] { try RetentionMessageListing.save(listing, configuration: config, app: app.id) }
-            return listing
+        case ("messages", "list"): return .listMessages
         case ("messages", "upload"):
-            let id = try arguments.required("id")
             var message: JSONObject = [
                 "header": .string(try arguments.required("header")), "body": .string(try arguments.required("body")),
             ]
             if let bullets = arguments["bullets"] {
-                guard let list = (try? JSONParser.parse(Array(bullets.utf8)))?.arrayValue else {
+                guard let list = JSONParser.storedObject("{\"b\":\(bullets)}")?["b"]?.arrayValue else {
                     throw UsageError("--bullets must be a JSON array of {\"text\", \"image\"?}")
                 }
                 message["bulletPoints"] = .array(list)
@@ -63,57 +76,25 @@ enum RetentionCommand {
                 message["image"] = .object(["imageIdentifier": .string(image), "altText": .string(try arguments.required("alt-text"))])
             }
             if let position = arguments["header-position"] { message["headerPosition"] = .string(position) }
-            let problems = RetentionMessageLimits.problems(message)
-            guard problems.isEmpty else { throw UsageError("the message would be refused: " + problems.joined(separator: "; ")) }
-            try client.uploadRetentionMessage(id, message)
-            return ["uploaded": .string(id), "state": "PENDING"]
-        case ("messages", "delete"):
-            try client.deleteRetentionMessage(try arguments.required("id"))
-            return ["deleted": .string(try arguments.required("id"))]
-        case ("images", "list"): return try client.retentionImages()
+            return .uploadMessage(id: try arguments.required("id"), message: message)
+        case ("messages", "delete"): return .deleteMessage(id: try arguments.required("id"))
+        case ("images", "list"): return .listImages
         case ("images", "upload"):
             let file = try arguments.required("file")
-            guard let data = FileManager.default.contents(atPath: file), data.starts(with: [0x89, 0x50, 0x4E, 0x47]) else {
-                throw UsageError("--file must be a PNG image")
-            }
-            let size = arguments["size"] ?? "FULL_SIZE"
-            guard ["FULL_SIZE", "BULLET_POINT"].contains(size) else { throw UsageError("--size must be FULL_SIZE or BULLET_POINT") }
-            try client.uploadRetentionImage(try arguments.required("id"), png: Array(data), size: size)
-            return ["uploaded": .string(try arguments.required("id")), "imageSize": .string(size), "state": "PENDING"]
-        case ("images", "delete"):
-            try client.deleteRetentionImage(try arguments.required("id"))
-            return ["deleted": .string(try arguments.required("id"))]
-        case ("default", "get"):
-            return try client.defaultRetentionMessage(
-                productId: try arguments.required("product"), locale: try arguments.required("locale"))
+            guard let data = FileManager.default.contents(atPath: file) else { throw UsageError("cannot read \(file)") }
+            return .uploadImage(id: try arguments.required("id"), png: Array(data), size: arguments["size"] ?? "FULL_SIZE")
+        case ("images", "delete"): return .deleteImage(id: try arguments.required("id"))
+        case ("default", "get"): return .getDefault(productId: try arguments.required("product"), locale: try arguments.required("locale"))
         case ("default", "set"):
-            try client.setDefaultRetentionMessage(
+            return .setDefault(
                 productId: try arguments.required("product"), locale: try arguments.required("locale"),
                 messageIdentifier: try arguments.required("message"))
-            return ["default": .string(try arguments.required("message"))]
         case ("default", "delete"):
-            try client.deleteDefaultRetentionMessage(productId: try arguments.required("product"), locale: try arguments.required("locale"))
-            return ["deleted": true]
-        case ("realtime-url", "get"): return try client.realtimeURL()
-        case ("realtime-url", "set"):
-            let url = try arguments.required("url")
-            guard url.hasPrefix("https://"), url.count <= 256 else {
-                throw UsageError("--url must be an https URL of at most 256 characters")
-            }
-            try client.setRealtimeURL(url)
-            return ["realtimeURL": .string(url)]
-        case ("realtime-url", "delete"):
-            try client.deleteRealtimeURL()
-            return ["deleted": true]
-        case ("performance-test", _):
-            let started = try client.startRetentionPerformanceTest(originalTransactionId: try arguments.required("transaction-id"))
-            guard let requestId = started["requestId"]?.stringValue else { return started }
-            for _ in 0..<60 {
-                let result = try client.retentionPerformanceTestResult(requestId)
-                if result["result"]?.stringValue != "PENDING" { return result }
-                Thread.sleep(forTimeInterval: 2)
-            }
-            return ["requestId": .string(requestId), "result": "PENDING"]
+            return .deleteDefault(productId: try arguments.required("product"), locale: try arguments.required("locale"))
+        case ("realtime-url", "get"): return .getRealtimeURL
+        case ("realtime-url", "set"): return .setRealtimeURL(try arguments.required("url"))
+        case ("realtime-url", "delete"): return .deleteRealtimeURL
+        case ("performance-test", _): return .startPerformanceTest(originalTransactionId: try arguments.required("transaction-id"))
         default: throw UsageError(usage)
         }
     }

@@ -43,7 +43,8 @@ final class RetentionTests: XCTestCase {
             {"server": {"port": 0}, "storage": {"sqlite": "facts.sqlite3"},
              "apps": [{"id": "app", "bundleId": "com.example.app", "appAppleId": 1234, "environments": \(environments),
               "signingKey": {"keyId": "KEY1", "issuerId": "57246542-96fe-1a63-e053-0824d011072a", "privateKeyFile": "key.p8"},
-              "apiKeys": [{"key": "server_key_0123456789", "role": "server"}, {"key": "client_key_0123456789", "role": "client"}],
+              "apiKeys": [{"key": "server_key_0123456789", "role": "server"}, {"key": "client_key_0123456789", "role": "client"},
+                          {"key": "admin_key_0123456789", "role": "admin"}],
               "verification": {"rootCertificates": ["\(chain.folder.appendingPathComponent("root.pem").path)"], "allowPrivateRoots": true},
               "appStoreServerAPI": {"sandboxURL": "\(standIn.baseURL)"},
               "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"]},
@@ -201,6 +202,27 @@ final class RetentionTests: XCTestCase {
         XCTAssertEqual(test.1["result"], "PASS", "\(test.1)")
         XCTAssertNotNil(test.1["responseTimes"]?["p99"]?.int64Value)
         XCTAssertEqual(test.1["successRate"], 100)
+
+        // The same through the admin API.
+        let admin = "admin_key_0123456789"
+        XCTAssertEqual(call("GET", "/v1/retention/messages", key: admin).1["messageIdentifiers"]?.arrayValue?.count, 1)
+        XCTAssertEqual(call("GET", "/v1/retention/messages", key: "server_key_0123456789").0, 403)
+        let tooLong = call(
+            "PUT", "/v1/retention/messages/msg-2", key: admin, ["header": "h", "body": .string(String(repeating: "b", count: 145))])
+        XCTAssertEqual(tooLong.0, 400, "\(tooLong.1)")
+        XCTAssertEqual(call("PUT", "/v1/retention/messages/msg-2", key: admin, ["header": "Stay", "body": "One more month free"]).0, 200)
+        XCTAssertEqual(standIn.retentionMessages["msg-2"]?.state, "PENDING")
+        XCTAssertEqual(call("DELETE", "/v1/retention/messages/msg-2", key: admin).0, 200)
+        XCTAssertNil(standIn.retentionMessages["msg-2"])
+        XCTAssertEqual(call("PUT", "/v1/retention/defaults/pro.annual/fr-FR", key: admin, ["messageIdentifier": "msg-offer"]).0, 200)
+        XCTAssertEqual(call("GET", "/v1/retention/defaults/pro.annual/fr-FR", key: admin).1["messageIdentifier"], "msg-offer")
+        XCTAssertEqual(call("PUT", "/v1/retention/realtime-url", key: admin, ["realtimeURL": "http://plain.example.com"]).0, 400)
+        let started = call("POST", "/v1/retention/performance-test", key: admin, ["originalTransactionId": "2000"])
+        let requestId = try XCTUnwrap(started.1["requestId"]?.stringValue, "\(started.1)")
+        try waitUntil(timeout: 20, "Apple's result") {
+            self.call("GET", "/v1/retention/performance-test/\(requestId)", key: admin).1["result"] != "PENDING"
+        }
+        XCTAssertEqual(call("GET", "/v1/retention/performance-test/\(requestId)", key: admin).1["result"], "PASS")
     }
 
     /// A customer Entitle knows nothing of gets the default message (no rule can be judged).

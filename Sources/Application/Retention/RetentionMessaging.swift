@@ -1,0 +1,88 @@
+import AppStore
+import AppStoreAPI
+import Foundation
+import JSON
+
+/// The app's retention messages through Apple's Retention Messaging API: what `entitle retention …`
+/// and the admin endpoints `…/v1/retention/…` both call, so both check the same limits before
+/// anything is sent. Calls wait on Apple: on the outbound pool.
+public struct RetentionMessaging: Sendable {
+    public enum Operation: Sendable {
+        case listMessages
+        case uploadMessage(id: String, message: JSONObject)
+        case deleteMessage(id: String)
+        case listImages
+        case uploadImage(id: String, png: [UInt8], size: String)
+        case deleteImage(id: String)
+        case getDefault(productId: String, locale: String)
+        case setDefault(productId: String, locale: String, messageIdentifier: String)
+        case deleteDefault(productId: String, locale: String)
+        case getRealtimeURL
+        case setRealtimeURL(String)
+        case deleteRealtimeURL
+        case startPerformanceTest(originalTransactionId: String)
+        case performanceTestResult(requestId: String)
+    }
+
+    let app: AppConfiguration
+    let clients: [AppStoreEnvironment: AppStoreServerAPIClient]
+    let outbound: BlockingPool
+
+    public func perform(
+        _ operation: Operation, environment: AppStoreEnvironment, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void
+    ) {
+        outbound.run({ try perform(operation, environment: environment) }, completion: completion)
+    }
+
+    /// Blocking (the CLI's main thread, the outbound pool). 400 for what Apple would refuse.
+    public func perform(_ operation: Operation, environment: AppStoreEnvironment) throws -> JSONObject {
+        guard let client = clients[environment] else {
+            throw ServiceError(
+                status: 422, code: "RETENTION_API_NOT_CONFIGURED",
+                message: "\(environment.rawValue): the Retention Messaging API needs signingKey.issuerId and the environment enabled")
+        }
+        switch operation {
+        case .listMessages: return try client.retentionMessages()
+        case .uploadMessage(let id, let message):
+            let problems = RetentionMessageLimits.problems(message)
+            guard problems.isEmpty else {
+                throw ServiceError.badRequest("the message would be refused: " + problems.joined(separator: "; "))
+            }
+            try client.uploadRetentionMessage(id, message)
+            return ["uploaded": .string(id), "state": "PENDING"]
+        case .deleteMessage(let id):
+            try client.deleteRetentionMessage(id)
+            return ["deleted": .string(id)]
+        case .listImages: return try client.retentionImages()
+        case .uploadImage(let id, let png, let size):
+            guard png.starts(with: [0x89, 0x50, 0x4E, 0x47]) else { throw ServiceError.badRequest("the image must be a PNG") }
+            guard ["FULL_SIZE", "BULLET_POINT"].contains(size) else {
+                throw ServiceError.badRequest("imageSize must be FULL_SIZE or BULLET_POINT")
+            }
+            try client.uploadRetentionImage(id, png: png, size: size)
+            return ["uploaded": .string(id), "imageSize": .string(size), "state": "PENDING"]
+        case .deleteImage(let id):
+            try client.deleteRetentionImage(id)
+            return ["deleted": .string(id)]
+        case .getDefault(let product, let locale): return try client.defaultRetentionMessage(productId: product, locale: locale)
+        case .setDefault(let product, let locale, let message):
+            try client.setDefaultRetentionMessage(productId: product, locale: locale, messageIdentifier: message)
+            return ["productId": .string(product), "locale": .string(locale), "messageIdentifier": .string(message)]
+        case .deleteDefault(let product, let locale):
+            try client.deleteDefaultRetentionMessage(productId: product, locale: locale)
+            return ["deleted": true]
+        case .getRealtimeURL: return try client.realtimeURL()
+        case .setRealtimeURL(let url):
+            guard url.hasPrefix("https://"), url.count <= 256, URL(string: url) != nil else {
+                throw ServiceError.badRequest("the realtime URL must be an https URL of at most 256 characters (Apple calls nothing else)")
+            }
+            try client.setRealtimeURL(url)
+            return ["realtimeURL": .string(url)]
+        case .deleteRealtimeURL:
+            try client.deleteRealtimeURL()
+            return ["deleted": true]
+        case .startPerformanceTest(let original): return try client.startRetentionPerformanceTest(originalTransactionId: original)
+        case .performanceTestResult(let id): return try client.retentionPerformanceTestResult(id)
+        }
+    }
+}
