@@ -633,7 +633,7 @@ final class PostgreSQLFactStoreTests: FactStoreContract {
         }
         XCTAssertEqual(failures.all, [])
         let applied = try runProcess("psql", [url, "-At", "-c", "SELECT count(*), max(version) FROM schema_migrations"])
-        XCTAssertEqual(applied.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "10|10", "each of the ten migrations once")
+        XCTAssertEqual(applied.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "11|11", "each of the eleven migrations once")
         // Migration 5: the signed texts compressed with lz4, where the server was built with it.
         let compression = try runProcess(
             "psql",
@@ -680,7 +680,7 @@ final class SQLiteFactStoreTests: FactStoreContract {
         XCTAssertEqual(try reopened.integrityCheck(), "ok")
         let mode = try runProcess("sqlite3", [path, "PRAGMA journal_mode; PRAGMA user_version;"])
         XCTAssertEqual(mode.status, 0, "the sqlite3 command line (Debian's sqlite3) is needed: \(mode.stderr)")
-        XCTAssertEqual(mode.stdout, "wal\n15\n")
+        XCTAssertEqual(mode.stdout, "wal\n16\n")
     }
 
     /// The README promises WAL and `synchronous = FULL`: an acknowledged fact survives power loss.
