@@ -68,13 +68,7 @@ enum StorageBenchmarks {
             return 2
         }
         let count = Int(options["count"] ?? "") ?? 20_000
-        let folder = URL(fileURLWithPath: chainFolder)
-        let key = try P256.Signing.PrivateKey(
-            pemRepresentation: String(contentsOf: folder.appendingPathComponent("leaf.key"), encoding: .utf8))
-        let x5c = try ["leaf.pem", "intermediate.pem", "root.pem"].map {
-            JSONValue.string(Base64.encode(try Certificate.load(contentsOf: folder.appendingPathComponent($0).path)[0].derRepresentation))
-        }
-        let header: JSONObject = ["alg": "ES256", "x5c": .array(x5c)]
+        let (key, header) = try signer(chainFolder)
         // Signed now: the chain was minted moments ago and is valid from then on.
         let base = Int64(Date().timeIntervalSince1970 * 1000)
         let run = UInt32.random(in: 0...UInt32.max)
@@ -114,17 +108,12 @@ enum StorageBenchmarks {
         }
         let count = Int(options["count"] ?? "") ?? 20_000
         let subscribers = Int(options["subscribers"] ?? "") ?? 10_000
-        let folder = URL(fileURLWithPath: chainFolder)
-        let key = try P256.Signing.PrivateKey(
-            pemRepresentation: String(contentsOf: folder.appendingPathComponent("leaf.key"), encoding: .utf8))
-        let x5c = try ["leaf.pem", "intermediate.pem", "root.pem"].map {
-            JSONValue.string(Base64.encode(try Certificate.load(contentsOf: folder.appendingPathComponent($0).path)[0].derRepresentation))
-        }
+        let (key, header) = try signer(chainFolder)
         let base = Int64(Date().timeIntervalSince1970 * 1000)
         var output: [UInt8] = []
         for index in 0..<count {
             let request = try JWSSigner.sign(
-                header: ["alg": "ES256", "x5c": .array(x5c)],
+                header: header,
                 payload: [
                     "originalTransactionId": .string("o\(index % subscribers)"), "appAppleId": 1234, "productId": "pro.monthly",
                     "userLocale": "en-US", "requestIdentifier": .string(UUID().uuidString.lowercased()), "signedDate": .int(base),
@@ -135,5 +124,16 @@ enum StorageBenchmarks {
         }
         try Data(output).write(to: URL(fileURLWithPath: out))
         return 0
+    }
+
+    /// The leaf key of a `make-chain.sh` chain, and the JWS header naming the chain.
+    static func signer(_ chainFolder: String) throws -> (P256.Signing.PrivateKey, JSONObject) {
+        let folder = URL(fileURLWithPath: chainFolder)
+        let key = try P256.Signing.PrivateKey(
+            pemRepresentation: String(contentsOf: folder.appendingPathComponent("leaf.key"), encoding: .utf8))
+        let x5c = try ["leaf.pem", "intermediate.pem", "root.pem"].map {
+            JSONValue.string(Base64.encode(try Certificate.load(contentsOf: folder.appendingPathComponent($0).path)[0].derRepresentation))
+        }
+        return (key, ["alg": "ES256", "x5c": .array(x5c)])
     }
 }
