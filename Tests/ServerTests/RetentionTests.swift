@@ -36,13 +36,13 @@ final class RetentionTests: XCTestCase {
         try? FileManager.default.removeItem(at: folder)
     }
 
-    private func server(environments: String) throws -> EntitleServer {
+    private func server(environments: String, issuer: Bool = true) throws -> EntitleServer {
         try writeFile(
             folder.appendingPathComponent("entitle.json"),
             """
             {"server": {"port": 0}, "storage": {"sqlite": "facts.sqlite3"},
              "apps": [{"id": "app", "bundleId": "com.example.app", "appAppleId": 1234, "environments": \(environments),
-              "signingKey": {"keyId": "KEY1", "issuerId": "57246542-96fe-1a63-e053-0824d011072a", "privateKeyFile": "key.p8"},
+              "signingKey": {"keyId": "KEY1", \(issuer ? #""issuerId": "57246542-96fe-1a63-e053-0824d011072a", "# : "")"privateKeyFile": "key.p8"},
               "apiKeys": [{"key": "server_key_0123456789", "role": "server"}, {"key": "client_key_0123456789", "role": "client"},
                           {"key": "admin_key_0123456789", "role": "admin"}],
               "verification": {"rootCertificates": ["\(chain.folder.appendingPathComponent("root.pem").path)"], "allowPrivateRoots": true},
@@ -223,6 +223,29 @@ final class RetentionTests: XCTestCase {
             self.call("GET", "/v1/retention/performance-test/\(requestId)", key: admin).1["result"] != "PENDING"
         }
         XCTAssertEqual(call("GET", "/v1/retention/performance-test/\(requestId)", key: admin).1["result"], "PASS")
+    }
+
+    /// A key without issuer ID signs the V1 way: Apple gets `promotionalOfferSignatureV1`, whose
+    /// signature verifies over Apple's joined fields with the app's key.
+    func testWithoutAnIssuerTheOfferIsSignedTheV1Way() throws {
+        entitle = try server(environments: #"["Sandbox"]"#, issuer: false)
+        try subscribe("6000", monthsAgo: 7)
+        let (status, answer) = try ask("6000")
+        XCTAssertEqual(status, 200, "\(answer)")
+        let v1 = try XCTUnwrap(answer["promotionalOffer"]?["promotionalOfferSignatureV1"])
+        XCTAssertNil(answer["promotionalOffer"]?["promotionalOfferSignatureV2"])
+        XCTAssertEqual(v1["keyId"], "KEY1")
+        XCTAssertEqual(v1["offerIdentifier"], "pro_comeback")
+        XCTAssertEqual(v1["productId"], "pro.monthly")
+        XCTAssertEqual(v1["appAccountToken"]?.stringValue, token)
+        let fields = [
+            "com.example.app", "KEY1", "pro.monthly", "pro_comeback", token, v1["nonce"]?.stringValue ?? "",
+            String(v1["timestamp"]?.int64Value ?? 0),
+        ]
+        let pem = try String(contentsOf: folder.appendingPathComponent("key.p8"), encoding: .utf8)
+        let publicKey = try P256.Signing.PrivateKey(pemRepresentation: pem).publicKey
+        let signature = try ECDSASignature(derRepresentation: try Base64.decode(v1["encodedSignature"]?.stringValue ?? ""))
+        XCTAssertTrue(publicKey.isValidSignature(signature, for: Array(fields.joined(separator: "\u{2063}").utf8)))
     }
 
     /// A customer Entitle knows nothing of gets the default message (no rule can be judged).
