@@ -132,6 +132,93 @@ class FactStoreContract: XCTestCase {
             "a purchase stored before is not finished again")
     }
 
+    /// Refund reviews' facts on every store: usage in order, an override set and removed, a request
+    /// stored once, brought up to date, found when due, and given the store's decision once.
+    func testRefundFactsAreStoredWhole() throws {
+        let store = try makeStore()
+        let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+        func usage(_ id: String, at: Int64) -> UsageRecord {
+            UsageRecord(
+                id: id, appAccountToken: token, transactionId: "1", purchaseToken: nil, consumedPercent: 12.5, delivered: false,
+                undeliveredReason: "WRONG_ITEM", events: [UsageRecord.Event(at: 5, description: "opened")], recordedAt: at,
+                recordedBy: "server")
+        }
+        var first = FactBatch(appId: "app", environment: "Sandbox")
+        first.usage = [usage("u-2", at: 20), usage("u-1", at: 10)]
+        first.refundOverride = (
+            token, RefundOverride(appAccountToken: token, override: "ALWAYS_GRANT", reason: "vip", setBy: "support", setAt: 7)
+        )
+        var request = RefundRequest(
+            id: "n-1", store: "app_store", environment: "Sandbox", appAccountToken: token, transactionId: "1", originalTransactionId: "1",
+            reason: "LEGAL", requestedAt: 100, deadline: 100 + RefundRequest.appleWindow)
+        first.refundRequest = request
+        XCTAssertEqual(try store.apply(first), .applied)
+        XCTAssertEqual(try store.usage(appId: "app", appAccountToken: token), [usage("u-1", at: 10), usage("u-2", at: 20)])
+        XCTAssertEqual(try store.refundOverride(appId: "app", appAccountToken: token)?.override, "ALWAYS_GRANT")
+        XCTAssertEqual(try store.dueRefundRequests(appId: "app", now: 99, limit: 10), [])
+        XCTAssertEqual(try store.dueRefundRequests(appId: "app", now: 100, limit: 10), [request])
+
+        var again = FactBatch(appId: "app", environment: "Sandbox")
+        var other = request
+        other.reason = "OTHER"
+        again.refundRequest = other
+        again.refundOverride = (token, nil)
+        XCTAssertEqual(try store.apply(again), .applied)
+        XCTAssertEqual(try store.refundRequests(appId: "app", limit: 10).map(\.reason), ["LEGAL"], "stored once")
+        XCTAssertNil(try store.refundOverride(appId: "app", appAccountToken: token))
+
+        request.status = .sent
+        request.attempts = 1
+        request.answer = ["refundPreference": "GRANT_FULL"]
+        request.decidedBy = "override"
+        request.sentAt = 150
+        var sent = FactBatch(appId: "app", environment: "Sandbox")
+        sent.refundRequestUpdate = request
+        sent.refundOutcome = ("1", nil, "DECLINED", 200)
+        XCTAssertEqual(try store.apply(sent), .applied)
+        var decided = FactBatch(appId: "app", environment: "Sandbox")
+        decided.refundOutcome = ("1", nil, "REFUNDED", 300)
+        XCTAssertEqual(try store.apply(decided), .applied)
+        var expected = request
+        (expected.outcome, expected.outcomeAt) = ("DECLINED", 200)
+        XCTAssertEqual(try store.refundRequests(appId: "app", limit: 10), [expected], "the first decision stands")
+        XCTAssertEqual(try store.dueRefundRequests(appId: "app", now: .max, limit: 10), [], "answered: no longer due")
+    }
+
+    /// Retention answers on every store: once per request identifier, by subscription, and the
+    /// writer's attribution marking the one a later purchase saved.
+    func testRetentionAnswersAreStoredAndSaved() throws {
+        let store = try makeStore()
+        let record = RetentionRecord(
+            requestIdentifier: "r-1", environment: "Sandbox", originalTransactionId: "1000", appAccountToken: nil, productId: "pro.monthly",
+            locale: "en-US", answeredAt: 1_000, answer: .promotionalOffer(messageIdentifier: "m", offerId: "o"), offerIdentifier: "pro_o",
+            rule: "loyal", response: ["promotionalOffer": .object(["messageIdentifier": "m"])])
+        var answered = FactBatch(appId: "app", environment: "Sandbox")
+        answered.retention = record
+        XCTAssertEqual(try store.apply(answered), .applied)
+        XCTAssertEqual(try store.apply(answered), .applied, "the same request again changes nothing")
+        XCTAssertEqual(try store.retentionRecord(appId: "app", requestIdentifier: "r-1"), record)
+        XCTAssertEqual(try store.retentionRecords(appId: "app", environment: "Sandbox", originalTransactionId: "1000"), [record])
+
+        struct Window: EventWriting {
+            var environments: [String] { ["Sandbox"] }
+            var retentionWindow: Int64? { 7 * 86_400_000 }
+            func events(for change: FactChange, firstSequence: Int64) -> [OutboxEvent] { [] }
+        }
+        var redeemed = TransactionRecord(
+            transactionId: "1001", originalTransactionId: "1000", productId: "pro.monthly", subscriptionGroupIdentifier: "G1",
+            purchaseDate: 2_000, expiresDate: 9_000, signedDate: 2_000)
+        redeemed.offerType = 2
+        redeemed.offerIdentifier = "pro_o"
+        var purchase = FactBatch(appId: "app", environment: "Sandbox")
+        purchase.transactions = [(redeemed, "jws")]
+        purchase.eventWriter = Window()
+        XCTAssertEqual(try store.apply(purchase), .applied)
+        let saved = try store.retentionRecord(appId: "app", requestIdentifier: "r-1")
+        XCTAssertEqual(saved?.savedAt, 2_000)
+        XCTAssertEqual(saved?.savedBy, "offerRedeemed")
+    }
+
     func testNotificationsAreIdempotent() throws {
         let store = try makeStore()
         XCTAssertEqual(try store.apply(batch([transaction("1", signed: 10)], notification: "n-1")), .applied)
