@@ -21,7 +21,7 @@ write_config() {
   local issuer=""
   [ -n "$1" ] && issuer=", \"issuerId\": \"$1\""
   cat > "$WORK/entitle.json" <<JSON
-{"server": {"host": "127.0.0.1", "port": 0},
+{"server": {"host": "127.0.0.1", "port": 0}, "rateLimits": {"client": {"perSecond": 1000000000, "burst": 1000000000}, "server": {"perSecond": 1000000000, "burst": 1000000000}},
  "apps": [{"id": "bench", "bundleId": "com.example.entitle.bench", "environments": ["Sandbox"],
    "signingKey": {"keyId": "BENCHKEY01", "privateKeyFile": "$PEER/keys/SubscriptionKey_BENCHKEY01.p8"$issuer},
    "verification": {"rootCertificates": ["$PEER/fixtures/verify-root.der"], "allowPrivateRoots": true},

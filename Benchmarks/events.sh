@@ -40,7 +40,7 @@ SECRET="whsec_$(head -c 32 /dev/urandom | base64)"
 
 start_server_on() {  # DB WEBHOOKS
   cat > "$WORK/entitle.json" <<JSON
-{"server": {"host": "127.0.0.1", "port": 0}, "storage": {"sqlite": "$1"}, "delivery": {"caFile": "$WORK/ca.pem"},
+{"server": {"host": "127.0.0.1", "port": 0}, "rateLimits": {"enabled": false}, "storage": {"sqlite": "$1"}, "delivery": {"caFile": "$WORK/ca.pem"},
  "apps": [{"id": "bench", "bundleId": "com.example.app", "environments": ["Sandbox"],
    "signingKey": {"keyId": "BENCHKEY01", "privateKeyFile": "$WORK/key.p8"},
    "verification": {"rootCertificates": ["$WORK/chain/root.pem"], "allowPrivateRoots": true},

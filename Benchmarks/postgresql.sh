@@ -32,7 +32,7 @@ database() { local name="bench_$1"; psql "$SERVER_URL" -qc "CREATE DATABASE $nam
 
 config() {  # STORAGE-JSON FILE
   cat > "$2" <<JSON
-{"server": {"host": "127.0.0.1", "port": 0}, "storage": $1,
+{"server": {"host": "127.0.0.1", "port": 0}, "rateLimits": {"enabled": false}, "storage": $1,
  "apps": [{"id": "bench", "bundleId": "com.example.app", "environments": ["Sandbox"],
    "signingKey": {"keyId": "BENCHKEY01", "privateKeyFile": "$WORK/key.p8"},
    "apiKeys": [{"key": "client_bench_key_not_secret", "role": "client"}],

@@ -13,7 +13,7 @@ sh "$ROOT/Tests/TestSupport/make-chain.sh" "$WORK/chain"
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$WORK/key.p8" 2>/dev/null
 "$BIN/entitle-bench" fill-db --db "$WORK/facts.sqlite3" --transactions 20000 --subscribers 10000 >/dev/null
 cat > "$WORK/entitle.json" <<JSON
-{"server": {"host": "127.0.0.1", "port": 0}, "storage": {"sqlite": "$WORK/facts.sqlite3"},
+{"server": {"host": "127.0.0.1", "port": 0}, "rateLimits": {"enabled": false}, "storage": {"sqlite": "$WORK/facts.sqlite3"},
  "apps": [{"id": "bench", "bundleId": "com.example.app", "appAppleId": 1234, "environments": ["Sandbox"],
    "signingKey": {"keyId": "BENCHKEY01", "issuerId": "57246542-96fe-1a63-e053-0824d011072a", "privateKeyFile": "$WORK/key.p8"},
    "apiKeys": [{"key": "server_bench_key_not_secret", "role": "server"}],

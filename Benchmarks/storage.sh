@@ -16,7 +16,7 @@ openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$WORK/key.p
 
 start_server_on() {  # DB
   cat > "$WORK/entitle.json" <<JSON
-{"server": {"host": "127.0.0.1", "port": 0}, "storage": {"sqlite": "$1"},
+{"server": {"host": "127.0.0.1", "port": 0}, "rateLimits": {"enabled": false}, "storage": {"sqlite": "$1"},
  "apps": [{"id": "bench", "bundleId": "com.example.app", "environments": ["Sandbox"],
    "signingKey": {"keyId": "BENCHKEY01", "privateKeyFile": "$WORK/key.p8"},
    "apiKeys": [{"key": "client_bench_key_not_secret", "role": "client"}],

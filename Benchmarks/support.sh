@@ -19,7 +19,7 @@ FILL=$("$BIN/entitle-bench" fill-db --db "$WORK/support.sqlite3" --transactions 
 TOKEN=$(python3 -c "import json,sys; print(json.loads(sys.argv[1])['sampleToken'])" "$FILL")
 ORIGINAL="o$((SUBSCRIBERS / 2))"
 cat > "$WORK/entitle.json" <<JSON
-{"server": {"host": "127.0.0.1", "port": 0}, "storage": {"sqlite": "$WORK/support.sqlite3"},
+{"server": {"host": "127.0.0.1", "port": 0}, "rateLimits": {"enabled": false}, "storage": {"sqlite": "$WORK/support.sqlite3"},
  "apps": [{"id": "bench", "bundleId": "com.example.app", "environments": ["Sandbox"],
    "signingKey": {"keyId": "BENCHKEY01", "privateKeyFile": "$WORK/key.p8"},
    "apiKeys": [{"key": "$ADMIN", "role": "admin", "name": "bench"}],

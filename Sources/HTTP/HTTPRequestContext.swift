@@ -19,6 +19,8 @@ public final class HTTPRequestContext: @unchecked Sendable {
     public let peer: String
     /// Monotonic start time, seconds.
     let startedAt: Double
+    /// Headers every answer to this request carries (set before routing: the rate limit's).
+    public var extraHeaders: [(name: String, value: String)] = []
     private let responded = Atomic<Bool>(false)
     private let deliver: @Sendable (HTTPRequestContext, HTTPResponse) -> Void
 
@@ -41,6 +43,9 @@ public final class HTTPRequestContext: @unchecked Sendable {
     /// Sends the answer. Later calls are ignored.
     public func respond(_ response: HTTPResponse) {
         guard !responded.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        guard !extraHeaders.isEmpty else { return deliver(self, response) }
+        var response = response
+        response.headers += extraHeaders
         deliver(self, response)
     }
 }

@@ -15,6 +15,7 @@ public final class EntitleServer: Sendable {
     public let logger: Logger
     public let application: EntitleApplication
     private let router: Router
+    private let gate: RateLimitGate
     private let httpServer: HTTPServer
 
     /// `logOutput` is the file descriptor for JSON log lines (standard output by default; nil discards).
@@ -49,7 +50,14 @@ public final class EntitleServer: Sendable {
         http.shutdownGrace = configuration.server.shutdownGraceSeconds
         http.defaultHeaders = SecurityHeaders.api
         let router = self.router
-        httpServer = try HTTPServer(configuration: http, handler: { router.handle($0) }, observer: logger)
+        let gate = RateLimitGate(application: application, settings: configuration.rateLimits, metrics: metrics)
+        self.gate = gate
+        httpServer = try HTTPServer(
+            configuration: http,
+            handler: { context in
+                if let refusal = gate.refusal(context) { return context.respond(refusal) }
+                router.handle(context)
+            }, observer: logger)
         metrics.attach(httpServer.statistics, pool: application.pool, outbound: application.outbound)
     }
 

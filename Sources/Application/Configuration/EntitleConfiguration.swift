@@ -9,6 +9,7 @@ public struct EntitleConfiguration: Sendable {
     public var storage: StorageSettings
     public var delivery = DeliverySettings()
     public var console = ConsoleSettings()
+    public var rateLimits = RateLimitSettings()
     public var apps: [AppConfiguration]
     /// The configuration file, for messages and for resolving relative paths.
     public var path: String

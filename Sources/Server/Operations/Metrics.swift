@@ -49,7 +49,7 @@ public final class Metrics: Instrumentation, Sendable {
     /// The use-case counter families, each with its label names and help text.
     enum Family: Int, CaseIterable {
         case verifications, notificationsReceived, notificationOutcomes, offersSigned, events, deliveries, backgroundErrors
-        case refundRequests, refundAnswers, refundOutcomes, retentionRequests, retentionAnswers, retentionSaves
+        case refundRequests, refundAnswers, refundOutcomes, retentionRequests, retentionAnswers, retentionSaves, rateLimited
 
         var name: String {
             switch self {
@@ -66,6 +66,7 @@ public final class Metrics: Instrumentation, Sendable {
             case .retentionRequests: "entitle_retention_requests_total"
             case .retentionAnswers: "entitle_retention_answers_total"
             case .retentionSaves: "entitle_retention_saves_total"
+            case .rateLimited: "entitle_rate_limited_total"
             }
         }
 
@@ -84,6 +85,7 @@ public final class Metrics: Instrumentation, Sendable {
             case .retentionRequests: ["app", "result"]
             case .retentionAnswers: ["app", "kind", "rule"]
             case .retentionSaves: ["app", "rule"]
+            case .rateLimited: ["scope"]
             }
         }
 
@@ -102,6 +104,7 @@ public final class Metrics: Instrumentation, Sendable {
             case .retentionRequests: "Apple's realtime retention requests: answered, repeated (the stored answer again), refused."
             case .retentionAnswers: "Retention answers given, by kind and rule."
             case .retentionSaves: "Retention answers that saved their subscription, by rule."
+            case .rateLimited: "Requests refused 429 by a rate limit, by scope (client, server, admin key; address)."
             }
         }
     }
@@ -161,6 +164,8 @@ public final class Metrics: Instrumentation, Sendable {
     public func retentionAnswered(app: String, kind: String, rule: String) { count(.retentionAnswers, [app, kind, rule]) }
 
     public func retentionSaved(app: String, rule: String) { count(.retentionSaves, [app, rule]) }
+
+    func rateLimited(scope: String) { count(.rateLimited, [scope]) }
 
     public func eventWritten(app: String, type: String) { count(.events, [app, type]) }
 

@@ -1,0 +1,80 @@
+import Foundation
+import Synchronization
+
+/// How fast one key (or one address) may call: `perSecond` on average, `burst` at once.
+public struct RateLimit: Sendable, Equatable {
+    public var perSecond: Double
+    public var burst: Double
+
+    public init(perSecond: Double, burst: Double) {
+        self.perSecond = perSecond
+        self.burst = burst
+    }
+}
+
+/// `rateLimits`: per API key by role (a client key per address too: it ships in the app), and per
+/// client address for what no key authenticates (sign-in, the console's page). Counted by each
+/// instance on its own: with several instances behind a balancer, each allows this much.
+public struct RateLimitSettings: Sendable, Equatable {
+    public var client = RateLimit(perSecond: 20, burst: 40)
+    public var server = RateLimit(perSecond: 500, burst: 1000)
+    public var admin = RateLimit(perSecond: 50, burst: 100)
+    public var address = RateLimit(perSecond: 10, burst: 20)
+    /// Off: no limit anywhere.
+    public var enabled = true
+
+    public init() {}
+
+    public func limit(for role: APIKeyRole?) -> RateLimit {
+        switch role {
+        case .client: client
+        case .server: server
+        case .admin: admin
+        case nil: address
+        }
+    }
+}
+
+/// Token buckets, one per key or address: a request takes a token, tokens come back at the
+/// limit's rate up to its burst. Memory stays bounded: past `maximumBuckets`, buckets that have
+/// refilled (their callers quiet) are dropped, and a full table refuses no one.
+public final class RateLimiter: Sendable {
+    public struct Verdict: Sendable, Equatable {
+        public var allowed: Bool
+        /// Tokens left after this request, and seconds until the bucket is full again.
+        public var remaining: Int
+        public var resetSeconds: Int
+        /// When refused: seconds until a token comes back.
+        public var retryAfter: Int
+    }
+
+    private struct Bucket {
+        var tokens: Double
+        var updated: Double
+    }
+
+    static let maximumBuckets = 100_000
+    private let buckets = Mutex<[String: Bucket]>([:])
+
+    public init() {}
+
+    /// Takes a token from `key`'s bucket at `now` (seconds, monotonic).
+    public func take(_ key: String, limit: RateLimit, now: Double) -> Verdict {
+        buckets.withLock { buckets in
+            var bucket = buckets[key] ?? Bucket(tokens: limit.burst, updated: now)
+            bucket.tokens = min(limit.burst, bucket.tokens + max(0, now - bucket.updated) * limit.perSecond)
+            bucket.updated = now
+            let allowed = bucket.tokens >= 1
+            if allowed { bucket.tokens -= 1 }
+            if buckets[key] == nil && buckets.count >= Self.maximumBuckets {
+                buckets = buckets.filter { _, old in old.tokens + (now - old.updated) * limit.perSecond < limit.burst }
+            }
+            if buckets.count < Self.maximumBuckets || buckets[key] != nil { buckets[key] = bucket }
+            let rate = max(limit.perSecond, 0.000_1)
+            return Verdict(
+                allowed: allowed, remaining: Int(bucket.tokens.rounded(.down)),
+                resetSeconds: Int(((limit.burst - bucket.tokens) / rate).rounded(.up)),
+                retryAfter: allowed ? 0 : max(1, Int(((1 - bucket.tokens) / rate).rounded(.up))))
+        }
+    }
+}
