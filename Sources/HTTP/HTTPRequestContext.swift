@@ -21,6 +21,9 @@ public final class HTTPRequestContext: @unchecked Sendable {
     let startedAt: Double
     /// Headers every answer to this request carries (set before routing: the rate limit's).
     public var extraHeaders: [(name: String, value: String)] = []
+    /// Who the request was authenticated as before routing (the rate limit reads it first), for
+    /// the handler not to authenticate it again.
+    public var authenticated: (any Sendable)?
     private let responded = Atomic<Bool>(false)
     private let deliver: @Sendable (HTTPRequestContext, HTTPResponse) -> Void
 

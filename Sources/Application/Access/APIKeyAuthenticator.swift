@@ -44,6 +44,11 @@ public struct APIKeyAuthenticator: Sendable {
 
     /// `authorization` is the header's value, nil when absent.
     public func authenticate(authorization header: String?) throws(ServiceError) -> Caller {
+        try identify(authorization: header).caller
+    }
+
+    /// The same, with the key's place among the configured ones (the rate limit's bucket).
+    public func identify(authorization header: String?) throws(ServiceError) -> (caller: Caller, index: Int) {
         guard let header else {
             throw Self.unauthorized("an API key is required (Authorization: Bearer <key>)")
         }
@@ -53,7 +58,7 @@ public struct APIKeyAuthenticator: Sendable {
         guard bytes.count > 7, bytes[6] == 0x20, (0..<6).allSatisfy({ bytes[$0] | 0x20 == scheme[$0] }) else {
             throw Self.unauthorized("the Authorization header must be Bearer <key>")
         }
-        return try authenticate(key: bytes[7...])
+        return try identify(key: bytes[7...])
     }
 
     public func authenticate(key: some Collection<UInt8>) throws(ServiceError) -> Caller {

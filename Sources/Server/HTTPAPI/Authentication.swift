@@ -11,6 +11,7 @@ extension EntitleApplication {
 
     func caller(_ context: HTTPRequestContext) throws(ServiceError) -> Caller {
         let request = context.request
+        if let caller = context.authenticated as? Caller { return caller }
         if let header = request.header("authorization") { return try authenticator.authenticate(authorization: header) }
         guard let token = Self.cookie(Self.sessionCookie, in: request) else {
             return try authenticator.authenticate(authorization: nil)

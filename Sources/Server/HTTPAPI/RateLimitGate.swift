@@ -17,11 +17,20 @@ struct RateLimitGate: Sendable {
     let settings: RateLimitSettings
     let metrics: Metrics
     private let limiter = RateLimiter()
+    /// Each scope's `RateLimit-Policy` value, made once.
+    private let policies: [String: String]
 
     init(application: EntitleApplication, settings: RateLimitSettings, metrics: Metrics) {
         self.application = application
         self.settings = settings
         self.metrics = metrics
+        var policies: [String: String] = [:]
+        for role in [APIKeyRole.client, .server, .admin, nil] {
+            let limit = settings.limit(for: role)
+            let name = role?.rawValue ?? "address"
+            policies[name] = "\"\(name)\";q=\(Int(limit.burst));w=\(Int((limit.burst / limit.perSecond).rounded(.up)))"
+        }
+        self.policies = policies
     }
 
     static let unlimited: Set<String> = [
@@ -36,10 +45,8 @@ struct RateLimitGate: Sendable {
         let limit = settings.limit(for: role)
         let verdict = limiter.take(key, limit: limit, now: Double(DispatchTime.now().uptimeNanoseconds) / 1e9)
         let name = role?.rawValue ?? "address"
-        let window = Int((limit.burst / limit.perSecond).rounded(.up))
         context.extraHeaders = [
-            ("RateLimit-Policy", "\"\(name)\";q=\(Int(limit.burst));w=\(window)"),
-            ("RateLimit", "\"\(name)\";r=\(verdict.remaining);t=\(verdict.resetSeconds)"),
+            ("RateLimit-Policy", policies[name] ?? ""), ("RateLimit", "\"\(name)\";r=\(verdict.remaining);t=\(verdict.resetSeconds)"),
         ]
         guard !verdict.allowed else { return nil }
         metrics.rateLimited(scope: name)
@@ -52,14 +59,15 @@ struct RateLimitGate: Sendable {
         return response
     }
 
-    /// Whose bucket: the key's (held by its digest, never as text), the console session's, or the
+    /// Whose bucket: the key's (by its place among the configured keys, never its text), the console session's, or the
     /// address's (behind a proxy on this machine, the address it forwarded, as sign-in counts). An
     /// unknown key counts against its address, so guessing keys is slowed too.
     private func identify(_ context: HTTPRequestContext) -> (APIKeyRole?, String) {
         if let header = context.request.header("authorization") {
             // A key that does not authenticate is limited by address; the handler refuses it.
-            if let caller = try? application.authenticator.authenticate(authorization: header) {
-                let key = "key:" + Base64.encodeURL(SHA256.hash(Array(header.utf8)))
+            if let (caller, index) = try? application.authenticator.identify(authorization: header) {
+                context.authenticated = caller
+                let key = "key \(index)"
                 return (caller.role, caller.role == .client ? key + "@" + ConsoleHandlers.client(context) : key)
             }
         } else if let session = application.consoleSession(context.request) {
