@@ -36,8 +36,9 @@ public struct RateLimitSettings: Sendable, Equatable {
 }
 
 /// Token buckets, one per key or address: a request takes a token, tokens come back at the
-/// limit's rate up to its burst. Memory stays bounded: past `maximumBuckets`, buckets that have
-/// refilled (their callers quiet) are dropped, and a full table refuses no one.
+/// limit's rate up to its burst. Memory stays bounded: when `maximumBuckets` are held, those idle
+/// for a minute (refilled long since) are dropped, and if that frees under a tenth, all are — a
+/// flood of new addresses costs one sweep per 10,000 of them, never one per request.
 public final class RateLimiter: Sendable {
     public struct Verdict: Sendable, Equatable {
         public var allowed: Bool
@@ -58,6 +59,9 @@ public final class RateLimiter: Sendable {
 
     public init() {}
 
+    /// The buckets held now.
+    public var bucketCount: Int { buckets.withLock { $0.count } }
+
     /// Takes a token from `key`'s bucket at `now` (seconds, monotonic).
     public func take(_ key: String, limit: RateLimit, now: Double) -> Verdict {
         buckets.withLock { buckets in
@@ -67,9 +71,10 @@ public final class RateLimiter: Sendable {
             let allowed = bucket.tokens >= 1
             if allowed { bucket.tokens -= 1 }
             if buckets[key] == nil && buckets.count >= Self.maximumBuckets {
-                buckets = buckets.filter { _, old in old.tokens + (now - old.updated) * limit.perSecond < limit.burst }
+                buckets = buckets.filter { now - $0.value.updated < 60 }
+                if buckets.count > Self.maximumBuckets * 9 / 10 { buckets.removeAll(keepingCapacity: true) }
             }
-            if buckets.count < Self.maximumBuckets || buckets[key] != nil { buckets[key] = bucket }
+            buckets[key] = bucket
             let rate = max(limit.perSecond, 0.000_1)
             return Verdict(
                 allowed: allowed, remaining: Int(bucket.tokens.rounded(.down)),

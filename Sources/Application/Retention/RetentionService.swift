@@ -20,18 +20,15 @@ public struct RetentionService: Sendable {
     let eventWriter: AppEventWriter
     let instrumentation: any Instrumentation
 
-    public enum Refusal: Error, CustomStringConvertible {
-        case notConfigured
-        public var description: String { "this app answers no retention requests (no \"retention\" in its configuration)" }
-    }
-
     public func answer(_ parsed: SignedPayload, now: Date, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {
         pool.run({ try answerNow(parsed, now: now) }, completion: completion)
     }
 
     func answerNow(_ parsed: SignedPayload, now: Date) throws -> JSONObject {
         guard let policy = app.retention else {
-            throw ServiceError(status: 404, code: "RETENTION_NOT_CONFIGURED", message: Refusal.notConfigured.description)
+            throw ServiceError(
+                status: 404, code: "RETENTION_NOT_CONFIGURED",
+                message: "this app answers no retention requests (no \"retention\" in its configuration)")
         }
         let verified = verification.verifiedRealtimeRequest(parsed)
         guard case .valid(let (request, environment)) = verified else {
