@@ -65,21 +65,24 @@ public final class RateLimiter: Sendable {
     /// Takes a token from `key`'s bucket at `now` (seconds, monotonic).
     public func take(_ key: String, limit: RateLimit, now: Double) -> Verdict {
         buckets.withLock { buckets in
-            var bucket = buckets[key] ?? Bucket(tokens: limit.burst, updated: now)
-            bucket.tokens = min(limit.burst, bucket.tokens + max(0, now - bucket.updated) * limit.perSecond)
-            bucket.updated = now
-            let allowed = bucket.tokens >= 1
-            if allowed { bucket.tokens -= 1 }
-            if buckets[key] == nil && buckets.count >= Self.maximumBuckets {
+            if buckets.count >= Self.maximumBuckets, buckets[key] == nil {
                 buckets = buckets.filter { now - $0.value.updated < 60 }
                 if buckets.count > Self.maximumBuckets * 9 / 10 { buckets.removeAll(keepingCapacity: true) }
             }
-            buckets[key] = bucket
-            let rate = max(limit.perSecond, 0.000_1)
-            return Verdict(
-                allowed: allowed, remaining: Int(bucket.tokens.rounded(.down)),
-                resetSeconds: Int(((limit.burst - bucket.tokens) / rate).rounded(.up)),
-                retryAfter: allowed ? 0 : max(1, Int(((1 - bucket.tokens) / rate).rounded(.up))))
+            // One lookup: the bucket is updated where it is stored.
+            return Self.take(&buckets[key, default: Bucket(tokens: limit.burst, updated: now)], limit: limit, now: now)
         }
+    }
+
+    private static func take(_ bucket: inout Bucket, limit: RateLimit, now: Double) -> Verdict {
+        bucket.tokens = min(limit.burst, bucket.tokens + max(0, now - bucket.updated) * limit.perSecond)
+        bucket.updated = now
+        let allowed = bucket.tokens >= 1
+        if allowed { bucket.tokens -= 1 }
+        let rate = max(limit.perSecond, 0.000_1)
+        return Verdict(
+            allowed: allowed, remaining: Int(bucket.tokens.rounded(.down)),
+            resetSeconds: Int(((limit.burst - bucket.tokens) / rate).rounded(.up)),
+            retryAfter: allowed ? 0 : max(1, Int(((1 - bucket.tokens) / rate).rounded(.up))))
     }
 }
