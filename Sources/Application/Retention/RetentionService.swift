@@ -88,9 +88,14 @@ public struct RetentionService: Sendable {
         let request = PromotionalOfferRequest(
             productId: offer.productId, offerId: offerId, appAccountToken: token, transactionId: original, trustedCaller: true)
         // Refused (the customer may not have it) or not signable: the next rule answers instead,
-        // never an offer outside the rules, and at once.
-        guard var signed = try? offers.signPromotionalOffer(request, subscriptions: subscription.map { [$0] } ?? [], timestamp: now)
-        else { return nil }
+        // never an offer outside the rules, and at once; a signing failure is logged and counted.
+        var signed: JSONObject
+        do {
+            signed = try offers.signPromotionalOffer(request, subscriptions: subscription.map { [$0] } ?? [], timestamp: now)
+        } catch {
+            if error.code != "OFFER_UNAVAILABLE" { instrumentation.backgroundFailed(app: app.id, task: "retention_offers", error) }
+            return nil
+        }
         if let token { signed["appAccountToken"] = .string(token) }
         return signed
     }

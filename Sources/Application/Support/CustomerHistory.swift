@@ -139,7 +139,7 @@ public struct CustomerHistory: Sendable {
         }
         object["summary"] = .string([notification.notificationType, notification.subtype].compactMap { $0 }.joined(separator: " · "))
         object["payload"] = .object(
-            fromGoogle ? (try? JSONParser.parse(Array(notification.jws.utf8)))?.objectValue ?? [:] : decodedNotification(notification.jws))
+            fromGoogle ? JSONParser.storedObject(notification.jws) ?? [:] : decodedNotification(notification.jws))
         return at(notification.signedDate, order: 0, object)
     }
 

@@ -49,7 +49,7 @@ public enum CustomerEventDerivation {
             event.retention = record
             events.append(event)
         }
-        for save in RetentionAttribution.saves(change) {
+        for save in change.retentionSaves {
             var saved = save.record
             (saved.savedAt, saved.savedBy) = (save.at, save.how)
             var event = CustomerEvent(

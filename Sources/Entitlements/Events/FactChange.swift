@@ -102,6 +102,9 @@ public struct FactChange: Sendable {
     /// answer a save counts (nil: the app answers no retention requests).
     public var openRetention: [String: [RetentionRecord]] = [:]
     public var retentionWindow: Int64?
+    /// The retention answers this change saved: found once, recorded by the writer and told by the
+    /// event rules.
+    public var retentionSaves: [RetentionAttribution.Save] = []
     /// For a batch naming a customer without a subscription of theirs (rescinded consent, a
     /// refund review answered): that customer, after the batch.
     public var customerSubscriber: SubscriberFacts?
@@ -231,6 +234,7 @@ public struct FactChange: Sendable {
         if let token = batch.namedCustomer { change.customerSubscriber = pending.subscribers[token] }
         change.openRetention = pending.openRetention
         change.retentionWindow = pending.retentionWindow
+        change.retentionSaves = RetentionAttribution.saves(change)
         for (purchase, _) in batch.playPurchases {
             let before = pending.playBefore[purchase.purchaseToken]
             let after = before.map { purchase.replacing($0) } ?? purchase

@@ -78,7 +78,7 @@ public enum FactWriter {
         try queueAcknowledgements(of: change, into: store)
         try storeRefundFacts(of: batch, into: store)
         if let record = batch.retention { _ = try store.insertRetentionRecordIfNew(record) }
-        for save in RetentionAttribution.saves(change) {
+        for save in change.retentionSaves {
             try store.markRetentionSaved(requestIdentifier: save.record.requestIdentifier, at: save.at, how: save.how)
         }
         if let grant = change.grantAfter, grant != change.grantBefore { try store.putGrant(grant) }
