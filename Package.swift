@@ -1,14 +1,21 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Module shape (see README "Layout"): dependencies point down only.
+// Module shape (see docs/ARCHITECTURE.md): dependencies point down only.
 //   entitle (CLI) → Server (HTTP adapters, composition: opens the store) → HTTP, Application, Storage
 //   Application (use cases) → AppStoreAPI and GooglePlay → HTTPClient, Entitlements (the domain, with its FactStore port)
 //   Storage (SQLite, PostgreSQL) → Entitlements → AppStore → Crypto → COpenSSL + CShims
 //   JSON at the bottom. Each C module is imported (with `internal import`) by exactly one module.
+// Every Swift target is built with the upcoming features that make a module's boundary explicit:
+// `any` spelled out, imports internal unless marked, and members visible only from imported modules.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
 let package = Package(
     name: "Entitle",
-    platforms: [.macOS(.v14)],
     products: [
         .executable(name: "entitle", targets: ["entitle"]),
         .executable(name: "entitle-bench", targets: ["entitle-bench"]),
@@ -69,7 +76,9 @@ let package = Package(
         .target(
             name: "Server",
             dependencies: ["Application", "HTTP", "Storage", "Entitlements", "AppStore", "AppStoreAPI", "Crypto", "Instants", "JSON"],
-            path: "Sources/Server"
+            path: "Sources/Server",
+            // The OpenAPI document (a link to docs/openapi.json), served at GET /openapi.json.
+            resources: [.embedInCode("OpenAPI/openapi.json")]
         ),
         .executableTarget(
             name: "entitle",
@@ -126,3 +135,9 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// C targets take no Swift settings; every other target gets the same ones.
+let cTargets: Set<String> = ["CShims", "CCurlShims", "CLinux"]
+for target in package.targets where target.type != .system && !cTargets.contains(target.name) {
+    target.swiftSettings = (target.swiftSettings ?? []) + swiftSettings
+}

@@ -20,15 +20,21 @@ if [ "${1:-}" = "--tests" ]; then
         systemd python3-seccomp curl)
 fi
 
-# Selenium for the browser tests, from PyPI, in a virtualenv of the project's own that also sees
-# Debian's packages (python3-cryptography): the system's Python stays as it is.
-install_selenium() {
+# The tests' tools from PyPI, pinned, in a virtualenv of the project's own that also sees Debian's
+# packages (python3-cryptography): the system's Python stays as it is. Selenium drives the browser
+# tests; openapi-spec-validator and schemathesis check docs/openapi.json and the running server.
+test_python_packages=("selenium==4.51.0" "openapi-spec-validator==0.9.0" "schemathesis==4.32.5")
+install_test_python() {
     local venv
     venv="$(cd "$(dirname "$0")/.." && pwd)/.build/test-python"
-    if [ -x "$venv/bin/python3" ] && "$venv/bin/python3" -c "import selenium" 2>/dev/null; then return 0; fi
-    echo "installing Selenium (PyPI) into $venv" >&2
+    local present=0
+    if [ -x "$venv/bin/python3" ]; then
+        present="$("$venv/bin/python3" -m pip freeze 2>/dev/null | grep -cxF -f <(printf '%s\n' "${test_python_packages[@]}") || true)"
+    fi
+    if [ "$present" -eq "${#test_python_packages[@]}" ]; then return 0; fi
+    echo "installing ${test_python_packages[*]} (PyPI) into $venv" >&2
     /usr/bin/python3 -m venv --system-site-packages "$venv"
-    "$venv/bin/python3" -m pip install --quiet --disable-pip-version-check "selenium>=4.20,<5"
+    "$venv/bin/python3" -m pip install --quiet --disable-pip-version-check "${test_python_packages[@]}"
 }
 
 missing=()
@@ -36,7 +42,7 @@ for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
 if [ "${#missing[@]}" -eq 0 ]; then
-    if $tests; then install_selenium; fi
+    if $tests; then install_test_python; fi
     exit 0
 fi
 
@@ -55,4 +61,4 @@ fi
 trap '[ -n "$policy" ] && $sudo rm -f "$policy"' EXIT
 $sudo apt-get update -q
 $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
-if $tests; then install_selenium; fi
+if $tests; then install_test_python; fi

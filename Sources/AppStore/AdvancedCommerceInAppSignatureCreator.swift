@@ -1,21 +1,21 @@
-import Crypto
-import Foundation
-import JSON
+package import Crypto
+package import Foundation
+package import JSON
 
 /// An Advanced Commerce in-app request object (`CREATE_SUBSCRIPTION`, `CREATE_ONE_TIME_CHARGE`,
 /// `MODIFY_SUBSCRIPTION`, `REACTIVATE_SUBSCRIPTION`), kept as its JSON so that every field Apple
 /// defines passes through unchanged. Construction checks the members Apple fixes per type.
-public struct AdvancedCommerceInAppRequest: Sendable, Equatable {
-    public static let operations: Set<String> = [
+package struct AdvancedCommerceInAppRequest: Sendable, Equatable {
+    package static let operations: Set<String> = [
         "CREATE_SUBSCRIPTION", "CREATE_ONE_TIME_CHARGE", "MODIFY_SUBSCRIPTION", "REACTIVATE_SUBSCRIPTION",
     ]
 
-    public let json: JSONObject
+    package let json: JSONObject
 
-    public enum ValidationError: Error, Equatable, CustomStringConvertible {
+    package enum ValidationError: Error, Equatable, CustomStringConvertible {
         case unknownOperation(String?)
         case unsupportedVersion(String?)
-        public var description: String {
+        package var description: String {
             switch self {
             case .unknownOperation(let value): "unknown Advanced Commerce operation \(value ?? "(missing)")"
             case .unsupportedVersion(let value): "unsupported Advanced Commerce request version \(value ?? "(missing)")"
@@ -23,7 +23,7 @@ public struct AdvancedCommerceInAppRequest: Sendable, Equatable {
         }
     }
 
-    public init(_ json: JSONObject) throws(ValidationError) {
+    package init(_ json: JSONObject) throws(ValidationError) {
         let operation = json["operation"]?.stringValue
         guard let operation, Self.operations.contains(operation) else { throw .unknownOperation(operation) }
         let version = json["version"]?.stringValue
@@ -34,12 +34,12 @@ public struct AdvancedCommerceInAppRequest: Sendable, Equatable {
 
 /// The Advanced Commerce in-app request JWS: claim `request` is the **standard, padded** base64
 /// of the request's UTF-8 JSON (not base64url).
-public struct AdvancedCommerceInAppSignatureCreator: Sendable {
-    public let creator: JWSSignatureCreator
+package struct AdvancedCommerceInAppSignatureCreator: Sendable {
+    package let creator: JWSSignatureCreator
 
-    public init(_ creator: JWSSignatureCreator) { self.creator = creator }
+    package init(_ creator: JWSSignatureCreator) { self.creator = creator }
 
-    public func createSignature(
+    package func createSignature(
         request: AdvancedCommerceInAppRequest, nonce: UUID = SecureRandom.uuid(),
         issuedAt: Date = Date()
     ) throws(CryptoError) -> String {

@@ -1,10 +1,10 @@
-import Crypto
-import Foundation
+package import Crypto
+package import Foundation
 import Instants
-import JSON
+package import JSON
 
 /// The StoreKit JWS audiences Entitle signs for (APPSTORE.md §2).
-public enum SignatureAudience: String, Sendable, CaseIterable {
+package enum SignatureAudience: String, Sendable, CaseIterable {
     case promotionalOffer = "promotional-offer"
     case introductoryOfferEligibility = "introductory-offer-eligibility"
     case advancedCommerce = "advanced-commerce-api"
@@ -13,13 +13,13 @@ public enum SignatureAudience: String, Sendable, CaseIterable {
 /// The common construction of every StoreKit JWS that the developer's server signs:
 /// header `{"alg":"ES256","kid","typ":"JWT"}`, claims `iss`, integer `iat`, `aud`, `bid`,
 /// lower-case `nonce`, no `exp`, ES256 raw `r‖s` signature.
-public struct JWSSignatureCreator: Sendable {
+package struct JWSSignatureCreator: Sendable {
     private let privateKey: P256.Signing.PrivateKey
-    public let keyId: String
-    public let issuerId: String
-    public let bundleId: String
+    package let keyId: String
+    package let issuerId: String
+    package let bundleId: String
 
-    public init(privateKey: P256.Signing.PrivateKey, keyId: String, issuerId: String, bundleId: String) {
+    package init(privateKey: P256.Signing.PrivateKey, keyId: String, issuerId: String, bundleId: String) {
         self.privateKey = privateKey
         self.keyId = keyId
         self.issuerId = issuerId
@@ -27,7 +27,7 @@ public struct JWSSignatureCreator: Sendable {
     }
 
     /// Signs the base claims plus `featureClaims`. `issuedAt` is truncated to whole seconds.
-    public func createSignature(
+    package func createSignature(
         audience: SignatureAudience, featureClaims: JSONObject,
         nonce: UUID, issuedAt: Date
     ) throws(CryptoError) -> String {
@@ -45,13 +45,13 @@ public struct JWSSignatureCreator: Sendable {
 }
 
 /// Promotional offer v2 (`Product.PurchaseOption.promotionalOffer(_:compactJWS:)`, iOS 26+).
-public struct PromotionalOfferV2SignatureCreator: Sendable {
-    public let creator: JWSSignatureCreator
+package struct PromotionalOfferV2SignatureCreator: Sendable {
+    package let creator: JWSSignatureCreator
 
-    public init(_ creator: JWSSignatureCreator) { self.creator = creator }
+    package init(_ creator: JWSSignatureCreator) { self.creator = creator }
 
     /// `transactionId` is optional and omitted from the claims when nil (never `null`).
-    public func createSignature(
+    package func createSignature(
         productId: String, offerIdentifier: String, transactionId: String?,
         nonce: UUID = SecureRandom.uuid(), issuedAt: Date = Date()
     ) throws(CryptoError) -> String {
@@ -64,12 +64,12 @@ public struct PromotionalOfferV2SignatureCreator: Sendable {
 }
 
 /// Introductory-offer eligibility (`Product.PurchaseOption.introductoryOfferEligibility(compactJWS:)`).
-public struct IntroductoryOfferEligibilitySignatureCreator: Sendable {
-    public let creator: JWSSignatureCreator
+package struct IntroductoryOfferEligibilitySignatureCreator: Sendable {
+    package let creator: JWSSignatureCreator
 
-    public init(_ creator: JWSSignatureCreator) { self.creator = creator }
+    package init(_ creator: JWSSignatureCreator) { self.creator = creator }
 
-    public func createSignature(
+    package func createSignature(
         productId: String, allowIntroductoryOffer: Bool, transactionId: String,
         nonce: UUID = SecureRandom.uuid(), issuedAt: Date = Date()
     ) throws(CryptoError) -> String {

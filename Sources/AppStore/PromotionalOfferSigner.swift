@@ -1,17 +1,17 @@
-import Crypto
-import Foundation
+package import Crypto
+package import Foundation
 
 /// The version 1 promotional-offer signature (StoreKit 1 `SKPaymentDiscount`, StoreKit 2
 /// `promotionalOffer(offerID:keyID:nonce:signature:timestamp:)`), byte-exact to APPSTORE.md §1.
-public struct PromotionalOfferSigner: Sendable {
+package struct PromotionalOfferSigner: Sendable {
     /// U+2063 INVISIBLE SEPARATOR, the field separator Apple specifies.
-    public static let separator = "\u{2063}"
+    package static let separator = "\u{2063}"
 
     private let privateKey: P256.Signing.PrivateKey
-    public let keyId: String
-    public let bundleId: String
+    package let keyId: String
+    package let bundleId: String
 
-    public init(privateKey: P256.Signing.PrivateKey, keyId: String, bundleId: String) {
+    package init(privateKey: P256.Signing.PrivateKey, keyId: String, bundleId: String) {
         self.privateKey = privateKey
         self.keyId = keyId
         self.bundleId = bundleId
@@ -19,7 +19,7 @@ public struct PromotionalOfferSigner: Sendable {
 
     /// The exact UTF-8 bytes that are signed. `appAccountToken` may be empty; it and the nonce
     /// are lower-cased (Unicode default mapping), nothing else is touched.
-    public static func payload(
+    package static func payload(
         bundleId: String, keyId: String, productIdentifier: String,
         subscriptionOfferID: String, appAccountToken: String,
         nonce: UUID, timestamp: Int64
@@ -32,7 +32,7 @@ public struct PromotionalOfferSigner: Sendable {
     }
 
     /// Standard base64 (padded) of the DER ECDSA signature over `payload(…)`.
-    public func signature(
+    package func signature(
         productIdentifier: String, subscriptionOfferID: String, appAccountToken: String,
         nonce: UUID, timestamp: Int64
     ) throws(CryptoError) -> String {

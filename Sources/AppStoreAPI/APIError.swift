@@ -1,19 +1,19 @@
-import HTTPClient
+package import HTTPClient
 
 /// An App Store Server API error code (APPSTORE.md §5.5), kept raw so an unknown code (e.g.
 /// 9990000) survives; `name` gives the known case.
-public struct APIErrorCode: Sendable, Hashable, CustomStringConvertible {
-    public let rawValue: Int64
-    public init(_ rawValue: Int64) { self.rawValue = rawValue }
+package struct APIErrorCode: Sendable, Hashable, CustomStringConvertible {
+    package let rawValue: Int64
+    package init(_ rawValue: Int64) { self.rawValue = rawValue }
 
-    public var name: String? { Self.names[rawValue] }
-    public var description: String { name.map { "\($0) (\(rawValue))" } ?? String(rawValue) }
+    package var name: String? { Self.names[rawValue] }
+    package var description: String { name.map { "\($0) (\(rawValue))" } ?? String(rawValue) }
 
     /// The `…Retryable` codes: the same request may succeed later.
-    public var isRetryable: Bool { [4040002, 4040004, 4040006, 5000001].contains(rawValue) }
+    package var isRetryable: Bool { [4040002, 4040004, 4040006, 5000001].contains(rawValue) }
 
-    public static let transactionIdNotFound = APIErrorCode(4040010)
-    public static let rateLimitExceeded = APIErrorCode(4290000)
+    package static let transactionIdNotFound = APIErrorCode(4040010)
+    package static let rateLimitExceeded = APIErrorCode(4290000)
 
     static let names: [Int64: String] = [
         4000000: "generalBadRequest", 4000002: "invalidAppIdentifier", 4000005: "invalidRequestRevision",
@@ -51,13 +51,13 @@ public struct APIErrorCode: Sendable, Hashable, CustomStringConvertible {
 
 /// Why an App Store Server API call failed: Apple answered with an error, the network failed,
 /// or Apple's answer did not decode. The three are kept apart (APPSTORE.md §5.5).
-public enum AppStoreAPIError: Error, Sendable, CustomStringConvertible {
+package enum AppStoreAPIError: Error, Sendable, CustomStringConvertible {
     /// Any non-2xx answer. `retryAfter` is Apple's `Retry-After` (epoch milliseconds) when sent.
     case api(status: Int, code: APIErrorCode?, message: String?, retryAfter: Int64?, environment: String)
     case transport(HTTPClientError, environment: String)
     case decoding(String, environment: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .api(let status, let code, let message, _, let environment):
             "App Store Server API (\(environment)) answered HTTP \(status)" + (code.map { ", error \($0)" } ?? "")
@@ -68,7 +68,7 @@ public enum AppStoreAPIError: Error, Sendable, CustomStringConvertible {
     }
 
     /// 429, the `…Retryable` codes, 5xx and transport failures may succeed later (§5.6).
-    public var isRetryable: Bool {
+    package var isRetryable: Bool {
         switch self {
         case .api(let status, let code, _, _, _): status == 429 || status >= 500 || code?.isRetryable == true
         case .transport: true
@@ -76,7 +76,7 @@ public enum AppStoreAPIError: Error, Sendable, CustomStringConvertible {
         }
     }
 
-    public var apiCode: APIErrorCode? {
+    package var apiCode: APIErrorCode? {
         if case .api(_, let code, _, _, _) = self { return code }
         return nil
     }

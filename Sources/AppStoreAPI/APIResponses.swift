@@ -1,5 +1,5 @@
-import AppStore
-import JSON
+package import AppStore
+package import JSON
 
 /// The response bodies of the App Store Server API (APPSTORE.md §4.9), validated like the
 /// signed payloads: unknown members ignored, unknown enum values kept, type mismatches fail.
@@ -22,45 +22,45 @@ enum ResponseSchemas {
         ])
 }
 
-public struct HistoryResponse: AppStoreModel {
-    public static let schema = ModelSchema(
+package struct HistoryResponse: AppStoreModel {
+    package static let schema = ModelSchema(
         "HistoryResponse",
         [
             "revision": .string, "hasMore": .bool, "bundleId": .string, "appAppleId": .int64, "environment": .stringEnum,
             "signedTransactions": .array(.string),
         ])
-    public let json: JSONObject
-    public init(validated json: JSONObject) { self.json = json }
-    public var revision: String? { string("revision") }
-    public var hasMore: Bool { bool("hasMore") ?? false }
-    public var signedTransactions: [String] { json["signedTransactions"]?.arrayValue?.compactMap(\.stringValue) ?? [] }
-    public var environment: String? { string("environment") }
+    package let json: JSONObject
+    package init(validated json: JSONObject) { self.json = json }
+    package var revision: String? { string("revision") }
+    package var hasMore: Bool { bool("hasMore") ?? false }
+    package var signedTransactions: [String] { json["signedTransactions"]?.arrayValue?.compactMap(\.stringValue) ?? [] }
+    package var environment: String? { string("environment") }
 }
 
-public struct RefundHistoryResponse: AppStoreModel {
-    public static let schema = ModelSchema(
+package struct RefundHistoryResponse: AppStoreModel {
+    package static let schema = ModelSchema(
         "RefundHistoryResponse",
         [
             "signedTransactions": .array(.string), "revision": .string, "hasMore": .bool,
         ])
-    public let json: JSONObject
-    public init(validated json: JSONObject) { self.json = json }
-    public var revision: String? { string("revision") }
-    public var hasMore: Bool { bool("hasMore") ?? false }
-    public var signedTransactions: [String] { json["signedTransactions"]?.arrayValue?.compactMap(\.stringValue) ?? [] }
+    package let json: JSONObject
+    package init(validated json: JSONObject) { self.json = json }
+    package var revision: String? { string("revision") }
+    package var hasMore: Bool { bool("hasMore") ?? false }
+    package var signedTransactions: [String] { json["signedTransactions"]?.arrayValue?.compactMap(\.stringValue) ?? [] }
 }
 
-public struct StatusResponse: AppStoreModel {
-    public static let schema = ModelSchema(
+package struct StatusResponse: AppStoreModel {
+    package static let schema = ModelSchema(
         "StatusResponse",
         [
             "environment": .stringEnum, "bundleId": .string, "appAppleId": .int64, "data": .array(.object(ResponseSchemas.groupItem)),
         ])
-    public let json: JSONObject
-    public init(validated json: JSONObject) { self.json = json }
+    package let json: JSONObject
+    package init(validated json: JSONObject) { self.json = json }
 
     /// Every (group, status, signed transaction, signed renewal info) of the response.
-    public var lastTransactions: [(group: String?, status: Int64?, signedTransactionInfo: String?, signedRenewalInfo: String?)] {
+    package var lastTransactions: [(group: String?, status: Int64?, signedTransactionInfo: String?, signedRenewalInfo: String?)] {
         (json["data"]?.arrayValue ?? []).flatMap { group in
             (group["lastTransactions"]?.arrayValue ?? []).map { item in
                 (
@@ -72,88 +72,88 @@ public struct StatusResponse: AppStoreModel {
     }
 }
 
-public struct NotificationHistoryResponse: AppStoreModel {
-    public static let schema = ModelSchema(
+package struct NotificationHistoryResponse: AppStoreModel {
+    package static let schema = ModelSchema(
         "NotificationHistoryResponse",
         [
             "paginationToken": .string, "hasMore": .bool, "notificationHistory": .array(.object(ResponseSchemas.notificationItem)),
         ])
-    public let json: JSONObject
-    public init(validated json: JSONObject) { self.json = json }
-    public var paginationToken: String? { string("paginationToken") }
-    public var hasMore: Bool { bool("hasMore") ?? false }
-    public var signedPayloads: [String] { json["notificationHistory"]?.arrayValue?.compactMap { $0["signedPayload"]?.stringValue } ?? [] }
+    package let json: JSONObject
+    package init(validated json: JSONObject) { self.json = json }
+    package var paginationToken: String? { string("paginationToken") }
+    package var hasMore: Bool { bool("hasMore") ?? false }
+    package var signedPayloads: [String] { json["notificationHistory"]?.arrayValue?.compactMap { $0["signedPayload"]?.stringValue } ?? [] }
 }
 
-public struct TransactionInfoResponse: AppStoreModel {
-    public static let schema = ModelSchema("TransactionInfoResponse", ["signedTransactionInfo": .string])
-    public let json: JSONObject
-    public init(validated json: JSONObject) { self.json = json }
-    public var signedTransactionInfo: String? { string("signedTransactionInfo") }
+package struct TransactionInfoResponse: AppStoreModel {
+    package static let schema = ModelSchema("TransactionInfoResponse", ["signedTransactionInfo": .string])
+    package let json: JSONObject
+    package init(validated json: JSONObject) { self.json = json }
+    package var signedTransactionInfo: String? { string("signedTransactionInfo") }
 }
 
-public struct AppTransactionInfoResponse: AppStoreModel {
-    public static let schema = ModelSchema("AppTransactionInfoResponse", ["signedAppTransactionInfo": .string])
-    public let json: JSONObject
-    public init(validated json: JSONObject) { self.json = json }
-    public var signedAppTransactionInfo: String? { string("signedAppTransactionInfo") }
+package struct AppTransactionInfoResponse: AppStoreModel {
+    package static let schema = ModelSchema("AppTransactionInfoResponse", ["signedAppTransactionInfo": .string])
+    package let json: JSONObject
+    package init(validated json: JSONObject) { self.json = json }
+    package var signedAppTransactionInfo: String? { string("signedAppTransactionInfo") }
 }
 
-public struct OrderLookupResponse: AppStoreModel {
-    public static let schema = ModelSchema("OrderLookupResponse", ["status": .intEnum, "signedTransactions": .array(.string)])
-    public let json: JSONObject
-    public init(validated json: JSONObject) { self.json = json }
+package struct OrderLookupResponse: AppStoreModel {
+    package static let schema = ModelSchema("OrderLookupResponse", ["status": .intEnum, "signedTransactions": .array(.string)])
+    package let json: JSONObject
+    package init(validated json: JSONObject) { self.json = json }
     /// 0 valid, 1 invalid.
-    public var status: Int64? { int64("status") }
-    public var signedTransactions: [String] { json["signedTransactions"]?.arrayValue?.compactMap(\.stringValue) ?? [] }
+    package var status: Int64? { int64("status") }
+    package var signedTransactions: [String] { json["signedTransactions"]?.arrayValue?.compactMap(\.stringValue) ?? [] }
 }
 
-public struct SendTestNotificationResponse: AppStoreModel {
-    public static let schema = ModelSchema("SendTestNotificationResponse", ["testNotificationToken": .string])
-    public let json: JSONObject
-    public init(validated json: JSONObject) { self.json = json }
-    public var testNotificationToken: String? { string("testNotificationToken") }
+package struct SendTestNotificationResponse: AppStoreModel {
+    package static let schema = ModelSchema("SendTestNotificationResponse", ["testNotificationToken": .string])
+    package let json: JSONObject
+    package init(validated json: JSONObject) { self.json = json }
+    package var testNotificationToken: String? { string("testNotificationToken") }
 }
 
-public struct CheckTestNotificationResponse: AppStoreModel {
-    public static let schema = ModelSchema(
+package struct CheckTestNotificationResponse: AppStoreModel {
+    package static let schema = ModelSchema(
         "CheckTestNotificationResponse",
         [
             "signedPayload": .string, "sendAttempts": .array(.object(ResponseSchemas.sendAttempt)),
         ])
-    public let json: JSONObject
-    public init(validated json: JSONObject) { self.json = json }
-    public var signedPayload: String? { string("signedPayload") }
+    package let json: JSONObject
+    package init(validated json: JSONObject) { self.json = json }
+    package var signedPayload: String? { string("signedPayload") }
     /// `SUCCESS` when Apple's server reached the notification URL.
-    public var sendAttemptResults: [String] { json["sendAttempts"]?.arrayValue?.compactMap { $0["sendAttemptResult"]?.stringValue } ?? [] }
+    package var sendAttemptResults: [String] { json["sendAttempts"]?.arrayValue?.compactMap { $0["sendAttemptResult"]?.stringValue } ?? [] }
 }
 
-public struct ExtendRenewalDateResponse: AppStoreModel {
-    public static let schema = ModelSchema(
+package struct ExtendRenewalDateResponse: AppStoreModel {
+    package static let schema = ModelSchema(
         "ExtendRenewalDateResponse",
         [
             "originalTransactionId": .string, "webOrderLineItemId": .string, "success": .bool, "effectiveDate": .date,
         ])
-    public let json: JSONObject
-    public init(validated json: JSONObject) { self.json = json }
-    public var success: Bool { bool("success") ?? false }
-    public var effectiveDate: Int64? { milliseconds("effectiveDate") }
+    package let json: JSONObject
+    package init(validated json: JSONObject) { self.json = json }
+    package var success: Bool { bool("success") ?? false }
+    package var effectiveDate: Int64? { milliseconds("effectiveDate") }
 }
 
-public struct MassExtendRenewalDateResponse: AppStoreModel {
-    public static let schema = ModelSchema("MassExtendRenewalDateResponse", ["requestIdentifier": .string])
-    public let json: JSONObject
-    public init(validated json: JSONObject) { self.json = json }
-    public var requestIdentifier: String? { string("requestIdentifier") }
+package struct MassExtendRenewalDateResponse: AppStoreModel {
+    package static let schema = ModelSchema("MassExtendRenewalDateResponse", ["requestIdentifier": .string])
+    package let json: JSONObject
+    package init(validated json: JSONObject) { self.json = json }
+    package var requestIdentifier: String? { string("requestIdentifier") }
 }
 
-public struct MassExtendRenewalDateStatusResponse: AppStoreModel {
-    public static let schema = ModelSchema(
+package struct MassExtendRenewalDateStatusResponse: AppStoreModel {
+    package static let schema = ModelSchema(
         "MassExtendRenewalDateStatusResponse",
         [
             "requestIdentifier": .string, "complete": .bool, "completeDate": .date, "succeededCount": .int64, "failedCount": .int64,
         ])
-    public let json: JSONObject
-    public init(validated json: JSONObject) { self.json = json }
-    public var complete: Bool { bool("complete") ?? false }
+    package let json: JSONObject
+    package init(validated json: JSONObject) { self.json = json }
+    package var complete: Bool { bool("complete") ?? false }
 }

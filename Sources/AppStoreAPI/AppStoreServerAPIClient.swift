@@ -1,27 +1,27 @@
 import AppStore
 import Foundation
 import HTTPClient
-import JSON
+package import JSON
 
 /// The App Store Server API for one app and one environment (APPSTORE.md §5). Calls block:
 /// run them off the event loops. A fresh bearer token is minted for each request.
-public final class AppStoreServerAPIClient: Sendable {
-    public static let productionURL = "https://api.storekit.apple.com"
-    public static let sandboxURL = "https://api.storekit-sandbox.apple.com"
+package final class AppStoreServerAPIClient: Sendable {
+    package static let productionURL = "https://api.storekit.apple.com"
+    package static let sandboxURL = "https://api.storekit-sandbox.apple.com"
 
-    public let environment: String
-    public let baseURL: String
+    package let environment: String
+    package let baseURL: String
     private let tokens: BearerTokenFactory
     private let http: HTTPClient
 
-    public enum SetupError: Error, CustomStringConvertible {
+    package enum SetupError: Error, CustomStringConvertible {
         case unsupportedEnvironment(String)
-        public var description: String { "the App Store Server API has no \"\(unsupportedEnvironmentName)\" environment" }
+        package var description: String { "the App Store Server API has no \"\(unsupportedEnvironmentName)\" environment" }
         private var unsupportedEnvironmentName: String { if case .unsupportedEnvironment(let name) = self { name } else { "" } }
     }
 
     /// `baseURL` overrides Apple's (local stand-ins in tests); `caFile` trusts a private CA.
-    public init(
+    package init(
         environment: String, tokens: BearerTokenFactory, baseURL: String? = nil, caFile: String? = nil,
         timeout: Double = 30
     ) throws {
@@ -43,12 +43,12 @@ public final class AppStoreServerAPIClient: Sendable {
 
     // MARK: - Transactions and subscriptions
 
-    public func getTransactionInfo(_ transactionId: String) throws(AppStoreAPIError) -> TransactionInfoResponse {
+    package func getTransactionInfo(_ transactionId: String) throws(AppStoreAPIError) -> TransactionInfoResponse {
         try decode(try send("GET", ["inApps", "v1", "transactions", transactionId]))
     }
 
     /// One page of Get Transaction History v2; pass the previous page's `revision` for the next.
-    public func getTransactionHistory(
+    package func getTransactionHistory(
         _ transactionId: String, revision: String? = nil,
         query: [(String, String)] = []
     ) throws(AppStoreAPIError) -> HistoryResponse {
@@ -60,7 +60,7 @@ public final class AppStoreServerAPIClient: Sendable {
 
     /// Every page from `revision` on (the same query on each page, P-21): the signed transactions
     /// and the last `revision`, which a later call uses to fetch only what changed.
-    public func getAllTransactionHistory(
+    package func getAllTransactionHistory(
         _ transactionId: String, since revision: String? = nil,
         query: [(String, String)] = []
     ) throws(AppStoreAPIError) -> (signedTransactions: [String], revision: String?) {
@@ -74,44 +74,44 @@ public final class AppStoreServerAPIClient: Sendable {
         }
     }
 
-    public func getAllSubscriptionStatuses(_ transactionId: String, status: [Int64] = []) throws(AppStoreAPIError) -> StatusResponse {
+    package func getAllSubscriptionStatuses(_ transactionId: String, status: [Int64] = []) throws(AppStoreAPIError) -> StatusResponse {
         try decode(try send("GET", ["inApps", "v1", "subscriptions", transactionId], query: status.map { ("status", String($0)) }))
     }
 
-    public func getRefundHistory(_ transactionId: String, revision: String? = nil) throws(AppStoreAPIError) -> RefundHistoryResponse {
+    package func getRefundHistory(_ transactionId: String, revision: String? = nil) throws(AppStoreAPIError) -> RefundHistoryResponse {
         try decode(try send("GET", ["inApps", "v2", "refund", "lookup", transactionId], query: revision.map { [("revision", $0)] } ?? []))
     }
 
-    public func lookUpOrderId(_ orderId: String) throws(AppStoreAPIError) -> OrderLookupResponse {
+    package func lookUpOrderId(_ orderId: String) throws(AppStoreAPIError) -> OrderLookupResponse {
         try decode(try send("GET", ["inApps", "v1", "lookup", orderId]))
     }
 
-    public func getAppTransactionInfo(_ transactionId: String) throws(AppStoreAPIError) -> AppTransactionInfoResponse {
+    package func getAppTransactionInfo(_ transactionId: String) throws(AppStoreAPIError) -> AppTransactionInfoResponse {
         try decode(try send("GET", ["inApps", "v1", "transactions", "appTransactions", transactionId]))
     }
 
     /// Needs an original transaction id (4000187) and a UUID (4000183); not for Family Sharing (4000185).
-    public func setAppAccountToken(_ originalTransactionId: String, appAccountToken: String) throws(AppStoreAPIError) {
+    package func setAppAccountToken(_ originalTransactionId: String, appAccountToken: String) throws(AppStoreAPIError) {
         _ = try send(
             "PUT", ["inApps", "v1", "transactions", originalTransactionId, "appAccountToken"],
             body: ["appAccountToken": .string(appAccountToken.lowercased())])
     }
 
     /// Marks a consumable or non-renewing purchase as delivered (Finish Transaction).
-    public func finishTransaction(_ transactionId: String) throws(AppStoreAPIError) {
+    package func finishTransaction(_ transactionId: String) throws(AppStoreAPIError) {
         _ = try send("POST", ["inApps", "v1", "transactions", transactionId, "finish"])
     }
 
     /// Send Consumption Data (v1, deprecated by Apple in favour of v2); integer enums, `appAccountToken` "" when unknown.
-    public func sendConsumptionData(_ transactionId: String, _ request: JSONObject) throws(AppStoreAPIError) {
+    package func sendConsumptionData(_ transactionId: String, _ request: JSONObject) throws(AppStoreAPIError) {
         _ = try send("PUT", ["inApps", "v1", "transactions", "consumption", transactionId], body: request)
     }
 
-    public func sendConsumptionInformation(_ transactionId: String, _ request: JSONObject) throws(AppStoreAPIError) {
+    package func sendConsumptionInformation(_ transactionId: String, _ request: JSONObject) throws(AppStoreAPIError) {
         _ = try send("PUT", ["inApps", "v2", "transactions", "consumption", transactionId], body: request)
     }
 
-    public func extendSubscriptionRenewalDate(
+    package func extendSubscriptionRenewalDate(
         _ originalTransactionId: String, extendByDays: Int, reasonCode: Int64,
         requestIdentifier: String
     ) throws(AppStoreAPIError) -> ExtendRenewalDateResponse {
@@ -124,11 +124,11 @@ public final class AppStoreServerAPIClient: Sendable {
                 ]))
     }
 
-    public func extendRenewalDateForAllActiveSubscribers(_ request: JSONObject) throws(AppStoreAPIError) -> MassExtendRenewalDateResponse {
+    package func extendRenewalDateForAllActiveSubscribers(_ request: JSONObject) throws(AppStoreAPIError) -> MassExtendRenewalDateResponse {
         try decode(try send("POST", ["inApps", "v1", "subscriptions", "extend", "mass"], body: request))
     }
 
-    public func getStatusOfSubscriptionRenewalDateExtensions(
+    package func getStatusOfSubscriptionRenewalDateExtensions(
         productId: String,
         requestIdentifier: String
     ) throws(AppStoreAPIError) -> MassExtendRenewalDateStatusResponse {
@@ -138,7 +138,7 @@ public final class AppStoreServerAPIClient: Sendable {
     // MARK: - Notifications
 
     /// One page of Get Notification History for `[startDate, endDate)` (epoch ms).
-    public func getNotificationHistory(
+    package func getNotificationHistory(
         startDate: Int64, endDate: Int64, paginationToken: String? = nil,
         onlyFailures: Bool = false
     ) throws(AppStoreAPIError) -> NotificationHistoryResponse {
@@ -150,11 +150,11 @@ public final class AppStoreServerAPIClient: Sendable {
                 query: paginationToken.map { [("paginationToken", $0)] } ?? [], body: body))
     }
 
-    public func requestTestNotification() throws(AppStoreAPIError) -> SendTestNotificationResponse {
+    package func requestTestNotification() throws(AppStoreAPIError) -> SendTestNotificationResponse {
         try decode(try send("POST", ["inApps", "v1", "notifications", "test"]))
     }
 
-    public func getTestNotificationStatus(_ token: String) throws(AppStoreAPIError) -> CheckTestNotificationResponse {
+    package func getTestNotificationStatus(_ token: String) throws(AppStoreAPIError) -> CheckTestNotificationResponse {
         try decode(try send("GET", ["inApps", "v1", "notifications", "test", token]))
     }
 

@@ -1,25 +1,25 @@
-import Crypto
-import Foundation
+package import Crypto
+package import Foundation
 import JSON
 
 /// The App Store Server API bearer token (APPSTORE.md §5.2): ES256 with the In-App Purchase key,
 /// `aud` appstoreconnect-v1, `bid`, `iat` backdated 60 s for clock skew, and a short `exp`.
-public struct BearerTokenFactory: Sendable {
-    public let privateKey: P256.Signing.PrivateKey
-    public let keyId: String
-    public let issuerId: String
-    public let bundleId: String
+package struct BearerTokenFactory: Sendable {
+    package let privateKey: P256.Signing.PrivateKey
+    package let keyId: String
+    package let issuerId: String
+    package let bundleId: String
     /// Lifetime after `iat`; Apple refuses more than 60 minutes.
-    public var lifetime: TimeInterval = 300
+    package var lifetime: TimeInterval = 300
 
-    public init(privateKey: P256.Signing.PrivateKey, keyId: String, issuerId: String, bundleId: String) {
+    package init(privateKey: P256.Signing.PrivateKey, keyId: String, issuerId: String, bundleId: String) {
         self.privateKey = privateKey
         self.keyId = keyId
         self.issuerId = issuerId
         self.bundleId = bundleId
     }
 
-    public func token(now: Date = Date()) throws -> String {
+    package func token(now: Date = Date()) throws -> String {
         let issuedAt = Int64(now.timeIntervalSince1970) - 60
         return try JWSSigner.sign(
             header: ["alg": "ES256", "kid": .string(keyId), "typ": "JWT"],

@@ -1,4 +1,4 @@
-import JSON
+package import JSON
 
 /// The Retention Messaging API: the messages and images Apple shows on the cancellation page, the
 /// default message per product and locale, the realtime URL, and Apple's performance test. The
@@ -6,55 +6,57 @@ import JSON
 extension AppStoreServerAPIClient {
     private static let messaging = ["inApps", "v1", "messaging"]
 
-    public func uploadRetentionImage(_ imageIdentifier: String, png: [UInt8], size: String) throws(AppStoreAPIError) {
+    package func uploadRetentionImage(_ imageIdentifier: String, png: [UInt8], size: String) throws(AppStoreAPIError) {
         _ = try send(
             "PUT", Self.messaging + ["image", imageIdentifier], query: [("imageSize", size)], bytes: png, contentType: "image/png")
     }
 
-    public func retentionImages() throws(AppStoreAPIError) -> JSONObject { try send("GET", Self.messaging + ["image", "list"]) ?? [:] }
+    package func retentionImages() throws(AppStoreAPIError) -> JSONObject { try send("GET", Self.messaging + ["image", "list"]) ?? [:] }
 
-    public func deleteRetentionImage(_ imageIdentifier: String) throws(AppStoreAPIError) {
+    package func deleteRetentionImage(_ imageIdentifier: String) throws(AppStoreAPIError) {
         _ = try send("DELETE", Self.messaging + ["image", imageIdentifier])
     }
 
     /// `body`: Apple's `UploadMessageRequestBody` (check it with `RetentionMessageLimits` first).
-    public func uploadRetentionMessage(_ messageIdentifier: String, _ body: JSONObject) throws(AppStoreAPIError) {
+    package func uploadRetentionMessage(_ messageIdentifier: String, _ body: JSONObject) throws(AppStoreAPIError) {
         _ = try send("PUT", Self.messaging + ["message", messageIdentifier], body: body)
     }
 
-    public func retentionMessages() throws(AppStoreAPIError) -> JSONObject { try send("GET", Self.messaging + ["message", "list"]) ?? [:] }
+    package func retentionMessages() throws(AppStoreAPIError) -> JSONObject {
+        try send("GET", Self.messaging + ["message", "list"]) ?? [:]
+    }
 
-    public func deleteRetentionMessage(_ messageIdentifier: String) throws(AppStoreAPIError) {
+    package func deleteRetentionMessage(_ messageIdentifier: String) throws(AppStoreAPIError) {
         _ = try send("DELETE", Self.messaging + ["message", messageIdentifier])
     }
 
-    public func setDefaultRetentionMessage(productId: String, locale: String, messageIdentifier: String) throws(AppStoreAPIError) {
+    package func setDefaultRetentionMessage(productId: String, locale: String, messageIdentifier: String) throws(AppStoreAPIError) {
         _ = try send("PUT", Self.messaging + ["default", productId, locale], body: ["messageIdentifier": .string(messageIdentifier)])
     }
 
-    public func defaultRetentionMessage(productId: String, locale: String) throws(AppStoreAPIError) -> JSONObject {
+    package func defaultRetentionMessage(productId: String, locale: String) throws(AppStoreAPIError) -> JSONObject {
         try send("GET", Self.messaging + ["default", productId, locale]) ?? [:]
     }
 
-    public func deleteDefaultRetentionMessage(productId: String, locale: String) throws(AppStoreAPIError) {
+    package func deleteDefaultRetentionMessage(productId: String, locale: String) throws(AppStoreAPIError) {
         _ = try send("DELETE", Self.messaging + ["default", productId, locale])
     }
 
-    public func setRealtimeURL(_ url: String) throws(AppStoreAPIError) {
+    package func setRealtimeURL(_ url: String) throws(AppStoreAPIError) {
         _ = try send("PUT", Self.messaging + ["realtime", "url"], body: ["realtimeURL": .string(url)])
     }
 
-    public func realtimeURL() throws(AppStoreAPIError) -> JSONObject { try send("GET", Self.messaging + ["realtime", "url"]) ?? [:] }
+    package func realtimeURL() throws(AppStoreAPIError) -> JSONObject { try send("GET", Self.messaging + ["realtime", "url"]) ?? [:] }
 
-    public func deleteRealtimeURL() throws(AppStoreAPIError) { _ = try send("DELETE", Self.messaging + ["realtime", "url"]) }
+    package func deleteRealtimeURL() throws(AppStoreAPIError) { _ = try send("DELETE", Self.messaging + ["realtime", "url"]) }
 
     /// Starts Apple's performance test of the realtime URL (Sandbox): `requestId` in the answer.
-    public func startRetentionPerformanceTest(originalTransactionId: String) throws(AppStoreAPIError) -> JSONObject {
+    package func startRetentionPerformanceTest(originalTransactionId: String) throws(AppStoreAPIError) -> JSONObject {
         try send("POST", Self.messaging + ["performanceTest"], body: ["originalTransactionId": .string(originalTransactionId)]) ?? [:]
     }
 
     /// `result` `PENDING`, `PASS` or `FAIL`, with the response times Apple measured.
-    public func retentionPerformanceTestResult(_ requestId: String) throws(AppStoreAPIError) -> JSONObject {
+    package func retentionPerformanceTestResult(_ requestId: String) throws(AppStoreAPIError) -> JSONObject {
         try send("GET", Self.messaging + ["performanceTest", "result", requestId]) ?? [:]
     }
 }
@@ -63,8 +65,8 @@ extension AppStoreServerAPIClient {
 /// `header` at most 66 characters, `body` at most 144, at most 5 `bulletPoints` of at most 66 with
 /// alt text of at most 150, an image's alt text at most 150, `headerPosition` `ABOVE_BODY` or
 /// `ABOVE_IMAGE`.
-public enum RetentionMessageLimits {
-    public static func problems(_ message: JSONObject) -> [String] {
+package enum RetentionMessageLimits {
+    package static func problems(_ message: JSONObject) -> [String] {
         var problems: [String] = []
         func text(_ value: JSONValue?, _ name: String, required: Bool, limit: Int) {
             guard let value else {

@@ -1,28 +1,28 @@
-import Foundation
+package import Foundation
 
 /// Retries what may succeed later (APPSTORE.md §5.6) — 429 after its `Retry-After`, the
 /// `…Retryable` codes, 5xx and transport failures — with capped exponential backoff and jitter,
 /// bounded in attempts and in total time. Everything else fails at once. Outside the client, so
 /// each call site chooses whether to retry.
-public struct RetryPolicy: Sendable {
-    public var maxAttempts = 4
-    public var baseDelay: TimeInterval = 0.5
-    public var maxDelay: TimeInterval = 8
+package struct RetryPolicy: Sendable {
+    package var maxAttempts = 4
+    package var baseDelay: TimeInterval = 0.5
+    package var maxDelay: TimeInterval = 8
     /// No retry starts after this much time has gone by since the first attempt.
-    public var maxTotal: TimeInterval = 30
+    package var maxTotal: TimeInterval = 30
     /// Waits between attempts: a timer (`Task.sleep`), so no thread is held meanwhile. Injected
     /// in tests.
-    public var pause: @Sendable (TimeInterval) async -> Void = { seconds in
+    package var pause: @Sendable (TimeInterval) async -> Void = { seconds in
         // Cancelled: stop waiting; the attempt that follows decides.
         try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1_000_000_000))
     }
-    public var now: @Sendable () -> Date = { Date() }
+    package var now: @Sendable () -> Date = { Date() }
 
-    public init() {}
+    package init() {}
 
     /// `operation` until it succeeds, fails for good, or the bounds are reached. It should hand
     /// its blocking call to a pool (`BlockingPool.perform`) and await it.
-    public func run<T: Sendable>(_ operation: @Sendable () async throws -> T) async throws -> T {
+    package func run<T: Sendable>(_ operation: @Sendable () async throws -> T) async throws -> T {
         let start = now()
         var attempt = 1
         while true {
@@ -51,17 +51,18 @@ public struct RetryPolicy: Sendable {
 
 /// Production first; on `TransactionIdNotFound` the same call against Sandbox (§5.8), for apps
 /// that enable both and do not know a transaction's environment.
-public struct EnvironmentFallback: Sendable {
-    public let production: AppStoreServerAPIClient
-    public let sandbox: AppStoreServerAPIClient
+package struct EnvironmentFallback: Sendable {
+    package let production: AppStoreServerAPIClient
+    package let sandbox: AppStoreServerAPIClient
 
-    public init(production: AppStoreServerAPIClient, sandbox: AppStoreServerAPIClient) {
+    package init(production: AppStoreServerAPIClient, sandbox: AppStoreServerAPIClient) {
         self.production = production
         self.sandbox = sandbox
     }
 
-    public func run<T>(_ call: (AppStoreServerAPIClient) throws(AppStoreAPIError) -> T) throws(AppStoreAPIError) -> (T, environment: String)
-    {
+    package func run<T>(
+        _ call: (AppStoreServerAPIClient) throws(AppStoreAPIError) -> T
+    ) throws(AppStoreAPIError) -> (T, environment: String) {
         do {
             return (try call(production), production.environment)
         } catch  where error.apiCode == .transactionIdNotFound {

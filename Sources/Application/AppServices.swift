@@ -1,37 +1,37 @@
-import AppStore
+package import AppStore
 import Entitlements
 import Foundation
 
 /// Every use case of one configured app, wired once.
-public final class AppServices: Sendable {
-    public let app: AppConfiguration
-    public let verification: VerificationService
-    public let subscribers: SubscriberQueries
-    public let transactions: TransactionIngestion
-    public let notifications: NotificationIngestion
-    public let offers: OfferService
+package final class AppServices: Sendable {
+    package let app: AppConfiguration
+    package let verification: VerificationService
+    package let subscribers: SubscriberQueries
+    package let transactions: TransactionIngestion
+    package let notifications: NotificationIngestion
+    package let offers: OfferService
     /// Nil when the app cannot call the App Store Server API (no issuer ID).
-    public let sync: SyncService?
+    package let sync: SyncService?
     /// The calls owed to Apple (Set App Account Token, Finish Transaction), when the app asks for
     /// either and can call the API.
     let appleCalls: AppleCallQueue?
     /// The pull feed and delivery control.
-    public let events: EventFeed
+    package let events: EventFeed
     /// Delivers the outbox, when the app has webhook endpoints or forwards notifications.
-    public let deliveries: WebhookDispatcher?
+    package let deliveries: WebhookDispatcher?
     /// Support's work (admin keys): grants, a customer's history, search, the overview.
-    public let grants: GrantService
-    public let history: CustomerHistory
-    public let search: CustomerSearch
-    public let overview: Overview
+    package let grants: GrantService
+    package let history: CustomerHistory
+    package let search: CustomerSearch
+    package let overview: Overview
     /// The app's Google Play side, when it sells there.
-    public let googlePlay: GooglePlayService?
+    package let googlePlay: GooglePlayService?
     /// Answers the stores' refund requests.
     let refundReviews: RefundReviews
-    public let refunds: RefundService
+    package let refunds: RefundService
     /// Apple's realtime retention requests, and the messages they answer with.
-    public let retention: RetentionService
-    public let retentionMessaging: RetentionMessaging
+    package let retention: RetentionService
+    package let retentionMessaging: RetentionMessaging
     let pool: BlockingPool
     let outbound: BlockingPool
     let instrumentation: any Instrumentation
@@ -104,7 +104,7 @@ public final class AppServices: Sendable {
 
     /// `POST /v1/verify`: verifies and decodes one signed item without storing it (on the pool
     /// when verification waits on OCSP).
-    public func verify(
+    package func verify(
         _ jws: String, kind: SignedPayloadKind,
         completion: @escaping @Sendable (VerificationOutcome) -> Void
     ) {
@@ -125,7 +125,7 @@ public final class AppServices: Sendable {
     }
 
     /// The Google Play use cases, or why the app has none.
-    public func requireGooglePlay() throws(ServiceError) -> GooglePlayService {
+    package func requireGooglePlay() throws(ServiceError) -> GooglePlayService {
         guard let googlePlay else {
             throw ServiceError(status: 422, code: "GOOGLE_PLAY_NOT_CONFIGURED", message: "this app has no googlePlay configuration")
         }
@@ -133,7 +133,7 @@ public final class AppServices: Sendable {
     }
 
     /// The sync use cases, or why the app has none.
-    public func requireSync() throws(ServiceError) -> SyncService {
+    package func requireSync() throws(ServiceError) -> SyncService {
         guard let sync else {
             throw ServiceError(
                 status: 422, code: "SYNC_NOT_CONFIGURED",

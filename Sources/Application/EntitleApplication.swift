@@ -1,28 +1,28 @@
-import AppStore
+package import AppStore
 import Crypto
-import Entitlements
-import Foundation
+package import Entitlements
+package import Foundation
 import GooglePlay
 import Instants
-import JSON
+package import JSON
 
 /// The application: every app's use cases over one store and one blocking pool. The HTTP server
 /// and the command line both drive it; neither wires stores or services itself.
-public final class EntitleApplication: Sendable {
-    public let configuration: EntitleConfiguration
-    public let store: any FactStore
-    public let pool: BlockingPool
+package final class EntitleApplication: Sendable {
+    package let configuration: EntitleConfiguration
+    package let store: any FactStore
+    package let pool: BlockingPool
     /// Where calls to Apple and Google (and OCSP) run, apart from the database's work.
-    public let outbound: BlockingPool
-    public let authenticator: APIKeyAuthenticator
+    package let outbound: BlockingPool
+    package let authenticator: APIKeyAuthenticator
     /// Sign-in to the support console, and its sessions.
-    public let console: ConsoleSessions
-    public let apps: [String: AppServices]
+    package let console: ConsoleSessions
+    package let apps: [String: AppServices]
     private let appsByBundle: [String: AppServices]
     /// What the use cases count and log (support actions among them).
-    public let instrumentation: any Instrumentation
+    package let instrumentation: any Instrumentation
 
-    public init(
+    package init(
         configuration: EntitleConfiguration, store: any FactStore, pool: BlockingPool? = nil,
         revocationChecker: (any RevocationChecker)? = nil,
         instrumentation: any Instrumentation = NoInstrumentation()
@@ -49,16 +49,16 @@ public final class EntitleApplication: Sendable {
     }
 
     /// The use cases of the app an API key belongs to.
-    public func services(for caller: Caller) -> AppServices { apps[caller.app.id]! }
+    package func services(for caller: Caller) -> AppServices { apps[caller.app.id]! }
 
-    public func services(appId: String) throws(ServiceError) -> AppServices {
+    package func services(appId: String) throws(ServiceError) -> AppServices {
         guard let services = apps[appId] else { throw .badRequest("no app \"\(appId)\" in the configuration") }
         return services
     }
 
     /// An App Store Server Notification, routed to the app whose bundle ID it claims (then
     /// verified against that app's verifiers). The JWS is read once for routing and verification.
-    public func ingestNotification(
+    package func ingestNotification(
         signedPayload: String, body: String? = nil, receivedAt: Date,
         completion: @escaping @Sendable (Result<NotificationIngestion.Outcome, any Error>) -> Void
     ) {
@@ -77,7 +77,8 @@ public final class EntitleApplication: Sendable {
 
     /// A Retention Messaging realtime request, routed to the app whose `appAppleId` it claims
     /// (then verified against that app's verifiers, which check it again).
-    public func answerRetention(signedPayload: String, now: Date, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {
+    package func answerRetention(signedPayload: String, now: Date, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void)
+    {
         let parsed: SignedPayload
         do { parsed = try SignedPayload(signedPayload) } catch {
             completion(.failure(error))
@@ -97,7 +98,7 @@ public final class EntitleApplication: Sendable {
     /// A Pub/Sub push of a Google Play real-time developer notification: routed to the app whose
     /// package it names, trusted only once its OIDC token verifies for that app (401 otherwise,
     /// nothing stored), then applied once per `messageId` (on the pool: it reads from Google).
-    public func ingestGooglePush(
+    package func ingestGooglePush(
         authorization: String?, body: [UInt8], receivedAt: Date,
         completion: @escaping @Sendable (Result<GooglePlayService.PushOutcome, any Error>) -> Void
     ) {
@@ -126,7 +127,7 @@ public final class EntitleApplication: Sendable {
     /// deliveries to endpoints the configuration no longer names are marked failed first; the
     /// warnings say how many.
     @discardableResult
-    public func startDeliveries(now: Date = Date()) -> [String] {
+    package func startDeliveries(now: Date = Date()) -> [String] {
         var warnings: [String] = []
         for (id, services) in apps.sorted(by: { $0.key < $1.key }) {
             let endpoints = Set(services.app.webhooks.map(\.url) + services.app.forwardNotifications.values)
@@ -145,19 +146,19 @@ public final class EntitleApplication: Sendable {
     }
 
     /// Stops the deliverers; a delivery in flight ends first (its outcome is recorded).
-    public func stopDeliveries() { for services in apps.values { services.deliveries?.stop() } }
+    package func stopDeliveries() { for services in apps.values { services.deliveries?.stop() } }
 
     // MARK: - Operations
 
     /// What `/readyz` reports. Not ready when the database does not answer, or when an app has a
     /// signed environment without a trusted root (its notifications and transactions would all be
     /// answered 503).
-    public struct Readiness: Sendable {
-        public var ready: Bool
-        public var checks: JSONObject
+    package struct Readiness: Sendable {
+        package var ready: Bool
+        package var checks: JSONObject
     }
 
-    public func readiness(completion: @escaping @Sendable (Readiness) -> Void) {
+    package func readiness(completion: @escaping @Sendable (Readiness) -> Void) {
         pool.run({ [self] () throws -> [String: Int] in
             try store.checkHealth()
             return try lateAcknowledgements(now: Date())
@@ -214,7 +215,7 @@ public final class EntitleApplication: Sendable {
     /// apps whose roots were replaced.
     /// `withoutRoots`: apps that verify signed data and still have no root (SIGHUP before
     /// `entitle fetch-apple-roots` wrote any).
-    public func reloadRoots() -> (replaced: [String], withoutRoots: [String], problems: [String]) {
+    package func reloadRoots() -> (replaced: [String], withoutRoots: [String], problems: [String]) {
         let fresh: EntitleConfiguration
         do { fresh = try ConfigurationLoader.load(path: configuration.path) } catch { return ([], [], error.problems) }
         var replaced: [String] = []
@@ -236,5 +237,5 @@ public final class EntitleApplication: Sendable {
     }
 
     /// Start-up warnings about the configuration itself.
-    public var warnings: [String] { configuration.warnings }
+    package var warnings: [String] { configuration.warnings }
 }

@@ -3,30 +3,30 @@
 /// Decoding tolerates missing padding, accepts correct padding, and rejects anything else:
 /// a character outside the alphabet (including the other variant's), whitespace, a length that
 /// cannot be base64, or non-zero leftover bits (which would let two texts decode to the same bytes).
-public enum Base64 {
+package enum Base64 {
     private static let standardAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
     private static let urlAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
     private static let standardTable = decodingTable(standardAlphabet)
     private static let urlTable = decodingTable(urlAlphabet)
 
-    public static func encode(_ bytes: some Collection<UInt8>) -> String {
+    package static func encode(_ bytes: some Collection<UInt8>) -> String {
         encode(Array(bytes), alphabet: standardAlphabet, pad: true)
     }
 
-    public static func encodeURL(_ bytes: some Collection<UInt8>) -> String {
+    package static func encodeURL(_ bytes: some Collection<UInt8>) -> String {
         encode(Array(bytes), alphabet: urlAlphabet, pad: false)
     }
 
-    public static func decode(_ text: some StringProtocol) throws(CryptoError) -> [UInt8] {
+    package static func decode(_ text: some StringProtocol) throws(CryptoError) -> [UInt8] {
         try decode(Array(text.utf8), table: standardTable)
     }
 
-    public static func decodeURL(_ text: some StringProtocol) throws(CryptoError) -> [UInt8] {
+    package static func decodeURL(_ text: some StringProtocol) throws(CryptoError) -> [UInt8] {
         try decode(Array(text.utf8), table: urlTable)
     }
 
     /// Decodes a slice of base64url text (used by the JWS parser without copying segments out first).
-    public static func decodeURL(_ characters: ArraySlice<UInt8>) throws(CryptoError) -> [UInt8] {
+    package static func decodeURL(_ characters: ArraySlice<UInt8>) throws(CryptoError) -> [UInt8] {
         try decode(characters, table: urlTable)
     }
 

@@ -1,18 +1,18 @@
 internal import COpenSSL
 internal import CShims
-import Foundation
+package import Foundation
 
 /// An X.509 certificate.
 ///
 /// Invariant that makes it `Sendable`: the `X509` is parsed once and never mutated; the
 /// properties read it only. OpenSSL may cache computed values inside it under its own lock.
-public final class Certificate: @unchecked Sendable, Equatable, CustomStringConvertible {
+package final class Certificate: @unchecked Sendable, Equatable, CustomStringConvertible {
     let raw: OpaquePointer
     /// The exact DER bytes, kept for fingerprints and cache keys.
-    public let derRepresentation: [UInt8]
+    package let derRepresentation: [UInt8]
 
     /// Parses one DER certificate; trailing bytes are an error.
-    public init(derEncoded der: some Collection<UInt8>) throws(CryptoError) {
+    package init(derEncoded der: some Collection<UInt8>) throws(CryptoError) {
         let bytes = Array(der)
         let parsed = bytes.withUnsafeBufferPointer { buffer -> OpaquePointer? in
             var pointer = buffer.baseAddress
@@ -29,7 +29,7 @@ public final class Certificate: @unchecked Sendable, Equatable, CustomStringConv
     }
 
     /// Parses the first certificate of a PEM text.
-    public convenience init(pemEncoded pem: String) throws(CryptoError) {
+    package convenience init(pemEncoded pem: String) throws(CryptoError) {
         guard let first = try Certificate.allFromPEM(pem).first else {
             throw CryptoError.invalidCertificate("no PEM certificate found")
         }
@@ -37,7 +37,7 @@ public final class Certificate: @unchecked Sendable, Equatable, CustomStringConv
     }
 
     /// Reads a file holding DER or PEM (one or more certificates).
-    public static func load(contentsOf path: String) throws(CryptoError) -> [Certificate] {
+    package static func load(contentsOf path: String) throws(CryptoError) -> [Certificate] {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw CryptoError.invalidCertificate("cannot read \(path)")
         }
@@ -49,7 +49,7 @@ public final class Certificate: @unchecked Sendable, Equatable, CustomStringConv
     }
 
     /// Every `BEGIN CERTIFICATE` block of a PEM text, in order.
-    public static func allFromPEM(_ pem: String) throws(CryptoError) -> [Certificate] {
+    package static func allFromPEM(_ pem: String) throws(CryptoError) -> [Certificate] {
         let bio = try MemoryBIO(reading: Array(pem.utf8))
         var certificates: [Certificate] = []
         while let x509 = PEM_read_bio_X509(bio.raw, nil, nil, nil) {
@@ -70,16 +70,16 @@ public final class Certificate: @unchecked Sendable, Equatable, CustomStringConv
 
     deinit { X509_free(raw) }
 
-    public static func == (lhs: Certificate, rhs: Certificate) -> Bool { lhs.derRepresentation == rhs.derRepresentation }
+    package static func == (lhs: Certificate, rhs: Certificate) -> Bool { lhs.derRepresentation == rhs.derRepresentation }
 
     // MARK: - Fields
 
     /// Subject distinguished name in RFC 2253 form, e.g. `CN=Apple Root CA - G3,OU=…,O=Apple Inc.,C=US`.
-    public var subject: String { Self.format(X509_get_subject_name(raw)) }
-    public var issuer: String { Self.format(X509_get_issuer_name(raw)) }
+    package var subject: String { Self.format(X509_get_subject_name(raw)) }
+    package var issuer: String { Self.format(X509_get_issuer_name(raw)) }
 
     /// Serial number as upper-case hex without leading zeros (as `openssl x509 -serial` prints it).
-    public var serialNumberHex: String {
+    package var serialNumberHex: String {
         guard let integer = X509_get0_serialNumber(raw), let bignum = ASN1_INTEGER_to_BN(integer, nil) else { return "" }
         defer { BN_free(bignum) }
         guard let hex = BN_bn2hex(bignum) else { return "" }
@@ -87,14 +87,14 @@ public final class Certificate: @unchecked Sendable, Equatable, CustomStringConv
         return String(cString: hex)
     }
 
-    public var notBefore: Date { Self.date(X509_get0_notBefore(raw)) }
-    public var notAfter: Date { Self.date(X509_get0_notAfter(raw)) }
+    package var notBefore: Date { Self.date(X509_get0_notBefore(raw)) }
+    package var notAfter: Date { Self.date(X509_get0_notAfter(raw)) }
 
     /// SHA-256 of the DER, lower-case hex.
-    public var sha256Fingerprint: String { SHA256.hexDigest(derRepresentation) }
+    package var sha256Fingerprint: String { SHA256.hexDigest(derRepresentation) }
 
     /// True when the certificate carries an extension with this dotted OID (critical or not).
-    public func hasExtension(oid: String) -> Bool {
+    package func hasExtension(oid: String) -> Bool {
         guard let object = OBJ_txt2obj(oid, 1) else {
             clearOpenSSLErrors()
             return false
@@ -104,7 +104,7 @@ public final class Certificate: @unchecked Sendable, Equatable, CustomStringConv
     }
 
     /// SubjectPublicKeyInfo DER of the certificate's key, whatever its algorithm.
-    public var publicKeyDER: [UInt8] {
+    package var publicKeyDER: [UInt8] {
         guard let key = X509_get0_pubkey(raw) else { return [] }
         let length = i2d_PUBKEY(key, nil)
         guard length > 0 else { return [] }
@@ -118,14 +118,14 @@ public final class Certificate: @unchecked Sendable, Equatable, CustomStringConv
 
     /// The key as a P-256 verification key, or nil when it is another algorithm or curve. It shares
     /// the key OpenSSL decoded with the certificate (decoding it again costs more than a verify).
-    public var p256PublicKey: P256.Signing.PublicKey? {
+    package var p256PublicKey: P256.Signing.PublicKey? {
         guard let key = X509_get0_pubkey(raw), EVP_PKEY_up_ref(key) == 1 else { return nil }
         let owned = EVPKey(taking: key)
         guard (try? owned.requireP256()) != nil else { return nil }
         return P256.Signing.PublicKey(validated: owned)
     }
 
-    public var description: String { "Certificate(subject: \(subject), serial: \(serialNumberHex))" }
+    package var description: String { "Certificate(subject: \(subject), serial: \(serialNumberHex))" }
 
     // MARK: - Helpers
 

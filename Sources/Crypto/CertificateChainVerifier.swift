@@ -1,9 +1,9 @@
 internal import COpenSSL
 internal import CShims
-import Foundation
+package import Foundation
 
 /// Why a chain did not verify.
-public enum ChainFailure: Sendable, Equatable, CustomStringConvertible {
+package enum ChainFailure: Sendable, Equatable, CustomStringConvertible {
     /// A certificate of the chain is past its `notAfter` at the validation time (`depth` 0 = leaf).
     case expired(depth: Int)
     /// A certificate of the chain is before its `notBefore` at the validation time.
@@ -15,7 +15,7 @@ public enum ChainFailure: Sendable, Equatable, CustomStringConvertible {
     /// Any other X.509 policy failure, with OpenSSL's reason.
     case other(code: Int, reason: String, depth: Int)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .expired(let depth): "certificate at depth \(depth) has expired"
         case .notYetValid(let depth): "certificate at depth \(depth) is not yet valid"
@@ -27,7 +27,7 @@ public enum ChainFailure: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// The outcome of a chain validation: a value, never a throw.
-public enum ChainVerificationResult: Sendable {
+package enum ChainVerificationResult: Sendable {
     /// The built chain, leaf first and the trusted root last.
     case valid([Certificate])
     case invalid(ChainFailure)
@@ -38,11 +38,11 @@ public enum ChainVerificationResult: Sendable {
 ///
 /// Invariant that makes it `Sendable`: the `X509_STORE` is filled once in `init` and only read
 /// afterwards; OpenSSL locks its internal caches.
-public final class CertificateChainVerifier: @unchecked Sendable {
+package final class CertificateChainVerifier: @unchecked Sendable {
     private let store: OpaquePointer
-    public let roots: [Certificate]
+    package let roots: [Certificate]
 
-    public init(trustedRoots roots: [Certificate]) throws(CryptoError) {
+    package init(trustedRoots roots: [Certificate]) throws(CryptoError) {
         guard let store = X509_STORE_new() else {
             throw CryptoError.internalFailure(drainOpenSSLErrors("X509_STORE_new failed"))
         }
@@ -58,7 +58,7 @@ public final class CertificateChainVerifier: @unchecked Sendable {
     deinit { X509_STORE_free(store) }
 
     /// Validates `leaf` with `intermediates` against the roots as if the clock read `time`.
-    public func verify(leaf: Certificate, intermediates: [Certificate], at time: Date) -> ChainVerificationResult {
+    package func verify(leaf: Certificate, intermediates: [Certificate], at time: Date) -> ChainVerificationResult {
         guard let context = X509_STORE_CTX_new(), let untrusted = entitle_x509_stack_new() else {
             return .invalid(.other(code: -1, reason: drainOpenSSLErrors("out of memory"), depth: 0))
         }

@@ -1,7 +1,7 @@
 internal import COpenSSL
 
 /// Every failure of the Crypto module. Messages name what was wrong, never key material.
-public enum CryptoError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum CryptoError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The PEM or DER could not be read as a key (detail from OpenSSL's error queue).
     case invalidKey(String)
     /// A key of another type or curve than P-256 (the detail names what it is).
@@ -17,7 +17,7 @@ public enum CryptoError: Error, Sendable, Equatable, CustomStringConvertible {
     /// OpenSSL failed at an operation that should not fail (out of memory, internal error).
     case internalFailure(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidKey(let detail): "invalid key: \(detail)"
         case .unsupportedKey(let detail): "unsupported key: \(detail)"

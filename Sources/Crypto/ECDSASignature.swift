@@ -1,20 +1,20 @@
 /// An ECDSA P-256 signature, held as the fixed-length raw `r‖s` (64 bytes, JOSE form) and
 /// convertible to and from the ASN.1 DER `ECDSA-Sig-Value` that OpenSSL and the v1 offer use.
-public struct ECDSASignature: Sendable, Equatable {
-    public static let rawByteCount = 64
+package struct ECDSASignature: Sendable, Equatable {
+    package static let rawByteCount = 64
     private static let scalarByteCount = 32
 
     /// `r‖s`, each a 32-byte big-endian integer, left-padded with zeros.
-    public let rawRepresentation: [UInt8]
+    package let rawRepresentation: [UInt8]
 
-    public init(rawRepresentation raw: some Collection<UInt8>) throws(CryptoError) {
+    package init(rawRepresentation raw: some Collection<UInt8>) throws(CryptoError) {
         guard raw.count == Self.rawByteCount else { throw CryptoError.invalidSignatureLength(raw.count) }
         rawRepresentation = Array(raw)
     }
 
     /// Parses strict DER: one SEQUENCE of two positive, minimally encoded INTEGERs of at most
     /// 32 bytes each, and nothing after it. Anything else is `malformedSignature`.
-    public init(derRepresentation der: some Collection<UInt8>) throws(CryptoError) {
+    package init(derRepresentation der: some Collection<UInt8>) throws(CryptoError) {
         var reader = DERReader(bytes: Array(der))
         let sequence = try reader.readElement(tag: 0x30, name: "SEQUENCE")
         guard reader.isAtEnd else { throw CryptoError.malformedSignature("trailing bytes after the SEQUENCE") }
@@ -26,7 +26,7 @@ public struct ECDSASignature: Sendable, Equatable {
     }
 
     /// Canonical DER (70–72 bytes typically).
-    public var derRepresentation: [UInt8] {
+    package var derRepresentation: [UInt8] {
         let r = Self.derInteger(rawRepresentation[0..<32])
         let s = Self.derInteger(rawRepresentation[32..<64])
         return [0x30, UInt8(r.count + s.count)] + r + s

@@ -1,14 +1,14 @@
-import Foundation
-import JSON
+package import Foundation
+package import JSON
 
 /// Why a compact JWS could not be read. Each case names the segment at fault.
-public enum JWSError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum JWSError: Error, Sendable, Equatable, CustomStringConvertible {
     case segmentCount(Int)
     case invalidBase64URL(segment: String)
     case invalidJSON(segment: String, detail: String)
     case notAnObject(segment: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .segmentCount(let count): "a compact JWS has 3 segments, found \(count)"
         case .invalidBase64URL(let segment): "the \(segment) is not base64url"
@@ -20,13 +20,13 @@ public enum JWSError: Error, Sendable, Equatable, CustomStringConvertible {
 
 /// The three segments of a compact JWS, located but not yet decoded, so a caller can decide
 /// what to decode (a verifier that has seen the exact header before need not decode it again).
-public struct JWSSegments: Sendable {
-    public let bytes: [UInt8]
-    public let header: Range<Int>
-    public let payload: Range<Int>
-    public let signature: Range<Int>
+package struct JWSSegments: Sendable {
+    package let bytes: [UInt8]
+    package let header: Range<Int>
+    package let payload: Range<Int>
+    package let signature: Range<Int>
 
-    public init(_ compact: some StringProtocol) throws(JWSError) {
+    package init(_ compact: some StringProtocol) throws(JWSError) {
         let bytes = compact.utf8.withContiguousStorageIfAvailable { Array($0) } ?? Array(compact.utf8)
         let dots = bytes.withUnsafeBufferPointer { buffer -> [Int] in
             var found: [Int] = []
@@ -46,21 +46,21 @@ public struct JWSSegments: Sendable {
     }
 
     /// `base64url(header) "." base64url(payload)`, the bytes the signature covers.
-    public var signingInput: ArraySlice<UInt8> { bytes[0..<payload.upperBound] }
+    package var signingInput: ArraySlice<UInt8> { bytes[0..<payload.upperBound] }
     /// The header segment's text, as sent.
-    public var headerText: ArraySlice<UInt8> { bytes[header] }
+    package var headerText: ArraySlice<UInt8> { bytes[header] }
 
-    public func decodeHeader() throws(JWSError) -> JSONObject {
+    package func decodeHeader() throws(JWSError) -> JSONObject {
         try Self.parseObject(try Self.decode(bytes[header], name: "header"), name: "header")
     }
 
     /// The payload's bytes and JSON object.
-    public func decodePayload() throws(JWSError) -> ([UInt8], JSONObject) {
+    package func decodePayload() throws(JWSError) -> ([UInt8], JSONObject) {
         let decoded = try Self.decode(bytes[payload], name: "payload")
         return (decoded, try Self.parseObject(decoded, name: "payload"))
     }
 
-    public func decodeSignature() throws(JWSError) -> [UInt8] { try Self.decode(bytes[signature], name: "signature") }
+    package func decodeSignature() throws(JWSError) -> [UInt8] { try Self.decode(bytes[signature], name: "signature") }
 
     private static func decode(_ characters: ArraySlice<UInt8>, name: String) throws(JWSError) -> [UInt8] {
         guard !characters.isEmpty else { throw JWSError.invalidBase64URL(segment: name) }
@@ -80,18 +80,18 @@ public struct JWSSegments: Sendable {
 }
 
 /// A compact JWS (RFC 7515 §7.1) taken apart; nothing is trusted until `isValidES256Signature`.
-public struct CompactJWS: Sendable {
-    public let header: JSONObject
-    public let payload: JSONObject
+package struct CompactJWS: Sendable {
+    package let header: JSONObject
+    package let payload: JSONObject
     /// The decoded payload bytes, exactly as signed.
-    public let payloadBytes: [UInt8]
+    package let payloadBytes: [UInt8]
     /// The decoded signature bytes (64 for a well-formed ES256 signature).
-    public let signature: [UInt8]
+    package let signature: [UInt8]
     /// `base64url(header) "." base64url(payload)`, the bytes the signature covers.
-    public let signingInput: [UInt8]
+    package let signingInput: [UInt8]
 
     /// Splits and decodes `compact`. Surrounding whitespace is not removed: callers trim files.
-    public init(_ compact: some StringProtocol) throws(JWSError) {
+    package init(_ compact: some StringProtocol) throws(JWSError) {
         let segments = try JWSSegments(compact)
         header = try segments.decodeHeader()
         (payloadBytes, payload) = try segments.decodePayload()
@@ -100,19 +100,19 @@ public struct CompactJWS: Sendable {
     }
 
     /// The header's `alg`, if it is a string.
-    public var algorithm: String? { header["alg"]?.stringValue }
+    package var algorithm: String? { header["alg"]?.stringValue }
 
     /// True when the signature is a 64-byte ES256 signature over the signing input by `key`.
     /// RS256 (Google's OIDC tokens and service-account assertions).
-    public func isValidRS256Signature(publicKey: RSA.PublicKey) -> Bool {
+    package func isValidRS256Signature(publicKey: RSA.PublicKey) -> Bool {
         algorithm == "RS256" && publicKey.isValidSignature(signature, for: signingInput)
     }
 
-    public func isValidES256Signature(publicKey: P256.Signing.PublicKey) -> Bool {
+    package func isValidES256Signature(publicKey: P256.Signing.PublicKey) -> Bool {
         Self.isValidES256Signature(signature, over: signingInput, publicKey: publicKey)
     }
 
-    public static func isValidES256Signature(
+    package static func isValidES256Signature(
         _ signature: [UInt8], over signingInput: some ContiguousBytes,
         publicKey: P256.Signing.PublicKey
     ) -> Bool {
@@ -122,9 +122,9 @@ public struct CompactJWS: Sendable {
 }
 
 /// Creates compact ES256 and RS256 JWS tokens.
-public enum JWSSigner {
+package enum JWSSigner {
     /// `base64url(header).base64url(payload).base64url(RS256 signature)`.
-    public static func sign(header: JSONObject, payload: JSONObject, with key: RSA.PrivateKey) throws(CryptoError) -> String {
+    package static func sign(header: JSONObject, payload: JSONObject, with key: RSA.PrivateKey) throws(CryptoError) -> String {
         let signingInput =
             Base64.encodeURL(JSONValue.object(header).serializedBytes) + "."
             + Base64.encodeURL(JSONValue.object(payload).serializedBytes)
@@ -132,7 +132,7 @@ public enum JWSSigner {
     }
 
     /// `base64url(header).base64url(payload).base64url(r‖s)`.
-    public static func sign(
+    package static func sign(
         header: JSONObject, payload: JSONObject,
         with key: P256.Signing.PrivateKey
     ) throws(CryptoError) -> String {

@@ -1,9 +1,9 @@
 internal import COpenSSL
 internal import CShims
-import Foundation
+package import Foundation
 
 /// What an OCSP response says about one certificate, after every check of APPSTORE.md §3.6.
-public enum OCSPEvaluation: Sendable, Equatable {
+package enum OCSPEvaluation: Sendable, Equatable {
     /// Good; cache the answer until `nextUpdate` (when the responder gave one).
     case good(nextUpdate: Date?)
     case revoked
@@ -16,16 +16,16 @@ public enum OCSPEvaluation: Sendable, Equatable {
 }
 
 /// OCSP (RFC 6960) with OpenSSL: the request for a certificate and the evaluation of the answer.
-public enum OCSP {
+package enum OCSP {
     /// The responder URL from the certificate's Authority Information Access extension.
-    public static func responderURL(of certificate: Certificate) -> String? {
+    package static func responderURL(of certificate: Certificate) -> String? {
         guard let url = entitle_ocsp_responder_url(certificate.raw) else { return nil }
         defer { entitle_openssl_free(url) }
         return String(cString: url)
     }
 
     /// DER `OCSPRequest` with one SHA-256 CertID for `certificate` issued by `issuer`.
-    public static func request(for certificate: Certificate, issuer: Certificate) throws(CryptoError) -> [UInt8] {
+    package static func request(for certificate: Certificate, issuer: Certificate) throws(CryptoError) -> [UInt8] {
         guard let request = OCSP_REQUEST_new() else { throw CryptoError.internalFailure(drainOpenSSLErrors("OCSP_REQUEST_new")) }
         defer { OCSP_REQUEST_free(request) }
         guard let id = OCSP_cert_to_id(EVP_sha256(), certificate.raw, issuer.raw) else {
@@ -45,7 +45,7 @@ public enum OCSP {
     /// Checks `der` as the answer about `certificate`: status successful, signed by `issuer` or by
     /// a responder it delegated (OCSPSigning), a matching SingleResponse, and fresh at `now`
     /// within `skew` seconds.
-    public static func evaluate(
+    package static func evaluate(
         _ der: [UInt8], certificate: Certificate, issuer: Certificate, at now: Date,
         skew: TimeInterval = 60
     ) -> OCSPEvaluation {

@@ -1,18 +1,18 @@
 internal import COpenSSL
 internal import CShims
-import Foundation
+package import Foundation
 
 /// RSA with PKCS#1 v1.5 padding and SHA-256 (JWS `RS256`): what Google's service-account
 /// assertions and its OIDC tokens use. Keys under 2048 bits are refused.
-public enum RSA {
+package enum RSA {
     static let minimumBits = 2048
 
     /// An RSA private key, e.g. the `private_key` of a Google service-account key file.
-    public struct PrivateKey: Sendable {
+    package struct PrivateKey: Sendable {
         let key: EVPKey
 
         /// Reads a PEM private key (PKCS#8 `BEGIN PRIVATE KEY`, or PKCS#1 `BEGIN RSA PRIVATE KEY`).
-        public init(pemRepresentation pem: String) throws(CryptoError) {
+        package init(pemRepresentation pem: String) throws(CryptoError) {
             let bio = try MemoryBIO(reading: Array(pem.utf8))
             guard let raw = PEM_read_bio_PrivateKey(bio.raw, nil, { _, _, _, _ in 0 }, nil) else {
                 throw CryptoError.invalidKey(drainOpenSSLErrors("no PEM private key found"))
@@ -21,12 +21,12 @@ public enum RSA {
             try RSA.require(key)
         }
 
-        public var publicKey: PublicKey {
+        package var publicKey: PublicKey {
             get throws(CryptoError) { PublicKey(validated: try EVPKey.fromSPKI(key.spkiDER())) }
         }
 
         /// The RS256 signature of `data` (SHA-256, PKCS#1 v1.5).
-        public func signature(for data: some ContiguousBytes) throws(CryptoError) -> [UInt8] {
+        package func signature(for data: some ContiguousBytes) throws(CryptoError) -> [UInt8] {
             guard let context = EVP_MD_CTX_new() else { throw CryptoError.internalFailure("EVP_MD_CTX_new failed") }
             defer { EVP_MD_CTX_free(context) }
             var length = 0
@@ -45,13 +45,13 @@ public enum RSA {
     }
 
     /// An RSA public key.
-    public struct PublicKey: Sendable {
+    package struct PublicKey: Sendable {
         let key: EVPKey
 
         init(validated key: EVPKey) { self.key = key }
 
         /// From a JWK's `n` and `e` (big-endian bytes, base64url-decoded).
-        public init(modulus: [UInt8], exponent: [UInt8]) throws(CryptoError) {
+        package init(modulus: [UInt8], exponent: [UInt8]) throws(CryptoError) {
             guard !modulus.isEmpty, !exponent.isEmpty, exponent.count <= 8,
                 let raw = entitle_rsa_public_key(modulus, modulus.count, exponent, exponent.count)
             else { throw CryptoError.invalidKey(drainOpenSSLErrors("not an RSA modulus and exponent")) }
@@ -60,7 +60,7 @@ public enum RSA {
         }
 
         /// From a `BEGIN PUBLIC KEY` PEM.
-        public init(pemRepresentation pem: String) throws(CryptoError) {
+        package init(pemRepresentation pem: String) throws(CryptoError) {
             let bio = try MemoryBIO(reading: Array(pem.utf8))
             guard let raw = PEM_read_bio_PUBKEY(bio.raw, nil, nil, nil) else {
                 throw CryptoError.invalidKey(drainOpenSSLErrors("no PEM public key found"))
@@ -70,16 +70,16 @@ public enum RSA {
         }
 
         /// SubjectPublicKeyInfo DER.
-        public var derRepresentation: [UInt8] {
+        package var derRepresentation: [UInt8] {
             get throws(CryptoError) { try key.spkiDER() }
         }
 
-        public var pemRepresentation: String {
+        package var pemRepresentation: String {
             get throws(CryptoError) { EVPKey.publicKeyPEM(try derRepresentation) }
         }
 
         /// True when `signature` is the RS256 signature of `data` by this key.
-        public func isValidSignature(_ signature: [UInt8], for data: some ContiguousBytes) -> Bool {
+        package func isValidSignature(_ signature: [UInt8], for data: some ContiguousBytes) -> Bool {
             guard let context = EVP_MD_CTX_new() else { return false }
             defer { EVP_MD_CTX_free(context) }
             let valid = data.withUnsafeBytes { bytes in

@@ -1,16 +1,16 @@
 internal import COpenSSL
-import Foundation
+package import Foundation
 
 /// SHA-256 (FIPS 180-4).
-public enum SHA256 {
-    public static let byteCount = 32
+package enum SHA256 {
+    package static let byteCount = 32
 
     /// The digest of `data`.
     ///
     /// OpenSSL 3's one-shot `SHA256()` looks the algorithm up in the provider tables and makes a
     /// digest context on every call, which costs more than hashing a short message (an API key,
     /// a v1 offer payload). The algorithm is fetched once and contexts are reused from a pool.
-    public static func hash(_ data: some ContiguousBytes) -> [UInt8] {
+    package static func hash(_ data: some ContiguousBytes) -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: byteCount)
         guard let context = contexts.take() ?? EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new: out of memory") }
         data.withUnsafeBytes { input in
@@ -29,7 +29,7 @@ public enum SHA256 {
     }
 
     /// The digest of `first` followed by `second`, without joining them.
-    public static func hash(_ first: some ContiguousBytes, _ second: some ContiguousBytes) -> [UInt8] {
+    package static func hash(_ first: some ContiguousBytes, _ second: some ContiguousBytes) -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: byteCount)
         guard let context = contexts.take() ?? EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new: out of memory") }
         let hashed = first.withUnsafeBytes { one in
@@ -55,7 +55,7 @@ public enum SHA256 {
     private static let contexts = ContextPool { EVP_MD_CTX_free($0) }
 
     /// The digest as lower-case hex (fingerprints).
-    public static func hexDigest(_ data: some ContiguousBytes) -> String {
+    package static func hexDigest(_ data: some ContiguousBytes) -> String {
         Hex.encode(hash(data))
     }
 }
@@ -74,10 +74,10 @@ final class FetchedDigest: @unchecked Sendable {
 }
 
 /// Lower-case hexadecimal text.
-public enum Hex {
+package enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)
 
-    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+    package static func encode(_ bytes: some Sequence<UInt8>) -> String {
         var output: [UInt8] = []
         for byte in bytes {
             output.append(digits[Int(byte >> 4)])
@@ -87,7 +87,7 @@ public enum Hex {
     }
 
     /// Bytes from hex text (either case, no separators); nil when the text is not hex.
-    public static func decode(_ text: String) -> [UInt8]? {
+    package static func decode(_ text: String) -> [UInt8]? {
         let characters = Array(text.utf8)
         guard characters.count % 2 == 0 else { return nil }
         var output: [UInt8] = []

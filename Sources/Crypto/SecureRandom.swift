@@ -1,13 +1,13 @@
 internal import COpenSSL
-import Foundation
+package import Foundation
 import Synchronization
 
 /// Randomness from OpenSSL's DRBG (seeded by the kernel, no system call per use).
 ///
 /// Foundation's `UUID()` on Linux opens `/dev/urandom` for every UUID, which costs more than
 /// formatting a whole offer answer; nonces are made here instead.
-public enum SecureRandom {
-    public static func bytes(_ count: Int) -> [UInt8] {
+package enum SecureRandom {
+    package static func bytes(_ count: Int) -> [UInt8] {
         var output = [UInt8](repeating: 0, count: count)
         guard RAND_bytes(&output, Int32(count)) == 1 else {
             // The DRBG failing means the process cannot make secrets at all; do not go on.
@@ -19,7 +19,7 @@ public enum SecureRandom {
     /// A random (version 4) UUID. Offer nonces are public (they are in the answer), so 16 bytes
     /// are taken from a buffer refilled from the DRBG 4 KiB at a time: one `RAND_bytes` (and its
     /// lock) per 256 nonces instead of one per nonce.
-    public static func uuid() -> UUID {
+    package static func uuid() -> UUID {
         var bytes = nonceBytes.take16()
         bytes[6] = bytes[6] & 0x0F | 0x40
         bytes[8] = bytes[8] & 0x3F | 0x80
@@ -59,7 +59,7 @@ extension UUID {
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// The canonical 36-character text in lower case, as Apple's signatures expect.
-    public var lowercasedString: String {
+    package var lowercasedString: String {
         withUnsafeBytes(of: uuid) { bytes in
             String(unsafeUninitializedCapacity: 36) { output in
                 var position = 0
@@ -81,7 +81,7 @@ extension UUID {
 extension UUID {
     /// True for the canonical 8-4-4-4-12 hex form in either case (what `UUID(uuidString:)`
     /// accepts), checked without Foundation's `sscanf`-based parser, which is slow on Linux.
-    public static func isCanonicalText(_ text: String) -> Bool {
+    package static func isCanonicalText(_ text: String) -> Bool {
         var count = 0
         for byte in text.utf8 {
             switch count {

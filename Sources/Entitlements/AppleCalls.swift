@@ -5,7 +5,7 @@ extension PendingAppleCall {
     /// (`finishTransactions`): the one-time kinds (consumable, non-consumable, non-renewing), as
     /// StoreKit's `finish()` is called for them once delivered; not a subscription's renewals (the
     /// App Store renews them whatever the app does), not one already refunded (nothing to deliver).
-    public static func isFinishedByServer(_ purchase: TransactionRecord) -> Bool {
+    package static func isFinishedByServer(_ purchase: TransactionRecord) -> Bool {
         oneTimeKinds.contains(purchase.type) && purchase.revocationDate == nil
     }
 

@@ -1,20 +1,20 @@
 import Instants
-import JSON
+package import JSON
 
 /// A 12-month commitment billed monthly (App Store Server API 1.21) as one transaction states it:
 /// which of the commitment's monthly payments this is. Apple's members and units, as sent; Apple
 /// documents no rule from them to access, so Entitle derives none (the transaction's own
 /// `expiresDate` still decides the period).
-public struct TransactionCommitment: Sendable, Equatable {
+package struct TransactionCommitment: Sendable, Equatable {
     /// 1 to `totalBillingPeriods`.
-    public var billingPeriodNumber: Int64?
-    public var totalBillingPeriods: Int64?
+    package var billingPeriodNumber: Int64?
+    package var totalBillingPeriods: Int64?
     /// When the whole commitment ends, epoch milliseconds.
-    public var commitmentExpiresDate: Int64?
+    package var commitmentExpiresDate: Int64?
     /// The whole commitment's price, in milliunits of the transaction's currency.
-    public var commitmentPrice: Int64?
+    package var commitmentPrice: Int64?
 
-    public init(
+    package init(
         billingPeriodNumber: Int64? = nil, totalBillingPeriods: Int64? = nil, commitmentExpiresDate: Int64? = nil,
         commitmentPrice: Int64? = nil
     ) {
@@ -25,7 +25,7 @@ public struct TransactionCommitment: Sendable, Equatable {
     }
 
     /// From Apple's `commitmentInfo` object, the payload's or the stored copy (the same members).
-    public init(apple json: JSONObject) {
+    package init(apple json: JSONObject) {
         self.init(
             billingPeriodNumber: json["billingPeriodNumber"]?.int64Value, totalBillingPeriods: json["totalBillingPeriods"]?.int64Value,
             commitmentExpiresDate: AppleMembers.milliseconds(json["commitmentExpiresDate"]),
@@ -33,7 +33,7 @@ public struct TransactionCommitment: Sendable, Equatable {
     }
 
     /// Apple's members, for storage and for the answers (which add the ISO form of the date).
-    public func write<Object: JSONObjectBuilder>(into object: inout Object, isoDates: Bool) {
+    package func write<Object: JSONObjectBuilder>(into object: inout Object, isoDates: Bool) {
         object.set("billingPeriodNumber", ifPresent: billingPeriodNumber)
         object.set("totalBillingPeriods", ifPresent: totalBillingPeriods)
         AppleMembers.date(&object, "commitmentExpiresDate", commitmentExpiresDate, iso: isoDates)
@@ -43,17 +43,17 @@ public struct TransactionCommitment: Sendable, Equatable {
 
 /// What a renewal info says of the commitment's next term: whether the customer commits again,
 /// to which product, billed how, when and at what price.
-public struct RenewalCommitment: Sendable, Equatable {
+package struct RenewalCommitment: Sendable, Equatable {
     /// Apple's `commitmentAutoRenewStatus`: 1 commits again at the end, 0 does not.
-    public var autoRenewStatus: Int64?
-    public var autoRenewProductId: String?
+    package var autoRenewStatus: Int64?
+    package var autoRenewProductId: String?
     /// `BILLED_UPFRONT`, `MONTHLY`, or a newer value, as Apple sends it.
-    public var renewalBillingPlanType: String?
-    public var renewalDate: Int64?
+    package var renewalBillingPlanType: String?
+    package var renewalDate: Int64?
     /// In milliunits of the renewal's currency.
-    public var renewalPrice: Int64?
+    package var renewalPrice: Int64?
 
-    public init(
+    package init(
         autoRenewStatus: Int64? = nil, autoRenewProductId: String? = nil, renewalBillingPlanType: String? = nil,
         renewalDate: Int64? = nil, renewalPrice: Int64? = nil
     ) {
@@ -65,7 +65,7 @@ public struct RenewalCommitment: Sendable, Equatable {
     }
 
     /// From Apple's renewal-info `commitmentInfo` object, the payload's or the stored copy.
-    public init(apple json: JSONObject) {
+    package init(apple json: JSONObject) {
         self.init(
             autoRenewStatus: json["commitmentAutoRenewStatus"]?.int64Value,
             autoRenewProductId: json["commitmentAutoRenewProductId"]?.stringValue,
@@ -74,7 +74,7 @@ public struct RenewalCommitment: Sendable, Equatable {
             renewalPrice: json["commitmentRenewalPrice"]?.int64Value)
     }
 
-    public func write<Object: JSONObjectBuilder>(into object: inout Object, isoDates: Bool) {
+    package func write<Object: JSONObjectBuilder>(into object: inout Object, isoDates: Bool) {
         object.set("commitmentAutoRenewStatus", ifPresent: autoRenewStatus)
         object.set("commitmentAutoRenewProductId", ifPresent: autoRenewProductId)
         object.set("commitmentRenewalBillingPlanType", ifPresent: renewalBillingPlanType)
@@ -84,18 +84,18 @@ public struct RenewalCommitment: Sendable, Equatable {
 }
 
 /// Storing a commitment: Apple's object as JSON text, read back by the same `init(apple:)`.
-public enum StoredCommitment {
-    public static func text(_ commitment: TransactionCommitment?) -> String? {
+package enum StoredCommitment {
+    package static func text(_ commitment: TransactionCommitment?) -> String? {
         commitment.map { commitment in serialized { commitment.write(into: &$0, isoDates: false) } }
     }
 
-    public static func text(_ commitment: RenewalCommitment?) -> String? {
+    package static func text(_ commitment: RenewalCommitment?) -> String? {
         commitment.map { commitment in serialized { commitment.write(into: &$0, isoDates: false) } }
     }
 
-    public static func transaction(_ text: String?) -> TransactionCommitment? { object(text).map(TransactionCommitment.init(apple:)) }
+    package static func transaction(_ text: String?) -> TransactionCommitment? { object(text).map(TransactionCommitment.init(apple:)) }
 
-    public static func renewal(_ text: String?) -> RenewalCommitment? { object(text).map(RenewalCommitment.init(apple:)) }
+    package static func renewal(_ text: String?) -> RenewalCommitment? { object(text).map(RenewalCommitment.init(apple:)) }
 
     private static func serialized(_ write: (inout JSONObjectWriter) -> Void) -> String {
         var writer = JSONObjectWriter(capacity: 160)

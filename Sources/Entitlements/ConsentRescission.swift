@@ -2,15 +2,15 @@
 /// `RESCIND_CONSENT`); Apple blocks the app there. Entitle stores the notification and tells the
 /// developer's systems (`CONSENT_RESCINDED`), naming the app download and, when Entitle knows
 /// them, its purchases and customer, so they can act.
-public struct ConsentRescission: Sendable, Equatable {
+package struct ConsentRescission: Sendable, Equatable {
     /// The app download (`appTransactionId` of the notification's signed app transaction).
-    public var appTransactionId: String?
+    package var appTransactionId: String?
     /// The subscriptions and purchases made from that download that Entitle has stored.
-    public var originalTransactionIds: [String]
+    package var originalTransactionIds: [String]
     /// Their customer, when one of them is linked to an account token.
-    public var appAccountToken: String?
+    package var appAccountToken: String?
 
-    public init(appTransactionId: String?, originalTransactionIds: [String] = [], appAccountToken: String? = nil) {
+    package init(appTransactionId: String?, originalTransactionIds: [String] = [], appAccountToken: String? = nil) {
         self.appTransactionId = appTransactionId
         self.originalTransactionIds = originalTransactionIds
         self.appAccountToken = appAccountToken

@@ -1,28 +1,28 @@
 /// A product's answer for entitlement purposes (a subscription, or a non-subscription purchase);
 /// an entitlement answers with the best grant of the products that confer it.
-public struct ProductGrant: Sendable, Equatable {
-    public var productId: String
-    public var isActive: Bool
-    public var state: String
-    public var originalTransactionId: String?
+package struct ProductGrant: Sendable, Equatable {
+    package var productId: String
+    package var isActive: Bool
+    package var state: String
+    package var originalTransactionId: String?
     /// nil means no expiry (a non-consumable), which beats any date.
-    public var expiresDate: Int64?
-    public var gracePeriodExpiresDate: Int64?
-    public var willRenew: Bool
-    public var periodType: String
-    public var ownershipType: String?
+    package var expiresDate: Int64?
+    package var gracePeriodExpiresDate: Int64?
+    package var willRenew: Bool
+    package var periodType: String
+    package var ownershipType: String?
     /// For ordering inactive grants: the most recent wins.
-    public var lastEventDate: Int64
+    package var lastEventDate: Int64
     /// The environment of the facts behind the grant (`Production`, `Sandbox`, …).
-    public var environment: String = ""
+    package var environment: String = ""
     /// Where it comes from: `app_store`, or `promotional` (a grant given by support).
-    public var store = "app_store"
+    package var store = "app_store"
     /// The promotional grant behind it; it confers its own entitlement, not a product's.
-    public var promotional: PromotionalGrant?
+    package var promotional: PromotionalGrant?
     /// The Google Play purchase behind it (`store` is `play_store`).
-    public var purchaseToken: String?
+    package var purchaseToken: String?
 
-    public init(_ subscription: SubscriptionState) {
+    package init(_ subscription: SubscriptionState) {
         environment = subscription.environment
         productId = subscription.productId
         isActive = subscription.isActive
@@ -36,7 +36,7 @@ public struct ProductGrant: Sendable, Equatable {
         lastEventDate = subscription.revocationDate ?? subscription.expiresDate ?? subscription.purchaseDate
     }
 
-    public init(
+    package init(
         productId: String, isActive: Bool, state: String, originalTransactionId: String?, expiresDate: Int64?,
         ownershipType: String?, lastEventDate: Int64, environment: String = ""
     ) {
@@ -57,9 +57,9 @@ public struct ProductGrant: Sendable, Equatable {
 /// Maps products to the entitlements they grant and picks, per entitlement, the best grant:
 /// active beats inactive; among active ones the latest expiry (none beats any); among inactive
 /// ones a purchase before a promotional grant, then the most recent.
-public enum EntitlementResolver {
+package enum EntitlementResolver {
     /// The best grant per entitlement name.
-    public static func resolve(_ grants: [ProductGrant], entitlementsOf: (String) -> [String]) -> [String: ProductGrant] {
+    package static func resolve(_ grants: [ProductGrant], entitlementsOf: (String) -> [String]) -> [String: ProductGrant] {
         var best: [String: ProductGrant] = [:]
         for grant in grants {
             let names = grant.promotional.map { [$0.entitlement] } ?? entitlementsOf(grant.productId)
@@ -70,7 +70,7 @@ public enum EntitlementResolver {
         return best
     }
 
-    public static func isBetter(_ candidate: ProductGrant, than existing: ProductGrant) -> Bool {
+    package static func isBetter(_ candidate: ProductGrant, than existing: ProductGrant) -> Bool {
         if candidate.isActive != existing.isActive { return candidate.isActive }
         if candidate.isActive {
             switch (candidate.expiresDate, existing.expiresDate) {

@@ -1,24 +1,24 @@
 /// One notification as stored (the audit trail of `GET /v1/notifications`).
-public struct StoredNotification: Sendable, Equatable {
-    public var notificationUUID: String
-    public var appId: String
-    public var environment: String
-    public var notificationType: String
-    public var subtype: String?
-    public var signedDate: Int64
-    public var receivedAt: Int64
-    public var originalTransactionId: String?
+package struct StoredNotification: Sendable, Equatable {
+    package var notificationUUID: String
+    package var appId: String
+    package var environment: String
+    package var notificationType: String
+    package var subtype: String?
+    package var signedDate: Int64
+    package var receivedAt: Int64
+    package var originalTransactionId: String?
     /// Apple's signed payload; for a Google notification, the developer notification as JSON.
-    public var jws: String
+    package var jws: String
     /// `app_store`, or `play_store` for a Google real-time developer notification: its
     /// `notificationUUID` is then `pubsub:<appId>:<messageId>`, its type Google's name
     /// (`SUBSCRIPTION_RENEWED`, …), `signedDate` its `eventTimeMillis`, and
     /// `originalTransactionId` the purchase token it names.
-    public var store = "app_store"
+    package var store = "app_store"
     /// Order of arrival, assigned by the store (for paging).
-    public var sequence: Int64 = 0
+    package var sequence: Int64 = 0
 
-    public init(
+    package init(
         notificationUUID: String, appId: String, environment: String, notificationType: String, subtype: String?,
         signedDate: Int64, receivedAt: Int64, originalTransactionId: String?, jws: String
     ) {
@@ -36,70 +36,70 @@ public struct StoredNotification: Sendable, Equatable {
 
 /// Everything verified facts add in one atomic step: a notification (stored once per UUID), the
 /// transactions and renewal info it or a client carried, signals, and subscriber links.
-public struct FactBatch: Sendable {
-    public var appId: String
-    public var environment: String
-    public var notification: StoredNotification?
-    public var transactions: [(record: TransactionRecord, jws: String)] = []
-    public var renewal: (record: RenewalRecord, jws: String)?
-    public var signals: [(originalTransactionId: String, signal: SubscriptionSignal)] = []
+package struct FactBatch: Sendable {
+    package var appId: String
+    package var environment: String
+    package var notification: StoredNotification?
+    package var transactions: [(record: TransactionRecord, jws: String)] = []
+    package var renewal: (record: RenewalRecord, jws: String)?
+    package var signals: [(originalTransactionId: String, signal: SubscriptionSignal)] = []
     /// A client's request to link an untokened subscription to its account token.
-    public var requestedLink: (originalTransactionId: String, appAccountToken: String)?
+    package var requestedLink: (originalTransactionId: String, appAccountToken: String)?
     /// Whether a requested link to another token than the existing one moves the subscription
     /// (recorded as a `LinkTransfer` at `requestedAt`) instead of being refused.
-    public var transfersLink = false
-    public var requestedAt: Int64 = 0
+    package var transfersLink = false
+    package var requestedAt: Int64 = 0
     /// Queue a Set App Account Token call for the requested link, in the same transaction (so a
     /// crash after the commit cannot lose it).
-    public var queuesTokenCall = false
+    package var queuesTokenCall = false
     /// Queue a Finish Transaction call for each one-time purchase the batch stores for the first
     /// time (`appStoreServerAPI.finishTransactions`: the server delivers the content).
-    public var finishesPurchases = false
+    package var finishesPurchases = false
     /// The end of a queued Apple call: done (nil) or to be tried again at the instant given.
-    public var appleCallOutcome: (kind: PendingAppleCall.Kind, transactionId: String, retryAt: Int64?)?
+    package var appleCallOutcome: (kind: PendingAppleCall.Kind, transactionId: String, retryAt: Int64?)?
     /// The transaction-history `revision` reached by a sync, stored with the facts it brought.
-    public var syncRevision: (originalTransactionId: String, revision: String)?
+    package var syncRevision: (originalTransactionId: String, revision: String)?
     /// Where the facts came from, as events name it: the notification's UUID, `clientPost`,
     /// `sync` or `backfill`.
-    public var source = "clientPost"
+    package var source = "clientPost"
     /// Derives the events the batch causes and writes them in its transaction (nil: none).
-    public var eventWriter: (any EventWriting)?
+    package var eventWriter: (any EventWriting)?
     /// A stored notification to pass on (written as a delivery in the same transaction).
-    public var forward: ForwardedNotification?
+    package var forward: ForwardedNotification?
     /// The id of a `TEST` event asked for by `POST /v1/webhooks/test` (the batch carries no facts).
-    public var webhookTestId: String?
+    package var webhookTestId: String?
     /// A promotional grant given, or revoked (the same id stored again with `revokedAt`).
-    public var grant: PromotionalGrant?
+    package var grant: PromotionalGrant?
     /// Google Play purchases as just read from Google, with Google's answer as text.
-    public var playPurchases: [(purchase: PlayPurchase, json: String)] = []
+    package var playPurchases: [(purchase: PlayPurchase, json: String)] = []
     /// The Pub/Sub message that brought them: stored once; the same id again is a duplicate.
-    public var pubsubMessageId: String?
+    package var pubsubMessageId: String?
     /// The end of a queued Google acknowledgement: done (nil) or to be tried again at the
     /// instant given.
-    public var acknowledgementOutcome: (purchaseToken: String, retryAt: Int64?)?
+    package var acknowledgementOutcome: (purchaseToken: String, retryAt: Int64?)?
     /// Consent for the app withdrawn on a device (`RESCIND_CONSENT`): the notification is all
     /// that is stored; this names whom it concerns, for its event.
-    public var consentRescinded: ConsentRescission?
+    package var consentRescinded: ConsentRescission?
     /// The app's evidence of use, recorded (`POST …/usage`).
-    public var usage: [UsageRecord] = []
+    package var usage: [UsageRecord] = []
     /// Support's instruction for a customer's refund reviews, set (or removed: nil).
-    public var refundOverride: (appAccountToken: String, override: RefundOverride?)?
+    package var refundOverride: (appAccountToken: String, override: RefundOverride?)?
     /// A store's refund request, stored once with the notification that brought it.
-    public var refundRequest: RefundRequest?
+    package var refundRequest: RefundRequest?
     /// A queued request as it stands after an attempt to answer it.
-    public var refundRequestUpdate: RefundRequest?
+    package var refundRequestUpdate: RefundRequest?
     /// What the store decided (`REFUNDED`, `DECLINED`) of the purchase's open request.
-    public var refundOutcome: (transactionId: String?, purchaseToken: String?, outcome: String, at: Int64)?
+    package var refundOutcome: (transactionId: String?, purchaseToken: String?, outcome: String, at: Int64)?
     /// A retention request of Apple's and the answer given, stored once per request identifier.
-    public var retention: RetentionRecord?
+    package var retention: RetentionRecord?
 
-    public init(appId: String, environment: String) {
+    package init(appId: String, environment: String) {
         self.appId = appId
         self.environment = environment
     }
 }
 
-public enum ApplyOutcome: Sendable, Equatable {
+package enum ApplyOutcome: Sendable, Equatable {
     case applied
     /// The notification's UUID was already stored: nothing was applied again.
     case duplicateNotification
@@ -111,25 +111,25 @@ public enum ApplyOutcome: Sendable, Equatable {
 
 /// A call Entitle owes the App Store Server API, queued durably in the write that causes it and
 /// made (again) until Apple takes it.
-public struct PendingAppleCall: Sendable, Equatable {
-    public enum Kind: String, Sendable, CaseIterable {
+package struct PendingAppleCall: Sendable, Equatable {
+    package enum Kind: String, Sendable, CaseIterable {
         /// Set App Account Token: a client linked an untokened subscription.
         case setAppAccountToken = "set_app_account_token"
         /// Finish Transaction: the server, not the app, delivered a one-time purchase.
         case finishTransaction = "finish_transaction"
     }
 
-    public var appId: String
-    public var environment: String
-    public var kind: Kind
+    package var appId: String
+    package var environment: String
+    package var kind: Kind
     /// What the call names: the subscription's original transaction id (Set App Account Token),
     /// the purchase's transaction id (Finish Transaction).
-    public var transactionId: String
+    package var transactionId: String
     /// The token Set App Account Token sends; nil for Finish Transaction.
-    public var appAccountToken: String?
-    public var attempts: Int
+    package var appAccountToken: String?
+    package var attempts: Int
 
-    public init(
+    package init(
         appId: String, environment: String, kind: Kind, transactionId: String, appAccountToken: String? = nil, attempts: Int = 0
     ) {
         self.appId = appId
@@ -142,13 +142,13 @@ public struct PendingAppleCall: Sendable, Equatable {
 }
 
 /// A subscription moved from one appAccountToken to another (`transferPolicy: transfer`).
-public struct LinkTransfer: Sendable, Equatable {
-    public var originalTransactionId: String
-    public var from: String
-    public var to: String
-    public var at: Int64
+package struct LinkTransfer: Sendable, Equatable {
+    package var originalTransactionId: String
+    package var from: String
+    package var to: String
+    package var at: Int64
 
-    public init(originalTransactionId: String, from: String, to: String, at: Int64) {
+    package init(originalTransactionId: String, from: String, to: String, at: Int64) {
         self.originalTransactionId = originalTransactionId
         self.from = from
         self.to = to
@@ -157,15 +157,15 @@ public struct LinkTransfer: Sendable, Equatable {
 }
 
 /// All stored facts of one subscription in one environment.
-public struct SubscriptionFacts: Sendable, Equatable {
-    public var originalTransactionId: String
-    public var environment: String
-    public var appAccountToken: String?
-    public var transactions: [TransactionRecord]
-    public var renewal: RenewalRecord?
-    public var signals: [SubscriptionSignal]
+package struct SubscriptionFacts: Sendable, Equatable {
+    package var originalTransactionId: String
+    package var environment: String
+    package var appAccountToken: String?
+    package var transactions: [TransactionRecord]
+    package var renewal: RenewalRecord?
+    package var signals: [SubscriptionSignal]
 
-    public init(
+    package init(
         originalTransactionId: String, environment: String, appAccountToken: String?, transactions: [TransactionRecord],
         renewal: RenewalRecord?, signals: [SubscriptionSignal]
     ) {
@@ -181,13 +181,13 @@ public struct SubscriptionFacts: Sendable, Equatable {
 /// Durable storage of verified facts. The domain defines it; `Storage` implements it on SQLite
 /// (PostgreSQL later) and `InMemoryFactStore` serves fast tests. Implementations block: call
 /// them off the event loops.
-public protocol FactStore: Sendable {
+package protocol FactStore: Sendable {
     /// Writes the batch atomically through `FactWriter`; when it returns, the facts and the
     /// events they caused are durable.
     func write(_ batch: FactBatch) throws -> AppliedBatch
     /// The same without blocking the caller: `completion` runs (on a store thread) once the batch
     /// is durable or has failed. Event loops use this.
-    func write(_ batch: FactBatch, completion: @escaping @Sendable (Result<AppliedBatch, Error>) -> Void)
+    func write(_ batch: FactBatch, completion: @escaping @Sendable (Result<AppliedBatch, any Error>) -> Void)
     /// Every subscription (and non-subscription purchase) linked to `appAccountToken`.
     func facts(appId: String, environment: String, appAccountToken: String) throws -> [SubscriptionFacts]
     func facts(appId: String, environment: String, originalTransactionId: String) throws -> SubscriptionFacts?
@@ -280,14 +280,14 @@ public protocol FactStore: Sendable {
 }
 
 /// A batch as written: how it came out and the events its transaction put in the outbox.
-public struct AppliedBatch: Sendable {
-    public var outcome: ApplyOutcome
-    public var events: [OutboxEvent]
+package struct AppliedBatch: Sendable {
+    package var outcome: ApplyOutcome
+    package var events: [OutboxEvent]
     /// Whether the transaction put anything in the outbox: events, or a notification to pass on
     /// (which a duplicate never is).
-    public var wroteToOutbox: Bool
+    package var wroteToOutbox: Bool
 
-    public init(outcome: ApplyOutcome, events: [OutboxEvent], forwards: Bool) {
+    package init(outcome: ApplyOutcome, events: [OutboxEvent], forwards: Bool) {
         self.outcome = outcome
         self.events = events
         switch outcome {
@@ -299,7 +299,7 @@ public struct AppliedBatch: Sendable {
 
 extension FactStore {
     /// The subscriber, read part by part (stores whose reads are local and cheap).
-    public func subscriber(appId: String, environments: [String], appAccountToken: String) throws -> SubscriberFacts {
+    package func subscriber(appId: String, environments: [String], appAccountToken: String) throws -> SubscriberFacts {
         try SubscriberFacts.assembled(
             appAccountToken, environments: environments,
             facts: { try facts(appId: appId, environment: $0, appAccountToken: appAccountToken) },
@@ -309,10 +309,10 @@ extension FactStore {
     }
 
     /// For stores whose writes are quick and in memory: write now, then call back.
-    public func write(_ batch: FactBatch, completion: @escaping @Sendable (Result<AppliedBatch, Error>) -> Void) {
+    package func write(_ batch: FactBatch, completion: @escaping @Sendable (Result<AppliedBatch, any Error>) -> Void) {
         completion(Result { try write(batch) })
     }
 
     /// The batch's outcome alone (tools, tests and writes that cause no events).
-    public func apply(_ batch: FactBatch) throws -> ApplyOutcome { try write(batch).outcome }
+    package func apply(_ batch: FactBatch) throws -> ApplyOutcome { try write(batch).outcome }
 }

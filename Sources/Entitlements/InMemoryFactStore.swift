@@ -2,7 +2,7 @@ import Synchronization
 
 /// A `FactStore` in memory, written through the same `FactWriter` as the SQL stores: for unit
 /// tests of the use cases and for trying Entitle without a database file.
-public final class InMemoryFactStore: FactStore {
+package final class InMemoryFactStore: FactStore {
     private struct Key: Hashable { let app: String, environment: String, id: String }
 
     private struct State {
@@ -83,9 +83,9 @@ public final class InMemoryFactStore: FactStore {
 
     private let state = Mutex(State())
 
-    public init() {}
+    package init() {}
 
-    public func write(_ batch: FactBatch) throws -> AppliedBatch {
+    package func write(_ batch: FactBatch) throws -> AppliedBatch {
         try state.withLock { state in
             // The state moves into the transaction and back, so nothing copies it.
             var taken = State()
@@ -330,15 +330,15 @@ public final class InMemoryFactStore: FactStore {
         func commit() { committed = true }
     }
 
-    public func facts(appId: String, environment: String, appAccountToken: String) throws -> [SubscriptionFacts] {
+    package func facts(appId: String, environment: String, appAccountToken: String) throws -> [SubscriptionFacts] {
         state.withLock { $0.facts(appId, environment, token: appAccountToken) }
     }
 
-    public func facts(appId: String, environment: String, originalTransactionId: String) throws -> SubscriptionFacts? {
+    package func facts(appId: String, environment: String, originalTransactionId: String) throws -> SubscriptionFacts? {
         state.withLock { $0.facts(appId, environment, original: originalTransactionId) }
     }
 
-    public func dueAppleCalls(appId: String, now: Int64, limit: Int) throws -> [PendingAppleCall] {
+    package func dueAppleCalls(appId: String, now: Int64, limit: Int) throws -> [PendingAppleCall] {
         state.withLock { state in
             Array(
                 state.appleCalls.values.filter { $0.call.appId == appId && $0.nextAt <= now }.sorted { $0.nextAt < $1.nextAt }
@@ -346,30 +346,30 @@ public final class InMemoryFactStore: FactStore {
         }
     }
 
-    public func linkTransfers(appId: String, environment: String, appAccountToken: String) throws -> [LinkTransfer] {
+    package func linkTransfers(appId: String, environment: String, appAccountToken: String) throws -> [LinkTransfer] {
         state.withLock { $0.transfers(appId, environment, token: appAccountToken) }
     }
 
-    public func retentionRecord(appId: String, requestIdentifier: String) throws -> RetentionRecord? {
+    package func retentionRecord(appId: String, requestIdentifier: String) throws -> RetentionRecord? {
         state.withLock { $0.retention[Key(app: appId, environment: "", id: requestIdentifier)] }
     }
 
-    public func retentionRecords(appId: String, environment: String, originalTransactionId: String) throws -> [RetentionRecord] {
+    package func retentionRecords(appId: String, environment: String, originalTransactionId: String) throws -> [RetentionRecord] {
         state.withLock { $0.retention(appId, environment, original: originalTransactionId) }
     }
 
-    public func usage(appId: String, appAccountToken: String) throws -> [UsageRecord] {
+    package func usage(appId: String, appAccountToken: String) throws -> [UsageRecord] {
         state.withLock { state in
             state.usage.filter { $0.key.app == appId && $0.value.appAccountToken == appAccountToken }.map(\.value)
                 .sorted { ($0.recordedAt, $0.id) < ($1.recordedAt, $1.id) }
         }
     }
 
-    public func refundOverride(appId: String, appAccountToken: String) throws -> RefundOverride? {
+    package func refundOverride(appId: String, appAccountToken: String) throws -> RefundOverride? {
         state.withLock { $0.refundOverrides[Key(app: appId, environment: "", id: appAccountToken)] }
     }
 
-    public func refundRequests(appId: String, limit: Int) throws -> [RefundRequest] {
+    package func refundRequests(appId: String, limit: Int) throws -> [RefundRequest] {
         state.withLock { state in
             Array(
                 state.refundRequests.filter { $0.key.app == appId }.map(\.value)
@@ -377,7 +377,7 @@ public final class InMemoryFactStore: FactStore {
         }
     }
 
-    public func dueRefundRequests(appId: String, now: Int64, limit: Int) throws -> [RefundRequest] {
+    package func dueRefundRequests(appId: String, now: Int64, limit: Int) throws -> [RefundRequest] {
         state.withLock { state in
             Array(
                 state.refundRequests.filter { $0.key.app == appId && $0.value.status == .pending && $0.value.nextAt <= now }
@@ -385,22 +385,22 @@ public final class InMemoryFactStore: FactStore {
         }
     }
 
-    public func originalTransactionIds(appId: String, environment: String, appTransactionId: String) throws -> [String] {
+    package func originalTransactionIds(appId: String, environment: String, appTransactionId: String) throws -> [String] {
         state.withLock { state in
             state.appTransactions.filter { $0.key.app == appId && $0.key.environment == environment && $0.value == appTransactionId }
                 .map(\.key.id).sorted()
         }
     }
 
-    public func syncRevision(appId: String, environment: String, originalTransactionId: String) throws -> String? {
+    package func syncRevision(appId: String, environment: String, originalTransactionId: String) throws -> String? {
         state.withLock { $0.revisions[Key(app: appId, environment: environment, id: originalTransactionId)] }
     }
 
-    public func originalTransactionId(appId: String, environment: String, transactionId: String) throws -> String? {
+    package func originalTransactionId(appId: String, environment: String, transactionId: String) throws -> String? {
         state.withLock { $0.transactions[Key(app: appId, environment: environment, id: transactionId)]?.originalTransactionId }
     }
 
-    public func notifications(appId: String, limit: Int, before: Int64?) throws -> [StoredNotification] {
+    package func notifications(appId: String, limit: Int, before: Int64?) throws -> [StoredNotification] {
         state.withLock { state in
             let matching = state.notifications.filter { notification in
                 notification.appId == appId && (before.map { notification.sequence < $0 } ?? true)
@@ -409,7 +409,7 @@ public final class InMemoryFactStore: FactStore {
         }
     }
 
-    public func checkHealth() throws {}
+    package func checkHealth() throws {}
 
     // MARK: - Outbox
 
@@ -429,15 +429,15 @@ public final class InMemoryFactStore: FactStore {
             status: .pending, attempts: 0, nextAt: at, createdAt: at, windowStart: at, body: body)
     }
 
-    public func events(appId: String, after sequence: Int64, limit: Int) throws -> [OutboxEvent] {
+    package func events(appId: String, after sequence: Int64, limit: Int) throws -> [OutboxEvent] {
         state.withLock { Array($0.events.filter { $0.appId == appId && $0.sequence > sequence }.prefix(limit)) }
     }
 
-    public func event(appId: String, id: String) throws -> OutboxEvent? {
+    package func event(appId: String, id: String) throws -> OutboxEvent? {
         state.withLock { $0.events.first { $0.appId == appId && $0.id == id } }
     }
 
-    public func claimDeliveries(appId: String, endpoint: String, now: Int64, leaseUntil: Int64, limit: Int) throws -> [WebhookDelivery] {
+    package func claimDeliveries(appId: String, endpoint: String, now: Int64, leaseUntil: Int64, limit: Int) throws -> [WebhookDelivery] {
         state.withLock { state in
             let due = state.deliveries.indices.filter {
                 let delivery = state.deliveries[$0]
@@ -451,7 +451,7 @@ public final class InMemoryFactStore: FactStore {
         }
     }
 
-    public func record(_ outcomes: [DeliveryOutcome]) throws {
+    package func record(_ outcomes: [DeliveryOutcome]) throws {
         state.withLock { state in
             for outcome in outcomes {
                 guard let index = state.deliveries.firstIndex(where: { $0.id == outcome.id && $0.status == .pending }) else { continue }
@@ -472,7 +472,7 @@ public final class InMemoryFactStore: FactStore {
         }
     }
 
-    public func deliveries(appId: String, status: WebhookDelivery.Status?, limit: Int) throws -> [WebhookDelivery] {
+    package func deliveries(appId: String, status: WebhookDelivery.Status?, limit: Int) throws -> [WebhookDelivery] {
         state.withLock { state in
             Array(
                 state.deliveries.filter { $0.appId == appId && (status == nil || $0.status == status) }.reversed().prefix(limit)
@@ -484,7 +484,7 @@ public final class InMemoryFactStore: FactStore {
         }
     }
 
-    public func retryDelivery(appId: String, id: String, now: Int64) throws -> WebhookDelivery? {
+    package func retryDelivery(appId: String, id: String, now: Int64) throws -> WebhookDelivery? {
         state.withLock { state in
             guard let index = state.deliveries.firstIndex(where: { $0.appId == appId && $0.id == id }) else { return nil }
             state.deliveries[index].status = .pending
@@ -496,7 +496,7 @@ public final class InMemoryFactStore: FactStore {
         }
     }
 
-    public func abandonDeliveries(appId: String, keeping endpoints: Set<String>, now: Int64) throws -> Int {
+    package func abandonDeliveries(appId: String, keeping endpoints: Set<String>, now: Int64) throws -> Int {
         state.withLock { state in
             var count = 0
             for index in state.deliveries.indices
@@ -512,7 +512,7 @@ public final class InMemoryFactStore: FactStore {
         }
     }
 
-    public func deliveryBacklog(appId: String) throws -> DeliveryBacklog {
+    package func deliveryBacklog(appId: String) throws -> DeliveryBacklog {
         state.withLock { state in
             let mine = state.deliveries.filter { $0.appId == appId }
             let pending = mine.filter { $0.status == .pending }
@@ -524,21 +524,21 @@ public final class InMemoryFactStore: FactStore {
 
     // MARK: - Support
 
-    public func grants(appId: String, environment: String, appAccountToken: String) throws -> [PromotionalGrant] {
+    package func grants(appId: String, environment: String, appAccountToken: String) throws -> [PromotionalGrant] {
         state.withLock { $0.grants(appId, environment, token: appAccountToken) }
     }
 
-    public func grant(appId: String, id: String) throws -> PromotionalGrant? {
+    package func grant(appId: String, id: String) throws -> PromotionalGrant? {
         state.withLock { $0.grants[Key(app: appId, environment: "", id: id)] }
     }
 
-    public func activeGrants(appId: String, at now: Int64) throws -> [PromotionalGrant] {
+    package func activeGrants(appId: String, at now: Int64) throws -> [PromotionalGrant] {
         state.withLock { state in
             state.grantOrder.filter { $0.app == appId }.compactMap { state.grants[$0] }.filter { $0.state(at: now) == "ACTIVE" }
         }
     }
 
-    public func signedFacts(appId: String, environment: String, originalTransactionId: String) throws -> [SignedFact] {
+    package func signedFacts(appId: String, environment: String, originalTransactionId: String) throws -> [SignedFact] {
         state.withLock { state in
             var found = state.transactions.filter {
                 $0.key.app == appId && $0.key.environment == environment && $0.value.originalTransactionId == originalTransactionId
@@ -558,7 +558,7 @@ public final class InMemoryFactStore: FactStore {
         }
     }
 
-    public func notifications(appId: String, environment: String, originalTransactionId: String) throws -> [StoredNotification] {
+    package func notifications(appId: String, environment: String, originalTransactionId: String) throws -> [StoredNotification] {
         state.withLock { state in
             state.notifications.filter {
                 $0.appId == appId && $0.environment == environment && $0.originalTransactionId == originalTransactionId
@@ -566,19 +566,19 @@ public final class InMemoryFactStore: FactStore {
         }
     }
 
-    public func events(appId: String, originalTransactionId: String) throws -> [OutboxEvent] {
+    package func events(appId: String, originalTransactionId: String) throws -> [OutboxEvent] {
         state.withLock { $0.events.filter { $0.appId == appId && $0.originalTransactionId == originalTransactionId } }
     }
 
-    public func events(appId: String, appAccountToken: String) throws -> [OutboxEvent] {
+    package func events(appId: String, appAccountToken: String) throws -> [OutboxEvent] {
         state.withLock { $0.events.filter { $0.appId == appId && $0.appAccountToken == appAccountToken } }
     }
 
-    public func deliveries(appId: String, eventId: String) throws -> [WebhookDelivery] {
+    package func deliveries(appId: String, eventId: String) throws -> [WebhookDelivery] {
         state.withLock { $0.deliveries.filter { $0.appId == appId && $0.eventId == eventId } }
     }
 
-    public func subscriptions(appId: String, environment: String, after: String?, limit: Int) throws -> [SubscriptionFacts] {
+    package func subscriptions(appId: String, environment: String, after: String?, limit: Int) throws -> [SubscriptionFacts] {
         state.withLock { state in
             let ids = Set(
                 state.transactions.filter { $0.key.app == appId && $0.key.environment == environment }.map(\.value.originalTransactionId))
@@ -588,7 +588,7 @@ public final class InMemoryFactStore: FactStore {
         }
     }
 
-    public func notificationCounts(appId: String, since: Int64) throws -> [NotificationCount] {
+    package func notificationCounts(appId: String, since: Int64) throws -> [NotificationCount] {
         state.withLock { state in
             var counts: [String: NotificationCount] = [:]
             for notification in state.notifications where notification.appId == appId && notification.receivedAt >= since {
@@ -607,27 +607,27 @@ public final class InMemoryFactStore: FactStore {
 
     // MARK: - Google Play
 
-    public func playPurchases(appId: String, appAccountToken: String) throws -> [PlayPurchase] {
+    package func playPurchases(appId: String, appAccountToken: String) throws -> [PlayPurchase] {
         state.withLock { $0.playPurchases(appId, token: appAccountToken) }
     }
 
-    public func playPurchase(appId: String, purchaseToken: String) throws -> PlayPurchase? {
+    package func playPurchase(appId: String, purchaseToken: String) throws -> PlayPurchase? {
         state.withLock { $0.playPurchases[Key(app: appId, environment: "", id: purchaseToken)] }
     }
 
-    public func hasPubSubMessage(appId: String, messageId: String) throws -> Bool {
+    package func hasPubSubMessage(appId: String, messageId: String) throws -> Bool {
         state.withLock { $0.pubsubMessages.contains(Key(app: appId, environment: "", id: messageId)) }
     }
 
-    public func playPurchase(appId: String, orderId: String) throws -> PlayPurchase? {
+    package func playPurchase(appId: String, orderId: String) throws -> PlayPurchase? {
         state.withLock { state in state.playPurchases.first { $0.key.app == appId && $0.value.orderId == orderId }?.value }
     }
 
-    public func playPurchaseAnswer(appId: String, purchaseToken: String) throws -> String? {
+    package func playPurchaseAnswer(appId: String, purchaseToken: String) throws -> String? {
         state.withLock { $0.playAnswers[Key(app: appId, environment: "", id: purchaseToken)] }
     }
 
-    public func playPurchases(appId: String, after: String?, limit: Int) throws -> [PlayPurchase] {
+    package func playPurchases(appId: String, after: String?, limit: Int) throws -> [PlayPurchase] {
         state.withLock { state in
             Array(
                 state.playPurchases.filter { key, _ in key.app == appId && after.map { key.id > $0 } ?? true }.values
@@ -635,7 +635,7 @@ public final class InMemoryFactStore: FactStore {
         }
     }
 
-    public func dueAcknowledgements(appId: String, now: Int64, limit: Int) throws -> [PendingAcknowledgement] {
+    package func dueAcknowledgements(appId: String, now: Int64, limit: Int) throws -> [PendingAcknowledgement] {
         state.withLock { state in
             Array(
                 state.acknowledgements.values.filter { $0.appId == appId && $0.nextAt <= now }.sorted { $0.nextAt < $1.nextAt }
@@ -643,7 +643,7 @@ public final class InMemoryFactStore: FactStore {
         }
     }
 
-    public func pendingAcknowledgements(appId: String, queuedBefore: Int64) throws -> Int {
+    package func pendingAcknowledgements(appId: String, queuedBefore: Int64) throws -> Int {
         state.withLock { state in state.acknowledgements.values.filter { $0.appId == appId && $0.queuedAt < queuedBefore }.count }
     }
 }

@@ -1,13 +1,13 @@
 import AppStore
-import Instants
+package import Instants
 
 /// Non-consumables, non-renewing subscriptions and consumables (ENTITLEMENTS.md, "Other product
 /// types"). Dates are epoch milliseconds.
-public enum NonSubscriptionEngine {
+package enum NonSubscriptionEngine {
     /// The grant of one non-subscription purchase at `now`, or nil for a consumable (never an
     /// entitlement). `duration` is the configured length of a non-renewing subscription; without
     /// one it grants nothing (its end is unknown).
-    public static func grant(_ transaction: TransactionRecord, now: Int64, duration: ISO8601Duration?) -> ProductGrant? {
+    package static func grant(_ transaction: TransactionRecord, now: Int64, duration: ISO8601Duration?) -> ProductGrant? {
         let revoked = transaction.revocationDate.map { $0 <= now } ?? false
         switch ProductType(rawValue: transaction.type) {
         case .nonConsumable:

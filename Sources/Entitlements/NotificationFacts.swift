@@ -1,7 +1,7 @@
-import AppStore
+package import AppStore
 
 /// Why verified data cannot become facts. Nothing of it is stored.
-public enum FactsRefusal: Error, Sendable, Equatable {
+package enum FactsRefusal: Error, Sendable, Equatable {
     /// A required field is missing (the reason names it).
     case incomplete(String)
     /// A signed item inside a valid notification failed its own verification.
@@ -12,10 +12,10 @@ public enum FactsRefusal: Error, Sendable, Equatable {
 
 /// Verified App Store data → the facts to store (ENTITLEMENTS.md). Pure: no clock (the caller
 /// passes `receivedAt`), no storage.
-public enum NotificationFacts {
+package enum NotificationFacts {
     /// Everything one verified notification adds, in one batch: the notification itself (stored
     /// once per UUID), the transaction and renewal info it carries, and its billing signal.
-    public static func batch(
+    package static func batch(
         _ verified: VerifiedNotification, jws: String, appId: String, environment: String,
         receivedAt: Int64
     ) throws(FactsRefusal) -> FactBatch {
@@ -59,7 +59,7 @@ public enum NotificationFacts {
     }
 
     /// What a notification says about billing and auto-renewal (ENTITLEMENTS.md, "Signals").
-    public static func signal(type: String, subtype: String?, at: Int64) -> SubscriptionSignal? {
+    package static func signal(type: String, subtype: String?, at: Int64) -> SubscriptionSignal? {
         switch (type, subtype) {
         case ("DID_FAIL_TO_RENEW", _): SubscriptionSignal(.billingIssue, at: at)
         case ("DID_RENEW", _), ("SUBSCRIBED", _): SubscriptionSignal(.renewed, at: at)
@@ -71,7 +71,7 @@ public enum NotificationFacts {
 
     /// The facts a client's post adds: a verified transaction, optionally its renewal info, and a
     /// request to link an untokened subscription to the caller's account token.
-    public static func batch(
+    package static func batch(
         transaction payload: JWSTransactionDecodedPayload, jws: String,
         renewal: (payload: JWSRenewalInfoDecodedPayload, jws: String)?, appAccountToken: String?,
         appId: String, environment: String

@@ -1,12 +1,12 @@
 /// Offer eligibility from stored history, per subscription group (ENTITLEMENTS.md, "Offer eligibility").
-public enum OfferEligibility {
-    public enum IntroductoryReason: String, Sendable {
+package enum OfferEligibility {
+    package enum IntroductoryReason: String, Sendable {
         case neverSubscribedToGroup = "NEVER_SUBSCRIBED_TO_GROUP"
         case alreadySubscribedToGroup = "ALREADY_SUBSCRIBED_TO_GROUP"
     }
 
     /// Eligible iff no stored transaction of any product in `group` (Apple's rule is per group).
-    public static func introductory(
+    package static func introductory(
         group: String, transactions: [TransactionRecord],
         groupOf: (String) -> String?
     ) -> IntroductoryReason {
@@ -15,7 +15,7 @@ public enum OfferEligibility {
     }
 
     /// Who may receive a promotional offer (the catalog's `eligibility`, checked against stored history).
-    public enum PromotionalRule: String, Sendable, CaseIterable {
+    package enum PromotionalRule: String, Sendable, CaseIterable {
         /// Anyone the App Store accepts it for.
         case any
         /// Customers who have or had a subscription in the offer's group.
@@ -28,7 +28,7 @@ public enum OfferEligibility {
 
     /// `any`: no check; `existing`: ever subscribed to the group; `current`: a subscription of the
     /// group is active now; `lapsed`: ever subscribed and none active now.
-    public static func promotional(rule: PromotionalRule, group: String?, subscriptions: [SubscriptionState]) -> Bool {
+    package static func promotional(rule: PromotionalRule, group: String?, subscriptions: [SubscriptionState]) -> Bool {
         guard rule != .any else { return true }
         let inGroup = subscriptions.filter { group == nil || $0.subscriptionGroupIdentifier == group }
         switch rule {

@@ -1,19 +1,19 @@
-import Instants
+package import Instants
 
 /// What the app's configuration says about one product: its subscription group, the
 /// entitlements it unlocks, and (for a non-renewing subscription) how long it lasts.
-public struct CatalogProduct: Sendable {
-    public var subscriptionGroup: String?
-    public var entitlements: [String]
+package struct CatalogProduct: Sendable {
+    package var subscriptionGroup: String?
+    package var entitlements: [String]
     /// The length of a non-renewing subscription (ISO 8601, e.g. `P1M`).
-    public var duration: ISO8601Duration?
+    package var duration: ISO8601Duration?
     /// The same product on Google Play (`"googlePlay": {"productId", "basePlanId"?}`), so one
     /// entitlement can be granted by either store.
-    public var googlePlay: GooglePlayProduct?
+    package var googlePlay: GooglePlayProduct?
     /// The app offers a free sample or trial of the content (a refund review tells the store).
-    public var sampleContentProvided = false
+    package var sampleContentProvided = false
 
-    public init(subscriptionGroup: String? = nil, entitlements: [String] = [], duration: ISO8601Duration? = nil) {
+    package init(subscriptionGroup: String? = nil, entitlements: [String] = [], duration: ISO8601Duration? = nil) {
         self.subscriptionGroup = subscriptionGroup
         self.entitlements = entitlements
         self.duration = duration
@@ -22,11 +22,11 @@ public struct CatalogProduct: Sendable {
 
 /// A Google Play product: a subscription's id and (optionally) one of its base plans, or a
 /// one-time product's id.
-public struct GooglePlayProduct: Sendable, Equatable {
-    public var productId: String
-    public var basePlanId: String?
+package struct GooglePlayProduct: Sendable, Equatable {
+    package var productId: String
+    package var basePlanId: String?
 
-    public init(productId: String, basePlanId: String?) {
+    package init(productId: String, basePlanId: String?) {
         self.productId = productId
         self.basePlanId = basePlanId
     }
@@ -35,7 +35,7 @@ public struct GooglePlayProduct: Sendable, Equatable {
 extension [String: CatalogProduct] {
     /// The catalog product a Play purchase is: the one naming its product id and base plan, else
     /// the one naming its product id without a base plan.
-    public func catalogId(playProduct productId: String, basePlanId: String?) -> String? {
+    package func catalogId(playProduct productId: String, basePlanId: String?) -> String? {
         let matching = filter { $0.value.googlePlay?.productId == productId }
         return matching.first { $0.value.googlePlay?.basePlanId != nil && $0.value.googlePlay?.basePlanId == basePlanId }?.key
             ?? matching.filter { $0.value.googlePlay?.basePlanId == nil }.keys.sorted().first

@@ -1,24 +1,24 @@
 import AppStore
 
 /// What one customer has at an instant, derived from their stored facts.
-public struct SubscriberStatus: Sendable, Equatable {
+package struct SubscriberStatus: Sendable, Equatable {
     /// One state per auto-renewable subscription.
-    public var subscriptions: [SubscriptionState] = []
+    package var subscriptions: [SubscriptionState] = []
     /// Non-consumables, non-renewing subscriptions and consumables, merged (newest signed copy).
-    public var nonSubscriptions: [TransactionRecord] = []
+    package var nonSubscriptions: [TransactionRecord] = []
     /// The best grant for each entitlement name (EntitlementResolver's rule).
-    public var entitlements: [String: ProductGrant] = [:]
+    package var entitlements: [String: ProductGrant] = [:]
     /// Google Play purchases (subscriptions and one-time products) and their states.
-    public var playPurchases: [PlayPurchaseState] = []
+    package var playPurchases: [PlayPurchaseState] = []
 
-    public init() {}
+    package init() {}
 }
 
 /// Facts → status for one customer: the one place that decides which transactions are
 /// subscriptions (auto-renewable ones) and which are other purchases, and which grants count.
-public enum SubscriberEvaluation {
+package enum SubscriberEvaluation {
     /// One environment's facts.
-    public static func evaluate(
+    package static func evaluate(
         _ facts: [SubscriptionFacts], now: Int64, environment: String,
         products: [String: CatalogProduct], billingRetryGrantsAccess: Bool, promotional: [PromotionalGrant] = []
     ) -> SubscriberStatus {
@@ -33,7 +33,7 @@ public enum SubscriberEvaluation {
     /// listed; only grants of environments `grantsAccess` permits make entitlements, and the best
     /// of those wins per entitlement. Promotional grants (support's) weigh in like any other
     /// grant of their environment.
-    public static func evaluate(
+    package static func evaluate(
         _ environments: [(environment: String, facts: [SubscriptionFacts])], now: Int64,
         products: [String: CatalogProduct], billingRetryGrantsAccess: Bool, promotional: [PromotionalGrant] = [],
         play: [PlayPurchase] = [], grantsAccess: (String) -> Bool
@@ -86,5 +86,5 @@ public enum SubscriberEvaluation {
 }
 
 extension TransactionRecord {
-    public var isAutoRenewable: Bool { type == ProductType.autoRenewable.rawValue }
+    package var isAutoRenewable: Bool { type == ProductType.autoRenewable.rawValue }
 }

@@ -1,5 +1,5 @@
 /// The state names of ENTITLEMENTS.md.
-public enum SubscriptionStateName: String, Sendable {
+package enum SubscriptionStateName: String, Sendable {
     case active = "ACTIVE"
     case gracePeriod = "GRACE_PERIOD"
     case billingRetry = "BILLING_RETRY"
@@ -9,51 +9,51 @@ public enum SubscriptionStateName: String, Sendable {
 
 /// What one auto-renewable subscription looks like at `now` (ENTITLEMENTS.md, "State of one
 /// subscription"). Dates are epoch milliseconds.
-public struct SubscriptionState: Sendable, Equatable {
-    public var originalTransactionId: String
+package struct SubscriptionState: Sendable, Equatable {
+    package var originalTransactionId: String
     /// The current transaction's id.
-    public var transactionId: String
-    public var productId: String
-    public var subscriptionGroupIdentifier: String?
-    public var state: SubscriptionStateName
-    public var isActive: Bool
-    public var purchaseDate: Int64
-    public var originalPurchaseDate: Int64?
-    public var expiresDate: Int64?
-    public var gracePeriodExpiresDate: Int64?
-    public var willRenew: Bool
-    public var autoRenewProductId: String?
-    public var periodType: String
-    public var offerType: Int64?
-    public var offerIdentifier: String?
+    package var transactionId: String
+    package var productId: String
+    package var subscriptionGroupIdentifier: String?
+    package var state: SubscriptionStateName
+    package var isActive: Bool
+    package var purchaseDate: Int64
+    package var originalPurchaseDate: Int64?
+    package var expiresDate: Int64?
+    package var gracePeriodExpiresDate: Int64?
+    package var willRenew: Bool
+    package var autoRenewProductId: String?
+    package var periodType: String
+    package var offerType: Int64?
+    package var offerIdentifier: String?
     /// `FREE_TRIAL`, `PAY_AS_YOU_GO`, `PAY_UP_FRONT`, `ONE_TIME`, or a newer value, as Apple sends it.
-    public var offerDiscountType: String?
-    public var offerPeriod: String?
-    public var billingIssueDetectedAt: Int64?
-    public var unsubscribeDetectedAt: Int64?
-    public var revocationDate: Int64?
-    public var revocationReason: Int64?
+    package var offerDiscountType: String?
+    package var offerPeriod: String?
+    package var billingIssueDetectedAt: Int64?
+    package var unsubscribeDetectedAt: Int64?
+    package var revocationDate: Int64?
+    package var revocationReason: Int64?
     /// `REFUND_FULL`, `REFUND_PRORATED`, `FAMILY_REVOKE`, or what Apple sends next, as sent.
-    public var revocationType: String?
+    package var revocationType: String?
     /// Milliunits of a percent refunded (`REFUND_PRORATED`), as Apple sent it.
-    public var revocationPercentage: Int64?
-    public var isUpgraded: Bool
-    public var ownershipType: String?
-    public var environment: String
-    public var eligibleWinBackOfferIds: [String]
+    package var revocationPercentage: Int64?
+    package var isUpgraded: Bool
+    package var ownershipType: String?
+    package var environment: String
+    package var eligibleWinBackOfferIds: [String]
     /// A 12-month commitment billed monthly: the current transaction's plan and place in the
     /// commitment, and what the renewal info says of the next term (API 1.21), as Apple sent them.
-    public var billingPlanType: String? = nil
-    public var renewalBillingPlanType: String? = nil
-    public var commitment: TransactionCommitment? = nil
-    public var renewalCommitment: RenewalCommitment? = nil
+    package var billingPlanType: String? = nil
+    package var renewalBillingPlanType: String? = nil
+    package var commitment: TransactionCommitment? = nil
+    package var renewalCommitment: RenewalCommitment? = nil
 }
 
 /// Derives subscription state from stored facts. Pure: facts and `now` in, state out.
-public enum SubscriptionEngine {
+package enum SubscriptionEngine {
     /// The current transaction: among those not upgraded, the latest `purchaseDate` (ties: the
     /// latest `signedDate`). An upgraded transaction never counts, whatever its `expiresDate` (E-02).
-    public static func currentTransaction(of transactions: [TransactionRecord]) -> TransactionRecord? {
+    package static func currentTransaction(of transactions: [TransactionRecord]) -> TransactionRecord? {
         let candidates = transactions.filter { !$0.isUpgraded }
         return (candidates.isEmpty ? transactions : candidates).max {
             ($0.purchaseDate, $0.signedDate) < ($1.purchaseDate, $1.signedDate)
@@ -62,7 +62,7 @@ public enum SubscriptionEngine {
 
     /// The state of one subscription (all `transactions` share an `originalTransactionId`) in one
     /// environment: facts of another environment are ignored, so Sandbox never touches Production.
-    public static func evaluate(
+    package static func evaluate(
         transactions allTransactions: [TransactionRecord], renewal allRenewal: RenewalRecord?,
         signals: [SubscriptionSignal] = [], now: Int64, environment: String,
         billingRetryGrantsAccess: Bool
@@ -110,7 +110,7 @@ public enum SubscriptionEngine {
     }
 
     /// `TRIAL`, `INTRO`, `PROMOTIONAL`, `OFFER_CODE`, `WIN_BACK` or `NORMAL`.
-    public static func periodType(_ transaction: TransactionRecord) -> String {
+    package static func periodType(_ transaction: TransactionRecord) -> String {
         switch transaction.offerType {
         case 1: transaction.offerDiscountType == "FREE_TRIAL" ? "TRIAL" : "INTRO"
         case 2: "PROMOTIONAL"

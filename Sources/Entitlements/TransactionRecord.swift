@@ -1,43 +1,43 @@
-import AppStore
+package import AppStore
 
 /// The facts of one verified transaction that state derivation needs (ENTITLEMENTS.md).
 /// Dates are epoch milliseconds.
-public struct TransactionRecord: Sendable, Equatable {
-    public var transactionId: String
-    public var originalTransactionId: String
-    public var productId: String
-    public var subscriptionGroupIdentifier: String?
-    public var type: String
-    public var purchaseDate: Int64
-    public var originalPurchaseDate: Int64?
-    public var expiresDate: Int64?
-    public var revocationDate: Int64?
-    public var revocationReason: Int64?
-    public var revocationType: String?
+package struct TransactionRecord: Sendable, Equatable {
+    package var transactionId: String
+    package var originalTransactionId: String
+    package var productId: String
+    package var subscriptionGroupIdentifier: String?
+    package var type: String
+    package var purchaseDate: Int64
+    package var originalPurchaseDate: Int64?
+    package var expiresDate: Int64?
+    package var revocationDate: Int64?
+    package var revocationReason: Int64?
+    package var revocationType: String?
     /// How much of the transaction a refund returned, in milliunits of a percent (Apple's
     /// `revocationPercentage`: 50000 is half), when Apple says (`REFUND_PRORATED`).
-    public var revocationPercentage: Int64?
+    package var revocationPercentage: Int64?
     /// The offer's duration as Apple sends it (ISO 8601, `P1M`), kept as text.
-    public var offerPeriod: String?
-    public var isUpgraded: Bool
-    public var offerType: Int64?
-    public var offerDiscountType: String?
-    public var offerIdentifier: String?
-    public var ownershipType: String?
-    public var environment: String
-    public var signedDate: Int64
-    public var appAccountToken: String?
+    package var offerPeriod: String?
+    package var isUpgraded: Bool
+    package var offerType: Int64?
+    package var offerDiscountType: String?
+    package var offerIdentifier: String?
+    package var ownershipType: String?
+    package var environment: String
+    package var signedDate: Int64
+    package var appAccountToken: String?
     /// The app download the purchase belongs to (`appTransactionId`): a customer without an
     /// appAccountToken is found by it.
-    public var appTransactionId: String?
+    package var appTransactionId: String?
     /// What the customer paid, in milliunits of `currency` (Apple's `price`), when Apple said.
-    public var price: Int64?
-    public var currency: String?
+    package var price: Int64?
+    package var currency: String?
     /// `BILLED_UPFRONT`, `MONTHLY` (a 12-month commitment billed monthly), or a newer value, as sent.
-    public var billingPlanType: String?
-    public var commitment: TransactionCommitment?
+    package var billingPlanType: String?
+    package var commitment: TransactionCommitment?
 
-    public init(
+    package init(
         transactionId: String, originalTransactionId: String, productId: String,
         subscriptionGroupIdentifier: String? = nil, type: String = ProductType.autoRenewable.rawValue,
         purchaseDate: Int64, originalPurchaseDate: Int64? = nil, expiresDate: Int64? = nil,
@@ -77,7 +77,7 @@ public struct TransactionRecord: Sendable, Equatable {
     }
 
     /// From a verified payload; nil when an identifying member is missing.
-    public init?(_ payload: JWSTransactionDecodedPayload) {
+    package init?(_ payload: JWSTransactionDecodedPayload) {
         guard let transactionId = payload.transactionId, let productId = payload.productId,
             let purchaseDate = payload.purchaseDate, let signedDate = payload.signedDate,
             let environment = payload.environment?.rawValue
@@ -100,7 +100,7 @@ public struct TransactionRecord: Sendable, Equatable {
     /// What a refund of this transaction returned, in milliunits of `currency`: the price times
     /// `revocationPercentage` for a prorated refund, the whole price otherwise; nil when it was not
     /// refunded or Apple gave no price.
-    public var refundedMilliunits: Int64? {
+    package var refundedMilliunits: Int64? {
         guard revocationDate != nil, let price else { return nil }
         guard let percentage = revocationPercentage else { return price }
         // 100,000 milliunits of a percent are the whole price; round to the nearest milliunit.
@@ -109,27 +109,27 @@ public struct TransactionRecord: Sendable, Equatable {
 
     /// Merging copies of one transaction: the newer `signedDate` wins (a later refund is never
     /// overwritten by an older copy, E-01).
-    public func newer(than other: TransactionRecord) -> Bool { signedDate > other.signedDate }
+    package func newer(than other: TransactionRecord) -> Bool { signedDate > other.signedDate }
 }
 
 /// The facts of the newest renewal info of a subscription.
-public struct RenewalRecord: Sendable, Equatable {
-    public var originalTransactionId: String
-    public var productId: String?
-    public var autoRenewProductId: String?
-    public var autoRenewStatus: Int64?
-    public var isInBillingRetryPeriod: Bool
-    public var gracePeriodExpiresDate: Int64?
-    public var expirationIntent: Int64?
-    public var eligibleWinBackOfferIds: [String]
-    public var environment: String
-    public var signedDate: Int64
-    public var appTransactionId: String?
+package struct RenewalRecord: Sendable, Equatable {
+    package var originalTransactionId: String
+    package var productId: String?
+    package var autoRenewProductId: String?
+    package var autoRenewStatus: Int64?
+    package var isInBillingRetryPeriod: Bool
+    package var gracePeriodExpiresDate: Int64?
+    package var expirationIntent: Int64?
+    package var eligibleWinBackOfferIds: [String]
+    package var environment: String
+    package var signedDate: Int64
+    package var appTransactionId: String?
     /// How the next term is billed (`renewalBillingPlanType`), as sent.
-    public var renewalBillingPlanType: String?
-    public var commitment: RenewalCommitment?
+    package var renewalBillingPlanType: String?
+    package var commitment: RenewalCommitment?
 
-    public init(
+    package init(
         originalTransactionId: String, productId: String? = nil, autoRenewProductId: String? = nil,
         autoRenewStatus: Int64? = 1, isInBillingRetryPeriod: Bool = false, gracePeriodExpiresDate: Int64? = nil,
         expirationIntent: Int64? = nil, eligibleWinBackOfferIds: [String] = [], environment: String = "Sandbox",
@@ -151,7 +151,7 @@ public struct RenewalRecord: Sendable, Equatable {
         self.signedDate = signedDate
     }
 
-    public init?(_ payload: JWSRenewalInfoDecodedPayload) {
+    package init?(_ payload: JWSRenewalInfoDecodedPayload) {
         guard let original = payload.originalTransactionId, let signedDate = payload.signedDate,
             let environment = payload.environment?.rawValue
         else { return nil }
@@ -167,15 +167,15 @@ public struct RenewalRecord: Sendable, Equatable {
 
 /// Something seen about a subscription at a time, from notifications and renewal infos, for
 /// `billingIssueDetectedAt` and `unsubscribeDetectedAt`.
-public struct SubscriptionSignal: Sendable, Equatable {
-    public enum Kind: Sendable, Equatable {
+package struct SubscriptionSignal: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         case billingIssue, renewed, autoRenewDisabled, autoRenewEnabled
     }
 
-    public var kind: Kind
-    public var at: Int64
+    package var kind: Kind
+    package var at: Int64
 
-    public init(_ kind: Kind, at: Int64) {
+    package init(_ kind: Kind, at: Int64) {
         self.kind = kind
         self.at = at
     }
@@ -184,7 +184,7 @@ public struct SubscriptionSignal: Sendable, Equatable {
 extension TransactionRecord {
     /// One record per `transactionId`, the newest `signedDate` winning (E-01, E-08): facts may
     /// arrive in any order and a late, older copy never regresses state.
-    public static func merged(_ records: [TransactionRecord]) -> [TransactionRecord] {
+    package static func merged(_ records: [TransactionRecord]) -> [TransactionRecord] {
         // What the stores answer: each transaction once, in this order. Every read evaluates it.
         if isMergedAlready(records) { return records }
         var latest: [String: TransactionRecord] = [:]
@@ -213,5 +213,5 @@ extension TransactionRecord {
 
 extension RenewalRecord {
     /// The newest renewal info wins.
-    public static func newest(_ records: [RenewalRecord]) -> RenewalRecord? { records.max { $0.signedDate < $1.signedDate } }
+    package static func newest(_ records: [RenewalRecord]) -> RenewalRecord? { records.max { $0.signedDate < $1.signedDate } }
 }

@@ -1,10 +1,10 @@
-import JSON
+package import JSON
 
 /// A real-time developer notification (the JSON of a Pub/Sub message's `data`): which kind it is,
 /// its type under Google's name, and the purchase it names. Every kind and type is named, the ones
 /// Google adds later too (by their member or number), so each can be stored and listed.
-public struct DeveloperNotification: Sendable {
-    public enum Kind: String, Sendable {
+package struct DeveloperNotification: Sendable {
+    package enum Kind: String, Sendable {
         case subscription, oneTimeProduct, voidedPurchase, test
         /// A customer asked for a refund and Google asks the developer (`pendingRefundReviewNotification`).
         case pendingRefundReview
@@ -12,30 +12,30 @@ public struct DeveloperNotification: Sendable {
         case other
     }
 
-    public var json: JSONObject
-    public var kind: Kind
+    package var json: JSONObject
+    package var kind: Kind
     /// `SUBSCRIPTION_RENEWED`, `ONE_TIME_PRODUCT_PURCHASED`, `VOIDED_PURCHASE`, `TEST_NOTIFICATION`;
     /// `SUBSCRIPTION_NOTIFICATION_TYPE_<n>` for a number Google adds; for another kind, its member
     /// (`pendingRefundReviewNotification`).
-    public var typeName: String
+    package var typeName: String
     /// The subscription or one-time notification's `notificationType`.
-    public var type: Int64?
-    public var purchaseToken: String?
+    package var type: Int64?
+    package var purchaseToken: String?
     /// `subscriptionId` (deprecated by Google, may be absent: the re-read names the product) or `sku`.
-    public var productId: String?
-    public var eventTime: Int64?
+    package var productId: String?
+    package var eventTime: Int64?
     /// A voided purchase's `productType` (1 subscription, 2 one-time) and `refundType` (1 full,
     /// 2 a quantity-based partial refund).
-    public var voidedProductType: Int64?
-    public var refundType: Int64?
+    package var voidedProductType: Int64?
+    package var refundType: Int64?
     /// A pending refund review's `pendingRefundToken`, `orderId`, `refundReason` and the
     /// customer's `obfuscatedAccountId`.
-    public var pendingRefundToken: String?
-    public var orderId: String?
-    public var refundReason: Int64?
-    public var obfuscatedAccountId: String?
+    package var pendingRefundToken: String?
+    package var orderId: String?
+    package var refundReason: Int64?
+    package var obfuscatedAccountId: String?
 
-    public init(_ json: JSONObject) {
+    package init(_ json: JSONObject) {
         self.json = json
         eventTime = PlayTime.instant(json["eventTimeMillis"])
         if json["testNotification"] != nil {
@@ -73,7 +73,7 @@ public struct DeveloperNotification: Sendable {
     }
 
     /// Google's `SubscriptionNotification.notificationType` values (8 is deprecated but named).
-    public static let subscriptionTypes: [Int64: String] = [
+    package static let subscriptionTypes: [Int64: String] = [
         1: "SUBSCRIPTION_RECOVERED", 2: "SUBSCRIPTION_RENEWED", 3: "SUBSCRIPTION_CANCELED", 4: "SUBSCRIPTION_PURCHASED",
         5: "SUBSCRIPTION_ON_HOLD", 6: "SUBSCRIPTION_IN_GRACE_PERIOD", 7: "SUBSCRIPTION_RESTARTED",
         8: "SUBSCRIPTION_PRICE_CHANGE_CONFIRMED", 9: "SUBSCRIPTION_DEFERRED", 10: "SUBSCRIPTION_PAUSED",
@@ -83,13 +83,13 @@ public struct DeveloperNotification: Sendable {
     ]
 
     /// Google's `OneTimeProductNotification.notificationType` values.
-    public static let oneTimeTypes: [Int64: String] = [1: "ONE_TIME_PRODUCT_PURCHASED", 2: "ONE_TIME_PRODUCT_CANCELED"]
+    package static let oneTimeTypes: [Int64: String] = [1: "ONE_TIME_PRODUCT_PURCHASED", 2: "ONE_TIME_PRODUCT_CANCELED"]
 
     /// SUBSCRIPTION_REVOKED: Google's re-read says only EXPIRED; the notification is what tells a
     /// revocation (a refund that ends access) from an end of term.
-    public var revokesSubscription: Bool { kind == .subscription && type == 12 }
+    package var revokesSubscription: Bool { kind == .subscription && type == 12 }
 
     /// A voided purchase that refunded only some of a one-time purchase's units: the purchase
     /// stands, with fewer units (the re-read's `refundableQuantity`).
-    public var isPartialRefund: Bool { kind == .voidedPurchase && refundType == 2 }
+    package var isPartialRefund: Bool { kind == .voidedPurchase && refundType == 2 }
 }

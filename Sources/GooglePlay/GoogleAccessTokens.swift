@@ -1,15 +1,15 @@
 import Crypto
-import Foundation
-import HTTPClient
+package import Foundation
+package import HTTPClient
 import JSON
 import Synchronization
 
 /// OAuth 2.0 for a service account (RFC 7523): a JWT signed RS256 with the account's key is
 /// exchanged at the token endpoint for a bearer token, which is kept until shortly before it
 /// expires (Google's last an hour), so a busy server asks once an hour, not once a call.
-public final class GoogleAccessTokens: Sendable {
-    public static let androidPublisherScope = "https://www.googleapis.com/auth/androidpublisher"
-    public static let defaultTokenURL = "https://oauth2.googleapis.com/token"
+package final class GoogleAccessTokens: Sendable {
+    package static let androidPublisherScope = "https://www.googleapis.com/auth/androidpublisher"
+    package static let defaultTokenURL = "https://oauth2.googleapis.com/token"
 
     let key: ServiceAccountKey
     let tokenURL: String
@@ -20,7 +20,7 @@ public final class GoogleAccessTokens: Sendable {
     /// A token is renewed this long before Google's expiry.
     static let margin: Int64 = 300
 
-    public init(key: ServiceAccountKey, tokenURL: String? = nil, scope: String = androidPublisherScope, http: HTTPClient) {
+    package init(key: ServiceAccountKey, tokenURL: String? = nil, scope: String = androidPublisherScope, http: HTTPClient) {
         self.key = key
         self.tokenURL = tokenURL ?? key.tokenURL ?? Self.defaultTokenURL
         self.scope = scope
@@ -28,7 +28,7 @@ public final class GoogleAccessTokens: Sendable {
     }
 
     /// A valid bearer token, fetched when none is kept or it is about to expire.
-    public func token(now: Date = Date()) throws(GooglePlayAPIError) -> String {
+    package func token(now: Date = Date()) throws(GooglePlayAPIError) -> String {
         let seconds = Int64(now.timeIntervalSince1970)
         if let cached = cached.withLock({ $0 }), cached.until > seconds { return cached.token }
         let (token, lifetime) = try fetch(now: seconds)
@@ -37,7 +37,7 @@ public final class GoogleAccessTokens: Sendable {
     }
 
     /// Forgets the kept token (Google answered 401 to it).
-    public func invalidate() { cached.withLock { $0 = nil } }
+    package func invalidate() { cached.withLock { $0 = nil } }
 
     /// The signed assertion: issuer the account, audience the token endpoint, one hour at most.
     func assertion(now: Int64) throws(GooglePlayAPIError) -> String {

@@ -1,6 +1,6 @@
 /// What went wrong talking to Google. `unavailable` may succeed later (Pub/Sub is answered 503
 /// so it redelivers); the others will not without a change.
-public enum GooglePlayAPIError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum GooglePlayAPIError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The network or TLS failed, or Google took too long.
     case transport(String)
     /// Google answered 5xx or 429.
@@ -14,7 +14,7 @@ public enum GooglePlayAPIError: Error, Sendable, Equatable, CustomStringConverti
     /// An answer Entitle cannot read.
     case decoding(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .transport(let message): "Google Play could not be reached: \(message)"
         case .unavailable(let status, let message): "Google Play answered \(status): \(message)"
@@ -26,7 +26,7 @@ public enum GooglePlayAPIError: Error, Sendable, Equatable, CustomStringConverti
     }
 
     /// Worth trying again later.
-    public var isRetryable: Bool {
+    package var isRetryable: Bool {
         switch self {
         case .transport, .unavailable: true
         default: false

@@ -1,18 +1,18 @@
 import Foundation
-import HTTPClient
-import JSON
+package import HTTPClient
+package import JSON
 
 /// The Google Play Developer API calls Entitle makes, over the shared libcurl client, with the
 /// service account's bearer token. The base URL is configurable so tests use a local stand-in.
-public struct GooglePlayDeveloperAPI: Sendable {
-    public static let defaultURL = "https://androidpublisher.googleapis.com"
+package struct GooglePlayDeveloperAPI: Sendable {
+    package static let defaultURL = "https://androidpublisher.googleapis.com"
 
-    public let packageName: String
+    package let packageName: String
     let baseURL: String
     let tokens: GoogleAccessTokens
     let http: HTTPClient
 
-    public init(packageName: String, baseURL: String? = nil, tokens: GoogleAccessTokens, http: HTTPClient) {
+    package init(packageName: String, baseURL: String? = nil, tokens: GoogleAccessTokens, http: HTTPClient) {
         self.packageName = packageName
         self.baseURL = (baseURL ?? Self.defaultURL).trimmingSuffix("/")
         self.tokens = tokens
@@ -22,19 +22,19 @@ public struct GooglePlayDeveloperAPI: Sendable {
     private var application: [String] { ["androidpublisher", "v3", "applications", packageName] }
 
     /// `purchases.subscriptionsv2.get`.
-    public func subscription(purchaseToken: String) throws(GooglePlayAPIError) -> SubscriptionPurchaseV2 {
+    package func subscription(purchaseToken: String) throws(GooglePlayAPIError) -> SubscriptionPurchaseV2 {
         try SubscriptionPurchaseV2(json: try send("GET", application + ["purchases", "subscriptionsv2", "tokens", purchaseToken]) ?? [:])
     }
 
     /// `purchases.productsv2.getproductpurchasev2`.
-    public func product(purchaseToken: String) throws(GooglePlayAPIError) -> ProductPurchaseV2 {
+    package func product(purchaseToken: String) throws(GooglePlayAPIError) -> ProductPurchaseV2 {
         try ProductPurchaseV2(json: try send("GET", application + ["purchases", "productsv2", "tokens", purchaseToken]) ?? [:])
     }
 
     /// `purchases.subscriptions.acknowledge`: without it Google refunds the purchase after 3 days.
     /// `obfuscatedAccountId`: the customer of a resubscription made outside the app, which
     /// carries none of its own (Google takes `externalAccountIds` only then).
-    public func acknowledgeSubscription(
+    package func acknowledgeSubscription(
         subscriptionId: String, purchaseToken: String, obfuscatedAccountId: String? = nil
     ) throws(GooglePlayAPIError) {
         var body: JSONObject = [:]
@@ -44,18 +44,18 @@ public struct GooglePlayDeveloperAPI: Sendable {
     }
 
     /// `purchases.products.acknowledge`.
-    public func acknowledgeProduct(productId: String, purchaseToken: String) throws(GooglePlayAPIError) {
+    package func acknowledgeProduct(productId: String, purchaseToken: String) throws(GooglePlayAPIError) {
         _ = try send("POST", application + ["purchases", "products", productId, "tokens", purchaseToken + ":acknowledge"], body: [:])
     }
 
     /// `orders.reviewrefund`: the developer's answer to a pending refund review. Google keeps the
     /// first answer only; the caller sends one.
-    public func reviewRefund(orderId: String, _ body: JSONObject) throws(GooglePlayAPIError) {
+    package func reviewRefund(orderId: String, _ body: JSONObject) throws(GooglePlayAPIError) {
         _ = try send("POST", application + ["orders", orderId + ":reviewrefund"], body: body)
     }
 
     /// `purchases.voidedpurchases.list` since `startTime` (epoch ms), every page.
-    public func voidedPurchases(since startTime: Int64?) throws(GooglePlayAPIError) -> [VoidedPurchase] {
+    package func voidedPurchases(since startTime: Int64?) throws(GooglePlayAPIError) -> [VoidedPurchase] {
         var found: [VoidedPurchase] = []
         var page: String?
         repeat {

@@ -1,55 +1,55 @@
 import Foundation
 import Instants
-import JSON
+package import JSON
 
 /// `purchases.subscriptionsv2.get`'s answer, read into what Entitle needs; `json` keeps Google's
 /// whole answer for the history.
-public struct SubscriptionPurchaseV2: Sendable {
-    public struct LineItem: Sendable, Equatable {
-        public var productId: String
-        public var expiryTime: Int64?
-        public var autoRenewEnabled: Bool?
-        public var basePlanId: String?
-        public var offerId: String?
-        public var offerTags: [String]
+package struct SubscriptionPurchaseV2: Sendable {
+    package struct LineItem: Sendable, Equatable {
+        package var productId: String
+        package var expiryTime: Int64?
+        package var autoRenewEnabled: Bool?
+        package var basePlanId: String?
+        package var offerId: String?
+        package var offerTags: [String]
         /// The line item's last successful order (`GPA.…`): Google's replacement for the
         /// purchase-wide, deprecated `latestOrderId`.
-        public var latestSuccessfulOrderId: String?
+        package var latestSuccessfulOrderId: String?
         /// The member `offerPhase` holds (`freeTrial`, `introductoryPrice`, `basePrice`,
         /// `prorationPeriod`, or a newer one), and for a proration period its
         /// `originalOfferPhaseType`.
-        public var offerPhase: String?
-        public var prorationOfPhase: String?
+        package var offerPhase: String?
+        package var prorationOfPhase: String?
         /// Google's objects, as sent: a pending plan change, what this item replaced, and the
         /// auto-renewing plan's price change and price step-up.
-        public var deferredItemReplacement: JSONObject?
-        public var itemReplacement: JSONObject?
-        public var priceChangeDetails: JSONObject?
-        public var priceStepUpConsentDetails: JSONObject?
+        package var deferredItemReplacement: JSONObject?
+        package var itemReplacement: JSONObject?
+        package var priceChangeDetails: JSONObject?
+        package var priceStepUpConsentDetails: JSONObject?
     }
 
-    public var json: JSONObject
-    public var subscriptionState: String
-    public var startTime: Int64?
-    public var lineItems: [LineItem]
-    public var linkedPurchaseToken: String?
+    package var json: JSONObject
+    package var subscriptionState: String
+    package var startTime: Int64?
+    package var lineItems: [LineItem]
+    package var linkedPurchaseToken: String?
     /// Deprecated by Google (`lineItems[].latestSuccessfulOrderId` replaces it); read only when a
     /// line item has no order of its own.
-    public var latestOrderId: String?
+    package var latestOrderId: String?
     /// Bought by a license tester: a test purchase, Entitle's Sandbox.
-    public var isTestPurchase: Bool
-    public var isAcknowledged: Bool
-    public var obfuscatedExternalAccountId: String?
+    package var isTestPurchase: Bool
+    package var isAcknowledged: Bool
+    package var obfuscatedExternalAccountId: String?
     /// The order Google keeps trying to charge, in grace or on hold: `pendingOrderId` of
     /// `inGracePeriodStateContext` or `onHoldStateContext`, at their top or one object down.
-    public var pendingOrderId: String?
+    package var pendingOrderId: String?
     /// `outOfAppPurchaseContext`: a resubscription made outside the app (the Play Store) names
     /// the lapsed purchase it continues.
-    public var expiredPurchaseToken: String?
+    package var expiredPurchaseToken: String?
     /// The lapsed purchase's `obfuscatedExternalAccountId`, which Google names beside it.
-    public var expiredObfuscatedExternalAccountId: String?
+    package var expiredObfuscatedExternalAccountId: String?
 
-    public init(json: JSONObject) throws(GooglePlayAPIError) {
+    package init(json: JSONObject) throws(GooglePlayAPIError) {
         guard let state = json["subscriptionState"]?.stringValue else { throw .decoding("no subscriptionState") }
         let items = json["lineItems"]?.arrayValue?.compactMap(\.objectValue) ?? []
         guard !items.isEmpty else { throw .decoding("no lineItems") }
@@ -93,30 +93,30 @@ public struct SubscriptionPurchaseV2: Sendable {
 
 /// `purchases.productsv2.getproductpurchasev2`'s answer (a one-time product: Google's
 /// replacement of `purchases.products.get`, with purchase options and quantities).
-public struct ProductPurchaseV2: Sendable {
+package struct ProductPurchaseV2: Sendable {
     /// One of `productLineItem[]`, with its `productOfferDetails`.
-    public struct LineItem: Sendable, Equatable {
-        public var productId: String
-        public var purchaseOptionId: String?
-        public var offerId: String?
-        public var quantity: Int64?
+    package struct LineItem: Sendable, Equatable {
+        package var productId: String
+        package var purchaseOptionId: String?
+        package var offerId: String?
+        package var quantity: Int64?
         /// The units not refunded yet.
-        public var refundableQuantity: Int64?
-        public var consumptionState: String?
+        package var refundableQuantity: Int64?
+        package var consumptionState: String?
     }
 
-    public var json: JSONObject
-    public var lineItems: [LineItem]
+    package var json: JSONObject
+    package var lineItems: [LineItem]
     /// `purchaseStateContext.purchaseState`: `PURCHASED`, `CANCELLED`, `PENDING`, as sent.
-    public var purchaseState: String
-    public var purchaseTime: Int64?
-    public var orderId: String?
+    package var purchaseState: String
+    package var purchaseTime: Int64?
+    package var orderId: String?
     /// `testPurchaseContext` present: a license tester's purchase.
-    public var isTestPurchase: Bool
-    public var isAcknowledged: Bool
-    public var obfuscatedExternalAccountId: String?
+    package var isTestPurchase: Bool
+    package var isAcknowledged: Bool
+    package var obfuscatedExternalAccountId: String?
 
-    public init(json: JSONObject) throws(GooglePlayAPIError) {
+    package init(json: JSONObject) throws(GooglePlayAPIError) {
         guard let state = json["purchaseStateContext"]?["purchaseState"]?.stringValue else {
             throw .decoding("no purchaseStateContext.purchaseState")
         }
@@ -141,18 +141,18 @@ public struct ProductPurchaseV2: Sendable {
 }
 
 /// One entry of `purchases.voidedpurchases.list`.
-public struct VoidedPurchase: Sendable, Equatable {
-    public var purchaseToken: String
-    public var orderId: String?
-    public var voidedTime: Int64
-    public var voidedReason: Int64?
+package struct VoidedPurchase: Sendable, Equatable {
+    package var purchaseToken: String
+    package var orderId: String?
+    package var voidedTime: Int64
+    package var voidedReason: Int64?
 }
 
 /// Google's times: RFC 3339 text (`2024-05-01T12:00:00.123Z`) or milliseconds as a string.
-public enum PlayTime {
+package enum PlayTime {
     /// Numbers Google sends as strings (`"1714564800000"`) or as numbers.
-    public static func number(_ value: JSONValue?) -> Int64? { value?.int64Value ?? value?.stringValue.flatMap { Int64($0) } }
+    package static func number(_ value: JSONValue?) -> Int64? { value?.int64Value ?? value?.stringValue.flatMap { Int64($0) } }
 
     /// A time in epoch milliseconds sent as a number or a string; nil when out of range.
-    public static func instant(_ value: JSONValue?) -> Int64? { number(value).flatMap(Milliseconds.checked) }
+    package static func instant(_ value: JSONValue?) -> Int64? { number(value).flatMap(Milliseconds.checked) }
 }

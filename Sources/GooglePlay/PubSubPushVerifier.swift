@@ -1,6 +1,6 @@
-import Crypto
-import Foundation
-import HTTPClient
+package import Crypto
+package import Foundation
+package import HTTPClient
 import JSON
 import Synchronization
 
@@ -9,8 +9,8 @@ import Synchronization
 /// again when a `kid` is unknown (Google rotates its keys) or the set is an hour old — but never
 /// sooner than `minimumRefreshInterval` after the last read, so forged tokens with made-up ids
 /// cannot make Entitle hammer the source.
-public final class GoogleJWKS: Sendable {
-    public enum Source: Sendable {
+package final class GoogleJWKS: Sendable {
+    package enum Source: Sendable {
         case file(String)
         case url(String)
     }
@@ -21,7 +21,7 @@ public final class GoogleJWKS: Sendable {
     let minimumRefreshInterval: Int64
     static let maximumAge: Int64 = 3600
 
-    public init(source: Source, http: HTTPClient?, minimumRefreshInterval: Int64 = 10) {
+    package init(source: Source, http: HTTPClient?, minimumRefreshInterval: Int64 = 10) {
         self.source = source
         self.http = http
         self.minimumRefreshInterval = minimumRefreshInterval
@@ -42,7 +42,7 @@ public final class GoogleJWKS: Sendable {
     }
 
     /// Reads and parses the set; RSA signing keys only.
-    public func read() throws(GooglePlayAPIError) -> [String: RSA.PublicKey] {
+    package func read() throws(GooglePlayAPIError) -> [String: RSA.PublicKey] {
         let bytes: [UInt8]
         switch source {
         case .file(let path):
@@ -81,29 +81,29 @@ public final class GoogleJWKS: Sendable {
 /// `Authorization: Bearer` OIDC token must be RS256-signed by one of Google's keys, issued by
 /// accounts.google.com, for the configured audience, to the configured service account (with a
 /// verified e-mail), and not expired.
-public struct PubSubPushVerifier: Sendable {
-    public let jwks: GoogleJWKS
-    public let audience: String
-    public let serviceAccountEmail: String
+package struct PubSubPushVerifier: Sendable {
+    package let jwks: GoogleJWKS
+    package let audience: String
+    package let serviceAccountEmail: String
 
-    public init(jwks: GoogleJWKS, audience: String, serviceAccountEmail: String) {
+    package init(jwks: GoogleJWKS, audience: String, serviceAccountEmail: String) {
         self.jwks = jwks
         self.audience = audience
         self.serviceAccountEmail = serviceAccountEmail
     }
 
     /// Why a push was refused; the message is safe to log and answer.
-    public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
-        public let reason: String
-        public init(reason: String) { self.reason = reason }
-        public var description: String { reason }
+    package struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
+        package let reason: String
+        package init(reason: String) { self.reason = reason }
+        package var description: String { reason }
     }
 
     static let issuers: Set<String> = ["accounts.google.com", "https://accounts.google.com"]
     /// Clock skew allowed for `iat` (a token is never accepted after its `exp`).
     static let skewSeconds: Int64 = 60
 
-    public func verify(authorization: String?, now: Date = Date()) throws(Refusal) {
+    package func verify(authorization: String?, now: Date = Date()) throws(Refusal) {
         guard let authorization, authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else {
             throw Refusal(reason: "no Bearer token (configure the push subscription with authentication)")
         }

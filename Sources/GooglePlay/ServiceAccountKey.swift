@@ -1,22 +1,22 @@
-import Crypto
+package import Crypto
 import Foundation
 import JSON
 
 /// A Google service-account key file (the JSON Google Cloud's console downloads): who Entitle is
 /// to Google, and the RSA key its OAuth assertions are signed with.
-public struct ServiceAccountKey: Sendable {
-    public let clientEmail: String
-    public let privateKeyId: String?
-    public let privateKey: RSA.PrivateKey
+package struct ServiceAccountKey: Sendable {
+    package let clientEmail: String
+    package let privateKeyId: String?
+    package let privateKey: RSA.PrivateKey
     /// `token_uri` of the file (Google's token endpoint unless it says otherwise).
-    public let tokenURL: String?
+    package let tokenURL: String?
 
-    public enum LoadError: Error, CustomStringConvertible, Equatable {
+    package enum LoadError: Error, CustomStringConvertible, Equatable {
         case unreadable(String)
         case notAServiceAccountKey(String)
         case badKey(String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .unreadable(let path): "cannot read \(path)"
             case .notAServiceAccountKey(let why): "not a service-account key file: \(why)"
@@ -25,13 +25,13 @@ public struct ServiceAccountKey: Sendable {
         }
     }
 
-    public init(contentsOf path: String) throws(LoadError) {
+    package init(contentsOf path: String) throws(LoadError) {
         guard let data = FileManager.default.contents(atPath: path) else { throw .unreadable(path) }
         try self.init(json: Array(data))
     }
 
     /// Never says anything of the key itself in an error.
-    public init(json bytes: [UInt8]) throws(LoadError) {
+    package init(json bytes: [UInt8]) throws(LoadError) {
         guard let object = (try? JSONParser.parse(bytes))?.objectValue else { throw .notAServiceAccountKey("not a JSON object") }
         guard object["type"]?.stringValue == "service_account" else {
             throw .notAServiceAccountKey("\"type\" must be \"service_account\"")

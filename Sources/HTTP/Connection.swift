@@ -1,4 +1,5 @@
 internal import CLinux
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc

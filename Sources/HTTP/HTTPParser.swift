@@ -1,11 +1,11 @@
 /// Why bytes are not an acceptable HTTP/1.x request: the status to answer with and a stable code.
 /// After one, the connection answers and closes: the framing of what follows is unknown.
-public struct HTTPParseError: Error, Sendable, Equatable, CustomStringConvertible {
-    public let status: Int
-    public let code: String
-    public let message: String
+package struct HTTPParseError: Error, Sendable, Equatable, CustomStringConvertible {
+    package let status: Int
+    package let code: String
+    package let message: String
 
-    public var description: String { "\(status) \(code): \(message)" }
+    package var description: String { "\(status) \(code): \(message)" }
 
     static func badRequest(_ message: String) -> HTTPParseError {
         HTTPParseError(status: 400, code: "BAD_REQUEST", message: message)
@@ -13,20 +13,20 @@ public struct HTTPParseError: Error, Sendable, Equatable, CustomStringConvertibl
 }
 
 /// Limits that bound what one request may cost the server.
-public struct HTTPParserLimits: Sendable {
+package struct HTTPParserLimits: Sendable {
     /// Request line plus headers (and a chunked body's trailers).
-    public var maxHeaderBytes = 16 * 1024
-    public var maxHeaderCount = 100
-    public var maxBodyBytes = 1 << 20
+    package var maxHeaderBytes = 16 * 1024
+    package var maxHeaderCount = 100
+    package var maxBodyBytes = 1 << 20
 
-    public init(maxHeaderBytes: Int = 16 * 1024, maxHeaderCount: Int = 100, maxBodyBytes: Int = 1 << 20) {
+    package init(maxHeaderBytes: Int = 16 * 1024, maxHeaderCount: Int = 100, maxBodyBytes: Int = 1 << 20) {
         self.maxHeaderBytes = maxHeaderBytes
         self.maxHeaderCount = maxHeaderCount
         self.maxBodyBytes = maxBodyBytes
     }
 }
 
-public enum HTTPParserEvent: Sendable {
+package enum HTTPParserEvent: Sendable {
     /// A complete request.
     case request(HTTPRequest)
     /// The client sent `Expect: 100-continue` and waits for `100 Continue` before the body.
@@ -37,8 +37,8 @@ public enum HTTPParserEvent: Sendable {
 
 /// An incremental HTTP/1.x request parser: bytes in (`append`), requests or a precise error out
 /// (`next`). Pure: no sockets, no clocks. Pipelined requests come out one by one, in order.
-public struct HTTPParser: Sendable {
-    public let limits: HTTPParserLimits
+package struct HTTPParser: Sendable {
+    package let limits: HTTPParserLimits
     private var buffer: [UInt8] = []
     private var readIndex = 0
     /// Where the search for the end of the head resumes, so byte-at-a-time input stays linear.
@@ -54,29 +54,29 @@ public struct HTTPParser: Sendable {
         case failed(HTTPParseError)
     }
 
-    public init(limits: HTTPParserLimits = HTTPParserLimits()) { self.limits = limits }
+    package init(limits: HTTPParserLimits = HTTPParserLimits()) { self.limits = limits }
 
-    public mutating func append(_ bytes: UnsafeRawBufferPointer) { buffer.append(contentsOf: bytes) }
-    public mutating func append(_ bytes: [UInt8]) { buffer.append(contentsOf: bytes) }
+    package mutating func append(_ bytes: UnsafeRawBufferPointer) { buffer.append(contentsOf: bytes) }
+    package mutating func append(_ bytes: [UInt8]) { buffer.append(contentsOf: bytes) }
 
     /// Bytes received and not yet consumed by a complete request.
-    public var bufferedByteCount: Int { buffer.count - readIndex }
+    package var bufferedByteCount: Int { buffer.count - readIndex }
 
     /// True between the first byte of a request and its last.
-    public var isInsideRequest: Bool {
+    package var isInsideRequest: Bool {
         if case .head = state { return bufferedByteCount > 0 }
         return true
     }
 
     /// True once the head is parsed and the body is still arriving.
-    public var isReadingBody: Bool {
+    package var isReadingBody: Bool {
         switch state {
         case .fixedBody, .chunkedBody: true
         default: false
         }
     }
 
-    public mutating func next() throws(HTTPParseError) -> HTTPParserEvent {
+    package mutating func next() throws(HTTPParseError) -> HTTPParserEvent {
         do {
             let event = try step()
             compact()

@@ -1,13 +1,13 @@
 /// One parsed HTTP/1.x request. Header names are stored lower-cased; values as sent, trimmed.
-public struct HTTPRequest: Sendable {
-    public var method: String
+package struct HTTPRequest: Sendable {
+    package var method: String
     /// The request target as sent (origin form: path and optional query).
-    public var target: String
-    public var version: HTTPVersion
-    public var headers: [(name: String, value: String)]
-    public var body: [UInt8]
+    package var target: String
+    package var version: HTTPVersion
+    package var headers: [(name: String, value: String)]
+    package var body: [UInt8]
 
-    public init(
+    package init(
         method: String, target: String, version: HTTPVersion = .http1_1,
         headers: [(name: String, value: String)] = [], body: [UInt8] = []
     ) {
@@ -19,24 +19,24 @@ public struct HTTPRequest: Sendable {
     }
 
     /// The target without its query.
-    public var path: Substring {
+    package var path: Substring {
         guard let mark = target.firstIndex(of: "?") else { return target[...] }
         return target[..<mark]
     }
 
     /// The query string without `?`, if any.
-    public var query: Substring? {
+    package var query: Substring? {
         guard let mark = target.firstIndex(of: "?") else { return nil }
         return target[target.index(after: mark)...]
     }
 
     /// The first value of a header; `name` must be lower-case.
-    public func header(_ name: String) -> String? {
+    package func header(_ name: String) -> String? {
         headers.first(where: { $0.name == name })?.value
     }
 
     /// Whether the connection stays open after the answer (HTTP/1.1 default on, 1.0 default off).
-    public var keepAlive: Bool {
+    package var keepAlive: Bool {
         let connection = header("connection")?.lowercased()
         switch version {
         case .http1_1: return !(connection?.contains("close") ?? false)
@@ -45,7 +45,7 @@ public struct HTTPRequest: Sendable {
     }
 }
 
-public enum HTTPVersion: String, Sendable {
+package enum HTTPVersion: String, Sendable {
     case http1_0 = "HTTP/1.0"
     case http1_1 = "HTTP/1.1"
 }

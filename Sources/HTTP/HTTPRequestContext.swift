@@ -2,28 +2,28 @@ import Synchronization
 
 /// Handles one request: inspect `context.request`, then call `context.respond(_:)` exactly once,
 /// right away (CPU-bound work, on the event loop) or later from any thread (work that waits).
-public typealias HTTPHandler = @Sendable (HTTPRequestContext) -> Void
+package typealias HTTPHandler = @Sendable (HTTPRequestContext) -> Void
 
 /// One request in flight: the request, what routing learned, and the way to answer it.
 ///
 /// Invariant that makes it `Sendable`: `route` and `pathParameters` are written by the router
 /// before the handler runs and read by the server after `respond`; `respond` itself is safe from
 /// any thread (the first call wins and hops to the connection's event loop).
-public final class HTTPRequestContext: @unchecked Sendable {
-    public let request: HTTPRequest
-    public let requestID: String
+package final class HTTPRequestContext: @unchecked Sendable {
+    package let request: HTTPRequest
+    package let requestID: String
     /// The matched route pattern (for logs and metrics), `unmatched` when none.
-    public var route = "unmatched"
-    public var pathParameters: [String: String] = [:]
+    package var route = "unmatched"
+    package var pathParameters: [String: String] = [:]
     /// The connected client's address (the proxy's, behind one), "" when unknown.
-    public let peer: String
+    package let peer: String
     /// Monotonic start time, seconds.
     let startedAt: Double
     /// Headers every answer to this request carries (set before routing: the rate limit's).
-    public var extraHeaders: [(name: String, value: String)] = []
+    package var extraHeaders: [(name: String, value: String)] = []
     /// Who the request was authenticated as before routing (the rate limit reads it first), for
     /// the handler not to authenticate it again.
-    public var authenticated: (any Sendable)?
+    package var authenticated: (any Sendable)?
     private let responded = Atomic<Bool>(false)
     private let deliver: @Sendable (HTTPRequestContext, HTTPResponse) -> Void
 
@@ -39,12 +39,12 @@ public final class HTTPRequestContext: @unchecked Sendable {
     }
 
     /// Public for tests that drive a router in-process.
-    public convenience init(testing request: HTTPRequest, deliver: @escaping @Sendable (HTTPResponse) -> Void) {
+    package convenience init(testing request: HTTPRequest, deliver: @escaping @Sendable (HTTPResponse) -> Void) {
         self.init(request: request, requestID: "test", startedAt: 0) { _, response in deliver(response) }
     }
 
     /// Sends the answer. Later calls are ignored.
-    public func respond(_ response: HTTPResponse) {
+    package func respond(_ response: HTTPResponse) {
         guard !responded.exchange(true, ordering: .acquiringAndReleasing) else { return }
         guard !extraHeaders.isEmpty else { return deliver(self, response) }
         var response = response

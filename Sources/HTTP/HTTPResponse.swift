@@ -1,13 +1,13 @@
 /// An answer to serialize. `Content-Length`, `Date`, `Connection` and the request id are added by
 /// the server; handlers set status, content type, extra headers and the body.
-public struct HTTPResponse: Sendable {
-    public var status: Int
-    public var headers: [(name: String, value: String)]
-    public var body: [UInt8]
+package struct HTTPResponse: Sendable {
+    package var status: Int
+    package var headers: [(name: String, value: String)]
+    package var body: [UInt8]
     /// Fields for the access-log line only, never sent: the error code, reason, app…
-    public var logAnnotations: [(key: String, value: String)]
+    package var logAnnotations: [(key: String, value: String)]
 
-    public init(
+    package init(
         status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = [],
         logAnnotations: [(key: String, value: String)] = []
     ) {
@@ -18,12 +18,12 @@ public struct HTTPResponse: Sendable {
     }
 
     /// A JSON answer from bytes that already are JSON.
-    public static func json(_ status: Int, _ body: [UInt8], headers: [(name: String, value: String)] = []) -> HTTPResponse {
+    package static func json(_ status: Int, _ body: [UInt8], headers: [(name: String, value: String)] = []) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: body)
     }
 
     /// A minimal error body `{"error":{"code","message"}}` for errors the HTTP layer answers itself.
-    public static func error(_ status: Int, code: String, message: String) -> HTTPResponse {
+    package static func error(_ status: Int, code: String, message: String) -> HTTPResponse {
         var body = Array(#"{"error":{"code":""#.utf8)
         body += code.utf8
         body += Array(#"","message":""#.utf8)
@@ -36,7 +36,7 @@ public struct HTTPResponse: Sendable {
         return response
     }
 
-    public func header(_ name: String) -> String? {
+    package func header(_ name: String) -> String? {
         headers.first(where: { $0.name.lowercased() == name.lowercased() })?.value
     }
 }

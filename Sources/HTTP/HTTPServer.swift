@@ -6,37 +6,37 @@ import Glibc
 #endif
 
 /// Counters the server keeps for `/metrics`.
-public final class HTTPServerStatistics: Sendable {
+package final class HTTPServerStatistics: Sendable {
     let openConnections = Atomic<Int>(0)
     let acceptedConnections = Atomic<Int>(0)
     let refusedConnections = Atomic<Int>(0)
     let timedOutConnections = Atomic<Int>(0)
 
-    public var open: Int { openConnections.load(ordering: .relaxed) }
-    public var accepted: Int { acceptedConnections.load(ordering: .relaxed) }
+    package var open: Int { openConnections.load(ordering: .relaxed) }
+    package var accepted: Int { acceptedConnections.load(ordering: .relaxed) }
     /// Connections turned away because `maxConnections` were open.
-    public var refused: Int { refusedConnections.load(ordering: .relaxed) }
+    package var refused: Int { refusedConnections.load(ordering: .relaxed) }
     /// Connections closed because a header, body or idle timeout expired.
-    public var timedOut: Int { timedOutConnections.load(ordering: .relaxed) }
+    package var timedOut: Int { timedOutConnections.load(ordering: .relaxed) }
 }
 
 /// An event-driven HTTP/1.1 server: one epoll event loop per thread, each with its own listening
 /// socket on the same port (`SO_REUSEPORT`, so the kernel spreads connections), no thread per
 /// connection. Handlers run on the loop; work that waits must answer from elsewhere.
-public final class HTTPServer: Sendable {
-    public let configuration: HTTPServerConfiguration
-    public let statistics = HTTPServerStatistics()
+package final class HTTPServer: Sendable {
+    package let configuration: HTTPServerConfiguration
+    package let statistics = HTTPServerStatistics()
     /// The bound port (the chosen one when the configuration said 0).
-    public let port: Int
+    package let port: Int
     /// What start-up adjusted and the operator should know (e.g. `maxConnections` clamped to the
     /// descriptor limit); the composition layer logs them.
-    public let warnings: [String]
+    package let warnings: [String]
     private let loops: [EventLoop]
     private let stopped = Mutex<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
     /// Binds the listening sockets; `start()` begins serving.
-    public init(
+    package init(
         configuration: HTTPServerConfiguration, handler: @escaping HTTPHandler,
         observer: (any HTTPServerObserver)? = nil
     ) throws {
@@ -72,7 +72,7 @@ public final class HTTPServer: Sendable {
     }
 
     /// Starts every event-loop thread and returns.
-    public func start() {
+    package func start() {
         let group = DispatchGroup()
         for loop in loops {
             group.enter()
@@ -89,7 +89,7 @@ public final class HTTPServer: Sendable {
 
     /// Graceful shutdown: stop accepting, let in-flight requests finish within the grace period,
     /// close everything. Returns at once; `waitUntilStopped()` blocks until done.
-    public func shutdown() {
+    package func shutdown() {
         let first = stopped.withLock { stopped -> Bool in
             defer { stopped = true }
             return !stopped
@@ -99,7 +99,7 @@ public final class HTTPServer: Sendable {
         for loop in loops { loop.beginShutdown(deadline: deadline) }
     }
 
-    public func waitUntilStopped() {
+    package func waitUntilStopped() {
         finished.wait()
         finished.signal()
     }

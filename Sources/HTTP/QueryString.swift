@@ -1,15 +1,15 @@
 /// A request's query string (`a=1&b=%20`) as name–value pairs, percent-decoded by the same strict
 /// rule as path parameters. Pure, so the fuzzer can run it on its own. The last of a repeated
 /// name wins; a name without `=` has the empty value.
-public struct QueryString: Sendable, Equatable {
-    public private(set) var values: [String: String] = [:]
+package struct QueryString: Sendable, Equatable {
+    package private(set) var values: [String: String] = [:]
 
     /// Why a query string is refused: the name whose value is not valid percent-encoded UTF-8.
-    public struct MalformedParameter: Error, Sendable, Equatable {
-        public let name: String
+    package struct MalformedParameter: Error, Sendable, Equatable {
+        package let name: String
     }
 
-    public init(_ text: String?) throws(MalformedParameter) {
+    package init(_ text: String?) throws(MalformedParameter) {
         for pair in (text ?? "").split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let name = String(parts[0])
@@ -18,12 +18,12 @@ public struct QueryString: Sendable, Equatable {
         }
     }
 
-    public subscript(name: String) -> String? { values[name] }
+    package subscript(name: String) -> String? { values[name] }
 }
 
 extension String {
     /// Percent-decodes; nil for a malformed escape or bytes that are not UTF-8.
-    public func percentDecoded() -> String? {
+    package func percentDecoded() -> String? {
         guard contains("%") else { return self }
         var bytes: [UInt8] = []
         var iterator = utf8.makeIterator()

@@ -1,7 +1,7 @@
 /// Maps method and path to a handler. Patterns are literal segments and `{name}` parameters,
 /// e.g. `/v1/subscribers/{appAccountToken}`. A path that matches with another method answers
 /// 405 with `Allow`; no match at all answers 404. `HEAD` is served by the `GET` route.
-public struct Router: Sendable {
+package struct Router: Sendable {
     private struct Route: Sendable {
         let method: String
         let pattern: String
@@ -16,9 +16,9 @@ public struct Router: Sendable {
 
     private var entries: [Route] = []
 
-    public init() {}
+    package init() {}
 
-    public mutating func add(_ method: String, _ pattern: String, _ handler: @escaping HTTPHandler) {
+    package mutating func add(_ method: String, _ pattern: String, _ handler: @escaping HTTPHandler) {
         let segments = pattern.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { part -> Segment in
             part.hasPrefix("{") && part.hasSuffix("}") ? .parameter(String(part.dropFirst().dropLast())) : .literal(String(part))
         }
@@ -27,10 +27,10 @@ public struct Router: Sendable {
 
     /// Every route as `(method, pattern)`, in the order added (for documentation and tests that
     /// walk the whole API).
-    public var routes: [(method: String, pattern: String)] { entries.map { ($0.method, $0.pattern) } }
+    package var routes: [(method: String, pattern: String)] { entries.map { ($0.method, $0.pattern) } }
 
     /// Finds the route, records its pattern and parameters on the context, and runs it.
-    public func handle(_ context: HTTPRequestContext) {
+    package func handle(_ context: HTTPRequestContext) {
         let pathSegments = Array(context.request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst())
         let method = context.request.method == "HEAD" ? "GET" : context.request.method
         var allowed: [String] = []

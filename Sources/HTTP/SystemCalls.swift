@@ -3,10 +3,10 @@ import Glibc
 #endif
 
 /// A failed system call, with `errno` captured at once.
-public struct SystemCallError: Error, CustomStringConvertible, Sendable {
-    public let call: String
-    public let errno: Int32
-    public var description: String { "\(call) failed: \(String(cString: strerror(errno))) (errno \(errno))" }
+package struct SystemCallError: Error, CustomStringConvertible, Sendable {
+    package let call: String
+    package let errno: Int32
+    package var description: String { "\(call) failed: \(String(cString: strerror(errno))) (errno \(errno))" }
 }
 
 /// Runs a system call, retrying on EINTR, throwing with errno on any other failure.

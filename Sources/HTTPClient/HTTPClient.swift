@@ -4,13 +4,13 @@ import Foundation
 import Synchronization
 
 /// A request for `HTTPClient`.
-public struct HTTPClientRequest: Sendable {
-    public var method: String
-    public var url: String
-    public var headers: [(name: String, value: String)]
-    public var body: [UInt8]?
+package struct HTTPClientRequest: Sendable {
+    package var method: String
+    package var url: String
+    package var headers: [(name: String, value: String)]
+    package var body: [UInt8]?
 
-    public init(method: String = "GET", url: String, headers: [(name: String, value: String)] = [], body: [UInt8]? = nil) {
+    package init(method: String = "GET", url: String, headers: [(name: String, value: String)] = [], body: [UInt8]? = nil) {
         self.method = method
         self.url = url
         self.headers = headers
@@ -18,23 +18,23 @@ public struct HTTPClientRequest: Sendable {
     }
 }
 
-public struct HTTPClientResponse: Sendable {
-    public let status: Int
+package struct HTTPClientResponse: Sendable {
+    package let status: Int
     /// Header fields of the final response, names as sent.
-    public let headers: [(name: String, value: String)]
-    public let body: [UInt8]
+    package let headers: [(name: String, value: String)]
+    package let body: [UInt8]
 
-    public func header(_ name: String) -> String? {
+    package func header(_ name: String) -> String? {
         headers.first { $0.name.lowercased() == name.lowercased() }?.value
     }
 }
 
 /// Why a request got no HTTP answer: the network-level failures a caller may retry.
-public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
-    public enum Kind: Sendable { case timeout, connection, tls, responseTooLarge, other }
-    public let kind: Kind
-    public let message: String
-    public var description: String { message }
+package struct HTTPClientError: Error, Sendable, CustomStringConvertible {
+    package enum Kind: Sendable { case timeout, connection, tls, responseTooLarge, other }
+    package let kind: Kind
+    package let message: String
+    package var description: String { message }
 }
 
 /// HTTP over libcurl, blocking: callers run it off the event loops (or use `send(_:) async`).
@@ -42,24 +42,24 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
 /// Easy handles are pooled so connections (and TLS sessions) are reused; HTTP/2 is used where
 /// the server offers it; TLS verification is always on, with an optional extra CA file for
 /// private test CAs. Every transfer has a connect timeout, a total timeout and a response cap.
-public final class HTTPClient: Sendable {
-    public struct Configuration: Sendable {
-        public var connectTimeout: Double = 10
-        public var totalTimeout: Double = 30
-        public var maxResponseBytes = 1 << 20
+package final class HTTPClient: Sendable {
+    package struct Configuration: Sendable {
+        package var connectTimeout: Double = 10
+        package var totalTimeout: Double = 30
+        package var maxResponseBytes = 1 << 20
         /// When true, a response larger than `maxResponseBytes` is answered with its status and
         /// the first `maxResponseBytes` of its body (the transfer stops there) instead of failing:
         /// for callers to whom only the status matters (webhook deliveries).
-        public var truncatesLargeResponses = false
+        package var truncatesLargeResponses = false
         /// A PEM bundle to trust instead of the system's (local stand-ins in tests).
-        public var caFile: String?
-        public init() {}
+        package var caFile: String?
+        package init() {}
     }
 
-    public let configuration: Configuration
+    package let configuration: Configuration
     private let idle = Mutex<[EasyHandle]>([])
 
-    public init(configuration: Configuration = Configuration()) {
+    package init(configuration: Configuration = Configuration()) {
         HTTPClient.globalInit
         self.configuration = configuration
     }
@@ -67,14 +67,14 @@ public final class HTTPClient: Sendable {
     /// libcurl's process-wide initialisation, done once before the first handle.
     private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
 
-    public func send(_ request: HTTPClientRequest) throws(HTTPClientError) -> HTTPClientResponse {
+    package func send(_ request: HTTPClientRequest) throws(HTTPClientError) -> HTTPClientResponse {
         let handle = idle.withLock { $0.popLast() } ?? EasyHandle()
         defer { idle.withLock { if $0.count < 8 { $0.append(handle) } } }
         return try handle.perform(request, configuration: configuration)
     }
 
     /// The same, on a thread of Dispatch's pool so Swift's cooperative threads never block.
-    public func send(_ request: HTTPClientRequest) async throws -> HTTPClientResponse {
+    package func send(_ request: HTTPClientRequest) async throws -> HTTPClientResponse {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
                 do { continuation.resume(returning: try self.send(request)) } catch { continuation.resume(throwing: error) }

@@ -3,10 +3,10 @@ import Foundation
 /// An ISO 8601 duration of whole years, months, weeks and days (`P1M`, `P1Y`, `P2W`, `P3D`,
 /// `P1Y6M`), the length of a non-renewing subscription. Months and years are calendar months and
 /// years (UTC), as the App Store counts them.
-public struct ISO8601Duration: Sendable, Equatable {
-    public var years = 0, months = 0, weeks = 0, days = 0
+package struct ISO8601Duration: Sendable, Equatable {
+    package var years = 0, months = 0, weeks = 0, days = 0
 
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         guard text.hasPrefix("P"), text.count > 1 else { return nil }
         var number = ""
         for character in text.dropFirst() {
@@ -32,7 +32,7 @@ public struct ISO8601Duration: Sendable, Equatable {
 
     /// `start` plus this duration, both epoch milliseconds; nil when the end lies outside the
     /// instants Entitle accepts (`Milliseconds.range`).
-    public func end(from start: Int64) -> Int64? {
+    package func end(from start: Int64) -> Int64? {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
         let components = DateComponents(year: years, month: months, day: weeks * 7 + days)

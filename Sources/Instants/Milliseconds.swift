@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// Epoch milliseconds: the unit of every App Store date, every Google Play time and every stored
 /// instant. Every conversion goes through here, so none can trap.
@@ -7,37 +7,37 @@ import Foundation
 /// two of them add or subtract without overflow, so the rules may do plain arithmetic on
 /// instants once they have entered through `checked`, `truncating` or `parse`; what lies outside
 /// is refused at the edge (a 400 for a request, an invalid payload for signed data).
-public enum Milliseconds {
+package enum Milliseconds {
     /// Foundation's `Date.distantPast` (0000-12-30T00:00:00Z, which Apple's own signed data uses
     /// for "no date", e.g. an Xcode app transaction's originalPurchaseDate) ... 9999-12-31T23:59:59.999Z.
-    public static let range: ClosedRange<Int64> = -62_135_769_600_000...253_402_300_799_999
+    package static let range: ClosedRange<Int64> = -62_135_769_600_000...253_402_300_799_999
 
     /// `value` when it is an instant Entitle accepts.
-    public static func checked(_ value: Int64) -> Int64? { range.contains(value) ? value : nil }
+    package static func checked(_ value: Int64) -> Int64? { range.contains(value) ? value : nil }
 
     /// A number of milliseconds as JSON carries it (Apple's dates may have a fraction), truncated
     /// to a whole millisecond; nil when it is not finite or out of range.
-    public static func truncating(_ value: Double) -> Int64? {
+    package static func truncating(_ value: Double) -> Int64? {
         guard value.isFinite, value >= Double(range.lowerBound), value < Double(range.upperBound) + 1 else { return nil }
         return Int64(value.rounded(.towardZero))
     }
 
     /// The instant of `date`, rounded down to a millisecond and clamped to `range`: total, for
     /// dates the process makes itself (the clock, a calendar computation).
-    public static func since1970(_ date: Date) -> Int64 {
+    package static func since1970(_ date: Date) -> Int64 {
         let value = (date.timeIntervalSince1970 * 1000).rounded(.down)
         guard !value.isNaN else { return 0 }
         return Int64(min(max(value, Double(range.lowerBound)), Double(range.upperBound)))
     }
 
     /// The clock, in milliseconds.
-    public static var now: Int64 { since1970(Date()) }
+    package static var now: Int64 { since1970(Date()) }
 
-    public static func date(_ milliseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(milliseconds) / 1000) }
+    package static func date(_ milliseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(milliseconds) / 1000) }
 
     /// An instant as callers write it: epoch milliseconds (an integer) or ISO 8601 with an offset,
     /// with or without fractional seconds; nil for anything else or an instant out of range.
-    public static func parse(_ text: String) -> Int64? {
+    package static func parse(_ text: String) -> Int64? {
         if let number = Int64(text) { return checked(number) }
         guard text.utf8.count <= 64, let date = iso8601Date(text) else { return nil }
         return truncating((date.timeIntervalSince1970 * 1000).rounded(.down))

@@ -5,7 +5,7 @@
 ///
 /// Members are appended: each name must be new in its object (the renderers choose each entry
 /// once before writing it).
-public protocol JSONObjectBuilder {
+package protocol JSONObjectBuilder {
     associatedtype List: JSONListBuilder where List.Object == Self
 
     mutating func set(_ key: String, _ value: String)
@@ -21,7 +21,7 @@ public protocol JSONObjectBuilder {
 }
 
 /// The elements of an array, in call order.
-public protocol JSONListBuilder {
+package protocol JSONListBuilder {
     associatedtype Object: JSONObjectBuilder
 
     mutating func append(_ value: String)
@@ -31,12 +31,12 @@ public protocol JSONListBuilder {
 
 extension JSONObjectBuilder {
     /// Present only when `value` is.
-    public mutating func set(_ key: String, ifPresent value: String?) { if let value { set(key, value) } }
-    public mutating func set(_ key: String, ifPresent value: Int64?) { if let value { set(key, value) } }
-    public mutating func set(_ key: String, ifPresent value: Bool?) { if let value { set(key, value) } }
+    package mutating func set(_ key: String, ifPresent value: String?) { if let value { set(key, value) } }
+    package mutating func set(_ key: String, ifPresent value: Int64?) { if let value { set(key, value) } }
+    package mutating func set(_ key: String, ifPresent value: Bool?) { if let value { set(key, value) } }
 
     /// An array of strings.
-    public mutating func set(_ key: String, strings: [String]) {
+    package mutating func set(_ key: String, strings: [String]) {
         list(key) { list in for value in strings { list.append(value) } }
     }
 }
@@ -44,19 +44,19 @@ extension JSONObjectBuilder {
 // MARK: - The tree
 
 extension JSONObject: JSONObjectBuilder {
-    public mutating func set(_ key: String, _ value: String) { append(key: key, value: .string(value)) }
-    public mutating func set(_ key: String, _ value: Int64) { append(key: key, value: .int(value)) }
-    public mutating func set(_ key: String, _ value: Bool) { append(key: key, value: .bool(value)) }
-    public mutating func set(_ key: String, _ value: Double) { append(key: key, value: .double(value)) }
-    public mutating func set(_ key: String, json value: JSONValue) { append(key: key, value: value) }
+    package mutating func set(_ key: String, _ value: String) { append(key: key, value: .string(value)) }
+    package mutating func set(_ key: String, _ value: Int64) { append(key: key, value: .int(value)) }
+    package mutating func set(_ key: String, _ value: Bool) { append(key: key, value: .bool(value)) }
+    package mutating func set(_ key: String, _ value: Double) { append(key: key, value: .double(value)) }
+    package mutating func set(_ key: String, json value: JSONValue) { append(key: key, value: value) }
 
-    public mutating func object(_ key: String, _ build: (inout JSONObject) -> Void) {
+    package mutating func object(_ key: String, _ build: (inout JSONObject) -> Void) {
         var inner = JSONObject()
         build(&inner)
         append(key: key, value: .object(inner))
     }
 
-    public mutating func list(_ key: String, _ build: (inout JSONArrayBuilder) -> Void) {
+    package mutating func list(_ key: String, _ build: (inout JSONArrayBuilder) -> Void) {
         var inner = JSONArrayBuilder()
         build(&inner)
         append(key: key, value: .array(inner.elements))
@@ -64,14 +64,14 @@ extension JSONObject: JSONObjectBuilder {
 }
 
 /// An array being built as a tree.
-public struct JSONArrayBuilder: JSONListBuilder {
-    public private(set) var elements: [JSONValue] = []
+package struct JSONArrayBuilder: JSONListBuilder {
+    package private(set) var elements: [JSONValue] = []
 
-    public init() {}
+    package init() {}
 
-    public mutating func append(_ value: String) { elements.append(.string(value)) }
+    package mutating func append(_ value: String) { elements.append(.string(value)) }
 
-    public mutating func object(_ build: (inout JSONObject) -> Void) {
+    package mutating func object(_ build: (inout JSONObject) -> Void) {
         var inner = JSONObject()
         build(&inner)
         elements.append(.object(inner))

@@ -4,12 +4,12 @@
 ///
 /// Nested objects and arrays write into the same buffer (it is handed to the nested writer and
 /// back, never copied).
-public struct JSONObjectWriter: JSONObjectBuilder, ContinuingWriter {
+package struct JSONObjectWriter: JSONObjectBuilder, ContinuingWriter {
     fileprivate static let closing = UInt8(ascii: "}")
     fileprivate var bytes: [UInt8]
     fileprivate var isEmpty = true
 
-    public init(capacity: Int = 1024) {
+    package init(capacity: Int = 1024) {
         bytes = []
         bytes.reserveCapacity(capacity)
         bytes.append(UInt8(ascii: "{"))
@@ -23,48 +23,48 @@ public struct JSONObjectWriter: JSONObjectBuilder, ContinuingWriter {
     }
 
     /// The finished object.
-    public consuming func finish() -> [UInt8] {
+    package consuming func finish() -> [UInt8] {
         bytes.append(UInt8(ascii: "}"))
         return bytes
     }
 
-    public mutating func set(_ key: String, _ value: String) {
+    package mutating func set(_ key: String, _ value: String) {
         member(key)
         JSONValue.writeString(value, into: &bytes)
     }
 
-    public mutating func set(_ key: String, _ value: Int64) {
+    package mutating func set(_ key: String, _ value: Int64) {
         member(key)
         JSONObjectWriter.writeInteger(value, into: &bytes)
     }
 
-    public mutating func set(_ key: String, _ value: Bool) {
+    package mutating func set(_ key: String, _ value: Bool) {
         member(key)
         bytes.append(contentsOf: (value ? "true" : "false").utf8)
     }
 
-    public mutating func set(_ key: String, _ value: Double) {
+    package mutating func set(_ key: String, _ value: Double) {
         member(key)
         JSONValue.double(value).write(into: &bytes)
     }
 
-    public mutating func set(_ key: String, json value: JSONValue) {
+    package mutating func set(_ key: String, json value: JSONValue) {
         member(key)
         value.write(into: &bytes)
     }
 
     /// A member whose value is JSON already serialized (one object embedded in several events).
-    public mutating func set(_ key: String, serialized json: [UInt8]) {
+    package mutating func set(_ key: String, serialized json: [UInt8]) {
         member(key)
         bytes.append(contentsOf: json)
     }
 
-    public mutating func object(_ key: String, _ build: (inout JSONObjectWriter) -> Void) {
+    package mutating func object(_ key: String, _ build: (inout JSONObjectWriter) -> Void) {
         member(key)
         writeNested(into: &bytes, build)
     }
 
-    public mutating func list(_ key: String, _ build: (inout JSONListWriter) -> Void) {
+    package mutating func list(_ key: String, _ build: (inout JSONListWriter) -> Void) {
         member(key)
         writeNested(into: &bytes, build)
     }
@@ -93,7 +93,7 @@ public struct JSONObjectWriter: JSONObjectBuilder, ContinuingWriter {
 }
 
 /// The elements of an array inside a `JSONObjectWriter`.
-public struct JSONListWriter: JSONListBuilder, ContinuingWriter {
+package struct JSONListWriter: JSONListBuilder, ContinuingWriter {
     fileprivate static let closing = UInt8(ascii: "]")
     fileprivate var bytes: [UInt8]
     private var isEmpty = true
@@ -104,12 +104,12 @@ public struct JSONListWriter: JSONListBuilder, ContinuingWriter {
         self.bytes.append(UInt8(ascii: "["))
     }
 
-    public mutating func append(_ value: String) {
+    package mutating func append(_ value: String) {
         separate()
         JSONValue.writeString(value, into: &bytes)
     }
 
-    public mutating func object(_ build: (inout JSONObjectWriter) -> Void) {
+    package mutating func object(_ build: (inout JSONObjectWriter) -> Void) {
         separate()
         writeNested(into: &bytes, build)
     }

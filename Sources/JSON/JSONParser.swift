@@ -1,18 +1,18 @@
 /// Why a byte sequence is not the JSON document it should be; `offset` is a byte offset.
-public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
-    public let message: String
-    public let offset: Int
-    public var description: String { "\(message) at byte \(offset)" }
+package struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
+    package let message: String
+    package let offset: Int
+    package var description: String { "\(message) at byte \(offset)" }
 }
 
 /// A strict RFC 8259 parser: one value, no trailing garbage, no duplicate member names,
 /// valid UTF-8, bounded nesting. Pure: bytes in, value or a precise error out.
-public struct JSONParser {
-    public static let maximumDepth = 64
+package struct JSONParser {
+    package static let maximumDepth = 64
 
     /// Parses one document. With `rejectDuplicateKeys` false, repeated member names are kept in
     /// `JSONObject.members` (lookups see the first) so a caller can report them in its own words.
-    public static func parse(
+    package static func parse(
         _ bytes: some Collection<UInt8>,
         rejectDuplicateKeys: Bool = true
     ) throws(JSONParseError) -> JSONValue {
@@ -27,7 +27,7 @@ public struct JSONParser {
         }
     }
 
-    public static func parse(_ text: String, rejectDuplicateKeys: Bool = true) throws(JSONParseError) -> JSONValue {
+    package static func parse(_ text: String, rejectDuplicateKeys: Bool = true) throws(JSONParseError) -> JSONValue {
         try parse(Array(text.utf8), rejectDuplicateKeys: rejectDuplicateKeys)
     }
 }
@@ -274,7 +274,7 @@ private func memcmpEqual(_ lhs: UnsafePointer<UInt8>, _ rhs: UnsafePointer<UInt8
 extension JSONParser {
     /// The object in JSON text Entitle wrote itself (a stored column): nil when there is none or
     /// it is damaged, so a damaged copy reads as missing rather than failing a customer's whole read.
-    public static func storedObject(_ text: String?) -> JSONObject? {
+    package static func storedObject(_ text: String?) -> JSONObject? {
         guard let text, !text.isEmpty, case .object(let object)? = try? parse(Array(text.utf8)) else { return nil }
         return object
     }

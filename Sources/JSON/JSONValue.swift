@@ -2,7 +2,7 @@
 ///
 /// Integers and fractional numbers are kept apart so that epoch milliseconds and transaction
 /// identifiers survive exactly, and objects keep their member order so output is deterministic.
-public enum JSONValue: Sendable, Equatable {
+package enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     case int(Int64)
@@ -13,34 +13,34 @@ public enum JSONValue: Sendable, Equatable {
 }
 
 /// A JSON object that remembers member order. Objects here are small, so lookup is a linear scan.
-public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
-    public private(set) var members: [(key: String, value: JSONValue)]
+package struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
+    package private(set) var members: [(key: String, value: JSONValue)]
 
-    public init() { members = [] }
+    package init() { members = [] }
 
-    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+    package init(dictionaryLiteral elements: (String, JSONValue)...) {
         members = elements.map { (key: $0.0, value: $0.1) }
     }
 
-    public init(_ members: [(key: String, value: JSONValue)]) { self.members = members }
+    package init(_ members: [(key: String, value: JSONValue)]) { self.members = members }
 
-    public var keys: [String] { members.map(\.key) }
+    package var keys: [String] { members.map(\.key) }
 
     /// Appends a member whose name is known to be new, skipping the lookup (builders of answers;
     /// the parser has checked its own). Appending an existing name would duplicate it.
-    public mutating func append(key: String, value: JSONValue) { members.append((key: key, value: value)) }
+    package mutating func append(key: String, value: JSONValue) { members.append((key: key, value: value)) }
 
     /// Keeps a repeated member name, for callers that report duplicates themselves.
     mutating func appendDuplicate(key: String, value: JSONValue) { members.append((key: key, value: value)) }
 
     /// Member names that occur more than once, in order of their second occurrence.
-    public var duplicateKeys: [String] {
+    package var duplicateKeys: [String] {
         var seen = Set<String>()
         return members.compactMap { seen.insert($0.key).inserted ? nil : $0.key }
     }
-    public var isEmpty: Bool { members.isEmpty }
+    package var isEmpty: Bool { members.isEmpty }
 
-    public subscript(key: String) -> JSONValue? {
+    package subscript(key: String) -> JSONValue? {
         get { members.first(where: { $0.key == key })?.value }
         set {
             if let index = members.firstIndex(where: { $0.key == key }) {
@@ -53,7 +53,7 @@ public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
 
     /// The same members whatever their order; a repeated name (kept by a lenient parse) must
     /// carry the same values in the same order on both sides.
-    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+    package static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
         guard lhs.members.count == rhs.members.count else { return false }
         if lhs.duplicateKeys.isEmpty && rhs.duplicateKeys.isEmpty {
             return lhs.members.allSatisfy { member in rhs[member.key] == member.value }
@@ -68,13 +68,13 @@ public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
 // MARK: - Typed views
 
 extension JSONValue {
-    public var stringValue: String? { if case .string(let value) = self { value } else { nil } }
-    public var boolValue: Bool? { if case .bool(let value) = self { value } else { nil } }
-    public var objectValue: JSONObject? { if case .object(let value) = self { value } else { nil } }
-    public var arrayValue: [JSONValue]? { if case .array(let value) = self { value } else { nil } }
+    package var stringValue: String? { if case .string(let value) = self { value } else { nil } }
+    package var boolValue: Bool? { if case .bool(let value) = self { value } else { nil } }
+    package var objectValue: JSONObject? { if case .object(let value) = self { value } else { nil } }
+    package var arrayValue: [JSONValue]? { if case .array(let value) = self { value } else { nil } }
 
     /// An integer, also from a fractional number with no fractional part.
-    public var int64Value: Int64? {
+    package var int64Value: Int64? {
         switch self {
         case .int(let value): return value
         case .double(let value) where value.rounded() == value && abs(value) < 9.2e18: return Int64(value)
@@ -83,7 +83,7 @@ extension JSONValue {
     }
 
     /// Any number as a Double.
-    public var doubleValue: Double? {
+    package var doubleValue: Double? {
         switch self {
         case .int(let value): return Double(value)
         case .double(let value): return value
@@ -92,7 +92,7 @@ extension JSONValue {
     }
 
     /// The JSON type name, for error messages ("expected a string, found a number").
-    public var typeName: String {
+    package var typeName: String {
         switch self {
         case .null: "null"
         case .bool: "a boolean"
@@ -103,5 +103,5 @@ extension JSONValue {
         }
     }
 
-    public subscript(key: String) -> JSONValue? { objectValue?[key] }
+    package subscript(key: String) -> JSONValue? { objectValue?[key] }
 }

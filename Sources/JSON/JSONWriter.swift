@@ -1,15 +1,15 @@
 /// Serializes `JSONValue` compactly (no spaces), members in their stored order.
 extension JSONValue {
-    public var serializedBytes: [UInt8] {
+    package var serializedBytes: [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(256)
         write(into: &output)
         return output
     }
 
-    public var serializedString: String { String(decoding: serializedBytes, as: UTF8.self) }
+    package var serializedString: String { String(decoding: serializedBytes, as: UTF8.self) }
 
-    public func write(into output: inout [UInt8]) {
+    package func write(into output: inout [UInt8]) {
         switch self {
         case .null: output.append(contentsOf: "null".utf8)
         case .bool(let value): output.append(contentsOf: (value ? "true" : "false").utf8)
@@ -45,7 +45,7 @@ extension JSONValue {
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// Runs of bytes that need no escape (nearly all of every answer) are copied at once.
-    public static func writeString(_ value: String, into output: inout [UInt8]) {
+    package static func writeString(_ value: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         var value = value
         value.withUTF8 { bytes in
@@ -78,7 +78,7 @@ extension JSONValue {
 }
 
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral {
-    public init(stringLiteral value: String) { self = .string(value) }
-    public init(integerLiteral value: Int64) { self = .int(value) }
-    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    package init(stringLiteral value: String) { self = .string(value) }
+    package init(integerLiteral value: Int64) { self = .int(value) }
+    package init(booleanLiteral value: Bool) { self = .bool(value) }
 }

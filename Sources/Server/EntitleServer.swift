@@ -1,26 +1,26 @@
-import AppStore
-import Application
-import Entitlements
+package import AppStore
+package import Application
+package import Entitlements
 import Foundation
-import HTTP
+package import HTTP
 import JSON
 import Storage
 
 /// The composition: configuration → store, blocking pool, application, routes, logging and
 /// metrics → the HTTP server. `entitle serve` builds one; tests build one on port 0 or call
 /// `handle` in-process.
-public final class EntitleServer: Sendable {
-    public let configuration: EntitleConfiguration
-    public let metrics: Metrics
-    public let logger: Logger
-    public let application: EntitleApplication
+package final class EntitleServer: Sendable {
+    package let configuration: EntitleConfiguration
+    package let metrics: Metrics
+    package let logger: Logger
+    package let application: EntitleApplication
     private let router: Router
     private let gate: RateLimitGate
     private let httpServer: HTTPServer
 
     /// `logOutput` is the file descriptor for JSON log lines (standard output by default; nil discards).
     /// `store` defaults to the SQLite file of the configuration.
-    public init(
+    package init(
         configuration: EntitleConfiguration, logOutput: Int32? = 1,
         revocationChecker: (any RevocationChecker)? = nil, store: (any FactStore)? = nil
     ) throws {
@@ -62,9 +62,9 @@ public final class EntitleServer: Sendable {
     }
 
     /// The bound port (useful with port 0).
-    public var port: Int { httpServer.port }
+    package var port: Int { httpServer.port }
 
-    public func start() {
+    package func start() {
         httpServer.start()
         let abandoned = application.startDeliveries()
         logger.log(
@@ -90,7 +90,7 @@ public final class EntitleServer: Sendable {
     }
 
     /// SIGHUP: trust the roots the configuration names now.
-    public func reloadRoots() {
+    package func reloadRoots() {
         let (replaced, withoutRoots, problems) = application.reloadRoots()
         for problem in problems { logger.log("error", "roots not reloaded", ["problem": .string(problem)]) }
         for app in withoutRoots {
@@ -104,11 +104,11 @@ public final class EntitleServer: Sendable {
         if !replaced.isEmpty { logger.log("info", "roots reloaded", ["apps": .array(replaced.map(JSONValue.string))]) }
     }
 
-    public func shutdown() { httpServer.shutdown() }
+    package func shutdown() { httpServer.shutdown() }
 
     /// Blocks until the HTTP server has stopped, then lets queued blocking work finish and stops
     /// the deliverers (what they have not delivered stays pending in the store).
-    public func waitUntilStopped() {
+    package func waitUntilStopped() {
         httpServer.waitUntilStopped()
         application.pool.stop()
         application.outbound.stop()
@@ -116,10 +116,10 @@ public final class EntitleServer: Sendable {
     }
 
     /// Every route the server answers, `(method, pattern)`.
-    public var routes: [(method: String, pattern: String)] { router.routes }
+    package var routes: [(method: String, pattern: String)] { router.routes }
 
     /// Serves one request without a socket (in-process tests; blocks the calling thread).
-    public func handle(_ request: HTTPRequest) -> HTTPResponse {
+    package func handle(_ request: HTTPRequest) -> HTTPResponse {
         let box = ResponseBox()
         router.handle(HTTPRequestContext(testing: request) { box.set($0) })
         return box.get()

@@ -1,7 +1,8 @@
 import Application
 import HTTP
 
-/// Every endpoint of API.md, each a thin adapter over one use case.
+/// Every endpoint of docs/openapi.json (docs/API.md explains them), each a thin adapter over one
+/// use case; `OpenAPIDocumentTests` fails when the two differ.
 enum Routes {
     static func make(_ application: EntitleApplication, metrics: Metrics) -> Router {
         let operations = OperationsHandlers(application: application, metrics: metrics)
@@ -20,6 +21,7 @@ enum Routes {
         router.add("GET", "/healthz") { operations.health($0) }
         router.add("GET", "/readyz") { operations.readiness($0) }
         router.add("GET", "/metrics") { operations.metrics($0) }
+        router.add("GET", "/openapi.json") { OpenAPIHandler.serve($0) }
         router.add("POST", "/v1/promotional-offers/sign") { offers.signPromotionalOffer($0) }
         router.add("POST", "/v1/introductory-offers/eligibility") { offers.introductoryOfferEligibility($0) }
         router.add("POST", "/v1/verify") { verify.handle($0) }

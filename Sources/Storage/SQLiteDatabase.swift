@@ -2,14 +2,14 @@ internal import CSQLite
 
 /// A failed database call, with the database's own message (SQLite's result code, or
 /// PostgreSQL's SQLSTATE).
-public struct StorageError: Error, Sendable, CustomStringConvertible {
-    public let code: Int32
-    public let message: String
+package struct StorageError: Error, Sendable, CustomStringConvertible {
+    package let code: Int32
+    package let message: String
     /// PostgreSQL's SQLSTATE (nil for SQLite, and when the connection itself failed).
-    public let sqlState: String?
-    public var description: String { sqlState == nil && code >= 0 ? "SQLite error \(code): \(message)" : message }
+    package let sqlState: String?
+    package var description: String { sqlState == nil && code >= 0 ? "SQLite error \(code): \(message)" : message }
 
-    public init(code: Int32, message: String, sqlState: String? = nil) {
+    package init(code: Int32, message: String, sqlState: String? = nil) {
         self.code = code
         self.message = message
         self.sqlState = sqlState

@@ -1,4 +1,4 @@
-import Entitlements
+package import Entitlements
 
 /// Google Play purchases on SQLite: each stored as last read from Google (a later read replaces
 /// an earlier one, a void is never forgotten), and the Pub/Sub messages already applied.
@@ -44,22 +44,22 @@ extension SQLiteFactStore {
         return try query.step() ? playPurchase(query) : nil
     }
 
-    public func playPurchases(appId: String, appAccountToken: String) throws -> [PlayPurchase] {
+    package func playPurchases(appId: String, appAccountToken: String) throws -> [PlayPurchase] {
         try read { try Self.playPurchases($0, appId: appId, appAccountToken: appAccountToken) }
     }
 
-    public func playPurchase(appId: String, purchaseToken: String) throws -> PlayPurchase? {
+    package func playPurchase(appId: String, purchaseToken: String) throws -> PlayPurchase? {
         try read { try Self.playPurchase($0, appId: appId, purchaseToken: purchaseToken) }
     }
 
-    public func hasPubSubMessage(appId: String, messageId: String) throws -> Bool {
+    package func hasPubSubMessage(appId: String, messageId: String) throws -> Bool {
         try read { database in
             try database.statement("SELECT 1 FROM pubsub_messages WHERE app_id = ? AND message_id = ?")
                 .bind([.text(appId), .text(messageId)]).step()
         }
     }
 
-    public func playPurchase(appId: String, orderId: String) throws -> PlayPurchase? {
+    package func playPurchase(appId: String, orderId: String) throws -> PlayPurchase? {
         try read { database in
             let query = try database.statement("SELECT \(Self.playColumns) FROM play_purchases WHERE app_id = ? AND order_id = ? LIMIT 1")
                 .bind([.text(appId), .text(orderId)])
@@ -67,7 +67,7 @@ extension SQLiteFactStore {
         }
     }
 
-    public func playPurchaseAnswer(appId: String, purchaseToken: String) throws -> String? {
+    package func playPurchaseAnswer(appId: String, purchaseToken: String) throws -> String? {
         try read { database in
             let query = try database.statement("SELECT json FROM play_purchases WHERE app_id = ? AND purchase_token = ?")
                 .bind([.text(appId), .text(purchaseToken)])
@@ -75,7 +75,7 @@ extension SQLiteFactStore {
         }
     }
 
-    public func playPurchases(appId: String, after: String?, limit: Int) throws -> [PlayPurchase] {
+    package func playPurchases(appId: String, after: String?, limit: Int) throws -> [PlayPurchase] {
         try read { database in
             let query = try database.statement(
                 "SELECT \(Self.playColumns) FROM play_purchases WHERE app_id = ? AND purchase_token > ? ORDER BY purchase_token LIMIT ?"
@@ -86,7 +86,7 @@ extension SQLiteFactStore {
         }
     }
 
-    public func dueAcknowledgements(appId: String, now: Int64, limit: Int) throws -> [PendingAcknowledgement] {
+    package func dueAcknowledgements(appId: String, now: Int64, limit: Int) throws -> [PendingAcknowledgement] {
         try read { database in
             let query = try database.statement(
                 """
@@ -107,7 +107,7 @@ extension SQLiteFactStore {
         }
     }
 
-    public func pendingAcknowledgements(appId: String, queuedBefore: Int64) throws -> Int {
+    package func pendingAcknowledgements(appId: String, queuedBefore: Int64) throws -> Int {
         try read { database in
             let query = try database.statement("SELECT COUNT(*) FROM play_acknowledgements WHERE app_id = ? AND queued_at < ?")
                 .bind([.text(appId), .integer(queuedBefore)])

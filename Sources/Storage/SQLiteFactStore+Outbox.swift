@@ -1,5 +1,6 @@
-import Entitlements
+package import Entitlements
 import Foundation
+import Synchronization
 
 /// The outbox on SQLite: events written with the facts that cause them, deliveries claimed with
 /// a lease and settled by outcome. Every write goes through the writer thread.
@@ -27,7 +28,7 @@ extension SQLiteFactStore {
         func used(_ app: String, through sequence: Int64) { last[app] = max(last[app] ?? 0, sequence) }
     }
 
-    public func events(appId: String, after sequence: Int64, limit: Int) throws -> [OutboxEvent] {
+    package func events(appId: String, after sequence: Int64, limit: Int) throws -> [OutboxEvent] {
         try read { database in
             let query = try database.statement(
                 "SELECT \(Self.eventColumns) FROM events WHERE app_id = ? AND sequence > ? ORDER BY sequence LIMIT ?"
@@ -38,7 +39,7 @@ extension SQLiteFactStore {
         }
     }
 
-    public func event(appId: String, id: String) throws -> OutboxEvent? {
+    package func event(appId: String, id: String) throws -> OutboxEvent? {
         try read { database in
             let query = try database.statement("SELECT \(Self.eventColumns) FROM events WHERE app_id = ? AND id = ?")
                 .bind([.text(appId), .text(id)])
@@ -74,7 +75,7 @@ extension SQLiteFactStore {
     /// One process owns a SQLite file, so a claim is a read plus a lease held in memory: claiming
     /// costs the single writer nothing, and after a crash every pending delivery is due at once
     /// (delivery is at least once; receivers deduplicate on the event id).
-    public func claimDeliveries(appId: String, endpoint: String, now: Int64, leaseUntil: Int64, limit: Int) throws -> [WebhookDelivery] {
+    package func claimDeliveries(appId: String, endpoint: String, now: Int64, leaseUntil: Int64, limit: Int) throws -> [WebhookDelivery] {
         let held = leases.withLock { $0.count }
         let due = try read { database in
             let query = try database.statement(
@@ -98,7 +99,7 @@ extension SQLiteFactStore {
         }
     }
 
-    public func record(_ outcomes: [DeliveryOutcome]) throws {
+    package func record(_ outcomes: [DeliveryOutcome]) throws {
         guard !outcomes.isEmpty else { return }
         defer { leases.withLock { leases in for outcome in outcomes { leases[outcome.id] = nil } } }
         try writerLoop.perform { database in
@@ -142,7 +143,7 @@ extension SQLiteFactStore {
         }
     }
 
-    public func deliveries(appId: String, status: WebhookDelivery.Status?, limit: Int) throws -> [WebhookDelivery] {
+    package func deliveries(appId: String, status: WebhookDelivery.Status?, limit: Int) throws -> [WebhookDelivery] {
         try read { database in
             let query = try database.statement(
                 """
@@ -156,7 +157,7 @@ extension SQLiteFactStore {
         }
     }
 
-    public func retryDelivery(appId: String, id: String, now: Int64) throws -> WebhookDelivery? {
+    package func retryDelivery(appId: String, id: String, now: Int64) throws -> WebhookDelivery? {
         guard let number = Int64(id) else { return nil }
         return try writerLoop.perform { database in
             try database.statement(
@@ -168,7 +169,7 @@ extension SQLiteFactStore {
         }
     }
 
-    public func abandonDeliveries(appId: String, keeping endpoints: Set<String>, now: Int64) throws -> Int {
+    package func abandonDeliveries(appId: String, keeping endpoints: Set<String>, now: Int64) throws -> Int {
         let kept = endpoints.sorted()
         return try writerLoop.perform { database in
             let marks = Array(repeating: "?", count: kept.count).joined(separator: ",")
@@ -182,7 +183,7 @@ extension SQLiteFactStore {
         }
     }
 
-    public func deliveryBacklog(appId: String) throws -> DeliveryBacklog {
+    package func deliveryBacklog(appId: String) throws -> DeliveryBacklog {
         try read { database in
             let query = try database.statement(
                 """

@@ -1,10 +1,10 @@
-import Entitlements
+package import Entitlements
 import JSON
 
 /// Refund reviews on SQLite: the app's usage records, support's overrides and the stores'
 /// requests, each kept as its JSON with the columns the queries need beside it.
 extension SQLiteFactStore {
-    public func usage(appId: String, appAccountToken: String) throws -> [UsageRecord] {
+    package func usage(appId: String, appAccountToken: String) throws -> [UsageRecord] {
         try read { database in
             let query = try database.statement(
                 "SELECT body FROM usage_records WHERE app_id = ? AND app_account_token = ? ORDER BY recorded_at, id"
@@ -17,7 +17,7 @@ extension SQLiteFactStore {
         }
     }
 
-    public func refundOverride(appId: String, appAccountToken: String) throws -> RefundOverride? {
+    package func refundOverride(appId: String, appAccountToken: String) throws -> RefundOverride? {
         try read { database in
             let query = try database.statement("SELECT body FROM refund_overrides WHERE app_id = ? AND app_account_token = ?")
                 .bind([.text(appId), .text(appAccountToken)])
@@ -25,7 +25,7 @@ extension SQLiteFactStore {
         }
     }
 
-    public func refundRequests(appId: String, limit: Int) throws -> [RefundRequest] {
+    package func refundRequests(appId: String, limit: Int) throws -> [RefundRequest] {
         try read { database in
             try Self.refundRequests(
                 database.statement(
@@ -34,7 +34,7 @@ extension SQLiteFactStore {
         }
     }
 
-    public func dueRefundRequests(appId: String, now: Int64, limit: Int) throws -> [RefundRequest] {
+    package func dueRefundRequests(appId: String, now: Int64, limit: Int) throws -> [RefundRequest] {
         try read { database in
             try Self.refundRequests(
                 database.statement(

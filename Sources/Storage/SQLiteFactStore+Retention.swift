@@ -1,10 +1,10 @@
-import Entitlements
+package import Entitlements
 import JSON
 
 /// Retention answers on SQLite: each as its JSON, with the columns the lookups need beside it; a
 /// save is recorded in its own columns (read back over the JSON's).
 extension SQLiteFactStore {
-    public func retentionRecord(appId: String, requestIdentifier: String) throws -> RetentionRecord? {
+    package func retentionRecord(appId: String, requestIdentifier: String) throws -> RetentionRecord? {
         try read { database in
             try Self.retentionRecords(
                 database.statement("SELECT body, saved_at, saved_by FROM retention_records WHERE app_id = ? AND request_identifier = ?")
@@ -13,7 +13,7 @@ extension SQLiteFactStore {
         }
     }
 
-    public func retentionRecords(appId: String, environment: String, originalTransactionId: String) throws -> [RetentionRecord] {
+    package func retentionRecords(appId: String, environment: String, originalTransactionId: String) throws -> [RetentionRecord] {
         try read { try Self.retentionRecords($0, appId: appId, environment: environment, originalTransactionId: originalTransactionId) }
     }
 

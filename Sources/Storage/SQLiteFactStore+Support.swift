@@ -1,4 +1,4 @@
-import Entitlements
+package import Entitlements
 
 /// What support reads and writes besides the facts: promotional grants, a customer's history,
 /// and the overview's counts.
@@ -55,15 +55,15 @@ extension SQLiteFactStore {
         return try query.step() ? grant(query) : nil
     }
 
-    public func grants(appId: String, environment: String, appAccountToken: String) throws -> [PromotionalGrant] {
+    package func grants(appId: String, environment: String, appAccountToken: String) throws -> [PromotionalGrant] {
         try read { try Self.grants($0, appId: appId, environment: environment, appAccountToken: appAccountToken) }
     }
 
-    public func grant(appId: String, id: String) throws -> PromotionalGrant? {
+    package func grant(appId: String, id: String) throws -> PromotionalGrant? {
         try read { try Self.grant($0, appId: appId, id: id) }
     }
 
-    public func activeGrants(appId: String, at now: Int64) throws -> [PromotionalGrant] {
+    package func activeGrants(appId: String, at now: Int64) throws -> [PromotionalGrant] {
         try read { database in
             let query = try database.statement(
                 """
@@ -77,7 +77,7 @@ extension SQLiteFactStore {
         }
     }
 
-    public func signedFacts(appId: String, environment: String, originalTransactionId: String) throws -> [SignedFact] {
+    package func signedFacts(appId: String, environment: String, originalTransactionId: String) throws -> [SignedFact] {
         try read { database in
             let query = try database.statement(
                 """
@@ -100,7 +100,7 @@ extension SQLiteFactStore {
         }
     }
 
-    public func notifications(appId: String, environment: String, originalTransactionId: String) throws -> [StoredNotification] {
+    package func notifications(appId: String, environment: String, originalTransactionId: String) throws -> [StoredNotification] {
         try read { database in
             let query = try database.statement(
                 """
@@ -114,11 +114,11 @@ extension SQLiteFactStore {
         }
     }
 
-    public func events(appId: String, originalTransactionId: String) throws -> [OutboxEvent] {
+    package func events(appId: String, originalTransactionId: String) throws -> [OutboxEvent] {
         try events("original_transaction_id", appId: appId, value: originalTransactionId)
     }
 
-    public func events(appId: String, appAccountToken: String) throws -> [OutboxEvent] {
+    package func events(appId: String, appAccountToken: String) throws -> [OutboxEvent] {
         try events("app_account_token", appId: appId, value: appAccountToken)
     }
 
@@ -133,7 +133,7 @@ extension SQLiteFactStore {
         }
     }
 
-    public func deliveries(appId: String, eventId: String) throws -> [WebhookDelivery] {
+    package func deliveries(appId: String, eventId: String) throws -> [WebhookDelivery] {
         try read { database in
             let query = try database.statement(
                 "SELECT \(Self.deliveryColumns) FROM deliveries d WHERE d.app_id = ? AND d.event_id = ? ORDER BY d.id"
@@ -147,7 +147,7 @@ extension SQLiteFactStore {
     /// A page is read in five statements whatever its size: its ids, then the transactions,
     /// renewal infos, signals and links of the id range they span (the ids are consecutive in the
     /// index, so the range holds exactly them).
-    public func subscriptions(appId: String, environment: String, after: String?, limit: Int) throws -> [SubscriptionFacts] {
+    package func subscriptions(appId: String, environment: String, after: String?, limit: Int) throws -> [SubscriptionFacts] {
         try read { database in
             let idQuery = try database.statement(
                 """
@@ -190,7 +190,7 @@ extension SQLiteFactStore {
         }
     }
 
-    public func notificationCounts(appId: String, since: Int64) throws -> [NotificationCount] {
+    package func notificationCounts(appId: String, since: Int64) throws -> [NotificationCount] {
         try read { database in
             let query = try database.statement(
                 """

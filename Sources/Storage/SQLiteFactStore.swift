@@ -1,6 +1,6 @@
 internal import CSQLite
 import Dispatch
-import Entitlements
+package import Entitlements
 import Foundation
 import Synchronization
 
@@ -12,8 +12,8 @@ import Synchronization
 /// - `synchronous = FULL`: every commit syncs the WAL before `apply` returns, so a fact the server
 ///   acknowledged survives a crash or power loss (NORMAL would only survive a process crash).
 /// - Reader connections are pooled; each is used by one caller at a time.
-public final class SQLiteFactStore: FactStore {
-    public let path: String
+package final class SQLiteFactStore: FactStore {
+    package let path: String
     let writerLoop: WriterLoop
     /// Deliveries claimed by this process, until when (see `claimDeliveries`).
     let leases = Mutex<[String: Int64]>([:])
@@ -26,10 +26,10 @@ public final class SQLiteFactStore: FactStore {
 
     /// What the writer connection runs with, read back from SQLite after setting it (the README
     /// promises WAL and FULL; a test pins them).
-    public let journalMode: String
-    public let synchronousLevel: Int
+    package let journalMode: String
+    package let synchronousLevel: Int
 
-    public init(path: String) throws {
+    package init(path: String) throws {
         self.path = path
         try Self.createPrivately(path)
         let database = try SQLiteDatabase(path: path)
@@ -79,12 +79,12 @@ public final class SQLiteFactStore: FactStore {
     /// Group commit on the writer thread: every write queued while the previous commit was syncing
     /// is written in one SQLite transaction (each inside its own savepoint, so one batch's conflict
     /// rolls back only that batch) and shares one WAL sync. Completions run after the commit.
-    public func write(_ batch: FactBatch, completion: @escaping @Sendable (Result<AppliedBatch, Error>) -> Void) {
+    package func write(_ batch: FactBatch, completion: @escaping @Sendable (Result<AppliedBatch, any Error>) -> Void) {
         writerLoop.enqueue({ [memory] in try Self.writeOrRollBack(batch, into: $0, memory: memory) }, completion: completion)
     }
 
     /// Blocks until the batch is durable (tests, the CLI, handlers already off the event loops).
-    public func write(_ batch: FactBatch) throws -> AppliedBatch {
+    package func write(_ batch: FactBatch) throws -> AppliedBatch {
         try writerLoop.perform { [memory] in try Self.writeOrRollBack(batch, into: $0, memory: memory) }
     }
 
@@ -115,7 +115,7 @@ public final class SQLiteFactStore: FactStore {
     }
 
     /// One reader connection for the whole answer: the links, then each subscription's facts.
-    public func facts(appId: String, environment: String, appAccountToken: String) throws -> [SubscriptionFacts] {
+    package func facts(appId: String, environment: String, appAccountToken: String) throws -> [SubscriptionFacts] {
         try read { try Self.facts($0, appId: appId, environment: environment, appAccountToken: appAccountToken) }
     }
 
@@ -134,7 +134,7 @@ public final class SQLiteFactStore: FactStore {
         }
     }
 
-    public func dueAppleCalls(appId: String, now: Int64, limit: Int) throws -> [PendingAppleCall] {
+    package func dueAppleCalls(appId: String, now: Int64, limit: Int) throws -> [PendingAppleCall] {
         try read { database in
             let query = try database.statement(
                 """
@@ -155,7 +155,7 @@ public final class SQLiteFactStore: FactStore {
         }
     }
 
-    public func linkTransfers(appId: String, environment: String, appAccountToken: String) throws -> [LinkTransfer] {
+    package func linkTransfers(appId: String, environment: String, appAccountToken: String) throws -> [LinkTransfer] {
         try read { try Self.linkTransfers($0, appId: appId, environment: environment, appAccountToken: appAccountToken) }
     }
 
@@ -178,7 +178,7 @@ public final class SQLiteFactStore: FactStore {
         return found
     }
 
-    public func originalTransactionIds(appId: String, environment: String, appTransactionId: String) throws -> [String] {
+    package func originalTransactionIds(appId: String, environment: String, appTransactionId: String) throws -> [String] {
         try read { database in
             let query = try database.statement(
                 """
@@ -192,7 +192,7 @@ public final class SQLiteFactStore: FactStore {
         }
     }
 
-    public func facts(appId: String, environment: String, originalTransactionId: String) throws -> SubscriptionFacts? {
+    package func facts(appId: String, environment: String, originalTransactionId: String) throws -> SubscriptionFacts? {
         try read { database in
             try Self.facts(database, appId: appId, environment: environment, originalTransactionId: originalTransactionId)
         }
@@ -292,7 +292,7 @@ public final class SQLiteFactStore: FactStore {
             commitment: StoredCommitment.renewal(row.text(first + 9)))
     }
 
-    public func syncRevision(appId: String, environment: String, originalTransactionId: String) throws -> String? {
+    package func syncRevision(appId: String, environment: String, originalTransactionId: String) throws -> String? {
         try read { database in
             let query = try database.statement(
                 "SELECT revision FROM sync_revisions WHERE app_id = ? AND environment = ? AND original_transaction_id = ?"
@@ -301,7 +301,7 @@ public final class SQLiteFactStore: FactStore {
         }
     }
 
-    public func originalTransactionId(appId: String, environment: String, transactionId: String) throws -> String? {
+    package func originalTransactionId(appId: String, environment: String, transactionId: String) throws -> String? {
         try read { database in
             let query = try database.statement(
                 "SELECT original_transaction_id FROM transactions WHERE app_id = ? AND environment = ? AND transaction_id = ?"
@@ -310,7 +310,7 @@ public final class SQLiteFactStore: FactStore {
         }
     }
 
-    public func notifications(appId: String, limit: Int, before: Int64?) throws -> [StoredNotification] {
+    package func notifications(appId: String, limit: Int, before: Int64?) throws -> [StoredNotification] {
         try read { database in
             let query = try database.statement(
                 """
@@ -340,12 +340,12 @@ public final class SQLiteFactStore: FactStore {
         return notification
     }
 
-    public func checkHealth() throws {
+    package func checkHealth() throws {
         try read { database in _ = try database.statement("SELECT 1").step() }
     }
 
     /// `PRAGMA integrity_check` (the durability test and operators use it).
-    public func integrityCheck() throws -> String {
+    package func integrityCheck() throws -> String {
         try read { database in
             let query = try database.statement("PRAGMA integrity_check")
             return try query.step() ? query.text(0) ?? "" : ""

@@ -3,12 +3,12 @@ import Foundation
 /// `entitle migrate-storage`: copies an SQLite deployment into PostgreSQL — every fact (with its
 /// raw JWS), notification, event and delivery state — idempotently: a row already there is left
 /// alone (by its natural key), so a second run copies nothing twice. Counts are verified at the end.
-public enum StorageMigration {
-    public struct TableReport: Sendable {
-        public let table: String
-        public let source: Int
-        public let copied: Int
-        public let target: Int
+package enum StorageMigration {
+    package struct TableReport: Sendable {
+        package let table: String
+        package let source: Int
+        package let copied: Int
+        package let target: Int
     }
 
     /// How each table is copied: its columns, and the conflict clause that makes a repeat a no-op.
@@ -99,7 +99,7 @@ public enum StorageMigration {
             columns: ["app_id", "purchase_token", "kind", "product_id", "attempts", "queued_at", "next_at"]),
     ]
 
-    public static func copy(from sqlitePath: String, to url: String, progress: (String) -> Void = { _ in }) throws -> [TableReport] {
+    package static func copy(from sqlitePath: String, to url: String, progress: (String) -> Void = { _ in }) throws -> [TableReport] {
         guard FileManager.default.fileExists(atPath: sqlitePath) else {
             throw StorageError(code: -1, message: "no SQLite database at \(sqlitePath)")
         }

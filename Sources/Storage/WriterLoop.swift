@@ -10,7 +10,7 @@ final class WriterLoop: @unchecked Sendable {
     /// `report` runs once the commit is known (nil: committed; else why it failed).
     struct Pending: @unchecked Sendable {
         let write: (SQLiteDatabase) -> Void
-        let report: (_ commitError: Error?) -> Void
+        let report: (_ commitError: (any Error)?) -> Void
     }
 
     // Invariant for `@unchecked Sendable`: `database` is used only by the writer thread;
@@ -29,7 +29,9 @@ final class WriterLoop: @unchecked Sendable {
 
     /// Queues `body` to run in a savepoint of the next group commit; `completion` gets its result
     /// after the commit (a thrown error rolls back only this write).
-    func enqueue<T: Sendable>(_ body: @escaping (SQLiteDatabase) throws -> T, completion: @escaping @Sendable (Result<T, Error>) -> Void) {
+    func enqueue<T: Sendable>(
+        _ body: @escaping (SQLiteDatabase) throws -> T, completion: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) {
         let box = ResultBox<T>()
         let pending = Pending(
             write: { database in box.result = Self.inSavepoint(database, body) },
@@ -53,9 +55,9 @@ final class WriterLoop: @unchecked Sendable {
     }
 
     /// Carries a result from the writer thread to a waiting caller (the semaphore orders the accesses).
-    private final class ResultBox<T>: @unchecked Sendable { var result: Result<T, Error>? }
+    private final class ResultBox<T>: @unchecked Sendable { var result: Result<T, any Error>? }
 
-    private static func inSavepoint<T: Sendable>(_ database: SQLiteDatabase, _ body: (SQLiteDatabase) throws -> T) -> Result<T, Error> {
+    private static func inSavepoint<T: Sendable>(_ database: SQLiteDatabase, _ body: (SQLiteDatabase) throws -> T) -> Result<T, any Error> {
         do {
             try database.run("SAVEPOINT write")
             do {
@@ -98,7 +100,7 @@ final class WriterLoop: @unchecked Sendable {
 
     private func commit(_ pending: [Pending]) {
         defer { database.resetAll() }
-        var commitError: Error?
+        var commitError: (any Error)?
         do {
             try database.run("BEGIN IMMEDIATE")
             for item in pending { item.write(database) }

@@ -1,5 +1,9 @@
 import AppStore
 import Application
+import Crypto
+import Entitlements
+import GooglePlay
+import Server
 
 /// `entitle check-config`: validates the file and prints what it configures.
 enum CheckConfigCommand {

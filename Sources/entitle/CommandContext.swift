@@ -1,6 +1,7 @@
 import Application
 import Dispatch
 import Foundation
+import Server
 import Storage
 
 /// `--config PATH`, else `ENTITLE_CONFIG`: the configuration every command but keygen needs.

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import JSON
 import Server
 
 /// `entitle serve`: runs until SIGTERM or SIGINT, then shuts down gracefully and exits 0.
@@ -10,7 +11,7 @@ enum ServeCommand {
     static func run(_ raw: [String]) throws -> Int32 {
         let configuration = try loadConfiguration(try Arguments(raw, valueOptions: ["config"]))
         let server = try EntitleServer(configuration: configuration)
-        var sources: [DispatchSourceSignal] = []
+        var sources: [any DispatchSourceSignal] = []
         for signalNumber in [SIGTERM, SIGINT, SIGHUP] {
             signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())

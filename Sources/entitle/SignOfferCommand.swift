@@ -3,6 +3,8 @@ import Application
 import Crypto
 import Foundation
 import Instants
+import JSON
+import Server
 import Storage
 
 /// `entitle sign-offer`: prints exactly what `POST /v1/promotional-offers/sign` answers.

@@ -1,6 +1,8 @@
 import AppStore
 import AppStoreAPI
 import Application
+import Crypto
+import Entitlements
 import Foundation
 import Instants
 import JSON

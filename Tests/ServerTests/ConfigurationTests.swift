@@ -1,4 +1,5 @@
 import Application
+import Entitlements
 import Foundation
 import JSON
 import Server

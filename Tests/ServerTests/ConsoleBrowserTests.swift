@@ -1,4 +1,5 @@
 import Foundation
+import HTTP
 import JSON
 import TestSupport
 import XCTest
@@ -12,14 +13,7 @@ final class ConsoleBrowserTests: XCTestCase {
     private static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    /// Where `Scripts/install-dependencies.sh --tests` puts Selenium (a virtualenv seeing Debian's
-    /// packages too), else Debian's Python.
-    private static var python: String {
-        let local = packageRoot.appendingPathComponent(".build/test-python/bin/python3").path
-        return FileManager.default.isExecutableFile(atPath: local) ? local : systemPython
-    }
-
-    private func requireBrowser() throws -> (chromium: String, driver: String) {
+    private func requireBrowser() throws -> (chromium: String, driver: String, python: String) {
         let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first { FileManager.default.isExecutableFile(atPath: $0) }
         let driver = ["/usr/bin/chromedriver"].first { FileManager.default.isExecutableFile(atPath: $0) }
         guard let chromium, let driver else {
@@ -28,13 +22,7 @@ final class ConsoleBrowserTests: XCTestCase {
             print(notice)
             throw XCTSkip(notice)
         }
-        guard (try? runProcess(Self.python, ["-c", "import selenium"]))?.status == 0 else {
-            let notice =
-                "ConsoleBrowserTests skipped: Selenium is not installed for \(Self.python) (Scripts/install-dependencies.sh --tests)"
-            print(notice)
-            throw XCTSkip(notice)
-        }
-        return (chromium, driver)
+        return (chromium, driver, try requireTestPython("selenium", for: "ConsoleBrowserTests"))
     }
 
     func testASupportPersonFindsACustomerAndGrantsAMonthInTheBrowser() throws {
@@ -72,7 +60,7 @@ final class ConsoleBrowserTests: XCTestCase {
         let past = Date(timeIntervalSince1970: Double(fixture.base - 39 * SupportFixture.day) / 1000)
         let script = Self.packageRoot.appendingPathComponent("Tests/TestSupport/console-browser.py").path
         let run = try runProcess(
-            Self.python,
+            browser.python,
             [
                 script, "--url", fixture.url, "--key", SupportFixture.admin, "--token", fixture.token, "--original", "1000",
                 "--transaction", "1001", "--app-transaction", "704000000000001", "--order", "MK5TTTVWJH",

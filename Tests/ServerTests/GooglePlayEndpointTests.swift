@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HTTP
 import JSON
 import TestSupport
 import XCTest

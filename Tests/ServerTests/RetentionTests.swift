@@ -1,3 +1,5 @@
+import AppStore
+import AppStoreAPI
 import Application
 import Crypto
 import Entitlements

@@ -1,5 +1,6 @@
 import Entitlements
 import Foundation
+import JSON
 import Storage
 import TestSupport
 import XCTest

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import HTTP
 import JSON
+import Synchronization
 
 /// The Retention Messaging API as Apple serves it, for what Entitle uses: messages and images kept
 /// with a review state (uploaded `PENDING`; `review` decides), limits checked as Apple does,

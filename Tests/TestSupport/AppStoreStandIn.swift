@@ -1,16 +1,16 @@
-import Crypto
+package import Crypto
 import Dispatch
-import Foundation
-import HTTP
-import JSON
+package import Foundation
+package import HTTP
+package import JSON
 import Synchronization
 
 /// A local App Store Server API on loopback: real HTTP, bearer JWT checked like Apple does
 /// (ES256 with the configured key, `aud`, `bid`, `exp`), signed items signed by a test chain,
 /// pagination, and scripted failures (answers queued ahead of the normal ones).
-public final class AppStoreStandIn: @unchecked Sendable {
-    public let server: HTTPServer
-    public let chain: TestChain
+package final class AppStoreStandIn: @unchecked Sendable {
+    package let server: HTTPServer
+    package let chain: TestChain
     let state = State()
 
     /// Scripted answers and the requests seen, shared with the server's handler.
@@ -30,13 +30,13 @@ public final class AppStoreStandIn: @unchecked Sendable {
     }
 
     /// Holds every request unanswered from now on (Apple hanging) until `release()`.
-    public func hang() { state.held.withLock { $0.hanging = true } }
+    package func hang() { state.held.withLock { $0.hanging = true } }
 
     /// How many requests are held unanswered now.
-    public var heldRequests: Int { state.held.withLock { $0.contexts.count } }
+    package var heldRequests: Int { state.held.withLock { $0.contexts.count } }
 
     /// Stops holding; what was held is answered 503 (a retry then gets the normal answer).
-    public func release() {
+    package func release() {
         let held = state.held.withLock { held -> [HTTPRequestContext] in
             defer { held = (false, []) }
             return held.contexts
@@ -45,36 +45,36 @@ public final class AppStoreStandIn: @unchecked Sendable {
     }
 
     /// Apple's review of an uploaded message or image: `APPROVED` or `REJECTED`.
-    public func review(message id: String, _ verdict: String) { state.messaging.withLock { $0.messages[id]?.state = verdict } }
-    public func review(image id: String, _ verdict: String) { state.messaging.withLock { $0.images[id]?.state = verdict } }
-    public var retentionMessages: [String: (state: String, body: JSONObject)] { state.messaging.withLock { $0.messages } }
-    public var retentionImages: [String: (state: String, size: String, bytes: Int)] { state.messaging.withLock { $0.images } }
+    package func review(message id: String, _ verdict: String) { state.messaging.withLock { $0.messages[id]?.state = verdict } }
+    package func review(image id: String, _ verdict: String) { state.messaging.withLock { $0.images[id]?.state = verdict } }
+    package var retentionMessages: [String: (state: String, body: JSONObject)] { state.messaging.withLock { $0.messages } }
+    package var retentionImages: [String: (state: String, size: String, bytes: Int)] { state.messaging.withLock { $0.images } }
 
     /// The Send Consumption Information v2 requests Apple took, in order.
-    public var consumptionRequests: [(transactionId: String, body: JSONObject)] { state.consumption.withLock { $0 } }
+    package var consumptionRequests: [(transactionId: String, body: JSONObject)] { state.consumption.withLock { $0 } }
 
     /// Replaces Get Transaction History's pages with one page of these signed transactions.
-    public func setHistory(_ signedTransactions: [String]) { state.history.withLock { $0 = signedTransactions } }
+    package func setHistory(_ signedTransactions: [String]) { state.history.withLock { $0 = signedTransactions } }
 
     /// Replaces what Get Notification History returns (one array of signed payloads per page).
-    public func setNotificationPages(_ pages: [[String]]) { state.notificationPages.withLock { $0 = pages } }
+    package func setNotificationPages(_ pages: [[String]]) { state.notificationPages.withLock { $0 = pages } }
 
-    public var baseURL: String { "http://127.0.0.1:\(server.port)" }
-    public var requests: [HTTPRequest] { state.lock.withLock { $0.requests } }
+    package var baseURL: String { "http://127.0.0.1:\(server.port)" }
+    package var requests: [HTTPRequest] { state.lock.withLock { $0.requests } }
 
     /// Queues answers returned (in order) before the normal routes answer again.
-    public func script(_ responses: HTTPResponse...) { state.lock.withLock { $0.scripted += responses } }
+    package func script(_ responses: HTTPResponse...) { state.lock.withLock { $0.scripted += responses } }
 
     /// A stand-in for an app whose In-App Purchase key OpenSSL makes fresh as `folder/key.p8`
     /// (key id `KEY1`, bundle `com.example.app`), the file the app's configuration then names.
-    public static func withFreshKey(in folder: URL, chain: TestChain) throws -> AppStoreStandIn {
+    package static func withFreshKey(in folder: URL, chain: TestChain) throws -> AppStoreStandIn {
         let keyPath = folder.appendingPathComponent("key.p8")
         try runProcess("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", keyPath.path])
         let key = try P256.Signing.PrivateKey(pemRepresentation: String(contentsOf: keyPath, encoding: .utf8))
         return try AppStoreStandIn(publicKey: key.publicKey, keyId: "KEY1", bundleId: "com.example.app", chain: chain)
     }
 
-    public init(publicKey: P256.Signing.PublicKey, keyId: String, bundleId: String, chain: TestChain) throws {
+    package init(publicKey: P256.Signing.PublicKey, keyId: String, bundleId: String, chain: TestChain) throws {
         self.chain = chain
         var router = Router()
         Self.addRoutes(&router, chain: chain, bundleId: bundleId, state: state)
@@ -113,12 +113,13 @@ public final class AppStoreStandIn: @unchecked Sendable {
         server.waitUntilStopped()
     }
 
-    public static func error(_ status: Int, _ code: Int64, _ message: String, headers: [(name: String, value: String)] = []) -> HTTPResponse
-    {
+    package static func error(
+        _ status: Int, _ code: Int64, _ message: String, headers: [(name: String, value: String)] = []
+    ) -> HTTPResponse {
         .json(status, JSONValue.object(["errorCode": .int(code), "errorMessage": .string(message)]).serializedBytes, headers: headers)
     }
 
-    public static func json(_ object: JSONObject) -> HTTPResponse { .json(200, JSONValue.object(object).serializedBytes) }
+    package static func json(_ object: JSONObject) -> HTTPResponse { .json(200, JSONValue.object(object).serializedBytes) }
 
     /// Apple's checks of the bearer token.
     static func authorized(_ request: HTTPRequest, publicKey: P256.Signing.PublicKey, keyId: String, bundleId: String) -> Bool {
@@ -132,7 +133,7 @@ public final class AppStoreStandIn: @unchecked Sendable {
         return expires > now && expires - issuedAt <= 3600 && issuedAt <= now + 60
     }
 
-    public static func signedTransaction(_ chain: TestChain, id: String, bundleId: String) -> String {
+    package static func signedTransaction(_ chain: TestChain, id: String, bundleId: String) -> String {
         let now = TestChain.milliseconds(chain.mintedAt)
         return
             (try? chain.sign([
@@ -302,9 +303,9 @@ func consumptionProblem(_ body: JSONObject?) -> String? {
 }
 
 /// `a=1&b=2`, for the stand-in's routes.
-public struct QueryItems {
+package struct QueryItems {
     let values: [String: String]
-    public init(_ query: Substring?) {
+    package init(_ query: Substring?) {
         var values: [String: String] = [:]
         for pair in (query ?? "").split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).removingPercentEncoding ?? String($0) }
@@ -312,5 +313,5 @@ public struct QueryItems {
         }
         self.values = values
     }
-    public subscript(key: String) -> String? { values[key] }
+    package subscript(key: String) -> String? { values[key] }
 }

@@ -1,7 +1,7 @@
-import Crypto
-import Foundation
-import HTTP
-import JSON
+package import Crypto
+package import Foundation
+package import HTTP
+package import JSON
 import Synchronization
 
 /// A local Google on loopback that behaves like Google for what Entitle uses: the OAuth token
@@ -10,14 +10,14 @@ import Synchronization
 /// subscriptions, one-time products and voided purchases from scenarios, counts
 /// acknowledgements, and can be told to fail; and it signs Pub/Sub OIDC push tokens with its own
 /// RSA key, published as a JWK set (`/oauth2/v3/certs`, and a file).
-public final class GooglePlayStandIn: @unchecked Sendable {
-    public let server: HTTPServer
-    public let packageName: String
+package final class GooglePlayStandIn: @unchecked Sendable {
+    package let server: HTTPServer
+    package let packageName: String
     /// The service account Entitle is configured with: its key file and e-mail.
-    public let serviceAccountFile: URL
-    public let serviceAccountEmail = "entitle@example-project.iam.gserviceaccount.com"
+    package let serviceAccountFile: URL
+    package let serviceAccountEmail = "entitle@example-project.iam.gserviceaccount.com"
     /// The JWK set of the push-token signing keys, as a file.
-    public let jwksFile: URL
+    package let jwksFile: URL
     private let folder: URL
     private let state: State
 
@@ -64,7 +64,7 @@ public final class GooglePlayStandIn: @unchecked Sendable {
     }
     private let signingKeys = PushKeys()
 
-    public init(packageName: String = "com.example.app") throws {
+    package init(packageName: String = "com.example.app") throws {
         self.packageName = packageName
         folder = try makeTemporaryDirectory("entitle-google")
         let account = try Self.rsaKey(in: folder, name: "service-account")
@@ -115,22 +115,22 @@ public final class GooglePlayStandIn: @unchecked Sendable {
 
     final class Box: @unchecked Sendable { var tokenURL = "" }
 
-    public var baseURL: String { "http://127.0.0.1:\(server.port)" }
-    public var tokenURL: String { baseURL + "/token" }
-    public var jwksURL: String { baseURL + "/oauth2/v3/certs" }
+    package var baseURL: String { "http://127.0.0.1:\(server.port)" }
+    package var tokenURL: String { baseURL + "/token" }
+    package var jwksURL: String { baseURL + "/oauth2/v3/certs" }
 
     // MARK: - Scenarios
 
-    public func setSubscription(_ purchaseToken: String, _ purchase: JSONObject) {
+    package func setSubscription(_ purchaseToken: String, _ purchase: JSONObject) {
         state.values.withLock { $0.subscriptions[purchaseToken] = purchase }
     }
 
     /// A one-time product as `productsv2.getproductpurchasev2` answers it.
-    public func setProduct(_ purchaseToken: String, _ purchase: JSONObject) {
+    package func setProduct(_ purchaseToken: String, _ purchase: JSONObject) {
         state.values.withLock { $0.products[purchaseToken] = purchase }
     }
 
-    public func addVoided(_ purchaseToken: String, at milliseconds: Int64, orderId: String? = nil) {
+    package func addVoided(_ purchaseToken: String, at milliseconds: Int64, orderId: String? = nil) {
         var item: JSONObject = [
             "kind": "androidpublisher#voidedPurchase", "purchaseToken": .string(purchaseToken),
             "voidedTimeMillis": .string(String(milliseconds)), "voidedReason": 1, "voidedSource": 0,
@@ -140,27 +140,27 @@ public final class GooglePlayStandIn: @unchecked Sendable {
     }
 
     /// Queues answers the Android Publisher API gives (in order) before answering normally.
-    public func script(_ responses: HTTPResponse...) { state.values.withLock { $0.scripted += responses } }
+    package func script(_ responses: HTTPResponse...) { state.values.withLock { $0.scripted += responses } }
 
     /// The next `count` acknowledgements are answered 503 (Google having a bad minute).
-    public func refuseAcknowledgements(_ count: Int) { state.values.withLock { $0.refusedAcknowledgements = count } }
+    package func refuseAcknowledgements(_ count: Int) { state.values.withLock { $0.refusedAcknowledgements = count } }
 
-    public var acknowledgements: [String] { state.values.withLock { $0.acknowledgements } }
+    package var acknowledgements: [String] { state.values.withLock { $0.acknowledgements } }
     /// The order ids of every `reviewrefund` call, and the answer Google kept per order.
-    public var refundReviewCalls: [String] { state.values.withLock { $0.reviewCalls } }
-    public func refundReview(_ orderId: String) -> JSONObject? { state.values.withLock { $0.reviews[orderId] } }
-    public func acknowledgementBody(_ purchaseToken: String) -> JSONObject? {
+    package var refundReviewCalls: [String] { state.values.withLock { $0.reviewCalls } }
+    package func refundReview(_ orderId: String) -> JSONObject? { state.values.withLock { $0.reviews[orderId] } }
+    package func acknowledgementBody(_ purchaseToken: String) -> JSONObject? {
         state.values.withLock { $0.acknowledgementBodies[purchaseToken] }
     }
-    public var tokenRequests: Int { state.values.withLock { $0.tokenRequests } }
+    package var tokenRequests: Int { state.values.withLock { $0.tokenRequests } }
     /// The OAuth assertions received, as sent.
-    public var assertions: [String] { state.values.withLock { $0.assertions } }
-    public var requests: [String] { state.values.withLock { $0.requests } }
+    package var assertions: [String] { state.values.withLock { $0.assertions } }
+    package var requests: [String] { state.values.withLock { $0.requests } }
 
     // MARK: - Push tokens
 
     /// A fresh signing key becomes the current one (published beside the older ones).
-    public func rotateKeys() throws {
+    package func rotateKeys() throws {
         let key = try Self.rsaKey(in: folder, name: "push-\(UUID().uuidString)")
         let kid = "kid-" + UUID().uuidString.prefix(8).lowercased()
         let privateKey = try RSA.PrivateKey(pemRepresentation: key.privatePEM)
@@ -169,16 +169,16 @@ public final class GooglePlayStandIn: @unchecked Sendable {
     }
 
     /// Publishes only the current key (an older kid then is unknown).
-    public func retireOldKeys() throws {
+    package func retireOldKeys() throws {
         signingKeys.keys.withLock { $0 = Array($0.prefix(1)) }
         try writeFile(jwksFile, jwks().serializedString)
     }
 
     /// The JWK set of the published keys.
-    public func jwks() -> JSONValue { signingKeys.jwks() }
+    package func jwks() -> JSONValue { signingKeys.jwks() }
 
     /// The OIDC token Pub/Sub sends with a push, signed with the current key (or `forgedWith`).
-    public func pushToken(
+    package func pushToken(
         audience: String, email: String? = nil, emailVerified: Bool = true, expiresIn: Int64 = 3600,
         issuer: String = "https://accounts.google.com", forgedWith forger: RSA.PrivateKey? = nil
     ) throws -> String {
@@ -194,7 +194,7 @@ public final class GooglePlayStandIn: @unchecked Sendable {
     }
 
     /// Pub/Sub's push body for a developer notification.
-    public static func pushBody(
+    package static func pushBody(
         _ notification: JSONObject, messageId: String, subscription: String = "projects/p/subscriptions/s"
     )
         -> JSONObject
@@ -210,7 +210,7 @@ public final class GooglePlayStandIn: @unchecked Sendable {
     // MARK: - Keys
 
     /// An RSA key made by OpenSSL's command line.
-    public static func rsaKey(in folder: URL, name: String) throws -> (privatePEM: String, publicPEM: String) {
+    package static func rsaKey(in folder: URL, name: String) throws -> (privatePEM: String, publicPEM: String) {
         let path = folder.appendingPathComponent("\(name).pem")
         try runProcess("openssl", ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", path.path])
         let publicPEM = try runProcess("openssl", ["pkey", "-in", path.path, "-pubout"]).stdout

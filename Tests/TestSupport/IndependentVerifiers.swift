@@ -2,11 +2,11 @@ import Foundation
 
 /// Independent checks of what Entitle signs: OpenSSL's command line for DER signatures and
 /// Python's `cryptography` (Debian's python3-cryptography) for compact ES256 JWS.
-public enum IndependentVerifier {
+package enum IndependentVerifier {
     /// A reference tool that is not installed: says so and names the package, instead of looking
     /// like a signature our code got wrong.
-    public struct MissingTool: Error, CustomStringConvertible {
-        public let description: String
+    package struct MissingTool: Error, CustomStringConvertible {
+        package let description: String
     }
 
     private static func requireOpenSSL() throws {
@@ -26,7 +26,7 @@ public enum IndependentVerifier {
     }
 
     /// `openssl dgst -sha256 -verify PUB -signature SIG MESSAGE`; true on "Verified OK".
-    public static func openSSLVerifies(publicKeyPEM: String, derSignature: [UInt8], message: [UInt8]) throws -> Bool {
+    package static func openSSLVerifies(publicKeyPEM: String, derSignature: [UInt8], message: [UInt8]) throws -> Bool {
         try requireOpenSSL()
         let folder = try makeTemporaryDirectory("entitle-openssl")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -41,7 +41,7 @@ public enum IndependentVerifier {
 
     /// Verifies a compact JWS with Python's `cryptography` and returns its header and payload as
     /// Python decoded them (JSON text of `{"header":…, "payload":…}`), or nil when it does not verify.
-    public static func pythonVerifiedJWS(_ token: String, publicKeyPEM: String) throws -> String? {
+    package static func pythonVerifiedJWS(_ token: String, publicKeyPEM: String) throws -> String? {
         try requirePythonCryptography()
         let folder = try makeTemporaryDirectory("entitle-python")
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -1,23 +1,23 @@
 import Foundation
 
 /// Values gathered from several threads at once (workers of `concurrentPerform`, killer threads).
-public final class LockedList<Element: Sendable>: @unchecked Sendable {
+package final class LockedList<Element: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
     private var items: [Element] = []
 
-    public init() {}
+    package init() {}
 
-    public func append(_ item: Element) {
+    package func append(_ item: Element) {
         lock.lock()
         items.append(item)
         lock.unlock()
     }
 
-    public var all: [Element] {
+    package var all: [Element] {
         lock.lock()
         defer { lock.unlock() }
         return items
     }
 
-    public var count: Int { all.count }
+    package var count: Int { all.count }
 }

@@ -4,8 +4,8 @@ import Foundation
 /// on the shared test server (`ENTITLE_TEST_POSTGRESQL`, which `.ci/run` starts, else a cluster
 /// this test process starts once and stops at exit), or a private cluster a test may restart.
 /// Throws `XCTSkip`-worthy `Unavailable` when no PostgreSQL server is installed.
-public enum PostgreSQLTestCluster {
-    public struct Unavailable: Error, CustomStringConvertible { public let description: String }
+package enum PostgreSQLTestCluster {
+    package struct Unavailable: Error, CustomStringConvertible { package let description: String }
 
     /// Runs the cluster script with `posix_spawn` and `waitpid`, its output in a file: the
     /// PostgreSQL server it starts outlives it, and Foundation's `Process` did not notice the
@@ -29,10 +29,10 @@ public enum PostgreSQLTestCluster {
     private static let script = packageRoot.appendingPathComponent("Scripts/postgresql-test-cluster.sh").path
     nonisolated(unsafe) private static var sharedFolder: String?
     private static let lock = NSLock()
-    nonisolated(unsafe) private static var sharedURL: Result<String, Error>?
+    nonisolated(unsafe) private static var sharedURL: Result<String, any Error>?
 
     /// A new empty database; its URL.
-    public static func freshDatabase() throws -> String {
+    package static func freshDatabase() throws -> String {
         let server = try sharedServer()
         let name = "entitle_test_\(UUID().uuidString.prefix(8).lowercased())"
         let result = try runProcess("psql", [server, "-q", "-c", "CREATE DATABASE \(name)"])
@@ -62,13 +62,13 @@ public enum PostgreSQLTestCluster {
     }
 
     /// A cluster of one test's own, on a free port; stopped and removed when released.
-    public final class Private: @unchecked Sendable {
-        public let folder: String
-        public let url: String
-        public let port: Int
+    package final class Private: @unchecked Sendable {
+        package let folder: String
+        package let url: String
+        package let port: Int
         var keep = false
 
-        public init() throws {
+        package init() throws {
             folder = try makeTemporaryDirectory("entitle-pg").path
             port = try Self.freePort()
             let result = try PostgreSQLTestCluster.cluster(["start", folder + "/cluster", String(port)])
@@ -84,16 +84,16 @@ public enum PostgreSQLTestCluster {
         }
 
         /// An immediate stop and a start on the same data (a database restart under load).
-        public func restart() throws {
+        package func restart() throws {
             let result = try PostgreSQLTestCluster.cluster(["restart", folder + "/cluster"])
             guard result.status == 0 else { throw Unavailable(description: "restart failed: \(result.output)") }
         }
 
-        public func stop() throws {
+        package func stop() throws {
             _ = try PostgreSQLTestCluster.cluster(["stop", folder + "/cluster"])
         }
 
-        public func createDatabase() throws -> String {
+        package func createDatabase() throws -> String {
             let name = "entitle_test_\(UUID().uuidString.prefix(8).lowercased())"
             let result = try runProcess("psql", [url, "-q", "-c", "CREATE DATABASE \(name)"])
             guard result.status == 0 else { throw Unavailable(description: "CREATE DATABASE failed: \(result.stderr)") }

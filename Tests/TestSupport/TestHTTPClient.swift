@@ -6,31 +6,31 @@ import Glibc
 
 /// A blocking HTTP/1.1 client over a real loopback socket, for end-to-end tests. It sends raw
 /// bytes (so tests control framing exactly) and reads answers by their Content-Length.
-public final class TestHTTPClient {
-    public struct Response {
-        public let status: Int
-        public let headers: [String: String]
-        public let body: [UInt8]
-        public var text: String { String(decoding: body, as: UTF8.self) }
-        public func header(_ name: String) -> String? { headers[name.lowercased()] }
+package final class TestHTTPClient {
+    package struct Response {
+        package let status: Int
+        package let headers: [String: String]
+        package let body: [UInt8]
+        package var text: String { String(decoding: body, as: UTF8.self) }
+        package func header(_ name: String) -> String? { headers[name.lowercased()] }
     }
 
-    public struct ClientError: Error, CustomStringConvertible {
-        public let description: String
+    package struct ClientError: Error, CustomStringConvertible {
+        package let description: String
     }
 
     private let fd: Int32
     private var buffer: [UInt8] = []
 
     /// `receiveBufferSize` shrinks the socket's receive buffer (a client that reads slowly).
-    public convenience init(port: Int, timeout: Double = 10, receiveBufferSize: Int32? = nil) throws {
+    package convenience init(port: Int, timeout: Double = 10, receiveBufferSize: Int32? = nil) throws {
         try self.init(
             socket: socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0), port: port, timeout: timeout,
             receiveBufferSize: receiveBufferSize)
     }
 
     /// Connects a socket made earlier (tests that run out of descriptors make theirs first).
-    public init(socket: Int32, port: Int, timeout: Double = 10, receiveBufferSize: Int32? = nil) throws {
+    package init(socket: Int32, port: Int, timeout: Double = 10, receiveBufferSize: Int32? = nil) throws {
         fd = socket
         if var size = receiveBufferSize {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
@@ -52,10 +52,10 @@ public final class TestHTTPClient {
 
     deinit { close(fd) }
 
-    public func send(_ text: String) throws { try send(Array(text.utf8)) }
+    package func send(_ text: String) throws { try send(Array(text.utf8)) }
 
     /// Sends until done or the socket's send timeout; returns how many bytes the kernel took.
-    public func sendAsMuchAsPossible(_ bytes: [UInt8], timeout: Double) -> Int {
+    package func sendAsMuchAsPossible(_ bytes: [UInt8], timeout: Double) -> Int {
         var interval = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - floor(timeout)) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
         var offset = 0
@@ -68,20 +68,20 @@ public final class TestHTTPClient {
     }
 
     /// Whether an answer (or the end of the stream) can be read within `timeout` seconds.
-    public func waitReadable(timeout: Double) -> Bool {
+    package func waitReadable(timeout: Double) -> Bool {
         if !buffer.isEmpty { return true }
         var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         return poll(&entry, 1, Int32(timeout * 1000)) > 0
     }
 
     /// Reads up to `count` bytes (one `recv`); nil at the end of the stream or on an error.
-    public func readSome(_ count: Int) -> [UInt8]? {
+    package func readSome(_ count: Int) -> [UInt8]? {
         var scratch = [UInt8](repeating: 0, count: count)
         let received = recv(fd, &scratch, count, 0)
         return received > 0 ? Array(scratch[0..<received]) : nil
     }
 
-    public func send(_ bytes: [UInt8]) throws {
+    package func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
@@ -91,10 +91,10 @@ public final class TestHTTPClient {
     }
 
     /// Half-closes the sending side.
-    public func finishSending() { shutdown(fd, Int32(SHUT_WR)) }
+    package func finishSending() { shutdown(fd, Int32(SHUT_WR)) }
 
     /// Reads until the peer closes; true if it did (0 bytes), false on timeout.
-    public func waitForClose() -> Bool {
+    package func waitForClose() -> Bool {
         var scratch = [UInt8](repeating: 0, count: 4096)
         while true {
             let count = recv(fd, &scratch, scratch.count, 0)
@@ -104,7 +104,7 @@ public final class TestHTTPClient {
     }
 
     /// Reads one full response (the answer to a HEAD has no body: pass `head: true`).
-    public func readResponse(head: Bool = false) throws -> Response {
+    package func readResponse(head: Bool = false) throws -> Response {
         while true {
             if let response = try parseBuffered(head: head) { return response }
             var scratch = [UInt8](repeating: 0, count: 65536)
@@ -138,14 +138,14 @@ public final class TestHTTPClient {
 }
 
 /// One request in raw HTTP/1.1 form.
-public func rawRequest(_ method: String, _ path: String, headers: [String] = [], body: String? = nil) -> String {
+package func rawRequest(_ method: String, _ path: String, headers: [String] = [], body: String? = nil) -> String {
     var lines = ["\(method) \(path) HTTP/1.1", "Host: 127.0.0.1"] + headers
     if let body { lines.append("Content-Length: \(body.utf8.count)") }
     return lines.joined(separator: "\r\n") + "\r\n\r\n" + (body ?? "")
 }
 
 /// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, read back, closed).
-public func freeLoopbackPort() -> Int {
+package func freeLoopbackPort() -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(fd) }
     var address = sockaddr_in()

@@ -1,8 +1,8 @@
-import Foundation
+package import Foundation
 import XCTest
 
 /// The package root (the folder holding Package.swift), found from this file's path.
-public let packageRoot: URL = {
+package let packageRoot: URL = {
     var url = URL(fileURLWithPath: #filePath)
     while url.path != "/" {
         url.deleteLastPathComponent()
@@ -13,7 +13,7 @@ public let packageRoot: URL = {
 
 /// `../shared/conformance` (or `$ENTITLE_CONFORMANCE_DIR`). When absent (a user's clone) the
 /// test is skipped with `XCTSkip`, so it is reported as skipped, never as passed.
-public func conformanceDirectory() throws -> URL {
+package func conformanceDirectory() throws -> URL {
     let environment = ProcessInfo.processInfo.environment["ENTITLE_CONFORMANCE_DIR"]
     let url =
         environment.map { URL(fileURLWithPath: $0) }
@@ -25,7 +25,7 @@ public func conformanceDirectory() throws -> URL {
 }
 
 /// The built `entitle` executable beside the test bundle.
-public var entitleExecutable: URL {
+package var entitleExecutable: URL {
     let products = Bundle.main.bundleURL.deletingLastPathComponent()
     for candidate in [products, Bundle.main.bundleURL, products.deletingLastPathComponent()] {
         let url = candidate.appendingPathComponent("entitle")
@@ -34,16 +34,16 @@ public var entitleExecutable: URL {
     return packageRoot.appendingPathComponent(".build/debug/entitle")
 }
 
-public struct ProcessResult: Sendable {
-    public let status: Int32
-    public let stdout: String
-    public let stderr: String
-    public var stdoutBytes: [UInt8] { Array(stdout.utf8) }
+package struct ProcessResult: Sendable {
+    package let status: Int32
+    package let stdout: String
+    package let stderr: String
+    package var stdoutBytes: [UInt8] { Array(stdout.utf8) }
 }
 
 /// Runs a program to completion. `executable` is a path or a name looked up in PATH.
 @discardableResult
-public func runProcess(
+package func runProcess(
     _ executable: String, _ arguments: [String], input: [UInt8]? = nil,
     environment: [String: String]? = nil, currentDirectory: URL? = nil
 ) throws -> ProcessResult {
@@ -100,26 +100,44 @@ private final class LockedData: @unchecked Sendable {
 }
 
 /// A fresh empty folder under the system temporary directory.
-public func makeTemporaryDirectory(_ prefix: String = "entitle-test") throws -> URL {
+package func makeTemporaryDirectory(_ prefix: String = "entitle-test") throws -> URL {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url
 }
 
-public func writeFile(_ url: URL, _ text: String) throws {
+package func writeFile(_ url: URL, _ text: String) throws {
     try Data(text.utf8).write(to: url)
 }
 
-public func writeFile(_ url: URL, bytes: [UInt8]) throws {
+package func writeFile(_ url: URL, bytes: [UInt8]) throws {
     try Data(bytes).write(to: url)
 }
 
 /// Debian's Python with Debian's `python3-cryptography`: an independent ECDSA/JWS implementation.
-public let systemPython = "/usr/bin/python3"
+package let systemPython = "/usr/bin/python3"
+
+/// The project's test virtualenv (`Scripts/install-dependencies.sh --tests` puts Selenium,
+/// schemathesis and openapi-spec-validator there, and it sees Debian's packages too), else
+/// Debian's Python.
+package var testPython: String {
+    let local = packageRoot.appendingPathComponent(".build/test-python/bin/python3").path
+    return FileManager.default.isExecutableFile(atPath: local) ? local : systemPython
+}
+
+/// `testPython`, when it can import `module`; otherwise the test is skipped, saying how to get it.
+package func requireTestPython(_ module: String, for test: String) throws -> String {
+    guard (try? runProcess(testPython, ["-c", "import \(module)"]))?.status == 0 else {
+        let notice = "\(test) skipped: \(module) is not installed for \(testPython) (Scripts/install-dependencies.sh --tests)"
+        print(notice)
+        throw XCTSkip(notice)
+    }
+    return testPython
+}
 
 /// Keys.example's files copied into `folder` (the signing key and the example chain its
 /// configuration trusts); returns that configuration's text, on port 0.
-public func copyExampleConfiguration(to folder: URL) throws -> String {
+package func copyExampleConfiguration(to folder: URL) throws -> String {
     let example = packageRoot.appendingPathComponent("Keys.example")
     for name in ["SubscriptionKey_EXAMPLEKEY.p8", "example-chain"] {
         try FileManager.default.copyItem(at: example.appendingPathComponent(name), to: folder.appendingPathComponent(name))

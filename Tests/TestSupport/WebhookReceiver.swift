@@ -1,30 +1,30 @@
-import Foundation
-import JSON
+package import Foundation
+package import JSON
 
 /// The HTTPS webhook receiver of `webhook-receiver.py` on loopback, with its own private CA:
 /// it verifies each delivery's Standard Webhooks signature independently of Entitle's code and
 /// logs what it got. Entitle trusts the CA through `delivery.caFile`.
-public final class WebhookReceiver: @unchecked Sendable {
-    public let folder: URL
+package final class WebhookReceiver: @unchecked Sendable {
+    package let folder: URL
     /// A `whsec_` secret made for this receiver.
-    public let secret: String
-    public var caFile: String { folder.appendingPathComponent("ca.pem").path }
+    package let secret: String
+    package var caFile: String { folder.appendingPathComponent("ca.pem").path }
     /// `/gate` answers 503 until this file exists.
-    public var gate: URL { folder.appendingPathComponent("gate") }
-    public private(set) var port = 0
+    package var gate: URL { folder.appendingPathComponent("gate") }
+    package private(set) var port = 0
     private var process: Process?
 
-    public struct Delivery: Sendable {
-        public let path: String
-        public let id: String?
-        public let timestamp: Int64?
-        public let signatureValid: Bool
-        public let body: String
-        public let bodyBytes: [UInt8]
-        public var json: JSONValue { (try? JSONParser.parse(bodyBytes)) ?? .null }
+    package struct Delivery: Sendable {
+        package let path: String
+        package let id: String?
+        package let timestamp: Int64?
+        package let signatureValid: Bool
+        package let body: String
+        package let bodyBytes: [UInt8]
+        package var json: JSONValue { (try? JSONParser.parse(bodyBytes)) ?? .null }
     }
 
-    public init() throws {
+    package init() throws {
         folder = try makeTemporaryDirectory("entitle-receiver")
         var key = [UInt8](repeating: 0, count: 32)
         for index in key.indices { key[index] = UInt8.random(in: 0...255) }
@@ -38,7 +38,7 @@ public final class WebhookReceiver: @unchecked Sendable {
         try? FileManager.default.removeItem(at: folder)
     }
 
-    public func url(_ path: String) -> String { "https://127.0.0.1:\(port)\(path)" }
+    package func url(_ path: String) -> String { "https://127.0.0.1:\(port)\(path)" }
 
     /// A CA and a leaf for 127.0.0.1 signed by it (OpenSSL's command line).
     private func makeCertificates() throws {
@@ -63,7 +63,7 @@ public final class WebhookReceiver: @unchecked Sendable {
     }
 
     /// Starts (or restarts) the receiver process; the log is kept across restarts.
-    public func start() throws {
+    package func start() throws {
         let portFile = folder.appendingPathComponent("port")
         try? FileManager.default.removeItem(at: portFile)
         let process = Process()
@@ -86,14 +86,14 @@ public final class WebhookReceiver: @unchecked Sendable {
         throw ReceiverError(description: "the webhook receiver did not start")
     }
 
-    public func stop() {
+    package func stop() {
         guard let process, process.isRunning else { return }
         process.terminate()
         process.waitUntilExit()
     }
 
     /// Everything received so far, in arrival order.
-    public func deliveries(_ path: String? = nil) -> [Delivery] {
+    package func deliveries(_ path: String? = nil) -> [Delivery] {
         guard let text = try? String(contentsOf: folder.appendingPathComponent("log.jsonl"), encoding: .utf8) else { return [] }
         return text.split(separator: "\n").compactMap { line -> Delivery? in
             guard let entry = try? JSONParser.parse(Array(line.utf8)) else { return nil }
@@ -108,7 +108,7 @@ public final class WebhookReceiver: @unchecked Sendable {
 
     /// Waits (up to `timeout` seconds) until `condition` holds for what `path` received.
     @discardableResult
-    public func wait(
+    package func wait(
         for path: String? = nil, timeout: Double = 20, until condition: ([Delivery]) -> Bool
     ) -> [Delivery] {
         let deadline = Date().addingTimeInterval(timeout)

@@ -1,9 +1,9 @@
-import JSON
+package import JSON
 
 /// An app transaction (`signedAppTransactionInfo`, StoreKit `AppTransaction`, APPSTORE.md §4.5).
 /// Its `receiptType` serves as the environment.
-public struct AppTransaction: AppStoreModel {
-    public static let schema = ModelSchema(
+package struct AppTransaction: AppStoreModel {
+    package static let schema = ModelSchema(
         "AppTransaction",
         [
             "receiptType": .stringEnum, "appAppleId": .int64, "bundleId": .string, "applicationVersion": .string,
@@ -12,20 +12,20 @@ public struct AppTransaction: AppStoreModel {
             "preorderDate": .date, "appTransactionId": .string, "originalPlatform": .stringEnum,
         ])
 
-    public let json: JSONObject
-    public init(validated json: JSONObject) { self.json = json }
+    package let json: JSONObject
+    package init(validated json: JSONObject) { self.json = json }
 
-    public var receiptType: AppStoreEnvironment? { string("receiptType").map(AppStoreEnvironment.init(rawValue:)) }
-    public var appAppleId: Int64? { int64("appAppleId") }
-    public var bundleId: String? { string("bundleId") }
-    public var receiptCreationDate: Int64? { milliseconds("receiptCreationDate") }
-    public var appTransactionId: String? { string("appTransactionId") }
-    public var originalPlatform: PurchasePlatform? { string("originalPlatform").map(PurchasePlatform.init(rawValue:)) }
+    package var receiptType: AppStoreEnvironment? { string("receiptType").map(AppStoreEnvironment.init(rawValue:)) }
+    package var appAppleId: Int64? { int64("appAppleId") }
+    package var bundleId: String? { string("bundleId") }
+    package var receiptCreationDate: Int64? { milliseconds("receiptCreationDate") }
+    package var appTransactionId: String? { string("appTransactionId") }
+    package var originalPlatform: PurchasePlatform? { string("originalPlatform").map(PurchasePlatform.init(rawValue:)) }
 }
 
 /// A Retention Messaging real-time request (APPSTORE.md §4.6): every member is required.
-public struct DecodedRealtimeRequestBody: AppStoreModel {
-    public static let schema = ModelSchema(
+package struct DecodedRealtimeRequestBody: AppStoreModel {
+    package static let schema = ModelSchema(
         "DecodedRealtimeRequestBody",
         required: [
             "originalTransactionId", "appAppleId", "productId", "userLocale", "requestIdentifier", "signedDate",
@@ -37,9 +37,9 @@ public struct DecodedRealtimeRequestBody: AppStoreModel {
         ]
     )
 
-    public let json: JSONObject
-    public init(validated json: JSONObject) { self.json = json }
+    package let json: JSONObject
+    package init(validated json: JSONObject) { self.json = json }
 
-    public var appAppleId: Int64? { int64("appAppleId") }
-    public var signedDate: Int64? { milliseconds("signedDate") }
+    package var appAppleId: Int64? { int64("appAppleId") }
+    package var signedDate: Int64? { milliseconds("signedDate") }
 }

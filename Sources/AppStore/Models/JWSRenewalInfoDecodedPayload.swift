@@ -1,8 +1,8 @@
-import JSON
+package import JSON
 
 /// A signed renewal info's payload (`signedRenewalInfo`, APPSTORE.md §4.3). It has no `bundleId`.
-public struct JWSRenewalInfoDecodedPayload: AppStoreModel {
-    public static let schema = ModelSchema(
+package struct JWSRenewalInfoDecodedPayload: AppStoreModel {
+    package static let schema = ModelSchema(
         "JWSRenewalInfoDecodedPayload",
         [
             "expirationIntent": .intEnum, "originalTransactionId": .string, "autoRenewProductId": .string,
@@ -16,29 +16,29 @@ public struct JWSRenewalInfoDecodedPayload: AppStoreModel {
             "commitmentInfo": .object(NestedSchemas.renewalCommitmentInfo), "renewalBillingPlanType": .stringEnum,
         ])
 
-    public let json: JSONObject
-    public init(validated json: JSONObject) { self.json = json }
+    package let json: JSONObject
+    package init(validated json: JSONObject) { self.json = json }
 
-    public var expirationIntent: ExpirationIntent? { int64("expirationIntent").map(ExpirationIntent.init(rawValue:)) }
-    public var originalTransactionId: String? { string("originalTransactionId") }
-    public var autoRenewProductId: String? { string("autoRenewProductId") }
-    public var productId: String? { string("productId") }
-    public var autoRenewStatus: AutoRenewStatus? { int64("autoRenewStatus").map(AutoRenewStatus.init(rawValue:)) }
-    public var isInBillingRetryPeriod: Bool? { bool("isInBillingRetryPeriod") }
-    public var priceIncreaseStatus: PriceIncreaseStatus? { int64("priceIncreaseStatus").map(PriceIncreaseStatus.init(rawValue:)) }
-    public var gracePeriodExpiresDate: Int64? { milliseconds("gracePeriodExpiresDate") }
-    public var offerType: OfferType? { int64("offerType").map(OfferType.init(rawValue:)) }
-    public var offerIdentifier: String? { string("offerIdentifier") }
-    public var signedDate: Int64? { milliseconds("signedDate") }
-    public var environment: AppStoreEnvironment? { string("environment").map(AppStoreEnvironment.init(rawValue:)) }
-    public var recentSubscriptionStartDate: Int64? { milliseconds("recentSubscriptionStartDate") }
-    public var renewalDate: Int64? { milliseconds("renewalDate") }
-    public var renewalPrice: Int64? { int64("renewalPrice") }
-    public var currency: String? { string("currency") }
-    public var eligibleWinBackOfferIds: [String]? { json["eligibleWinBackOfferIds"]?.arrayValue?.compactMap(\.stringValue) }
-    public var appAccountToken: String? { string("appAccountToken")?.lowercased() }
-    public var appTransactionId: String? { string("appTransactionId") }
-    public var renewalBillingPlanType: BillingPlanType? { string("renewalBillingPlanType").map(BillingPlanType.init(rawValue:)) }
+    package var expirationIntent: ExpirationIntent? { int64("expirationIntent").map(ExpirationIntent.init(rawValue:)) }
+    package var originalTransactionId: String? { string("originalTransactionId") }
+    package var autoRenewProductId: String? { string("autoRenewProductId") }
+    package var productId: String? { string("productId") }
+    package var autoRenewStatus: AutoRenewStatus? { int64("autoRenewStatus").map(AutoRenewStatus.init(rawValue:)) }
+    package var isInBillingRetryPeriod: Bool? { bool("isInBillingRetryPeriod") }
+    package var priceIncreaseStatus: PriceIncreaseStatus? { int64("priceIncreaseStatus").map(PriceIncreaseStatus.init(rawValue:)) }
+    package var gracePeriodExpiresDate: Int64? { milliseconds("gracePeriodExpiresDate") }
+    package var offerType: OfferType? { int64("offerType").map(OfferType.init(rawValue:)) }
+    package var offerIdentifier: String? { string("offerIdentifier") }
+    package var signedDate: Int64? { milliseconds("signedDate") }
+    package var environment: AppStoreEnvironment? { string("environment").map(AppStoreEnvironment.init(rawValue:)) }
+    package var recentSubscriptionStartDate: Int64? { milliseconds("recentSubscriptionStartDate") }
+    package var renewalDate: Int64? { milliseconds("renewalDate") }
+    package var renewalPrice: Int64? { int64("renewalPrice") }
+    package var currency: String? { string("currency") }
+    package var eligibleWinBackOfferIds: [String]? { json["eligibleWinBackOfferIds"]?.arrayValue?.compactMap(\.stringValue) }
+    package var appAccountToken: String? { string("appAccountToken")?.lowercased() }
+    package var appTransactionId: String? { string("appTransactionId") }
+    package var renewalBillingPlanType: BillingPlanType? { string("renewalBillingPlanType").map(BillingPlanType.init(rawValue:)) }
     /// The commitment's next term (API 1.21), as sent (validated by its schema).
-    public var commitmentInfo: JSONObject? { json["commitmentInfo"]?.objectValue }
+    package var commitmentInfo: JSONObject? { json["commitmentInfo"]?.objectValue }
 }

@@ -1,10 +1,10 @@
 import Crypto
 import Foundation
 import Instants
-import JSON
+package import JSON
 
 /// The JSON type of one member of an App Store model (APPSTORE.md §4.1).
-public indirect enum FieldType: Sendable {
+package indirect enum FieldType: Sendable {
     case string
     case bool
     case int32
@@ -23,26 +23,26 @@ public indirect enum FieldType: Sendable {
 
 /// Why a payload does not decode into its model: a member of the wrong JSON type, a malformed
 /// UUID, or a missing required member.
-public struct ModelDecodingError: Error, Sendable, Equatable, CustomStringConvertible {
-    public let path: String
-    public let problem: String
-    public var description: String { "\(path): \(problem)" }
+package struct ModelDecodingError: Error, Sendable, Equatable, CustomStringConvertible {
+    package let path: String
+    package let problem: String
+    package var description: String { "\(path): \(problem)" }
 }
 
 /// The members of one model and their types. Decoding validates a JSON object against it:
 /// absent or `null` members are absent, unknown members are ignored, a type mismatch fails.
-public struct ModelSchema: Sendable {
-    public let name: String
-    public let fields: [String: FieldType]
-    public let required: Set<String>
+package struct ModelSchema: Sendable {
+    package let name: String
+    package let fields: [String: FieldType]
+    package let required: Set<String>
 
-    public init(_ name: String, required: Set<String> = [], _ fields: [String: FieldType]) {
+    package init(_ name: String, required: Set<String> = [], _ fields: [String: FieldType]) {
         self.name = name
         self.fields = fields
         self.required = required
     }
 
-    public func validate(_ object: JSONObject, path: String? = nil) throws(ModelDecodingError) {
+    package func validate(_ object: JSONObject, path: String? = nil) throws(ModelDecodingError) {
         let base = path ?? name
         for key in required where object[key] == nil || object[key] == .null {
             throw ModelDecodingError(path: "\(base).\(key)", problem: "required member is missing")
@@ -54,7 +54,7 @@ public struct ModelSchema: Sendable {
     }
 
     /// The known members only, without `null`s (what Entitle writes back out).
-    public func knownMembers(of object: JSONObject) -> JSONObject {
+    package func knownMembers(of object: JSONObject) -> JSONObject {
         var output = JSONObject()
         for (key, value) in object.members {
             guard let type = fields[key], value != .null else { continue }
@@ -110,7 +110,7 @@ public struct ModelSchema: Sendable {
 }
 
 /// A decoded App Store model: the validated JSON plus typed accessors.
-public protocol AppStoreModel: Sendable {
+package protocol AppStoreModel: Sendable {
     static var schema: ModelSchema { get }
     /// The payload as received (validated against `schema`).
     var json: JSONObject { get }
@@ -119,18 +119,18 @@ public protocol AppStoreModel: Sendable {
 
 extension AppStoreModel {
     /// Validates `json` against the model's schema.
-    public init(decoding json: JSONObject) throws(ModelDecodingError) {
+    package init(decoding json: JSONObject) throws(ModelDecodingError) {
         try Self.schema.validate(json)
         self.init(validated: json)
     }
 
     /// The known members, ready to send back out.
-    public var knownJSON: JSONObject { Self.schema.knownMembers(of: json) }
+    package var knownJSON: JSONObject { Self.schema.knownMembers(of: json) }
 
-    public func string(_ key: String) -> String? { json[key]?.stringValue }
-    public func bool(_ key: String) -> Bool? { json[key]?.boolValue }
-    public func int64(_ key: String) -> Int64? { json[key]?.int64Value }
+    package func string(_ key: String) -> String? { json[key]?.stringValue }
+    package func bool(_ key: String) -> Bool? { json[key]?.boolValue }
+    package func int64(_ key: String) -> Int64? { json[key]?.int64Value }
     /// Milliseconds, truncated to a whole millisecond (APPSTORE.md §4.1).
-    public func milliseconds(_ key: String) -> Int64? { json[key]?.doubleValue.flatMap(Milliseconds.truncating) }
+    package func milliseconds(_ key: String) -> Int64? { json[key]?.doubleValue.flatMap(Milliseconds.truncating) }
     func object<Model: AppStoreModel>(_ key: String) -> Model? { json[key]?.objectValue.map(Model.init(validated:)) }
 }

@@ -1,8 +1,8 @@
-import Crypto
-import Foundation
+package import Crypto
+package import Foundation
 
 /// What a revocation check (OCSP) found for one certificate.
-public enum RevocationStatus: Sendable, Equatable {
+package enum RevocationStatus: Sendable, Equatable {
     case good
     /// Revoked, unknown, or a response that fails its checks: the chain is invalid.
     case notGood(String)
@@ -12,6 +12,6 @@ public enum RevocationStatus: Sendable, Equatable {
 
 /// Checks whether a certificate has been revoked. Implementations block while they wait for the
 /// network, so verifiers with online checks must never be called on an event loop.
-public protocol RevocationChecker: Sendable {
+package protocol RevocationChecker: Sendable {
     func status(of certificate: Certificate, issuer: Certificate, at now: Date) -> RevocationStatus
 }

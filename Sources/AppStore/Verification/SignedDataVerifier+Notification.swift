@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import JSON
 
 /// A verified notification with the verdict on each signed item inside it (P-11): the outer
@@ -8,25 +8,25 @@ import JSON
 /// notification whose `signedTransactionInfo` is not a valid JWS is itself VALID, and the nested
 /// verdict says what is wrong with the item. Whoever stores facts refuses such a notification
 /// (`firstNestedFailure`).
-public struct VerifiedNotification: Sendable {
-    public let notification: ResponseBodyV2DecodedPayload
+package struct VerifiedNotification: Sendable {
+    package let notification: ResponseBodyV2DecodedPayload
     /// Each nested item's verdict, nil when the notification carries no such item.
-    public let transactionResult: VerificationResult<JWSTransactionDecodedPayload>?
-    public let renewalInfoResult: VerificationResult<JWSRenewalInfoDecodedPayload>?
-    public let appTransactionResult: VerificationResult<AppTransaction>?
+    package let transactionResult: VerificationResult<JWSTransactionDecodedPayload>?
+    package let renewalInfoResult: VerificationResult<JWSRenewalInfoDecodedPayload>?
+    package let appTransactionResult: VerificationResult<AppTransaction>?
 
-    public var transaction: JWSTransactionDecodedPayload? { transactionResult?.payload }
-    public var renewalInfo: JWSRenewalInfoDecodedPayload? { renewalInfoResult?.payload }
-    public var appTransaction: AppTransaction? { appTransactionResult?.payload }
+    package var transaction: JWSTransactionDecodedPayload? { transactionResult?.payload }
+    package var renewalInfo: JWSRenewalInfoDecodedPayload? { renewalInfoResult?.payload }
+    package var appTransaction: AppTransaction? { appTransactionResult?.payload }
 
     /// The first nested item that failed, its reason naming the item.
-    public var firstNestedFailure: VerificationFailure? {
+    package var firstNestedFailure: VerificationFailure? {
         for (name, failure) in nestedFailures { return VerificationFailure(failure.status, "\(name): \(failure.reason)") }
         return nil
     }
 
     /// Nested items that failed, by their member name (`signedTransactionInfo`, …).
-    public var nestedFailures: [(name: String, failure: VerificationFailure)] {
+    package var nestedFailures: [(name: String, failure: VerificationFailure)] {
         [
             ("signedTransactionInfo", transactionResult?.failure), ("signedRenewalInfo", renewalInfoResult?.failure),
             ("signedAppTransactionInfo", appTransactionResult?.failure),
@@ -37,13 +37,13 @@ public struct VerifiedNotification: Sendable {
 extension SignedDataVerifier {
     /// Verifies the notification, then each of `data.signedTransactionInfo`, `data.signedRenewalInfo`
     /// and `appData.signedAppTransactionInfo` on its own.
-    public func verifyNotificationAndContents(_ jws: String, effectiveDate: Date? = nil) -> VerificationResult<VerifiedNotification> {
+    package func verifyNotificationAndContents(_ jws: String, effectiveDate: Date? = nil) -> VerificationResult<VerifiedNotification> {
         do { return verifyNotificationAndContents(try SignedPayload(jws), effectiveDate: effectiveDate) } catch {
             return .invalid(error)
         }
     }
 
-    public func verifyNotificationAndContents(
+    package func verifyNotificationAndContents(
         _ parsed: SignedPayload,
         effectiveDate: Date? = nil
     ) -> VerificationResult<VerifiedNotification> {

@@ -1,10 +1,10 @@
-import Crypto
-import Foundation
+package import Crypto
+package import Foundation
 import JSON
 import Synchronization
 
 /// The kinds of App Store signed data, each with its own verify operation (P-08).
-public enum SignedPayloadKind: String, Sendable, CaseIterable {
+package enum SignedPayloadKind: String, Sendable, CaseIterable {
     case transaction
     case renewalInfo = "renewal-info"
     case notification
@@ -14,17 +14,17 @@ public enum SignedPayloadKind: String, Sendable, CaseIterable {
 
 /// Verifies and decodes App Store signed data exactly as APPSTORE.md §3 orders the checks. One
 /// verifier is bound to one app and one environment (P-06).
-public final class SignedDataVerifier: Sendable {
-    public struct Configuration: Sendable {
-        public var rootCertificates: [Certificate]
-        public var bundleId: String
+package final class SignedDataVerifier: Sendable {
+    package struct Configuration: Sendable {
+        package var rootCertificates: [Certificate]
+        package var bundleId: String
         /// Required when `environment` is Production.
-        public var appAppleId: Int64?
-        public var environment: AppStoreEnvironment
+        package var appAppleId: Int64?
+        package var environment: AppStoreEnvironment
         /// Effective date = now and OCSP; otherwise the payload's signing date and no network.
-        public var onlineChecks: Bool
+        package var onlineChecks: Bool
 
-        public init(
+        package init(
             rootCertificates: [Certificate], bundleId: String, appAppleId: Int64?,
             environment: AppStoreEnvironment, onlineChecks: Bool
         ) {
@@ -36,13 +36,13 @@ public final class SignedDataVerifier: Sendable {
         }
     }
 
-    public enum ConfigurationError: Error, Equatable, CustomStringConvertible {
+    package enum ConfigurationError: Error, Equatable, CustomStringConvertible {
         case noRootCertificates
         case productionNeedsAppAppleId
         case onlineChecksNeedRevocationChecker
         case unknownEnvironment(String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .noRootCertificates: "a verifier needs at least one root certificate"
             case .productionNeedsAppAppleId: "a Production verifier needs the app's appAppleId"
@@ -52,17 +52,17 @@ public final class SignedDataVerifier: Sendable {
         }
     }
 
-    public let configuration: Configuration
+    package let configuration: Configuration
     private let chainVerifier: CertificateChainVerifier?
     private let revocationChecker: (any RevocationChecker)?
     private let clock: @Sendable () -> Date
-    public let chainCache: VerifiedChainCache
+    package let chainCache: VerifiedChainCache
     private let validations = Atomic<Int>(0)
 
     /// Full chain validations performed (cache misses); tests and metrics read it.
-    public var chainValidationCount: Int { validations.load(ordering: .relaxed) }
+    package var chainValidationCount: Int { validations.load(ordering: .relaxed) }
 
-    public init(
+    package init(
         _ configuration: Configuration, revocationChecker: (any RevocationChecker)? = nil,
         chainCache: VerifiedChainCache = VerifiedChainCache(),
         clock: @escaping @Sendable () -> Date = { Date() }
@@ -87,31 +87,33 @@ public final class SignedDataVerifier: Sendable {
 
     // MARK: - One operation per kind
 
-    public func verifyTransaction(_ jws: String, effectiveDate: Date? = nil) -> VerificationResult<JWSTransactionDecodedPayload> {
+    package func verifyTransaction(_ jws: String, effectiveDate: Date? = nil) -> VerificationResult<JWSTransactionDecodedPayload> {
         parsing(jws) { verifyTransaction($0, effectiveDate: effectiveDate) }
     }
 
-    public func verifyTransaction(_ parsed: SignedPayload, effectiveDate: Date? = nil) -> VerificationResult<JWSTransactionDecodedPayload> {
+    package func verifyTransaction(_ parsed: SignedPayload, effectiveDate: Date? = nil) -> VerificationResult<JWSTransactionDecodedPayload>
+    {
         verify(parsed, effectiveDate: effectiveDate, signedDateKey: "signedDate") { (payload: JWSTransactionDecodedPayload) in
             (payload.bundleId, nil, payload.string("environment"), checksBundle: true, checksAppAppleId: false)
         }
     }
 
-    public func verifyRenewalInfo(_ jws: String, effectiveDate: Date? = nil) -> VerificationResult<JWSRenewalInfoDecodedPayload> {
+    package func verifyRenewalInfo(_ jws: String, effectiveDate: Date? = nil) -> VerificationResult<JWSRenewalInfoDecodedPayload> {
         parsing(jws) { verifyRenewalInfo($0, effectiveDate: effectiveDate) }
     }
 
-    public func verifyRenewalInfo(_ parsed: SignedPayload, effectiveDate: Date? = nil) -> VerificationResult<JWSRenewalInfoDecodedPayload> {
+    package func verifyRenewalInfo(_ parsed: SignedPayload, effectiveDate: Date? = nil) -> VerificationResult<JWSRenewalInfoDecodedPayload>
+    {
         verify(parsed, effectiveDate: effectiveDate, signedDateKey: "signedDate") { (payload: JWSRenewalInfoDecodedPayload) in
             (nil, nil, payload.string("environment"), checksBundle: false, checksAppAppleId: false)
         }
     }
 
-    public func verifyNotification(_ jws: String, effectiveDate: Date? = nil) -> VerificationResult<ResponseBodyV2DecodedPayload> {
+    package func verifyNotification(_ jws: String, effectiveDate: Date? = nil) -> VerificationResult<ResponseBodyV2DecodedPayload> {
         parsing(jws) { verifyNotification($0, effectiveDate: effectiveDate) }
     }
 
-    public func verifyNotification(
+    package func verifyNotification(
         _ parsed: SignedPayload,
         effectiveDate: Date? = nil
     ) -> VerificationResult<ResponseBodyV2DecodedPayload> {
@@ -121,21 +123,21 @@ public final class SignedDataVerifier: Sendable {
         }
     }
 
-    public func verifyAppTransaction(_ jws: String, effectiveDate: Date? = nil) -> VerificationResult<AppTransaction> {
+    package func verifyAppTransaction(_ jws: String, effectiveDate: Date? = nil) -> VerificationResult<AppTransaction> {
         parsing(jws) { verifyAppTransaction($0, effectiveDate: effectiveDate) }
     }
 
-    public func verifyAppTransaction(_ parsed: SignedPayload, effectiveDate: Date? = nil) -> VerificationResult<AppTransaction> {
+    package func verifyAppTransaction(_ parsed: SignedPayload, effectiveDate: Date? = nil) -> VerificationResult<AppTransaction> {
         verify(parsed, effectiveDate: effectiveDate, signedDateKey: "receiptCreationDate") { (payload: AppTransaction) in
             (payload.bundleId, payload.appAppleId, payload.string("receiptType"), checksBundle: true, checksAppAppleId: true)
         }
     }
 
-    public func verifyRealtimeRequest(_ jws: String, effectiveDate: Date? = nil) -> VerificationResult<DecodedRealtimeRequestBody> {
+    package func verifyRealtimeRequest(_ jws: String, effectiveDate: Date? = nil) -> VerificationResult<DecodedRealtimeRequestBody> {
         parsing(jws) { verifyRealtimeRequest($0, effectiveDate: effectiveDate) }
     }
 
-    public func verifyRealtimeRequest(
+    package func verifyRealtimeRequest(
         _ parsed: SignedPayload,
         effectiveDate: Date? = nil
     ) -> VerificationResult<DecodedRealtimeRequestBody> {

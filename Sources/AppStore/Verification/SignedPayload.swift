@@ -1,24 +1,24 @@
-import Crypto
-import JSON
+package import Crypto
+package import JSON
 
 /// A compact JWS read once: its segments located and its payload decoded, not yet verified.
 ///
 /// Routing needs what the payload *claims* (bundle ID, environment) before verification can pick
 /// the verifier; the verifier needs the same segments and payload. Reading them once and handing
 /// this value to both halves the base64 and JSON work on every notification.
-public struct SignedPayload: Sendable {
+package struct SignedPayload: Sendable {
     /// The JWS as received (trimmed), the form that is stored.
-    public let text: String
-    public let segments: JWSSegments
-    public let payload: JSONObject
+    package let text: String
+    package let segments: JWSSegments
+    package let payload: JSONObject
 
     /// Apple's JWS are a few KiB (headers with three certificates about 5 KiB); far larger input
     /// is refused before any decoding work.
-    public static let maximumBytes = 256 * 1024
-    public static let maximumHeaderBytes = 32 * 1024
+    package static let maximumBytes = 256 * 1024
+    package static let maximumHeaderBytes = 32 * 1024
 
     /// Fails with `INVALID_JWT_FORMAT` and the reason, as Apple's verifier does for unreadable input.
-    public init(_ jws: String) throws(VerificationFailure) {
+    package init(_ jws: String) throws(VerificationFailure) {
         let trimmed = trimmingASCIIWhitespace(jws)
         guard trimmed.utf8.count <= Self.maximumBytes else {
             throw VerificationFailure(.invalidJWTFormat, "the JWS exceeds \(Self.maximumBytes) bytes")
@@ -39,7 +39,7 @@ public struct SignedPayload: Sendable {
 
     /// The environment the payload claims for `kind` (notifications: their identity source; app
     /// transactions: `receiptType`). Unverified: only for choosing the verifier.
-    public func claimedEnvironment(as kind: SignedPayloadKind) -> AppStoreEnvironment? {
+    package func claimedEnvironment(as kind: SignedPayloadKind) -> AppStoreEnvironment? {
         let name: String? =
             switch kind {
             case .notification: (try? ResponseBodyV2DecodedPayload(decoding: payload))?.identity.environment
@@ -50,7 +50,7 @@ public struct SignedPayload: Sendable {
     }
 
     /// The bundle ID a notification claims (unverified: only for choosing the app).
-    public var claimedNotificationBundleId: String? {
+    package var claimedNotificationBundleId: String? {
         (try? ResponseBodyV2DecodedPayload(decoding: payload))?.identity.bundleId
     }
 }

@@ -1,5 +1,5 @@
 /// The statuses of APPSTORE.md §3.2.
-public enum VerificationStatus: String, Sendable, CaseIterable {
+package enum VerificationStatus: String, Sendable, CaseIterable {
     case invalidJWTFormat = "INVALID_JWT_FORMAT"
     case invalidChainLength = "INVALID_CHAIN_LENGTH"
     case invalidCertificate = "INVALID_CERTIFICATE"
@@ -12,26 +12,26 @@ public enum VerificationStatus: String, Sendable, CaseIterable {
 
 /// A failed verification: the status and a sentence saying which check failed and why
 /// (e.g. "leaf certificate expired at the effective date"), for logs and error messages.
-public struct VerificationFailure: Error, Sendable, Equatable, CustomStringConvertible {
-    public let status: VerificationStatus
-    public let reason: String
+package struct VerificationFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    package let status: VerificationStatus
+    package let reason: String
 
-    public init(_ status: VerificationStatus, _ reason: String) {
+    package init(_ status: VerificationStatus, _ reason: String) {
         self.status = status
         self.reason = reason
     }
 
-    public var description: String { "\(status.rawValue): \(reason)" }
+    package var description: String { "\(status.rawValue): \(reason)" }
 }
 
 /// The outcome of a verification: a value, never a throw.
-public enum VerificationResult<Payload: Sendable>: Sendable {
+package enum VerificationResult<Payload: Sendable>: Sendable {
     case valid(Payload)
     case invalid(VerificationFailure)
 
-    public var payload: Payload? { if case .valid(let payload) = self { payload } else { nil } }
-    public var failure: VerificationFailure? { if case .invalid(let failure) = self { failure } else { nil } }
+    package var payload: Payload? { if case .valid(let payload) = self { payload } else { nil } }
+    package var failure: VerificationFailure? { if case .invalid(let failure) = self { failure } else { nil } }
 
     /// `VALID` or the failure's status name.
-    public var statusName: String { failure?.status.rawValue ?? "VALID" }
+    package var statusName: String { failure?.status.rawValue ?? "VALID" }
 }

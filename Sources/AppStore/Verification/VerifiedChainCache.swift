@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+package import Foundation
 import Synchronization
 
 /// Remembers (leaf, intermediate) pairs whose path to a configured root has been validated, so a
@@ -11,10 +11,10 @@ import Synchronization
 /// Each entry keeps the window in which every certificate of the path is valid, so a hit still
 /// honours the effective date of the payload at hand (offline mode verifies each payload at its
 /// own `signedDate`). Entries live 15 minutes; at most 32 are kept. Only successes are stored.
-public final class VerifiedChainCache: Sendable {
-    public static let timeToLive: TimeInterval = 900
+package final class VerifiedChainCache: Sendable {
+    package static let timeToLive: TimeInterval = 900
     /// How many validated pairs are kept; 0 disables the cache (every verification validates).
-    public let capacity: Int
+    package let capacity: Int
 
     struct Entry: Sendable {
         let leafKey: P256.Signing.PublicKey
@@ -38,7 +38,7 @@ public final class VerifiedChainCache: Sendable {
         }
     }
 
-    public init(capacity: Int = 32) { self.capacity = capacity }
+    package init(capacity: Int = 32) { self.capacity = capacity }
 
     func lookup(_ key: ArraySlice<UInt8>, now: Date) -> Entry? {
         entries.withLock { entries in
@@ -61,5 +61,5 @@ public final class VerifiedChainCache: Sendable {
         }
     }
 
-    public var count: Int { entries.withLock { $0.count } }
+    package var count: Int { entries.withLock { $0.count } }
 }

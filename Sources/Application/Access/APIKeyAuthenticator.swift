@@ -2,13 +2,13 @@ import Crypto
 
 /// Who is calling: the app the API key belongs to, the key's role, and the name its actions are
 /// recorded under.
-public struct Caller: Sendable {
-    public let app: AppConfiguration
-    public let role: APIKeyRole
+package struct Caller: Sendable {
+    package let app: AppConfiguration
+    package let role: APIKeyRole
     /// `apiKeys[].name`, else the key's role and place in the configuration (`admin key 2`).
-    public let keyName: String
+    package let keyName: String
 
-    public init(app: AppConfiguration, role: APIKeyRole, keyName: String) {
+    package init(app: AppConfiguration, role: APIKeyRole, keyName: String) {
         self.app = app
         self.role = role
         self.keyName = keyName
@@ -16,12 +16,12 @@ public struct Caller: Sendable {
 
     /// Server (and admin) keys are secret; client keys ship inside apps and read only what their
     /// holder may see.
-    public func requireServerKey(_ what: String) throws(ServiceError) {
+    package func requireServerKey(_ what: String) throws(ServiceError) {
         guard role.isServer else { throw .forbidden("\(what) needs a server key") }
     }
 
     /// Support's work: grants, a customer's history, search, the overview, the console.
-    public func requireAdminKey(_ what: String) throws(ServiceError) {
+    package func requireAdminKey(_ what: String) throws(ServiceError) {
         guard role == .admin else { throw .forbidden("\(what) needs an admin key") }
     }
 }
@@ -31,10 +31,10 @@ public struct Caller: Sendable {
 /// Keys are held as SHA-256 digests. The presented key is hashed once and compared with every
 /// configured digest without stopping early, so the time taken does not depend on which key (or
 /// how much of one) matched.
-public struct APIKeyAuthenticator: Sendable {
+package struct APIKeyAuthenticator: Sendable {
     private let entries: [(digest: [UInt8], caller: Caller)]
 
-    public init(apps: [AppConfiguration]) {
+    package init(apps: [AppConfiguration]) {
         entries = apps.flatMap { app in
             app.apiKeys.enumerated().map { index, key in
                 (key.sha256, Caller(app: app, role: key.role, keyName: key.name ?? "\(key.role.rawValue) key \(index + 1)"))
@@ -43,12 +43,12 @@ public struct APIKeyAuthenticator: Sendable {
     }
 
     /// `authorization` is the header's value, nil when absent.
-    public func authenticate(authorization header: String?) throws(ServiceError) -> Caller {
+    package func authenticate(authorization header: String?) throws(ServiceError) -> Caller {
         try identify(authorization: header).caller
     }
 
     /// The same, with the key's place among the configured ones (the rate limit's bucket).
-    public func identify(authorization header: String?) throws(ServiceError) -> (caller: Caller, index: Int) {
+    package func identify(authorization header: String?) throws(ServiceError) -> (caller: Caller, index: Int) {
         guard let header else {
             throw Self.unauthorized("an API key is required (Authorization: Bearer <key>)")
         }
@@ -61,7 +61,7 @@ public struct APIKeyAuthenticator: Sendable {
         return try identify(key: bytes[7...])
     }
 
-    public func authenticate(key: some Collection<UInt8>) throws(ServiceError) -> Caller {
+    package func authenticate(key: some Collection<UInt8>) throws(ServiceError) -> Caller {
         try identify(key: key).caller
     }
 

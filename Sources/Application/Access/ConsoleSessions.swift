@@ -1,5 +1,6 @@
 import Crypto
-import Foundation
+package import Foundation
+import JSON
 import Synchronization
 
 /// Sign-in to the console with an admin key, and the sessions it opens.
@@ -9,8 +10,8 @@ import Synchronization
 /// load balancer need no shared session store. It names the key it was opened with and that
 /// key's digest is part of what is signed, so removing or changing the key ends its sessions.
 /// Sign-out forgets the token on this instance; the expiry bounds it everywhere.
-public final class ConsoleSessions: Sendable {
-    public let settings: ConsoleSettings
+package final class ConsoleSessions: Sendable {
+    package let settings: ConsoleSettings
     private let authenticator: APIKeyAuthenticator
     private let secret: [UInt8]
     private let limiter = SignInLimiter()
@@ -18,25 +19,25 @@ public final class ConsoleSessions: Sendable {
     private let signedOut = Mutex<[String: Int64]>([:])
 
     /// An open session.
-    public struct Session: Sendable {
-        public let caller: Caller
+    package struct Session: Sendable {
+        package let caller: Caller
         /// The cookie's value.
-        public let token: String
+        package let token: String
         /// To be sent back in `X-CSRF-Token` with every request that changes something.
-        public let csrfToken: String
+        package let csrfToken: String
         /// Epoch seconds.
-        public let expiresAt: Int64
+        package let expiresAt: Int64
         let nonce: String
     }
 
-    public init(settings: ConsoleSettings, authenticator: APIKeyAuthenticator) {
+    package init(settings: ConsoleSettings, authenticator: APIKeyAuthenticator) {
         self.settings = settings
         self.authenticator = authenticator
         secret = settings.sessionSecret ?? SecureRandom.bytes(32)
     }
 
     /// Opens a session for an admin key. `client` is the address guesses are counted against.
-    public func signIn(key: String, client: String, now: Date) throws(ServiceError) -> Session {
+    package func signIn(key: String, client: String, now: Date) throws(ServiceError) -> Session {
         let seconds = Int64(now.timeIntervalSince1970)
         // The key is checked first: an admin key cannot be guessed, so the right one always signs
         // in, even while others' failures have filled the limit (a lockout of support by anyone
@@ -63,7 +64,7 @@ public final class ConsoleSessions: Sendable {
 
     /// The session a cookie's token stands for, nil when it is forged, expired, signed out, or its
     /// key is no longer configured.
-    public func session(token: String, now: Date) -> Session? {
+    package func session(token: String, now: Date) -> Session? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 4, let index = Int(parts[0]), let expiresAt = Int64(parts[1]),
             let presented = Hex.decode(String(parts[3])), let entry = authenticator.entry(at: index)
@@ -77,12 +78,12 @@ public final class ConsoleSessions: Sendable {
     }
 
     /// Whether `presented` is the session's CSRF token (compared in constant time).
-    public func acceptsCSRF(_ presented: String?, for session: Session) -> Bool {
+    package func acceptsCSRF(_ presented: String?, for session: Session) -> Bool {
         guard let presented else { return false }
         return APIKeyAuthenticator.constantTimeEqual(Array(presented.utf8), Array(session.csrfToken.utf8))
     }
 
-    public func signOut(_ session: Session, now: Date) {
+    package func signOut(_ session: Session, now: Date) {
         let seconds = Int64(now.timeIntervalSince1970)
         signedOut.withLock { signedOut in
             signedOut = signedOut.filter { $0.value > seconds }

@@ -2,11 +2,11 @@ import Foundation
 import Synchronization
 
 /// How fast one key (or one address) may call: `perSecond` on average, `burst` at once.
-public struct RateLimit: Sendable, Equatable {
-    public var perSecond: Double
-    public var burst: Double
+package struct RateLimit: Sendable, Equatable {
+    package var perSecond: Double
+    package var burst: Double
 
-    public init(perSecond: Double, burst: Double) {
+    package init(perSecond: Double, burst: Double) {
         self.perSecond = perSecond
         self.burst = burst
     }
@@ -15,17 +15,17 @@ public struct RateLimit: Sendable, Equatable {
 /// `rateLimits`: per API key by role (a client key per address too: it ships in the app), and per
 /// client address for what no key authenticates (sign-in, the console's page). Counted by each
 /// instance on its own: with several instances behind a balancer, each allows this much.
-public struct RateLimitSettings: Sendable, Equatable {
-    public var client = RateLimit(perSecond: 20, burst: 40)
-    public var server = RateLimit(perSecond: 500, burst: 1000)
-    public var admin = RateLimit(perSecond: 50, burst: 100)
-    public var address = RateLimit(perSecond: 10, burst: 20)
+package struct RateLimitSettings: Sendable, Equatable {
+    package var client = RateLimit(perSecond: 20, burst: 40)
+    package var server = RateLimit(perSecond: 500, burst: 1000)
+    package var admin = RateLimit(perSecond: 50, burst: 100)
+    package var address = RateLimit(perSecond: 10, burst: 20)
     /// Off: no limit anywhere.
-    public var enabled = true
+    package var enabled = true
 
-    public init() {}
+    package init() {}
 
-    public func limit(for role: APIKeyRole?) -> RateLimit {
+    package func limit(for role: APIKeyRole?) -> RateLimit {
         switch role {
         case .client: client
         case .server: server
@@ -39,14 +39,14 @@ public struct RateLimitSettings: Sendable, Equatable {
 /// limit's rate up to its burst. Memory stays bounded: when `maximumBuckets` are held, those idle
 /// for a minute (refilled long since) are dropped, and if that frees under a tenth, all are — a
 /// flood of new addresses costs one sweep per 10,000 of them, never one per request.
-public final class RateLimiter: Sendable {
-    public struct Verdict: Sendable, Equatable {
-        public var allowed: Bool
+package final class RateLimiter: Sendable {
+    package struct Verdict: Sendable, Equatable {
+        package var allowed: Bool
         /// Tokens left after this request, and seconds until the bucket is full again.
-        public var remaining: Int
-        public var resetSeconds: Int
+        package var remaining: Int
+        package var resetSeconds: Int
         /// When refused: seconds until a token comes back.
-        public var retryAfter: Int
+        package var retryAfter: Int
     }
 
     private struct Bucket {
@@ -57,13 +57,13 @@ public final class RateLimiter: Sendable {
     static let maximumBuckets = 100_000
     private let buckets = Mutex<[String: Bucket]>([:])
 
-    public init() {}
+    package init() {}
 
     /// The buckets held now.
-    public var bucketCount: Int { buckets.withLock { $0.count } }
+    package var bucketCount: Int { buckets.withLock { $0.count } }
 
     /// Takes a token from `key`'s bucket at `now` (seconds, monotonic).
-    public func take(_ key: String, limit: RateLimit, now: Double) -> Verdict {
+    package func take(_ key: String, limit: RateLimit, now: Double) -> Verdict {
         buckets.withLock { buckets in
             if buckets.count >= Self.maximumBuckets, buckets[key] == nil {
                 buckets = buckets.filter { now - $0.value.updated < 60 }

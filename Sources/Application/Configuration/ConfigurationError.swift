@@ -1,8 +1,8 @@
 /// The configuration could not be used. Each problem is one line naming where and what.
-public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
-    public let problems: [String]
+package struct ConfigurationError: Error, Sendable, CustomStringConvertible {
+    package let problems: [String]
 
-    public init(problems: [String]) { self.problems = problems }
+    package init(problems: [String]) { self.problems = problems }
 
-    public var description: String { problems.joined(separator: "\n") }
+    package var description: String { problems.joined(separator: "\n") }
 }

@@ -4,8 +4,8 @@ import JSON
 
 /// Reads the JSON configuration of API.md, applies environment overrides, loads the signing
 /// keys and checks every rule. Either a complete `EntitleConfiguration` or every problem at once.
-public enum ConfigurationLoader {
-    public static func load(
+package enum ConfigurationLoader {
+    package static func load(
         path: String,
         environment: [String: String] = ProcessInfo.processInfo.environment
     )
@@ -32,7 +32,7 @@ public enum ConfigurationLoader {
     }
 
     /// Resolves a path from the file against the configuration's folder.
-    public static func resolve(_ file: String, in folder: String) -> String {
+    package static func resolve(_ file: String, in folder: String) -> String {
         file.hasPrefix("/") ? file : URL(fileURLWithPath: folder).appendingPathComponent(file).path
     }
 

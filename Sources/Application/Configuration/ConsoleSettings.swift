@@ -2,20 +2,20 @@ import Foundation
 import JSON
 
 /// `"console"`: the support console at `/console`.
-public struct ConsoleSettings: Sendable {
+package struct ConsoleSettings: Sendable {
     /// Off: `/console` answers 404 (the admin API stays, for curl).
-    public var enabled = true
+    package var enabled = true
     /// How long a sign-in lasts.
-    public var sessionHours = 8
+    package var sessionHours = 8
     /// The key session cookies are signed with, from `sessionSecretFile`. Instances behind one
     /// load balancer need the same one; without it each process draws its own at start-up (a
     /// restart then signs everyone out).
-    public var sessionSecret: [UInt8]?
+    package var sessionSecret: [UInt8]?
     /// Mark the cookie `Secure` always; otherwise only when the request came over TLS through a
     /// proxy (`X-Forwarded-Proto: https`).
-    public var secureCookies = false
+    package var secureCookies = false
 
-    public init() {}
+    package init() {}
 }
 
 enum ConsoleSettingsParser {

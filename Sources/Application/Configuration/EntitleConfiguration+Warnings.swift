@@ -1,7 +1,9 @@
+import AppStore
+
 extension EntitleConfiguration {
     /// What is allowed but probably not meant: said at start-up (`warn` lines) and by
     /// `entitle check-config`, which share this one list.
-    public var warnings: [String] {
+    package var warnings: [String] {
         apps.flatMap { app -> [String] in
             var warnings: [String] = []
             if app.apiKeys.isEmpty {

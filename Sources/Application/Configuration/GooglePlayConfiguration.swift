@@ -1,32 +1,32 @@
 import Entitlements
 import Foundation
-import GooglePlay
+package import GooglePlay
 import JSON
 
 /// `apps[].googlePlay`: the app's Android side.
-public struct GooglePlaySettings: Sendable {
-    public var packageName: String
+package struct GooglePlaySettings: Sendable {
+    package var packageName: String
     /// The service account Entitle calls the Google Play Developer API as (read at start-up).
-    public var serviceAccount: ServiceAccountKey
+    package var serviceAccount: ServiceAccountKey
     /// What a Pub/Sub push's OIDC token must say: its `aud`, and the push subscription's service
     /// account (`email`).
-    public var pushAudience: String
-    public var pushServiceAccountEmail: String
+    package var pushAudience: String
+    package var pushServiceAccountEmail: String
     /// Google's signing keys for those tokens: a JWK set file, or its URL.
-    public var jwks: GoogleJWKS.Source
-    public var apiURL: String?
-    public var tokenURL: String?
+    package var jwks: GoogleJWKS.Source
+    package var apiURL: String?
+    package var tokenURL: String?
     /// A private CA to trust (local stand-ins); Google's hosts use the system's.
-    public var caFile: String?
+    package var caFile: String?
     /// How long a failed acknowledgement waits before its first retry (doubling up to an hour);
     /// also how often the queue is looked at.
-    public var acknowledgementRetrySeconds: Double = 60
+    package var acknowledgementRetrySeconds: Double = 60
 }
 
 /// A catalog offer on Google Play: the base plan and offer it is there.
-public struct GooglePlayOffer: Sendable, Equatable {
-    public var basePlanId: String
-    public var offerId: String
+package struct GooglePlayOffer: Sendable, Equatable {
+    package var basePlanId: String
+    package var offerId: String
 }
 
 enum GooglePlayConfigurationParser {

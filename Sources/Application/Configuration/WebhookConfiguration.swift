@@ -1,29 +1,29 @@
-import AppStore
+package import AppStore
 import Crypto
-import Entitlements
+package import Entitlements
 import Foundation
 import JSON
 
 /// One `webhooks[]` entry of an app: where its events go and the key that signs them.
-public struct WebhookEndpoint: Sendable {
-    public var url: String
+package struct WebhookEndpoint: Sendable {
+    package var url: String
     /// The decoded `whsec_` secret (Standard Webhooks): the HMAC-SHA256 key. Never logged.
-    public var secret: [UInt8]
+    package var secret: [UInt8]
     /// Nil: every environment the app enables.
-    public var environments: Set<AppStoreEnvironment>?
+    package var environments: Set<AppStoreEnvironment>?
     /// Nil: every event type.
-    public var events: Set<String>?
+    package var events: Set<String>?
 
     /// The endpoint as the domain's event composer addresses events to it.
-    public var eventEndpoint: EventEndpoint {
+    package var eventEndpoint: EventEndpoint {
         EventEndpoint(url: url, environments: environments.map { Set($0.map(\.rawValue)) }, types: events)
     }
 
     /// The URL as logs and metrics name it: scheme, host, port and path only (user info and a
     /// query may carry credentials).
-    public var label: String { Self.label(of: url) }
+    package var label: String { Self.label(of: url) }
 
-    public static func label(of url: String) -> String {
+    package static func label(of url: String) -> String {
         guard let components = URLComponents(string: url), let scheme = components.scheme, let host = components.host else {
             return "invalid-url"
         }
@@ -33,20 +33,20 @@ public struct WebhookEndpoint: Sendable {
 }
 
 /// How deliveries are made (the top-level `delivery` object; the same for every app).
-public struct DeliverySettings: Sendable {
+package struct DeliverySettings: Sendable {
     /// A 2xx must arrive within this; anything else is retried.
-    public var timeoutSeconds = 10.0
+    package var timeoutSeconds = 10.0
     /// The first retry's delay; each next one doubles (with ±20 % jitter) up to `maxRetrySeconds`.
-    public var firstRetrySeconds = 5.0
-    public var maxRetrySeconds = 3600.0
+    package var firstRetrySeconds = 5.0
+    package var maxRetrySeconds = 3600.0
     /// After this long without success a delivery is marked failed (dead).
-    public var retryWindowSeconds = 86_400.0
+    package var retryWindowSeconds = 86_400.0
     /// Deliveries in flight at once per endpoint (each endpoint has its own threads).
-    public var concurrencyPerEndpoint = 2
+    package var concurrencyPerEndpoint = 2
     /// A PEM bundle to trust instead of the system's CAs (private receivers, tests).
-    public var caFile: String?
+    package var caFile: String?
 
-    public init() {}
+    package init() {}
 }
 
 enum WebhookConfigurationParser {

@@ -2,36 +2,36 @@ import AppStore
 import AppStoreAPI
 import Entitlements
 import GooglePlay
-import JSON
+package import JSON
 
 /// A verdict that refuses the data: 422 `VERIFICATION_FAILED` (the App Store stops redelivering a
 /// notification), or 503 `RETRYABLE_VERIFICATION_FAILURE` when it may succeed later (no root
 /// configured yet, OCSP unreachable).
 extension VerificationFailure: HTTPStatusError {
-    public var httpStatus: Int { status == .retryableVerificationFailure ? 503 : 422 }
-    public var code: String { status == .retryableVerificationFailure ? "RETRYABLE_VERIFICATION_FAILURE" : "VERIFICATION_FAILED" }
-    public var message: String { reason }
-    public var details: JSONObject { ["status": .string(status.rawValue)] }
+    package var httpStatus: Int { status == .retryableVerificationFailure ? 503 : 422 }
+    package var code: String { status == .retryableVerificationFailure ? "RETRYABLE_VERIFICATION_FAILURE" : "VERIFICATION_FAILED" }
+    package var message: String { reason }
+    package var details: JSONObject { ["status": .string(status.rawValue)] }
 }
 
 /// Verified data that cannot become facts.
 extension FactsRefusal: HTTPStatusError {
-    public var httpStatus: Int {
+    package var httpStatus: Int {
         if case .nestedItemInvalid(let failure) = self { return failure.status == .retryableVerificationFailure ? 503 : 422 }
         return 422
     }
-    public var code: String {
+    package var code: String {
         if case .nestedItemInvalid(let failure) = self { return failure.code }
         return "VERIFICATION_FAILED"
     }
-    public var message: String {
+    package var message: String {
         switch self {
         case .incomplete(let reason): reason
         case .nestedItemInvalid(let failure): failure.reason
         case .mismatchedRenewalInfo: "the renewal info belongs to another subscription"
         }
     }
-    public var details: JSONObject {
+    package var details: JSONObject {
         if case .nestedItemInvalid(let failure) = self { return failure.details }
         return ["status": .string(VerificationStatus.invalidJWTFormat.rawValue)]
     }
@@ -39,10 +39,10 @@ extension FactsRefusal: HTTPStatusError {
 
 /// Apple's trouble as our answer: retryable → 503 with `Retry-After`, otherwise 502 with Apple's details.
 extension AppStoreAPIError: HTTPStatusError {
-    public var httpStatus: Int { isRetryable ? 503 : 502 }
-    public var code: String { isRetryable ? "APP_STORE_UNAVAILABLE" : "APP_STORE_API_ERROR" }
-    public var message: String { description }
-    public var details: JSONObject {
+    package var httpStatus: Int { isRetryable ? 503 : 502 }
+    package var code: String { isRetryable ? "APP_STORE_UNAVAILABLE" : "APP_STORE_API_ERROR" }
+    package var message: String { description }
+    package var details: JSONObject {
         var details: JSONObject = [:]
         if case .api(let status, let code, _, _, let environment) = self {
             details["appStoreStatus"] = .int(Int64(status))
@@ -56,14 +56,14 @@ extension AppStoreAPIError: HTTPStatusError {
 /// Google's trouble as our answer: retryable → 503 (+ `Retry-After`; a Pub/Sub push is then
 /// redelivered), an unknown purchase → 404, the rest 502 with Google's words.
 extension GooglePlayAPIError: HTTPStatusError {
-    public var httpStatus: Int {
+    package var httpStatus: Int {
         switch self {
         case .transport, .unavailable: 503
         case .notFound: 404
         case .auth, .api, .decoding: 502
         }
     }
-    public var code: String {
+    package var code: String {
         switch self {
         case .transport, .unavailable: "GOOGLE_PLAY_UNAVAILABLE"
         case .notFound: "PURCHASE_NOT_FOUND"
@@ -71,12 +71,12 @@ extension GooglePlayAPIError: HTTPStatusError {
         case .api, .decoding: "GOOGLE_PLAY_API_ERROR"
         }
     }
-    public var message: String { description }
+    package var message: String { description }
 }
 
 /// A Pub/Sub push whose token does not prove it is Google's: 401, nothing stored.
 extension PubSubPushVerifier.Refusal: HTTPStatusError {
-    public var httpStatus: Int { 401 }
-    public var code: String { "UNAUTHORIZED" }
-    public var message: String { "the push is not authenticated: \(reason)" }
+    package var httpStatus: Int { 401 }
+    package var code: String { "UNAUTHORIZED" }
+    package var message: String { "the push is not authenticated: \(reason)" }
 }

@@ -1,9 +1,9 @@
-import JSON
+package import JSON
 
 /// An error that knows the HTTP status and stable code it is answered with (API.md's error body).
 /// Every error a use case means to answer implements it; one function in the HTTP layer turns
 /// any error into the answer, and an error that does not implement it is a logged 500 `INTERNAL`.
-public protocol HTTPStatusError: Error, Sendable {
+package protocol HTTPStatusError: Error, Sendable {
     var httpStatus: Int { get }
     /// Stable, documented, upper-case (`OFFER_UNAVAILABLE`).
     var code: String { get }
@@ -16,11 +16,11 @@ public protocol HTTPStatusError: Error, Sendable {
 }
 
 extension HTTPStatusError {
-    public var details: JSONObject { [:] }
-    public var logDetail: String? { nil }
+    package var details: JSONObject { [:] }
+    package var logDetail: String? { nil }
 
     /// `{"error": {"code", "message", …details}}`
-    public var body: JSONValue {
+    package var body: JSONValue {
         var error: JSONObject = ["code": .string(code), "message": .string(message)]
         for member in details.members { error[member.key] = member.value }
         return .object(["error": .object(error)])
@@ -28,38 +28,38 @@ extension HTTPStatusError {
 }
 
 /// The plain `HTTPStatusError`: a status, a code, a message and details.
-public struct ServiceError: HTTPStatusError, Equatable, CustomStringConvertible {
-    public let httpStatus: Int
-    public let code: String
-    public let message: String
-    public let details: JSONObject
+package struct ServiceError: HTTPStatusError, Equatable, CustomStringConvertible {
+    package let httpStatus: Int
+    package let code: String
+    package let message: String
+    package let details: JSONObject
 
-    public init(status: Int, code: String, message: String, details: JSONObject = [:]) {
+    package init(status: Int, code: String, message: String, details: JSONObject = [:]) {
         httpStatus = status
         self.code = code
         self.message = message
         self.details = details
     }
 
-    public var description: String { "\(httpStatus) \(code): \(message)" }
+    package var description: String { "\(httpStatus) \(code): \(message)" }
 
-    public static func badRequest(_ message: String) -> ServiceError {
+    package static func badRequest(_ message: String) -> ServiceError {
         ServiceError(status: 400, code: "BAD_REQUEST", message: message)
     }
 
-    public static func forbidden(_ message: String) -> ServiceError {
+    package static func forbidden(_ message: String) -> ServiceError {
         ServiceError(status: 403, code: "FORBIDDEN", message: message)
     }
 
-    public static func notFound(_ message: String) -> ServiceError {
+    package static func notFound(_ message: String) -> ServiceError {
         ServiceError(status: 404, code: "NOT_FOUND", message: message)
     }
 
-    public static func offerUnavailable(_ reason: String, _ message: String) -> ServiceError {
+    package static func offerUnavailable(_ reason: String, _ message: String) -> ServiceError {
         ServiceError(status: 422, code: "OFFER_UNAVAILABLE", message: message, details: ["reason": .string(reason)])
     }
 
-    public static let conflict = ServiceError(
+    package static let conflict = ServiceError(
         status: 409, code: "CONFLICT",
         message: "this subscription is linked to another appAccountToken; nothing changed")
 }

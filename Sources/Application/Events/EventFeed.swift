@@ -1,20 +1,21 @@
-import Entitlements
-import Foundation
+import AppStore
+package import Entitlements
+package import Foundation
 import Instants
-import JSON
+package import JSON
 
 /// The pull feed (`GET /v1/events`) and delivery control (`/v1/webhooks/…`) of one app. Reads
 /// and writes run on the blocking pool; answers are the API's JSON.
-public struct EventFeed: Sendable {
+package struct EventFeed: Sendable {
     let app: AppConfiguration
     let store: any FactStore
     let pool: BlockingPool
     let eventWriter: AppEventWriter
 
-    public static let maxLimit = 1000
+    package static let maxLimit = 1000
 
     /// Events after `sequence`, oldest first, and where the next page starts.
-    public func events(after sequence: Int64, limit: Int, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {
+    package func events(after sequence: Int64, limit: Int, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {
         pool.run(
             {
                 let events = try store.events(appId: app.id, after: sequence, limit: limit)
@@ -25,7 +26,7 @@ public struct EventFeed: Sendable {
             }, completion: completion)
     }
 
-    public func event(id: String, completion: @escaping @Sendable (Result<JSONObject?, any Error>) -> Void) {
+    package func event(id: String, completion: @escaping @Sendable (Result<JSONObject?, any Error>) -> Void) {
         pool.run({ try store.event(appId: app.id, id: id).map(Self.json) }, completion: completion)
     }
 
@@ -35,7 +36,7 @@ public struct EventFeed: Sendable {
         return body
     }
 
-    public func deliveries(
+    package func deliveries(
         status: WebhookDelivery.Status?, limit: Int, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void
     ) {
         pool.run(
@@ -44,7 +45,7 @@ public struct EventFeed: Sendable {
     }
 
     /// A delivery made pending again, due now, with a fresh retry window.
-    public func retry(deliveryId: String, now: Date, completion: @escaping @Sendable (Result<JSONObject?, any Error>) -> Void) {
+    package func retry(deliveryId: String, now: Date, completion: @escaping @Sendable (Result<JSONObject?, any Error>) -> Void) {
         pool.run(
             {
                 let delivery = try store.retryDelivery(appId: app.id, id: deliveryId, now: Milliseconds.since1970(now))
@@ -54,7 +55,7 @@ public struct EventFeed: Sendable {
     }
 
     /// A `TEST` event for every endpoint, through the outbox like any other event.
-    public func sendTest(now: Date, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {
+    package func sendTest(now: Date, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {
         guard !app.webhooks.isEmpty else {
             completion(.failure(ServiceError(status: 422, code: "NO_WEBHOOKS", message: "this app has no webhooks configured")))
             return

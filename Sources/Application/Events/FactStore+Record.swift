@@ -13,7 +13,7 @@ extension FactStore {
     }
 
     func record(
-        _ batch: FactBatch, outbox: AppEventWriter? = nil, completion: @escaping @Sendable (Result<ApplyOutcome, Error>) -> Void
+        _ batch: FactBatch, outbox: AppEventWriter? = nil, completion: @escaping @Sendable (Result<ApplyOutcome, any Error>) -> Void
     ) {
         write(Self.composing(batch, outbox)) { result in
             if case .success(let applied) = result, applied.wroteToOutbox { outbox?.committed(applied.events) }

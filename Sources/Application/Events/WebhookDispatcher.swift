@@ -9,14 +9,14 @@ import Synchronization
 /// each with its own threads and HTTP client, so a slow or dead endpoint delays only itself and
 /// ingestion never waits on any. State lives in the store: a delivery is claimed with a lease,
 /// then settled by its outcome, so a restart (or a crash mid-delivery) loses none.
-public final class WebhookDispatcher: Sendable {
+package final class WebhookDispatcher: Sendable {
     let app: AppConfiguration
     private let lanes: [DeliveryLane]
     private let store: any FactStore
     private let instrumentation: any Instrumentation
     /// Reports the backlog while running. Set up once in `init`, then only cancelled: never
     /// shared mutable state.
-    private nonisolated(unsafe) let backlogTimer: DispatchSourceTimer
+    private nonisolated(unsafe) let backlogTimer: any DispatchSourceTimer
     private let running = Mutex(false)
 
     init?(app: AppConfiguration, store: any FactStore, settings: DeliverySettings, instrumentation: any Instrumentation) {
@@ -44,7 +44,7 @@ public final class WebhookDispatcher: Sendable {
 
     deinit { backlogTimer.cancel() }
 
-    public func start() {
+    package func start() {
         let first = running.withLock { running in
             defer { running = true }
             return !running
@@ -54,9 +54,9 @@ public final class WebhookDispatcher: Sendable {
     }
 
     /// Something new is in the outbox (called after its commit).
-    public func wake() { for lane in lanes { lane.wake() } }
+    package func wake() { for lane in lanes { lane.wake() } }
 
-    public func stop() {
+    package func stop() {
         running.withLock { $0 = false }
         for lane in lanes { lane.stop() }
     }

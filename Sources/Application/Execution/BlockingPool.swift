@@ -9,9 +9,9 @@ import Synchronization
 ///
 /// The queue is bounded: past `maxQueuedJobs` a job is refused at once with 503
 /// `OVERLOADED` instead of growing memory and latency without end.
-public final class BlockingPool: Sendable {
-    public let threadCount: Int
-    public let maxQueuedJobs: Int
+package final class BlockingPool: Sendable {
+    package let threadCount: Int
+    package let maxQueuedJobs: Int
     private let state = Mutex(State())
     private let wakeUp = NSCondition()
 
@@ -23,7 +23,7 @@ public final class BlockingPool: Sendable {
     }
 
     /// `threads` 0 means twice the cores, at least 4 (most jobs wait on I/O, not on a core).
-    public init(threads: Int, maxQueuedJobs: Int = 10_000, name: String = "entitle-blocking") {
+    package init(threads: Int, maxQueuedJobs: Int = 10_000, name: String = "entitle-blocking") {
         threadCount = threads > 0 ? threads : max(4, 2 * ProcessInfo.processInfo.activeProcessorCount)
         self.maxQueuedJobs = maxQueuedJobs
         for index in 0..<threadCount {
@@ -36,7 +36,7 @@ public final class BlockingPool: Sendable {
 
     /// Runs `job` on a pool thread; false when the queue is full (the job is dropped).
     @discardableResult
-    public func submit(_ job: @escaping @Sendable () -> Void) -> Bool {
+    package func submit(_ job: @escaping @Sendable () -> Void) -> Bool {
         let accepted = state.withLock { state -> Bool in
             guard !state.stopping, state.jobs.count - state.head < maxQueuedJobs else { return false }
             state.jobs.append(job)
@@ -52,12 +52,12 @@ public final class BlockingPool: Sendable {
 
     /// Runs `job` on a pool thread, or `overloaded` at once when the queue is full (so the
     /// caller can still answer).
-    public func submit(_ job: @escaping @Sendable () -> Void, overloaded: () -> Void) {
+    package func submit(_ job: @escaping @Sendable () -> Void, overloaded: () -> Void) {
         if !submit(job) { overloaded() }
     }
 
     /// Runs `work` on a pool thread and hands its result to `completion` there.
-    public func run<T: Sendable>(
+    package func run<T: Sendable>(
         _ work: @escaping @Sendable () throws -> T,
         completion: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
@@ -67,18 +67,18 @@ public final class BlockingPool: Sendable {
 
     /// Runs `work` on a pool thread and resumes the caller with its result (an async caller,
     /// which holds no thread meanwhile); `OVERLOADED` when the queue is full.
-    public func perform<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    package func perform<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             run(work) { continuation.resume(with: $0) }
         }
     }
 
     /// Jobs waiting and running now (for `/metrics`).
-    public var queuedJobs: Int { state.withLock { $0.jobs.count - $0.head } }
-    public var busyThreads: Int { state.withLock { $0.busy } }
+    package var queuedJobs: Int { state.withLock { $0.jobs.count - $0.head } }
+    package var busyThreads: Int { state.withLock { $0.busy } }
 
     /// Lets queued jobs finish, then ends the threads.
-    public func stop() {
+    package func stop() {
         state.withLock { $0.stopping = true }
         wakeUp.lock()
         wakeUp.broadcast()
@@ -120,5 +120,5 @@ public final class BlockingPool: Sendable {
 
 extension ServiceError {
     /// The blocking pool's queue is full.
-    public static let overloaded = ServiceError(status: 503, code: "OVERLOADED", message: "the server is busy; try again")
+    package static let overloaded = ServiceError(status: 503, code: "OVERLOADED", message: "the server is busy; try again")
 }

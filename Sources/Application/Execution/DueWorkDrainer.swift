@@ -10,7 +10,7 @@ final class DueWorkDrainer: Sendable {
     private let drain: @Sendable (Date) -> Void
     private let draining = Mutex(false)
     /// Set up once in `init`, then only cancelled (in `deinit`): never shared mutable state.
-    private nonisolated(unsafe) let timer: DispatchSourceTimer
+    private nonisolated(unsafe) let timer: any DispatchSourceTimer
 
     init(interval: TimeInterval, pool: BlockingPool, drain: @escaping @Sendable (Date) -> Void) {
         self.pool = pool

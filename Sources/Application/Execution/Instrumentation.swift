@@ -1,6 +1,6 @@
 /// What the use cases count, for `/metrics`. The server's `Metrics` implements it; the CLI and
 /// tests that need no counters use `NoInstrumentation`.
-public protocol Instrumentation: Sendable {
+package protocol Instrumentation: Sendable {
     /// One verification of signed data: where it came from (`verify`, `transaction`,
     /// `notification`, `sync`, …), the kind of item, and `VALID` or the failure's status.
     func verified(app: String, source: String, kind: String, result: String)
@@ -46,22 +46,22 @@ extension Instrumentation {
     }
 }
 
-public struct NoInstrumentation: Instrumentation {
-    public init() {}
-    public func verified(app: String, source: String, kind: String, result: String) {}
-    public func notificationReceived(app: String, type: String) {}
-    public func notificationOutcome(app: String, result: String) {}
-    public func offerSigned(app: String, kind: String) {}
-    public func retentionRequest(app: String, result: String) {}
-    public func retentionAnswered(app: String, kind: String, rule: String) {}
-    public func retentionSaved(app: String, rule: String) {}
-    public func refundRequested(app: String, store: String, reason: String) {}
-    public func refundAnswered(app: String, store: String, result: String) {}
-    public func refundDecided(app: String, store: String, outcome: String) {}
-    public func eventWritten(app: String, type: String) {}
-    public func deliveryAttempted(app: String, endpoint: String, kind: String, result: String, httpStatus: Int?, error: String?) {}
-    public func deliveryBacklog(app: String, pending: Int, failed: Int, oldestPendingSeconds: Double) {}
-    public func supportAction(app: String, key: String, action: String, target: String) {}
-    public func backgroundFailed(app: String, task: String, code: String, message: String) {}
-    public func unacknowledgedPurchases(app: String, count: Int) {}
+package struct NoInstrumentation: Instrumentation {
+    package init() {}
+    package func verified(app: String, source: String, kind: String, result: String) {}
+    package func notificationReceived(app: String, type: String) {}
+    package func notificationOutcome(app: String, result: String) {}
+    package func offerSigned(app: String, kind: String) {}
+    package func retentionRequest(app: String, result: String) {}
+    package func retentionAnswered(app: String, kind: String, rule: String) {}
+    package func retentionSaved(app: String, rule: String) {}
+    package func refundRequested(app: String, store: String, reason: String) {}
+    package func refundAnswered(app: String, store: String, result: String) {}
+    package func refundDecided(app: String, store: String, outcome: String) {}
+    package func eventWritten(app: String, type: String) {}
+    package func deliveryAttempted(app: String, endpoint: String, kind: String, result: String, httpStatus: Int?, error: String?) {}
+    package func deliveryBacklog(app: String, pending: Int, failed: Int, oldestPendingSeconds: Double) {}
+    package func supportAction(app: String, key: String, action: String, target: String) {}
+    package func backgroundFailed(app: String, task: String, code: String, message: String) {}
+    package func unacknowledgedPurchases(app: String, count: Int) {}
 }

@@ -1,16 +1,17 @@
+import AppStore
 import Crypto
-import Entitlements
-import Foundation
+package import Entitlements
+package import Foundation
 import GooglePlay
 import HTTPClient
 import Instants
-import JSON
+package import JSON
 
 /// An app's Google Play side: purchases posted by the Android app, real-time developer
 /// notifications pushed by Pub/Sub, and the offer a purchase must use. Every purchase is read
 /// from Google (a notification is only a signal), stored as a fact, acknowledged when it needs to
 /// be, and answered only once stored. Calls wait on Google: they run on the outbound pool.
-public struct GooglePlayService: Sendable {
+package struct GooglePlayService: Sendable {
     let app: AppConfiguration
     let settings: GooglePlaySettings
     let api: GooglePlayDeveloperAPI
@@ -63,7 +64,7 @@ public struct GooglePlayService: Sendable {
     /// Reads the purchase from Google, links it to the customer (`obfuscatedExternalAccountId`
     /// when it is a UUID, else `appAccountToken`), stores it, acknowledges it, answers it with the
     /// subscriber.
-    public func post(
+    package func post(
         productId: String, purchaseToken: String, appAccountToken: String?, now: Date,
         completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void
     ) {
@@ -106,7 +107,7 @@ public struct GooglePlayService: Sendable {
     // MARK: - Real-time developer notifications
 
     /// What a push did.
-    public enum PushOutcome: String, Sendable {
+    package enum PushOutcome: String, Sendable {
         case applied, duplicate, test
         /// Nothing to store: Google does not know the purchase, or the notification is of a kind
         /// Entitle does not read (or a voided one-time product it never stored).
@@ -217,7 +218,7 @@ public struct GooglePlayService: Sendable {
 
     /// `purchases.voidedpurchases.list` since `since`: every stored purchase Google voided is
     /// marked so (a refund or chargeback whose notification was missed). Answers how many.
-    public func syncVoided(since: Int64, now: Date, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {
+    package func syncVoided(since: Int64, now: Date, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {
         outbound.run(
             {
                 var marked = 0
@@ -245,7 +246,7 @@ public struct GooglePlayService: Sendable {
     // MARK: - Offers
 
     /// `POST /v1/offers/google/select`: which offer the purchase must use.
-    public func selectOffer(
+    package func selectOffer(
         productId: String, basePlanId: String, listed: [PlayOfferSelection.ListedOffer], offerId: String?, appAccountToken: String?,
         now: Date, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void
     ) {

@@ -1,14 +1,14 @@
-import AppStore
+package import AppStore
 import Entitlements
-import Foundation
+package import Foundation
 import Instants
-import JSON
+package import JSON
 
 /// `POST /v1/notifications/apple`: App Store Server Notifications V2. The signature is the
 /// authentication. A notification is verified (with each signed item inside it), turned into
 /// facts, and acknowledged only once they are durable.
-public struct NotificationIngestion: Sendable {
-    public enum Outcome: String, Sendable {
+package struct NotificationIngestion: Sendable {
+    package enum Outcome: String, Sendable {
         case applied
         /// Its `notificationUUID` was stored before: nothing applied again.
         case duplicate
@@ -34,7 +34,7 @@ public struct NotificationIngestion: Sendable {
     ///
     /// `body` is the request exactly as Apple sent it, passed on byte for byte when the app
     /// forwards notifications.
-    public func ingest(
+    package func ingest(
         _ parsed: SignedPayload, body: String? = nil, source: String = "notification", receivedAt: Date,
         completion: @escaping @Sendable (Result<Outcome, any Error>) -> Void
     ) {
@@ -127,7 +127,7 @@ public struct NotificationIngestion: Sendable {
 
     /// The notifications this instance refused lately, newest first, as `GET /v1/notifications/refused`
     /// answers them: what each claimed (unverified) and why it was refused.
-    public func recentlyRefused() -> JSONObject {
+    package func recentlyRefused() -> JSONObject {
         let items: [JSONValue] = (failures?.refusedNotifications(app: app.id) ?? []).map { refused in
             var item: JSONObject = ["result": "refused", "status": .string(refused.status), "reason": .string(refused.reason)]
             Timestamps.set(&item, "receivedAt", refused.receivedAt)

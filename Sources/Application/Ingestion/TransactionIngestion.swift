@@ -1,16 +1,16 @@
-import AppStore
+package import AppStore
 import Entitlements
-import Foundation
+package import Foundation
 import Instants
-import JSON
+package import JSON
 
 /// `POST /v1/transactions`: an app posts a signed transaction (and optionally its renewal info);
 /// it is verified, stored, and an untokened subscription is linked to the caller's token (once;
 /// a different existing link is a conflict and changes nothing).
-public struct TransactionIngestion: Sendable {
-    public struct Posted: Sendable {
-        public var transaction: JWSTransactionDecodedPayload
-        public var subscriber: JSONObject
+package struct TransactionIngestion: Sendable {
+    package struct Posted: Sendable {
+        package var transaction: JWSTransactionDecodedPayload
+        package var subscriber: JSONObject
     }
 
     let app: AppConfiguration
@@ -26,7 +26,7 @@ public struct TransactionIngestion: Sendable {
 
     /// Verifies on the caller's thread (on the outbound pool when verification waits on OCSP),
     /// writes through the store's writer, then reads the subscriber back on the database pool.
-    public func post(
+    package func post(
         signedTransaction: String, signedRenewalInfo: String?, appAccountToken: String?, now: Date,
         completion: @escaping @Sendable (Result<Posted, any Error>) -> Void
     ) {

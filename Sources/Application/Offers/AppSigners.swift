@@ -1,14 +1,14 @@
-import AppStore
+package import AppStore
 import Crypto
 
 /// The signers of one app, built once from its configuration.
-public struct AppSigners: Sendable {
-    public let promotionalOffer: PromotionalOfferSigner
+package struct AppSigners: Sendable {
+    package let promotionalOffer: PromotionalOfferSigner
     /// Present only when the key has an issuer ID: the JWS forms need `iss`.
-    public let promotionalOfferV2: PromotionalOfferV2SignatureCreator?
-    public let introductoryOfferEligibility: IntroductoryOfferEligibilitySignatureCreator?
+    package let promotionalOfferV2: PromotionalOfferV2SignatureCreator?
+    package let introductoryOfferEligibility: IntroductoryOfferEligibilitySignatureCreator?
 
-    public init(app: AppConfiguration) {
+    package init(app: AppConfiguration) {
         let key = app.signingKey
         promotionalOffer = PromotionalOfferSigner(privateKey: key.privateKey, keyId: key.keyId, bundleId: app.bundleId)
         if let issuerId = key.issuerId {

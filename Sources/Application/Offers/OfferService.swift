@@ -1,24 +1,24 @@
-import AppStore
+package import AppStore
 import Crypto
-import Entitlements
-import Foundation
+package import Entitlements
+package import Foundation
 import Instants
-import JSON
+package import JSON
 
 /// What a client asks to have signed (the body of `POST /v1/promotional-offers/sign`).
-public struct PromotionalOfferRequest: Sendable {
-    public var productId: String
-    public var offerId: String
-    public var appAccountToken: String?
-    public var transactionId: String?
+package struct PromotionalOfferRequest: Sendable {
+    package var productId: String
+    package var offerId: String
+    package var appAccountToken: String?
+    package var transactionId: String?
     /// Where the purchase will happen (StoreKit's `AppTransaction.environment`), when the app says.
-    public var environment: AppStoreEnvironment?
+    package var environment: AppStoreEnvironment?
     /// StoreKit's signed transaction: proves a client holds the transaction it names.
-    public var signedTransaction: String?
+    package var signedTransaction: String?
     /// A server or admin key: a bare `transactionId` may name the customer (see `OfferCustomer`).
-    public var trustedCaller: Bool
+    package var trustedCaller: Bool
 
-    public init(
+    package init(
         productId: String, offerId: String, appAccountToken: String? = nil, transactionId: String? = nil,
         environment: AppStoreEnvironment? = nil, signedTransaction: String? = nil, trustedCaller: Bool = true
     ) {
@@ -33,18 +33,18 @@ public struct PromotionalOfferRequest: Sendable {
 }
 
 /// What a client asks about introductory-offer eligibility.
-public struct IntroductoryOfferRequest: Sendable {
-    public var productId: String
-    public var appAccountToken: String?
-    public var transactionId: String?
+package struct IntroductoryOfferRequest: Sendable {
+    package var productId: String
+    package var appAccountToken: String?
+    package var transactionId: String?
     /// Where the purchase will happen (StoreKit's `AppTransaction.environment`), when the app says.
-    public var environment: AppStoreEnvironment?
+    package var environment: AppStoreEnvironment?
     /// StoreKit's signed transaction: proves a client holds the transaction it names.
-    public var signedTransaction: String?
+    package var signedTransaction: String?
     /// A server or admin key: a bare `transactionId` may name the customer (see `OfferCustomer`).
-    public var trustedCaller: Bool
+    package var trustedCaller: Bool
 
-    public init(
+    package init(
         productId: String, appAccountToken: String? = nil, transactionId: String? = nil, environment: AppStoreEnvironment? = nil,
         signedTransaction: String? = nil, trustedCaller: Bool = true
     ) {
@@ -59,9 +59,9 @@ public struct IntroductoryOfferRequest: Sendable {
 
 /// Signs offers from the app's catalog: the one place that decides what may be signed.
 /// Used by both the HTTP endpoints and `entitle sign-offer`, so both answer the same JSON.
-public struct OfferService: Sendable {
-    public let app: AppConfiguration
-    public let signers: AppSigners
+package struct OfferService: Sendable {
+    package let app: AppConfiguration
+    package let signers: AppSigners
     /// The customer's stored history; nil where there is no store (`entitle sign-offer`).
     let history: SubscriberQueries?
     /// Checks the signed transaction a client sends as proof; nil where there is no store.
@@ -69,7 +69,7 @@ public struct OfferService: Sendable {
     let pool: BlockingPool?
     let instrumentation: any Instrumentation
 
-    public init(app: AppConfiguration) {
+    package init(app: AppConfiguration) {
         self.init(app: app, history: nil, verification: nil, pool: nil, instrumentation: NoInstrumentation())
     }
 
@@ -89,7 +89,7 @@ public struct OfferService: Sendable {
 
     /// Signs on the caller's thread when the offer's rule needs no history (CPU only, about a
     /// tenth of a millisecond); reads the customer's history on the pool when it does.
-    public func signPromotionalOffer(
+    package func signPromotionalOffer(
         _ request: PromotionalOfferRequest, now: Date, nonce: UUID = SecureRandom.uuid(),
         completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void
     ) {
@@ -117,7 +117,7 @@ public struct OfferService: Sendable {
     }
 
     /// Decided from the customer's stored transactions, read on the pool.
-    public func introductoryOfferEligibility(
+    package func introductoryOfferEligibility(
         _ request: IntroductoryOfferRequest, now: Date,
         completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void
     ) {
@@ -165,7 +165,7 @@ public struct OfferService: Sendable {
     /// Signs a catalogued promotional offer: the v1 signature always, the v2 JWS when the key has
     /// an issuer ID. Never falls back to another offer.
     /// `subscriptions` is the customer's stored history (needed when the offer's rule is not `any`).
-    public func signPromotionalOffer(
+    package func signPromotionalOffer(
         _ request: PromotionalOfferRequest, subscriptions: [SubscriptionState] = [],
         nonce: UUID = SecureRandom.uuid(),
         timestamp: Date = Date()
@@ -219,11 +219,11 @@ public struct OfferService: Sendable {
     }
 
     /// Whether the offer's rule needs the customer's history.
-    public func needsHistory(offerId: String) -> Bool { (app.offers[offerId]?.eligibility ?? .any) != .any }
+    package func needsHistory(offerId: String) -> Bool { (app.offers[offerId]?.eligibility ?? .any) != .any }
 
     /// Answers introductory-offer eligibility for the product's subscription group.
     /// Decided per subscription group from `transactions`, the customer's stored transactions.
-    public func introductoryOfferEligibility(
+    package func introductoryOfferEligibility(
         _ request: IntroductoryOfferRequest, transactions: [TransactionRecord], environment: AppStoreEnvironment,
         nonce: UUID = SecureRandom.uuid(),
         timestamp: Date = Date()

@@ -1,12 +1,12 @@
 import AppStore
 import Entitlements
-import Foundation
+package import Foundation
 import Instants
-import JSON
+package import JSON
 
 /// Refund reviews' support side: the app's usage evidence (`POST …/usage`), support's per-customer
 /// override (`PUT`/`DELETE …/refund-override`), and the requests with what was answered.
-public struct RefundService: Sendable {
+package struct RefundService: Sendable {
     let app: AppConfiguration
     let store: any FactStore
     let pool: BlockingPool
@@ -17,7 +17,7 @@ public struct RefundService: Sendable {
     static let maximumEvents = 1000
 
     /// Records `items` (each one purchase's evidence) for the customer; answers them as stored.
-    public func recordUsage(
+    package func recordUsage(
         appAccountToken: String, items: [JSONObject], by caller: Caller, now: Date,
         completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void
     ) {
@@ -83,7 +83,7 @@ public struct RefundService: Sendable {
     }
 
     /// Sets (or with nil `override`, removes) the customer's override; answers it.
-    public func setOverride(
+    package func setOverride(
         appAccountToken: String, override: String?, reason: String?, by caller: Caller, now: Date,
         completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void
     ) {
@@ -111,7 +111,7 @@ public struct RefundService: Sendable {
         }
     }
 
-    public func override(appAccountToken: String, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {
+    package func override(appAccountToken: String, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {
         pool.run(
             {
                 let token = try AppAccountToken.validated(appAccountToken)
@@ -122,7 +122,7 @@ public struct RefundService: Sendable {
 
     /// `GET /v1/refund-requests`: newest first, each with what was answered, by what, and the
     /// store's decision.
-    public func requests(limit: Int, now: Date, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {
+    package func requests(limit: Int, now: Date, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {
         pool.run(
             {
                 let nowMs = Milliseconds.since1970(now)

@@ -1,13 +1,13 @@
-import AppStore
+package import AppStore
 import AppStoreAPI
 import Foundation
-import JSON
+package import JSON
 
 /// The app's retention messages through Apple's Retention Messaging API: what `entitle retention …`
 /// and the admin endpoints `…/v1/retention/…` both call, so both check the same limits before
 /// anything is sent. Calls wait on Apple: on the outbound pool.
-public struct RetentionMessaging: Sendable {
-    public enum Operation: Sendable {
+package struct RetentionMessaging: Sendable {
+    package enum Operation: Sendable {
         case listMessages
         case uploadMessage(id: String, message: JSONObject)
         case deleteMessage(id: String)
@@ -28,14 +28,14 @@ public struct RetentionMessaging: Sendable {
     let clients: [AppStoreEnvironment: AppStoreServerAPIClient]
     let outbound: BlockingPool
 
-    public func perform(
+    package func perform(
         _ operation: Operation, environment: AppStoreEnvironment, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void
     ) {
         outbound.run({ try perform(operation, environment: environment) }, completion: completion)
     }
 
     /// Blocking (the CLI's main thread, the outbound pool). 400 for what Apple would refuse.
-    public func perform(_ operation: Operation, environment: AppStoreEnvironment) throws -> JSONObject {
+    package func perform(_ operation: Operation, environment: AppStoreEnvironment) throws -> JSONObject {
         guard let client = clients[environment] else {
             throw ServiceError(
                 status: 422, code: "RETENTION_API_NOT_CONFIGURED",

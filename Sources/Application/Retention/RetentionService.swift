@@ -1,9 +1,9 @@
-import AppStore
+package import AppStore
 import Crypto
 import Entitlements
-import Foundation
+package import Foundation
 import Instants
-import JSON
+package import JSON
 
 /// `POST /v1/retention/apple`: Apple's realtime Retention Messaging request, asked while a
 /// customer opens the cancellation page. Verified like every signed payload and answered by the
@@ -11,7 +11,7 @@ import JSON
 /// is signed here). The answer is recorded with its event while it is sent, not before: the page
 /// waits for it, and Apple retries a request only seconds later, when the record (keyed by the
 /// `requestIdentifier`, so the retry gets the same answer) is long committed.
-public struct RetentionService: Sendable {
+package struct RetentionService: Sendable {
     let app: AppConfiguration
     let verification: VerificationService
     let store: any FactStore
@@ -20,7 +20,7 @@ public struct RetentionService: Sendable {
     let eventWriter: AppEventWriter
     let instrumentation: any Instrumentation
 
-    public func answer(_ parsed: SignedPayload, now: Date, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {
+    package func answer(_ parsed: SignedPayload, now: Date, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {
         pool.run({ try answerNow(parsed, now: now) }, completion: completion)
     }
 

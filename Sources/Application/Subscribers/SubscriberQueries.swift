@@ -1,15 +1,15 @@
-import AppStore
-import Entitlements
-import Foundation
+package import AppStore
+package import Entitlements
+package import Foundation
 import Instants
-import JSON
+package import JSON
 
 /// "What does this customer have": stored facts of one app read and evaluated at an instant.
 ///
 /// The throwing methods block on the store (the pool, the CLI); the ones with a completion run
 /// them on the blocking pool, so callers on an event loop never wait.
-public struct SubscriberQueries: Sendable {
-    public let app: AppConfiguration
+package struct SubscriberQueries: Sendable {
+    package let app: AppConfiguration
     let store: any FactStore
     let pool: BlockingPool
 
@@ -21,14 +21,14 @@ public struct SubscriberQueries: Sendable {
     /// customer has facts, and the best grant of the environments the app's `sandboxAccess`
     /// permits decides each entitlement. Facts stay separate per environment; only the view spans
     /// them. With `environment` (or in a one-environment app) the answer is that environment's.
-    public func subscriber(appAccountToken: String, environment: AppStoreEnvironment?, at now: Date) throws -> JSONObject? {
+    package func subscriber(appAccountToken: String, environment: AppStoreEnvironment?, at now: Date) throws -> JSONObject? {
         var answer = JSONObject()
         return try subscriber(appAccountToken: appAccountToken, environment: environment, at: now, into: &answer) ? answer : nil
     }
 
     /// The same answer, serialized: `GET /v1/subscribers/{appAccountToken}` writes it straight into
     /// bytes, without a tree.
-    public func serializedSubscriber(appAccountToken: String, environment: AppStoreEnvironment?, at now: Date) throws -> [UInt8]? {
+    package func serializedSubscriber(appAccountToken: String, environment: AppStoreEnvironment?, at now: Date) throws -> [UInt8]? {
         var answer = JSONObjectWriter()
         return try subscriber(appAccountToken: appAccountToken, environment: environment, at: now, into: &answer) ? answer.finish() : nil
     }
@@ -77,7 +77,7 @@ public struct SubscriberQueries: Sendable {
     /// The subscriber a subscription belongs to (its whole subscriber when it is linked).
     /// Without `environment`, every enabled environment is searched (Production first): an
     /// original transaction id belongs to one environment, and the caller need not know which.
-    public func subscriber(originalTransactionId: String, environment: AppStoreEnvironment?, at now: Date) throws -> JSONObject? {
+    package func subscriber(originalTransactionId: String, environment: AppStoreEnvironment?, at now: Date) throws -> JSONObject? {
         let candidates = environment == nil ? searchOrder : [try chosen(environment)]
         for candidate in candidates {
             guard
@@ -93,7 +93,7 @@ public struct SubscriberQueries: Sendable {
     /// The customer of an app download (`appTransactionId`): every subscription and purchase whose
     /// transactions or renewal info carry it, in every enabled environment (or `environment`), for
     /// customers who bought before the app set an appAccountToken or redeemed an offer code outside it.
-    public func subscriber(appTransactionId: String, environment: AppStoreEnvironment?, at now: Date) throws -> JSONObject? {
+    package func subscriber(appTransactionId: String, environment: AppStoreEnvironment?, at now: Date) throws -> JSONObject? {
         let candidates = environment == nil ? searchOrder : [try chosen(environment)]
         var found: [(AppStoreEnvironment, [SubscriptionFacts])] = []
         for candidate in candidates {
@@ -108,7 +108,7 @@ public struct SubscriberQueries: Sendable {
         return answer
     }
 
-    public func subscriber(
+    package func subscriber(
         appTransactionId: String, environment: AppStoreEnvironment?, at now: Date,
         completion: @escaping @Sendable (Result<JSONObject?, any Error>) -> Void
     ) {
@@ -121,14 +121,14 @@ public struct SubscriberQueries: Sendable {
     /// The app's view rules (the same ones its events are made with).
     var rules: SubscriberViewRules { app.viewRules }
 
-    public func serializedSubscriber(
+    package func serializedSubscriber(
         appAccountToken: String, environment: AppStoreEnvironment?, at now: Date,
         completion: @escaping @Sendable (Result<[UInt8]?, any Error>) -> Void
     ) {
         pool.run({ try serializedSubscriber(appAccountToken: appAccountToken, environment: environment, at: now) }, completion: completion)
     }
 
-    public func subscriber(
+    package func subscriber(
         originalTransactionId: String, environment: AppStoreEnvironment?, at now: Date,
         completion: @escaping @Sendable (Result<JSONObject?, any Error>) -> Void
     ) {
@@ -138,13 +138,13 @@ public struct SubscriberQueries: Sendable {
     }
 
     /// The subscriber a transaction (any of its ids) belongs to in `environment`.
-    public func subscriber(transactionId: String, environment: AppStoreEnvironment, at now: Date) throws -> JSONObject? {
+    package func subscriber(transactionId: String, environment: AppStoreEnvironment, at now: Date) throws -> JSONObject? {
         guard let original = try subscription(of: transactionId, in: environment) else { return nil }
         return try subscriber(originalTransactionId: original, environment: environment, at: now)
     }
 
     /// The notification audit trail, newest first.
-    public func notifications(
+    package func notifications(
         limit: Int, before: Int64?,
         completion: @escaping @Sendable (Result<[StoredNotification], any Error>) -> Void
     ) {

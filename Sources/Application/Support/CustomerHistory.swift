@@ -1,14 +1,14 @@
-import AppStore
+package import AppStore
 import Entitlements
-import Foundation
+package import Foundation
 import Instants
-import JSON
+package import JSON
 
 /// A customer's history (`GET /v1/subscribers/{appAccountToken}/history`): every stored fact in
 /// time order — signed transactions and renewal info, notifications, promotional grants and their
 /// revocations, links moved between tokens, events and each delivery of them — with its source
 /// and, for signed data, the payload decoded (it was verified when it was stored).
-public struct CustomerHistory: Sendable {
+package struct CustomerHistory: Sendable {
     let app: AppConfiguration
     let store: any FactStore
     let pool: BlockingPool
@@ -21,7 +21,7 @@ public struct CustomerHistory: Sendable {
         var object: JSONObject
     }
 
-    public func history(
+    package func history(
         appAccountToken: String, environment: AppStoreEnvironment?, now: Date,
         completion: @escaping @Sendable (Result<JSONObject?, any Error>) -> Void
     ) {
@@ -30,7 +30,7 @@ public struct CustomerHistory: Sendable {
 
     /// Nil when nothing at all is stored for the token. `grants` lists the customer's grants as
     /// they stand at `now` (the console offers to revoke the active ones).
-    public func history(appAccountToken: String, environment: AppStoreEnvironment?, now: Date) throws -> JSONObject? {
+    package func history(appAccountToken: String, environment: AppStoreEnvironment?, now: Date) throws -> JSONObject? {
         let token = try AppAccountToken.validated(appAccountToken)
         let environments = try environment.map { [try app.enabled($0)] } ?? AppStoreEnvironment.all.filter(app.environments.contains)
         var entries: [Entry] = []

@@ -1,21 +1,21 @@
 import AppStore
 import AppStoreAPI
 import Entitlements
-import Foundation
-import JSON
+package import Foundation
+package import JSON
 
 /// `GET /v1/subscribers?query=`: finds the customer a support mail is about by whatever it
 /// quotes — an appAccountToken, a transaction or original transaction id, an appTransactionId,
 /// the order ID of Apple's receipt e-mail (looked up with Apple, then stored like a sync), or a
 /// Google Play purchase token or order id (`GPA.…`).
-public struct CustomerSearch: Sendable {
+package struct CustomerSearch: Sendable {
     let app: AppConfiguration
     let store: any FactStore
     let subscribers: SubscriberQueries
     let sync: SyncService?
     let pool: BlockingPool
 
-    public func search(_ query: String, now: Date, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {
+    package func search(_ query: String, now: Date, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {
         Task { completion(await Result(catching: { try await search(query, now: now) })) }
     }
 
@@ -32,7 +32,7 @@ public struct CustomerSearch: Sendable {
 
     /// The stored customers the text names; else, for what looks like an order ID, the ones Apple's
     /// Look Up Order ID finds (on the outbound pool; the database's work on the database pool).
-    public func search(_ text: String, now: Date) async throws -> JSONObject {
+    package func search(_ text: String, now: Date) async throws -> JSONObject {
         let query = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !query.isEmpty, query.count <= 200 else { throw ServiceError.badRequest("query must have 1 to 200 characters") }
         var matches = try await pool.perform { try storedMatches(query) }

@@ -1,20 +1,20 @@
-import AppStore
+package import AppStore
 import Entitlements
-import Foundation
+package import Foundation
 import Instants
-import JSON
+package import JSON
 
 /// Promotional grants: support gives a customer an entitlement for a while ("a month of Pro as
 /// an apology"), or takes one back. Each is a stored fact written through the same path as
 /// Apple's facts, so it causes its event and shows in the subscriber and the history.
-public struct GrantService: Sendable {
+package struct GrantService: Sendable {
     let app: AppConfiguration
     let store: any FactStore
     let pool: BlockingPool
     let eventWriter: AppEventWriter
 
     /// How long a grant lasts: an ISO 8601 duration from now, or an instant.
-    public enum Length: Sendable {
+    package enum Length: Sendable {
         case duration(String)
         case until(Int64)
     }
@@ -23,7 +23,7 @@ public struct GrantService: Sendable {
     static let maximumMilliseconds: Int64 = 10 * 366 * 86_400_000
 
     /// Gives `entitlement` to the customer; answers the grant as stored (201).
-    public func grant(
+    package func grant(
         appAccountToken: String, entitlement: String, length: Length, reason: String?, environment: AppStoreEnvironment?,
         by caller: Caller, now: Date, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void
     ) {
@@ -44,7 +44,7 @@ public struct GrantService: Sendable {
     }
 
     /// Ends a grant now. Revoking a revoked grant answers it again and changes nothing.
-    public func revoke(
+    package func revoke(
         appAccountToken: String, entitlement: String, grantId: String, by caller: Caller, now: Date,
         completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void
     ) {

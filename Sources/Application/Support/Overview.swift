@@ -1,8 +1,8 @@
 import AppStore
 import Entitlements
-import Foundation
+package import Foundation
 import Instants
-import JSON
+package import JSON
 import Synchronization
 
 /// `GET /v1/stats`: how the app's customers stand now — active subscribers per entitlement and
@@ -14,7 +14,7 @@ import Synchronization
 /// answer, so the numbers agree with it): a walk of the whole store, run on the blocking pool and
 /// kept for `cacheSeconds` so a busy console does not repeat it (`subscribersCountedAt` says
 /// when it was made; the other numbers are read afresh).
-public final class Overview: Sendable {
+package final class Overview: Sendable {
     let app: AppConfiguration
     let store: any FactStore
     let pool: BlockingPool
@@ -34,11 +34,11 @@ public final class Overview: Sendable {
         self.failures = failures
     }
 
-    public func stats(now: Date, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {
+    package func stats(now: Date, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {
         pool.run({ try self.stats(now: now) }, completion: completion)
     }
 
-    public func stats(now date: Date) throws -> JSONObject {
+    package func stats(now date: Date) throws -> JSONObject {
         let now = Milliseconds.since1970(date)
         var answer: JSONObject = [:]
         Timestamps.set(&answer, "generatedAt", now)

@@ -5,7 +5,7 @@ import Synchronization
 /// "verification failures"), and the last refused notifications (the console's notifications with
 /// the result "refused"). Refused data is not stored, so this instance's own memory is what there
 /// is; `/metrics` keeps the running totals.
-public final class RecentFailures: Sendable {
+package final class RecentFailures: Sendable {
     private static let hour: Int64 = 3_600_000
     /// How many refused notifications each app keeps.
     static let refusalsKept = 200
@@ -13,17 +13,17 @@ public final class RecentFailures: Sendable {
     private let counts = Mutex<[String: [Int64: [String: Int]]]>([:])
     private let refusals = Mutex<[String: [RefusedNotification]]>([:])
 
-    public init() {}
+    package init() {}
 
     /// A notification that was refused, with what it claimed (unverified: shown, never trusted).
-    public struct RefusedNotification: Sendable {
-        public var receivedAt: Int64
-        public var claimedType: String?
-        public var claimedSubtype: String?
-        public var claimedUUID: String?
-        public var claimedEnvironment: String?
-        public var status: String
-        public var reason: String
+    package struct RefusedNotification: Sendable {
+        package var receivedAt: Int64
+        package var claimedType: String?
+        package var claimedSubtype: String?
+        package var claimedUUID: String?
+        package var claimedEnvironment: String?
+        package var status: String
+        package var reason: String
     }
 
     func refused(_ notification: RefusedNotification, app: String) {

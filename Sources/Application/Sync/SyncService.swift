@@ -1,18 +1,18 @@
-import AppStore
-import AppStoreAPI
+package import AppStore
+package import AppStoreAPI
 import Entitlements
 import Foundation
-import JSON
+package import JSON
 
 /// What a sync or back-fill did, item by item: nothing that failed is dropped silently (P-09).
-public struct SyncReport: Sendable {
-    public var environment: AppStoreEnvironment?
-    public var stored = 0
-    public var duplicates = 0
-    public var revision: String?
-    public var failures: [(item: String, status: String, reason: String)] = []
+package struct SyncReport: Sendable {
+    package var environment: AppStoreEnvironment?
+    package var stored = 0
+    package var duplicates = 0
+    package var revision: String?
+    package var failures: [(item: String, status: String, reason: String)] = []
 
-    public var json: JSONObject {
+    package var json: JSONObject {
         var object: JSONObject = ["stored": .int(Int64(stored))]
         if let environment { object["environment"] = .string(environment.rawValue) }
         if duplicates > 0 { object["duplicates"] = .int(Int64(duplicates)) }
@@ -28,7 +28,7 @@ public struct SyncReport: Sendable {
 /// (Get Notification History). Every signed item is verified and stored through the same path as
 /// notifications. Apple's calls run on the outbound pool, the database's on the database pool,
 /// and a retry's wait is a timer: a slow Apple holds no thread that a subscriber read needs.
-public struct SyncService: Sendable {
+package struct SyncService: Sendable {
     let app: AppConfiguration
     let verification: VerificationService
     let notifications: NotificationIngestion
@@ -38,8 +38,8 @@ public struct SyncService: Sendable {
     /// Where Apple's calls (and the verification that may ask OCSP) run.
     let outbound: BlockingPool
     let instrumentation: any Instrumentation
-    public let clients: [AppStoreEnvironment: AppStoreServerAPIClient]
-    public let retry: RetryPolicy
+    package let clients: [AppStoreEnvironment: AppStoreServerAPIClient]
+    package let retry: RetryPolicy
     var eventWriter: AppEventWriter?
 
     /// One client per enabled environment the API serves (Production, Sandbox), with the app's key
@@ -82,26 +82,26 @@ public struct SyncService: Sendable {
     // MARK: - Off the event loops
 
     /// What a sync reports, with the subscriber as it stands after it (nil when nothing is stored).
-    public struct Synced: Sendable {
-        public var report: SyncReport
-        public var subscriber: JSONObject?
+    package struct Synced: Sendable {
+        package var report: SyncReport
+        package var subscriber: JSONObject?
     }
 
     /// Syncs the subscription `transactionId` belongs to, then reads its subscriber.
-    public func syncTransaction(_ transactionId: String, completion: @escaping @Sendable (Result<Synced, any Error>) -> Void) {
+    package func syncTransaction(_ transactionId: String, completion: @escaping @Sendable (Result<Synced, any Error>) -> Void) {
         Task { completion(await Result(catching: { try await syncTransactionAndRead(transactionId) })) }
     }
 
     /// Syncs every subscription linked to the token, then reads the subscriber.
-    public func syncSubscriber(appAccountToken: String, completion: @escaping @Sendable (Result<Synced, any Error>) -> Void) {
+    package func syncSubscriber(appAccountToken: String, completion: @escaping @Sendable (Result<Synced, any Error>) -> Void) {
         Task { completion(await Result(catching: { try await syncSubscriberAndRead(appAccountToken: appAccountToken) })) }
     }
 
-    public func backfill(start: Int64, end: Int64, completion: @escaping @Sendable (Result<SyncReport, any Error>) -> Void) {
+    package func backfill(start: Int64, end: Int64, completion: @escaping @Sendable (Result<SyncReport, any Error>) -> Void) {
         Task { completion(await Result(catching: { try await backfill(start: start, end: end) })) }
     }
 
-    public func syncTransactionAndRead(_ transactionId: String) async throws -> Synced {
+    package func syncTransactionAndRead(_ transactionId: String) async throws -> Synced {
         let report = try await syncTransaction(transactionId)
         let subscriber = try await pool.perform {
             try report.environment.flatMap { try subscribers.subscriber(transactionId: transactionId, environment: $0, at: Date()) }
@@ -109,7 +109,7 @@ public struct SyncService: Sendable {
         return Synced(report: report, subscriber: subscriber)
     }
 
-    public func syncSubscriberAndRead(appAccountToken: String) async throws -> Synced {
+    package func syncSubscriberAndRead(appAccountToken: String) async throws -> Synced {
         let report = try await syncSubscriber(appAccountToken: appAccountToken)
         let subscriber = try await pool.perform {
             try subscribers.subscriber(appAccountToken: appAccountToken, environment: report.environment, at: Date())
@@ -121,7 +121,7 @@ public struct SyncService: Sendable {
 
     /// Syncs the subscription `transactionId` belongs to. The environment is the stored one when
     /// known; otherwise Production, then Sandbox when Apple does not know the id (§5.8).
-    public func syncTransaction(_ transactionId: String) async throws -> SyncReport {
+    package func syncTransaction(_ transactionId: String) async throws -> SyncReport {
         var candidates = environments
         let all = candidates
         if let known = try await pool.perform({ try all.first { try subscribers.subscription(of: transactionId, in: $0) != nil } }) {
@@ -142,7 +142,7 @@ public struct SyncService: Sendable {
     /// (the Apple ID's), whichever of their transactions is named: one walk per environment and
     /// Apple ID covers all of its purchases, from the revision stored for it (a walk per purchase
     /// asked for the same history again, from the start, and Apple counts every request).
-    public func syncSubscriber(appAccountToken: String) async throws -> SyncReport {
+    package func syncSubscriber(appAccountToken: String) async throws -> SyncReport {
         let token = try AppAccountToken.validated(appAccountToken)
         var report = SyncReport()
         for environment in environments {
@@ -269,7 +269,7 @@ public struct SyncService: Sendable {
     /// Look Up Order ID: the transactions of an order ID from a customer's receipt e-mail,
     /// verified and stored as a sync stores them. Answers the subscriptions they belong to, per
     /// environment (Production first; an ID Apple calls invalid there is tried in Sandbox).
-    public func lookUpOrder(_ orderId: String) async throws -> [(environment: AppStoreEnvironment, originalTransactionIds: [String])] {
+    package func lookUpOrder(_ orderId: String) async throws -> [(environment: AppStoreEnvironment, originalTransactionIds: [String])] {
         var found: [(AppStoreEnvironment, [String])] = []
         for environment in environments {
             guard let client = clients[environment] else { continue }
@@ -302,7 +302,7 @@ public struct SyncService: Sendable {
 
     /// Walks Get Notification History for `[start, end)` (epoch ms) in every enabled environment and
     /// applies what is missing, exactly as the webhook would (stored notifications are duplicates).
-    public func backfill(start: Int64, end: Int64) async throws -> SyncReport {
+    package func backfill(start: Int64, end: Int64) async throws -> SyncReport {
         var report = SyncReport()
         for environment in environments {
             guard let client = clients[environment] else { continue }

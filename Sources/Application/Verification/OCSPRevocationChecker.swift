@@ -1,6 +1,6 @@
-import AppStore
-import Crypto
-import Foundation
+package import AppStore
+package import Crypto
+package import Foundation
 import HTTPClient
 import Synchronization
 
@@ -9,12 +9,12 @@ import Synchronization
 /// their `nextUpdate`. Network-level trouble (no connection, timeout, non-200, bytes that are no
 /// OCSP response) is `unavailable`, so the caller reports a retryable failure; a response that is
 /// readable but not "good" invalidates the chain. Blocks: call it off the event loops.
-public final class OCSPRevocationChecker: RevocationChecker {
+package final class OCSPRevocationChecker: RevocationChecker {
     private let client: HTTPClient
     private let goodUntil = Mutex<[String: Date]>([:])
     private static let cacheCapacity = 256
 
-    public init(timeout: Double = 30, caFile: String? = nil) {
+    package init(timeout: Double = 30, caFile: String? = nil) {
         var configuration = HTTPClient.Configuration()
         configuration.connectTimeout = min(timeout, 10)
         configuration.totalTimeout = timeout
@@ -23,7 +23,7 @@ public final class OCSPRevocationChecker: RevocationChecker {
         client = HTTPClient(configuration: configuration)
     }
 
-    public func status(of certificate: Certificate, issuer: Certificate, at now: Date) -> RevocationStatus {
+    package func status(of certificate: Certificate, issuer: Certificate, at now: Date) -> RevocationStatus {
         let key = certificate.sha256Fingerprint + issuer.sha256Fingerprint
         if let until = goodUntil.withLock({ $0[key] }), until > now { return .good }
         guard let url = OCSP.responderURL(of: certificate) else {

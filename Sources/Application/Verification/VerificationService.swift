@@ -1,22 +1,22 @@
-import AppStore
-import Crypto
-import Foundation
-import JSON
+package import AppStore
+package import Crypto
+package import Foundation
+package import JSON
 import Synchronization
 
 /// The outcome of verifying one signed item for an app: the kind, the environment whose
 /// verifier decided, and either the decoded payload or the failure.
-public struct VerificationOutcome: Sendable {
-    public let kind: SignedPayloadKind
-    public let environment: AppStoreEnvironment?
-    public let result: VerificationResult<JSONObject>
+package struct VerificationOutcome: Sendable {
+    package let kind: SignedPayloadKind
+    package let environment: AppStoreEnvironment?
+    package let result: VerificationResult<JSONObject>
     /// For a valid notification: each nested item's verdict, by member name
     /// (`signedTransactionInfo` …), and the decoded payloads of those that verified.
-    public var nested: [(kind: SignedPayloadKind, member: String, answerMember: String, result: VerificationResult<JSONObject>)] = []
+    package var nested: [(kind: SignedPayloadKind, member: String, answerMember: String, result: VerificationResult<JSONObject>)] = []
 
     /// `{"kind", "status", "environment", "payload"|"reason", …nested}` as `entitle verify`
     /// prints it and `POST /v1/verify` answers a valid item.
-    public var summary: JSONObject {
+    package var summary: JSONObject {
         var object: JSONObject = ["kind": .string(kind.rawValue), "status": .string(result.statusName)]
         if let environment { object["environment"] = .string(environment.rawValue) }
         if let payload = result.payload { object["payload"] = .object(payload) }
@@ -38,15 +38,15 @@ public struct VerificationOutcome: Sendable {
 /// One verifier per enabled environment of an app (P-06). The environment a payload claims picks
 /// the verifier, which then checks everything, including that claim. Roots can be replaced while
 /// serving (`replaceRoots`, on SIGHUP).
-public final class VerificationService: Sendable {
-    public let app: AppConfiguration
+package final class VerificationService: Sendable {
+    package let app: AppConfiguration
     private let revocationChecker: (any RevocationChecker)?
     private let clock: @Sendable () -> Date
     private let verifiers: Mutex<[AppStoreEnvironment: SignedDataVerifier]>
 
-    public enum SetupError: Error, CustomStringConvertible {
+    package enum SetupError: Error, CustomStringConvertible {
         case verifier(environment: String, SignedDataVerifier.ConfigurationError)
-        public var description: String {
+        package var description: String {
             switch self {
             case .verifier(let environment, let error): "\(environment) verifier: \(error)"
             }
@@ -55,7 +55,7 @@ public final class VerificationService: Sendable {
 
     /// Signed environments get a verifier only when roots are configured; without them
     /// verification of that environment answers that no root is configured.
-    public init(
+    package init(
         app: AppConfiguration, revocationChecker: (any RevocationChecker)? = nil,
         clock: @escaping @Sendable () -> Date = { Date() }
     ) throws {
@@ -91,26 +91,26 @@ public final class VerificationService: Sendable {
     }
 
     /// Trusts `roots` from now on (the verified-chain cache starts empty).
-    public func replaceRoots(_ roots: [Certificate]) throws {
+    package func replaceRoots(_ roots: [Certificate]) throws {
         let fresh = try Self.makeVerifiers(app, roots: roots, revocationChecker: revocationChecker, clock: clock)
         verifiers.withLock { $0 = fresh }
     }
 
     /// The roots trusted now (after any `replaceRoots`).
-    public var trustedRoots: [Certificate] {
+    package var trustedRoots: [Certificate] {
         verifiers.withLock { verifiers in
             verifiers.values.first { $0.configuration.environment.isSigned }?.configuration.rootCertificates ?? []
         }
     }
 
     /// Signed environments (Production, Sandbox) that have no trusted root: their data answers 503.
-    public var environmentsMissingRoots: [AppStoreEnvironment] {
+    package var environmentsMissingRoots: [AppStoreEnvironment] {
         let present = verifiers.withLock { Set($0.keys) }
         return app.environments.filter { $0.isSigned && !present.contains($0) }
     }
 
     /// Whether verification blocks on the network (OCSP).
-    public var waitsOnNetwork: Bool { app.verification.onlineChecks }
+    package var waitsOnNetwork: Bool { app.verification.onlineChecks }
 
     /// Runs work that verifies where it belongs: here (CPU only) or, when verification waits on
     /// OCSP, on the blocking pool; `overloaded` runs instead when the pool's queue is full.
@@ -119,7 +119,7 @@ public final class VerificationService: Sendable {
     }
 
     /// The verifier for the environment `parsed` claims (or `environment`), or why there is none.
-    public func verifier(
+    package func verifier(
         for parsed: SignedPayload, kind: SignedPayloadKind,
         environment: AppStoreEnvironment? = nil
     ) -> Result<SignedDataVerifier, VerificationFailure> {
@@ -142,21 +142,21 @@ public final class VerificationService: Sendable {
     // MARK: - Typed verification (ingestion)
 
     /// A verified notification with its nested verdicts, and the environment that decided.
-    public func verifiedNotification(
+    package func verifiedNotification(
         _ parsed: SignedPayload,
         environment: AppStoreEnvironment? = nil
     ) -> VerificationResult<(VerifiedNotification, AppStoreEnvironment)> {
         typed(parsed, .notification, environment) { $0.verifyNotificationAndContents(parsed) }
     }
 
-    public func verifiedTransaction(
+    package func verifiedTransaction(
         _ parsed: SignedPayload,
         environment: AppStoreEnvironment? = nil
     ) -> VerificationResult<(JWSTransactionDecodedPayload, AppStoreEnvironment)> {
         typed(parsed, .transaction, environment) { $0.verifyTransaction(parsed) }
     }
 
-    public func verifiedRenewalInfo(
+    package func verifiedRenewalInfo(
         _ parsed: SignedPayload,
         environment: AppStoreEnvironment? = nil
     ) -> VerificationResult<(JWSRenewalInfoDecodedPayload, AppStoreEnvironment)> {
@@ -164,7 +164,7 @@ public final class VerificationService: Sendable {
     }
 
     /// A Retention Messaging realtime request, with the environment that decided.
-    public func verifiedRealtimeRequest(
+    package func verifiedRealtimeRequest(
         _ parsed: SignedPayload
     ) -> VerificationResult<(DecodedRealtimeRequestBody, AppStoreEnvironment)> {
         typed(parsed, .realtimeRequest, nil) { $0.verifyRealtimeRequest(parsed) }
@@ -188,7 +188,7 @@ public final class VerificationService: Sendable {
 
     /// Verifies `jws` as `kind` with the verifier of `environment`, or of the environment the
     /// payload claims when nil. `effectiveDate` overrides the app's policy (re-verification, CLI).
-    public func verify(
+    package func verify(
         _ jws: String, kind: SignedPayloadKind, environment: AppStoreEnvironment? = nil,
         effectiveDate: Date? = nil
     ) -> VerificationOutcome {

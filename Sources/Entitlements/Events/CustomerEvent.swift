@@ -1,9 +1,9 @@
-import JSON
+package import JSON
 
 /// Something that happened to a customer, derived from stored facts (README, "Events"). The type
 /// names are part of the API: receivers switch on them.
-public struct CustomerEvent: Sendable, Equatable {
-    public enum Kind: String, Sendable, CaseIterable {
+package struct CustomerEvent: Sendable, Equatable {
+    package enum Kind: String, Sendable, CaseIterable {
         case initialPurchase = "INITIAL_PURCHASE"
         case trialStarted = "TRIAL_STARTED"
         case renewal = "RENEWAL"
@@ -31,58 +31,58 @@ public struct CustomerEvent: Sendable, Equatable {
         case test = "TEST"
     }
 
-    public var kind: Kind
-    public var environment: String
+    package var kind: Kind
+    package var environment: String
     /// The subscription (or purchase) the event is about; nil for `TEST`.
-    public var originalTransactionId: String?
+    package var originalTransactionId: String?
     /// The transaction whose product, period and price the event reports: the new one for a
     /// purchase, the refunded one for a refund, the current one otherwise.
-    public var transaction: TransactionRecord?
+    package var transaction: TransactionRecord?
     /// When it happened: the notification's `signedDate`, else the fact's own instant.
-    public var occurredAt: Int64
+    package var occurredAt: Int64
     /// The promotional grant given or revoked (`PROMOTIONAL_GRANT…` only).
-    public var grant: PromotionalGrant?
+    package var grant: PromotionalGrant?
     /// The Google Play purchase the event is about (events from Play facts).
-    public var play: PlayPurchase?
+    package var play: PlayPurchase?
     /// Whom a withdrawn consent concerns (`CONSENT_RESCINDED` only).
-    public var consent: ConsentRescission?
+    package var consent: ConsentRescission?
     /// The refund request (`REFUND_REQUESTED`, `REFUND_REVIEW_SENT`).
-    public var refundRequest: RefundRequest?
+    package var refundRequest: RefundRequest?
     /// The retention answer (`RETENTION_OFFERED`, `RETENTION_SAVED` with `savedBy`).
-    public var retention: RetentionRecord?
+    package var retention: RetentionRecord?
 
     // The type's own fields; nil where they do not apply.
-    public var isTrialConversion: Bool?
-    public var cancelReason: String?
+    package var isTrialConversion: Bool?
+    package var cancelReason: String?
     /// `commitment` when a `CANCELLATION` or `UNCANCELLATION` is of a 12-month commitment's own
     /// renewal (`commitmentAutoRenewStatus`), not of the subscription's.
-    public var scope: String?
-    public var gracePeriodExpiresDate: Int64?
-    public var newProductId: String?
-    public var previousProductId: String?
+    package var scope: String?
+    package var gracePeriodExpiresDate: Int64?
+    package var newProductId: String?
+    package var previousProductId: String?
     /// `IMMEDIATELY` (an upgrade: a new transaction replaced the period) or `AT_RENEWAL`.
-    public var takesEffect: String?
-    public var expirationReason: String?
-    public var refundedTransactionId: String?
-    public var revocationReason: Int64?
-    public var revocationType: String?
+    package var takesEffect: String?
+    package var expirationReason: String?
+    package var refundedTransactionId: String?
+    package var revocationReason: Int64?
+    package var revocationType: String?
     /// Milliunits of a percent refunded (a prorated refund), and what the refund returned.
-    public var revocationPercentage: Int64?
-    public var refundedMilliunits: Int64?
+    package var revocationPercentage: Int64?
+    package var refundedMilliunits: Int64?
     /// Whether the refund took away access the customer had just before it.
-    public var endedAccess: Bool?
-    public var previousExpiresDate: Int64?
+    package var endedAccess: Bool?
+    package var previousExpiresDate: Int64?
     /// A price increase to consent to: `PRICE_STEP_UP` (Google, by `consentDeadline`) or
     /// `PRICE_INCREASE` (Google's opt-in price change, Apple's `PRICE_INCREASE` `PENDING`), and
     /// the new price as the store gave it.
-    public var priceIncreaseKind: String?
-    public var consentDeadline: Int64?
-    public var newPrice: JSONObject?
+    package var priceIncreaseKind: String?
+    package var consentDeadline: Int64?
+    package var newPrice: JSONObject?
     /// A quantity-based partial refund of a one-time product: the units refunded and those left.
-    public var refundedQuantity: Int64?
-    public var remainingQuantity: Int64?
+    package var refundedQuantity: Int64?
+    package var remainingQuantity: Int64?
 
-    public init(
+    package init(
         _ kind: Kind, environment: String, originalTransactionId: String?, transaction: TransactionRecord?,
         occurredAt: Int64
     ) {

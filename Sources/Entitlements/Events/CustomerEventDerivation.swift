@@ -7,8 +7,8 @@ import AppStore
 /// Entitle already had causes nothing: a duplicate notification, a sync that repeats a
 /// notification, and a client post followed by Apple's notification of the same purchase each
 /// yield their events once.
-public enum CustomerEventDerivation {
-    public static func events(_ change: FactChange, billingRetryGrantsAccess: Bool) -> [CustomerEvent] {
+package enum CustomerEventDerivation {
+    package static func events(_ change: FactChange, billingRetryGrantsAccess: Bool) -> [CustomerEvent] {
         let batch = change.batch
         var events: [CustomerEvent] = []
         if batch.webhookTestId != nil || batch.notification?.notificationType == "TEST" {

@@ -2,9 +2,9 @@ import JSON
 
 /// The JSON of one event (API conventions: camelCase, instants as ISO text plus `…Ms`), written
 /// straight into bytes: it is made inside the write transaction, once per event.
-public enum EventBody {
+package enum EventBody {
     /// `subscriber`: the subscriber view, already serialized (several events of one change share it).
-    public static func render(
+    package static func render(
         _ event: CustomerEvent, id: String, sequence: Int64, appId: String, createdAt: Int64, appAccountToken: String?,
         entitlements: [String], source batch: FactBatch, subscriber: [UInt8]?
     ) -> [UInt8] {

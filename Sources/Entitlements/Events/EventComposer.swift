@@ -1,21 +1,22 @@
+import AppStore
 import JSON
 
 /// Where an app's events go: an endpoint and the events and environments it takes.
-public struct EventEndpoint: Sendable, Equatable {
-    public var url: String
+package struct EventEndpoint: Sendable, Equatable {
+    package var url: String
     /// Nil: every environment.
-    public var environments: Set<String>?
+    package var environments: Set<String>?
     /// Nil: every event type.
-    public var types: Set<String>?
+    package var types: Set<String>?
 
-    public init(url: String, environments: Set<String>?, types: Set<String>?) {
+    package init(url: String, environments: Set<String>?, types: Set<String>?) {
         self.url = url
         self.environments = environments
         self.types = types
     }
 
     /// Whether an event goes to this endpoint. A `TEST` goes everywhere: it checks the endpoint.
-    public func accepts(type: String, environment: String) -> Bool {
+    package func accepts(type: String, environment: String) -> Bool {
         type == CustomerEvent.Kind.test.rawValue || ((environments?.contains(environment) ?? true) && (types?.contains(type) ?? true))
     }
 }
@@ -24,17 +25,17 @@ public struct EventEndpoint: Sendable, Equatable {
 /// decide which events a change causes; each is rendered with the subscriber as it is after the
 /// change (by the same rules as the subscriber answers) and addressed to the endpoints that take
 /// it. CPU only; the clock and the ids are injected (tests fix them).
-public struct EventComposer: EventWriting {
-    public var appId: String
-    public var rules: SubscriberViewRules
-    public var endpoints: [EventEndpoint]
+package struct EventComposer: EventWriting {
+    package var appId: String
+    package var rules: SubscriberViewRules
+    package var endpoints: [EventEndpoint]
     /// Now, in epoch milliseconds.
-    public var clock: @Sendable () -> Int64
+    package var clock: @Sendable () -> Int64
     /// A fresh event id.
-    public var newId: @Sendable () -> String
-    public var retentionWindow: Int64?
+    package var newId: @Sendable () -> String
+    package var retentionWindow: Int64?
 
-    public init(
+    package init(
         appId: String, rules: SubscriberViewRules, endpoints: [EventEndpoint], clock: @escaping @Sendable () -> Int64,
         newId: @escaping @Sendable () -> String
     ) {
@@ -45,9 +46,9 @@ public struct EventComposer: EventWriting {
         self.newId = newId
     }
 
-    public var environments: [String] { rules.searchOrder.map(\.rawValue) }
+    package var environments: [String] { rules.searchOrder.map(\.rawValue) }
 
-    public func events(for change: FactChange, firstSequence: Int64) -> [OutboxEvent] {
+    package func events(for change: FactChange, firstSequence: Int64) -> [OutboxEvent] {
         let derived = CustomerEventDerivation.events(change, billingRetryGrantsAccess: rules.billingRetryGrantsAccess)
         guard !derived.isEmpty else { return [] }
         let createdAt = clock()

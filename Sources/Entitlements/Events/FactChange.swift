@@ -1,6 +1,6 @@
 /// Reads a store's facts inside the transaction that writes a batch (the store's own connection),
 /// so what a batch changed is seen by the same transaction that commits it.
-public protocol FactReading {
+package protocol FactReading {
     /// What is stored of one subscription, even renewal info or signals without a transaction
     /// (nil: nothing). `storedToken`: the subscription's link when the caller has read it
     /// already (`.some(nil)`: it has none), so it is not read again; nil: read it.
@@ -21,7 +21,7 @@ public protocol FactReading {
 
 extension FactReading {
     /// The subscriber, read part by part (readers whose reads are local and cheap).
-    public func subscriber(environments: [String], appAccountToken: String) throws -> SubscriberFacts {
+    package func subscriber(environments: [String], appAccountToken: String) throws -> SubscriberFacts {
         try SubscriberFacts.assembled(
             appAccountToken, environments: environments, facts: { try facts(environment: $0, appAccountToken: appAccountToken) },
             transfers: { try linkTransfers(environment: $0, appAccountToken: appAccountToken) },
@@ -31,16 +31,16 @@ extension FactReading {
 }
 
 /// A customer's facts across the environments a subscriber view spans.
-public struct SubscriberFacts: Sendable {
-    public var appAccountToken: String?
-    public var environments: [(environment: String, facts: [SubscriptionFacts])]
-    public var transfers: [(environment: String, transfer: LinkTransfer)]
+package struct SubscriberFacts: Sendable {
+    package var appAccountToken: String?
+    package var environments: [(environment: String, facts: [SubscriptionFacts])]
+    package var transfers: [(environment: String, transfer: LinkTransfer)]
     /// Promotional grants of every environment the view spans.
-    public var grants: [PromotionalGrant]
+    package var grants: [PromotionalGrant]
     /// Google Play purchases of the customer.
-    public var playPurchases: [PlayPurchase]
+    package var playPurchases: [PlayPurchase]
 
-    public init(
+    package init(
         appAccountToken: String?, environments: [(environment: String, facts: [SubscriptionFacts])],
         transfers: [(environment: String, transfer: LinkTransfer)] = [], grants: [PromotionalGrant] = [],
         playPurchases: [PlayPurchase] = []
@@ -80,37 +80,37 @@ extension SubscriberFacts {
 /// Built from one read made before the write (`read`) and the batch merged in memory by the merge
 /// rules (`applying`): what `FactWriter` stores and the events it derives both come from it, so
 /// neither costs a second read of the stored facts.
-public struct FactChange: Sendable {
-    public var batch: FactBatch
+package struct FactChange: Sendable {
+    package var batch: FactBatch
     /// Touched subscriptions as stored before the batch (absent: new).
-    public var before: [String: SubscriptionFacts]
+    package var before: [String: SubscriptionFacts]
     /// Touched subscriptions after the batch, in the order the batch names them.
-    public var after: [SubscriptionFacts]
+    package var after: [SubscriptionFacts]
     /// The subscriber each touched subscription belongs to after the batch, by original transaction id.
-    public var subscribers: [String: SubscriberFacts]
+    package var subscribers: [String: SubscriberFacts]
     /// For a batch carrying a promotional grant: that grant as stored before (nil: new), and its
     /// customer after the batch.
-    public var grantBefore: PromotionalGrant?
-    public var grantAfter: PromotionalGrant?
-    public var grantSubscriber: SubscriberFacts?
+    package var grantBefore: PromotionalGrant?
+    package var grantAfter: PromotionalGrant?
+    package var grantSubscriber: SubscriberFacts?
     /// For a batch carrying Google Play purchases: each as stored before (absent: new) and after,
     /// and its customer after the batch, by purchase token.
-    public var playBefore: [String: PlayPurchase] = [:]
-    public var playAfter: [PlayPurchase] = []
-    public var playSubscribers: [String: SubscriberFacts] = [:]
+    package var playBefore: [String: PlayPurchase] = [:]
+    package var playAfter: [PlayPurchase] = []
+    package var playSubscribers: [String: SubscriberFacts] = [:]
     /// Retention answers of the touched subscriptions not yet attributed, and how long after an
     /// answer a save counts (nil: the app answers no retention requests).
-    public var openRetention: [String: [RetentionRecord]] = [:]
-    public var retentionWindow: Int64?
+    package var openRetention: [String: [RetentionRecord]] = [:]
+    package var retentionWindow: Int64?
     /// The retention answers this change saved: found once, recorded by the writer and told by the
     /// event rules.
-    public var retentionSaves: [RetentionAttribution.Save] = []
+    package var retentionSaves: [RetentionAttribution.Save] = []
     /// For a batch naming a customer without a subscription of theirs (rescinded consent, a
     /// refund review answered): that customer, after the batch.
-    public var customerSubscriber: SubscriberFacts?
+    package var customerSubscriber: SubscriberFacts?
 
     /// The stored state a batch is about to change, read through the writing transaction.
-    public struct Pending: Sendable {
+    package struct Pending: Sendable {
         /// Every touched subscription as stored, link included, even one with renewal info or
         /// signals but no transaction yet (absent: nothing stored). The merge rules apply the batch
         /// to these.
@@ -126,7 +126,7 @@ public struct FactChange: Sendable {
 
     /// Reads what the batch changes. `environments` are those a subscriber view spans (the app's
     /// enabled ones), for the subscribers its events show; nil reads only the touched facts.
-    public static func read(
+    package static func read(
         _ batch: FactBatch, environments: [String]?, retentionWindow: Int64? = nil, from reader: any FactReading
     ) throws -> Pending {
         var pending = Pending()
@@ -193,7 +193,7 @@ public struct FactChange: Sendable {
     }
 
     /// The change once the batch is applied to what `read` found.
-    public static func applying(_ batch: FactBatch, to pending: Pending) -> FactChange {
+    package static func applying(_ batch: FactBatch, to pending: Pending) -> FactChange {
         var after: [SubscriptionFacts] = []
         var subscribers: [String: SubscriberFacts] = [:]
         var merged: [String: SubscriptionFacts] = [:]
@@ -257,7 +257,7 @@ extension FactBatch {
             ?? retention?.appAccountToken
     }
 
-    public var touchedSubscriptions: [String] {
+    package var touchedSubscriptions: [String] {
         var seen = Set<String>()
         var ordered: [String] = []
         func add(_ original: String) { if seen.insert(original).inserted { ordered.append(original) } }

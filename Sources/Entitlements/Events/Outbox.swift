@@ -1,21 +1,21 @@
 /// One stored event (the outbox row): what `GET /v1/events` lists and webhooks deliver. `body`
 /// is the JSON document exactly as delivered, so every redelivery sends the same bytes.
-public struct OutboxEvent: Sendable, Equatable {
-    public var id: String
-    public var appId: String
+package struct OutboxEvent: Sendable, Equatable {
+    package var id: String
+    package var appId: String
     /// Per app, strictly increasing in commit order (assigned by the store).
-    public var sequence: Int64
-    public var type: String
-    public var environment: String
-    public var originalTransactionId: String?
-    public var appAccountToken: String?
-    public var occurredAt: Int64
-    public var createdAt: Int64
-    public var body: String
+    package var sequence: Int64
+    package var type: String
+    package var environment: String
+    package var originalTransactionId: String?
+    package var appAccountToken: String?
+    package var occurredAt: Int64
+    package var createdAt: Int64
+    package var body: String
     /// The webhook endpoints (URLs) it is to be delivered to; not stored with the event.
-    public var endpoints: [String]
+    package var endpoints: [String]
 
-    public init(
+    package init(
         id: String, appId: String, sequence: Int64, type: String, environment: String, originalTransactionId: String?,
         appAccountToken: String?, occurredAt: Int64, createdAt: Int64, body: String, endpoints: [String] = []
     ) {
@@ -36,7 +36,7 @@ public struct OutboxEvent: Sendable, Equatable {
 /// Turns a stored change into outbox events, inside the transaction that stores the batch (so an
 /// acknowledged fact never lacks its events). The application implements it: it knows the
 /// catalog, the subscriber view and the configured endpoints.
-public protocol EventWriting: Sendable {
+package protocol EventWriting: Sendable {
     /// The environments a subscriber view spans (the app's enabled ones).
     var environments: [String] { get }
     /// The events the change causes, numbered from `firstSequence` in order, with their endpoints.
@@ -47,46 +47,46 @@ public protocol EventWriting: Sendable {
 }
 
 extension EventWriting {
-    public var retentionWindow: Int64? { nil }
+    package var retentionWindow: Int64? { nil }
 }
 
 /// A notification to pass on byte for byte to the developer's previous handler.
-public struct ForwardedNotification: Sendable, Equatable {
-    public var url: String
-    public var body: String
+package struct ForwardedNotification: Sendable, Equatable {
+    package var url: String
+    package var body: String
 
-    public init(url: String, body: String) {
+    package init(url: String, body: String) {
         self.url = url
         self.body = body
     }
 }
 
 /// One POST to make: an event to a webhook endpoint, or a notification forwarded.
-public struct WebhookDelivery: Sendable, Equatable {
-    public enum Kind: String, Sendable { case event, forward }
-    public enum Status: String, Sendable, CaseIterable { case pending, delivered, failed }
+package struct WebhookDelivery: Sendable, Equatable {
+    package enum Kind: String, Sendable { case event, forward }
+    package enum Status: String, Sendable, CaseIterable { case pending, delivered, failed }
 
-    public var id: String
-    public var appId: String
-    public var kind: Kind
+    package var id: String
+    package var appId: String
+    package var kind: Kind
     /// The event delivered (nil for a forwarded notification).
-    public var eventId: String?
-    public var eventType: String?
-    public var endpoint: String
-    public var status: Status
-    public var attempts: Int
+    package var eventId: String?
+    package var eventType: String?
+    package var endpoint: String
+    package var status: Status
+    package var attempts: Int
     /// When it is due next (pending), or was last tried.
-    public var nextAt: Int64
-    public var createdAt: Int64
+    package var nextAt: Int64
+    package var createdAt: Int64
     /// Retries end (the delivery fails) once this much time has passed since it.
-    public var windowStart: Int64
-    public var lastStatus: Int?
-    public var lastError: String?
-    public var deliveredAt: Int64?
+    package var windowStart: Int64
+    package var lastStatus: Int?
+    package var lastError: String?
+    package var deliveredAt: Int64?
     /// What to POST; filled by claims (listings leave it empty).
-    public var body: String
+    package var body: String
 
-    public init(
+    package init(
         id: String, appId: String, kind: Kind, eventId: String?, eventType: String?, endpoint: String, status: Status,
         attempts: Int, nextAt: Int64, createdAt: Int64, windowStart: Int64, lastStatus: Int? = nil, lastError: String? = nil,
         deliveredAt: Int64? = nil, body: String = ""
@@ -110,8 +110,8 @@ public struct WebhookDelivery: Sendable, Equatable {
 }
 
 /// How one attempt ended.
-public struct DeliveryOutcome: Sendable, Equatable {
-    public enum Result: Sendable, Equatable {
+package struct DeliveryOutcome: Sendable, Equatable {
+    package enum Result: Sendable, Equatable {
         case delivered(at: Int64)
         /// Try again at the instant given.
         case retry(at: Int64)
@@ -119,13 +119,13 @@ public struct DeliveryOutcome: Sendable, Equatable {
         case failed(at: Int64)
     }
 
-    public var id: String
-    public var result: Result
+    package var id: String
+    package var result: Result
     /// The HTTP status answered, nil when there was no answer.
-    public var httpStatus: Int?
-    public var error: String?
+    package var httpStatus: Int?
+    package var error: String?
 
-    public init(id: String, result: Result, httpStatus: Int?, error: String?) {
+    package init(id: String, result: Result, httpStatus: Int?, error: String?) {
         self.id = id
         self.result = result
         self.httpStatus = httpStatus
@@ -134,12 +134,12 @@ public struct DeliveryOutcome: Sendable, Equatable {
 }
 
 /// The delivery backlog of an app (metrics).
-public struct DeliveryBacklog: Sendable, Equatable {
-    public var pending: Int
-    public var failed: Int
-    public var oldestPendingCreatedAt: Int64?
+package struct DeliveryBacklog: Sendable, Equatable {
+    package var pending: Int
+    package var failed: Int
+    package var oldestPendingCreatedAt: Int64?
 
-    public init(pending: Int, failed: Int, oldestPendingCreatedAt: Int64?) {
+    package init(pending: Int, failed: Int, oldestPendingCreatedAt: Int64?) {
         self.pending = pending
         self.failed = failed
         self.oldestPendingCreatedAt = oldestPendingCreatedAt

@@ -2,18 +2,18 @@
 /// unacknowledged for three days, so the wait is a stored fact: queued by the batch that stores
 /// the purchase, tried again with backoff until Google confirms, and gone once a stored read says
 /// the purchase is acknowledged (or no longer waits for it).
-public struct PendingAcknowledgement: Sendable, Equatable {
-    public var appId: String
-    public var purchaseToken: String
-    public var kind: PlayPurchase.Kind
-    public var productId: String
+package struct PendingAcknowledgement: Sendable, Equatable {
+    package var appId: String
+    package var purchaseToken: String
+    package var kind: PlayPurchase.Kind
+    package var productId: String
     /// Failed attempts so far.
-    public var attempts: Int
+    package var attempts: Int
     /// When the purchase was first stored waiting (the three days run from about then).
-    public var queuedAt: Int64
-    public var nextAt: Int64
+    package var queuedAt: Int64
+    package var nextAt: Int64
 
-    public init(
+    package init(
         appId: String, purchaseToken: String, kind: PlayPurchase.Kind, productId: String, attempts: Int, queuedAt: Int64, nextAt: Int64
     ) {
         self.appId = appId
@@ -29,7 +29,7 @@ public struct PendingAcknowledgement: Sendable, Equatable {
 extension PlayPurchase {
     /// Whether Google waits for this purchase to be acknowledged: bought or renewing (a cancelled
     /// subscription still runs to its expiry), not acknowledged yet, not voided.
-    public var awaitsAcknowledgement: Bool {
+    package var awaitsAcknowledgement: Bool {
         guard !acknowledged, voidedAt == nil else { return false }
         switch kind {
         case .product: return googleState == "PURCHASED"

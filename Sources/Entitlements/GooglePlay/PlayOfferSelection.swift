@@ -1,4 +1,4 @@
-import Instants
+package import Instants
 
 /// Which Google Play offer a purchase must use. Google does not check who may have a
 /// developer-determined offer, so Entitle decides (README, "Offers on Google Play"):
@@ -10,14 +10,14 @@ import Instants
 ///   subscription: the offer tagged `entitle-intro`, else the one with the longest free trial that
 ///   no catalog entry lists and that is not tagged `entitle-ignore` (an offer that starts with a
 ///   paid phase only when tagged `entitle-intro`). None: the base plan.
-public enum PlayOfferSelection {
+package enum PlayOfferSelection {
     /// One offer as the app's ProductDetails listed it.
-    public struct ListedOffer: Sendable, Equatable {
-        public var offerId: String
-        public var tags: [String]
-        public var phases: [Phase]
+    package struct ListedOffer: Sendable, Equatable {
+        package var offerId: String
+        package var tags: [String]
+        package var phases: [Phase]
 
-        public init(offerId: String, tags: [String], phases: [Phase]) {
+        package init(offerId: String, tags: [String], phases: [Phase]) {
             self.offerId = offerId
             self.tags = tags
             self.phases = phases
@@ -25,12 +25,12 @@ public enum PlayOfferSelection {
     }
 
     /// A pricing phase: its billing period (ISO 8601), how many times it recurs, its price.
-    public struct Phase: Sendable, Equatable {
-        public var billingPeriod: ISO8601Duration
-        public var cycles: Int
-        public var priceMicros: Int64
+    package struct Phase: Sendable, Equatable {
+        package var billingPeriod: ISO8601Duration
+        package var cycles: Int
+        package var priceMicros: Int64
 
-        public init(billingPeriod: ISO8601Duration, cycles: Int, priceMicros: Int64) {
+        package init(billingPeriod: ISO8601Duration, cycles: Int, priceMicros: Int64) {
             self.billingPeriod = billingPeriod
             self.cycles = cycles
             self.priceMicros = priceMicros
@@ -38,13 +38,13 @@ public enum PlayOfferSelection {
     }
 
     /// A catalog offer that lives on Google Play.
-    public struct CatalogOffer: Sendable, Equatable {
-        public var id: String
-        public var basePlanId: String
-        public var offerId: String
-        public var rule: OfferEligibility.PromotionalRule
+    package struct CatalogOffer: Sendable, Equatable {
+        package var id: String
+        package var basePlanId: String
+        package var offerId: String
+        package var rule: OfferEligibility.PromotionalRule
 
-        public init(id: String, basePlanId: String, offerId: String, rule: OfferEligibility.PromotionalRule) {
+        package init(id: String, basePlanId: String, offerId: String, rule: OfferEligibility.PromotionalRule) {
             self.id = id
             self.basePlanId = basePlanId
             self.offerId = offerId
@@ -52,7 +52,7 @@ public enum PlayOfferSelection {
         }
     }
 
-    public enum Answer: Sendable, Equatable {
+    package enum Answer: Sendable, Equatable {
         /// Purchase with this offer (its Play offer id; `catalogOfferId` when it is a catalog offer).
         case offer(offerId: String, catalogOfferId: String?)
         /// Purchase the base plan: no offer applies.
@@ -64,20 +64,20 @@ public enum PlayOfferSelection {
 
     /// The customer's history in the subscription: whether they ever had it, and whether it is
     /// active now (from the stored Play purchases).
-    public struct History: Sendable, Equatable {
-        public var hadSubscription: Bool
-        public var isActive: Bool
+    package struct History: Sendable, Equatable {
+        package var hadSubscription: Bool
+        package var isActive: Bool
 
-        public init(hadSubscription: Bool, isActive: Bool) {
+        package init(hadSubscription: Bool, isActive: Bool) {
             self.hadSubscription = hadSubscription
             self.isActive = isActive
         }
     }
 
-    public static let introTag = "entitle-intro"
-    public static let ignoreTag = "entitle-ignore"
+    package static let introTag = "entitle-intro"
+    package static let ignoreTag = "entitle-ignore"
 
-    public static func select(
+    package static func select(
         requested: String?, basePlanId: String, listed: [ListedOffer], catalog: [CatalogOffer], history: History
     ) -> Answer {
         if let requested {

@@ -1,36 +1,36 @@
 /// A Google Play purchase as Entitle stores it: what `subscriptionsv2.get` or `products.get` said
 /// when it was last read (a notification is only a signal; the purchase is always re-read).
-public struct PlayPurchase: Sendable, Equatable {
-    public enum Kind: String, Sendable { case subscription, product }
+package struct PlayPurchase: Sendable, Equatable {
+    package enum Kind: String, Sendable { case subscription, product }
 
-    public var purchaseToken: String
-    public var kind: Kind
+    package var purchaseToken: String
+    package var kind: Kind
     /// Google's product id (a subscription's id, or a one-time product's).
-    public var productId: String
-    public var basePlanId: String?
-    public var offerId: String?
+    package var productId: String
+    package var basePlanId: String?
+    package var offerId: String?
     /// `Sandbox` for a license tester's purchase (`testPurchase`), else `Production`.
-    public var environment: String
+    package var environment: String
     /// Google's `subscriptionState` (`SUBSCRIPTION_STATE_ACTIVE`, …), or for a one-time product
     /// `PURCHASED`, `CANCELED` or `PENDING`.
-    public var googleState: String
-    public var startTime: Int64
-    public var expiryTime: Int64?
-    public var autoRenewing: Bool
+    package var googleState: String
+    package var startTime: Int64
+    package var expiryTime: Int64?
+    package var autoRenewing: Bool
     /// The purchase this one replaced (an upgrade, downgrade or resubscription).
-    public var linkedPurchaseToken: String?
-    public var acknowledged: Bool
+    package var linkedPurchaseToken: String?
+    package var acknowledged: Bool
     /// The customer: `obfuscatedExternalAccountId` when it is a UUID, else the app's post.
-    public var appAccountToken: String?
-    public var orderId: String?
+    package var appAccountToken: String?
+    package var orderId: String?
     /// When Google voided it (a refund or chargeback), from a voided-purchase notification or list.
-    public var voidedAt: Int64?
+    package var voidedAt: Int64?
     /// When Entitle read it from Google: a later read replaces an earlier one, never the reverse.
-    public var readAt: Int64
+    package var readAt: Int64
     /// What Google's answers of 2025–26 add (offer phase, price changes, units, …).
-    public var details: PlayPurchaseDetails
+    package var details: PlayPurchaseDetails
 
-    public init(
+    package init(
         purchaseToken: String, kind: Kind, productId: String, basePlanId: String?, offerId: String?, environment: String,
         googleState: String, startTime: Int64, expiryTime: Int64?, autoRenewing: Bool, linkedPurchaseToken: String?,
         acknowledged: Bool, appAccountToken: String?, orderId: String?, voidedAt: Int64?, readAt: Int64,
@@ -59,7 +59,7 @@ public struct PlayPurchase: Sendable, Equatable {
 extension PlayPurchase {
     /// This read stored over `stored` by the stores' rules: an older read changes nothing; the
     /// customer link stays when this read has none; a void is never forgotten.
-    public func replacing(_ stored: PlayPurchase) -> PlayPurchase {
+    package func replacing(_ stored: PlayPurchase) -> PlayPurchase {
         guard readAt >= stored.readAt else { return stored }
         var merged = self
         merged.appAccountToken = appAccountToken ?? stored.appAccountToken
@@ -69,16 +69,16 @@ extension PlayPurchase {
 }
 
 /// A Play purchase's state at an instant, in Entitle's terms.
-public struct PlayPurchaseState: Sendable, Equatable {
-    public var purchase: PlayPurchase
+package struct PlayPurchaseState: Sendable, Equatable {
+    package var purchase: PlayPurchase
     /// The catalog product it is, when the catalog maps it.
-    public var catalogProductId: String?
+    package var catalogProductId: String?
     /// `ACTIVE`, `GRACE_PERIOD`, `BILLING_RETRY`, `PAUSED`, `EXPIRED`, `REVOKED`, `PENDING`.
-    public var state: String
-    public var isActive: Bool
-    public var willRenew: Bool
+    package var state: String
+    package var isActive: Bool
+    package var willRenew: Bool
     /// A later purchase names this one as its `linkedPurchaseToken`: it was replaced.
-    public var isSuperseded: Bool
+    package var isSuperseded: Bool
 }
 
 /// Google Play's states mapped onto Entitle's (the one place that decides them):
@@ -88,8 +88,8 @@ public struct PlayPurchaseState: Sendable, Equatable {
 /// `EXPIRED` → EXPIRED; a voided purchase → REVOKED; a purchase another one replaced
 /// (`linkedPurchaseToken`) → EXPIRED. Time is checked too: a stored ACTIVE whose expiry passed
 /// reads EXPIRED until Google says more.
-public enum PlayEvaluation {
-    public static func state(
+package enum PlayEvaluation {
+    package static func state(
         _ purchase: PlayPurchase, supersededTokens: Set<String>, now: Int64, products: [String: CatalogProduct],
         billingRetryGrantsAccess: Bool
     ) -> PlayPurchaseState {
@@ -125,7 +125,7 @@ public enum PlayEvaluation {
     }
 
     /// Each purchase's state, and the grants of those the catalog maps (for the resolver).
-    public static func evaluate(
+    package static func evaluate(
         _ purchases: [PlayPurchase], now: Int64, products: [String: CatalogProduct], billingRetryGrantsAccess: Bool
     ) -> (states: [PlayPurchaseState], grants: [ProductGrant]) {
         let superseded = Set(purchases.compactMap(\.linkedPurchaseToken))

@@ -1,46 +1,46 @@
 import Instants
-import JSON
+package import JSON
 
 /// What Google's answers of 2025–26 add to a purchase (`subscriptionsv2`, `productsv2`), kept
 /// under Google's member names and values and shown as Google says them. Entitle reads meaning
 /// into a few, named where they are used: the phase's period type, the next product, the units
 /// still owned, the price increase to consent to, the customer of an out-of-app resubscription.
-public struct PlayPurchaseDetails: Sendable, Equatable {
+package struct PlayPurchaseDetails: Sendable, Equatable {
     // A subscription's.
     /// The line item's `offerPhase`: `freeTrial`, `introductoryPrice`, `basePrice`,
     /// `prorationPeriod`, or a phase Google adds.
-    public var offerPhase: String?
+    package var offerPhase: String?
     /// For `prorationPeriod`: the phase it prorates (`originalOfferPhaseType`).
-    public var prorationOfPhase: String?
+    package var prorationOfPhase: String?
     /// The order Google is still trying to charge, in grace or on hold
     /// (`inGracePeriodStateContext` / `onHoldStateContext`).
-    public var pendingOrderId: String?
+    package var pendingOrderId: String?
     /// A pending change of plan (`deferredItemReplacement`), and what this purchase replaced
     /// (`itemReplacement`), as Google sent them.
-    public var deferredItemReplacement: JSONObject?
-    public var itemReplacement: JSONObject?
+    package var deferredItemReplacement: JSONObject?
+    package var itemReplacement: JSONObject?
     /// The auto-renewing plan's `priceChangeDetails` and `priceStepUpConsentDetails`, as sent.
-    public var priceChangeDetails: JSONObject?
-    public var priceStepUpConsentDetails: JSONObject?
+    package var priceChangeDetails: JSONObject?
+    package var priceStepUpConsentDetails: JSONObject?
     /// `outOfAppPurchaseContext.expiredPurchaseToken`: the lapsed purchase this one resubscribed,
     /// outside the app (its customer is this one's).
-    public var expiredPurchaseToken: String?
+    package var expiredPurchaseToken: String?
 
     // A one-time product's (`productLineItem[].productOfferDetails`).
-    public var purchaseOptionId: String?
-    public var quantity: Int64?
+    package var purchaseOptionId: String?
+    package var quantity: Int64?
     /// The units not refunded (Google lowers it for a quantity-based partial refund).
-    public var refundableQuantity: Int64?
+    package var refundableQuantity: Int64?
     /// `CONSUMPTION_STATE_YET_TO_BE_CONSUMED` or `CONSUMPTION_STATE_CONSUMED`.
-    public var consumptionState: String?
+    package var consumptionState: String?
 
-    public init() {}
+    package init() {}
 
-    public var isEmpty: Bool { self == PlayPurchaseDetails() }
+    package var isEmpty: Bool { self == PlayPurchaseDetails() }
 
     /// Entitle's period type for the phase: `TRIAL`, `INTRO` or `NORMAL` (a proration period is
     /// its original phase's); nil when Google named no phase.
-    public var periodType: String? {
+    package var periodType: String? {
         switch offerPhase {
         case nil: nil
         case "freeTrial": "TRIAL"
@@ -60,14 +60,14 @@ public struct PlayPurchaseDetails: Sendable, Equatable {
     }
 
     /// The units the customer still owns of a one-time product: those not refunded.
-    public var entitledQuantity: Int64? { refundableQuantity ?? quantity }
+    package var entitledQuantity: Int64? { refundableQuantity ?? quantity }
 
     /// The product the subscription changes to at its next renewal.
-    public var nextProductId: String? { deferredItemReplacement?["productId"]?.stringValue }
+    package var nextProductId: String? { deferredItemReplacement?["productId"]?.stringValue }
 
     /// A price increase the customer has to accept before it applies, waiting for them: a price
     /// step-up whose consent is `PENDING`, or an opt-in `PRICE_INCREASE` still `OUTSTANDING`.
-    public var pendingPriceIncrease: PendingPriceIncrease? {
+    package var pendingPriceIncrease: PendingPriceIncrease? {
         if let stepUp = priceStepUpConsentDetails, stepUp["state"]?.stringValue == "PENDING" {
             return PendingPriceIncrease(
                 consentDeadline: stepUp["consentDeadlineTime"]?.stringValue.flatMap(Milliseconds.parse),
@@ -82,7 +82,7 @@ public struct PlayPurchaseDetails: Sendable, Equatable {
     }
 
     /// Google's members, for storage and for the answers (the same names in both).
-    public func write<Object: JSONObjectBuilder>(into object: inout Object) {
+    package func write<Object: JSONObjectBuilder>(into object: inout Object) {
         object.set("offerPhase", ifPresent: offerPhase)
         object.set("prorationOfPhase", ifPresent: prorationOfPhase)
         object.set("pendingOrderId", ifPresent: pendingOrderId)
@@ -98,7 +98,7 @@ public struct PlayPurchaseDetails: Sendable, Equatable {
     }
 
     /// From what `write` wrote.
-    public init(stored json: JSONObject) {
+    package init(stored json: JSONObject) {
         offerPhase = json["offerPhase"]?.stringValue
         prorationOfPhase = json["prorationOfPhase"]?.stringValue
         pendingOrderId = json["pendingOrderId"]?.stringValue
@@ -114,7 +114,7 @@ public struct PlayPurchaseDetails: Sendable, Equatable {
     }
 
     /// As stored: JSON text, nil when there is nothing.
-    public var storedText: String? {
+    package var storedText: String? {
         guard !isEmpty else { return nil }
         var writer = JSONObjectWriter(capacity: 256)
         write(into: &writer)
@@ -122,7 +122,7 @@ public struct PlayPurchaseDetails: Sendable, Equatable {
     }
 
     /// From what `storedText` wrote (none, or damaged: no details).
-    public init(storedText text: String?) {
+    package init(storedText text: String?) {
         guard let json = JSONParser.storedObject(text) else {
             self.init()
             return
@@ -132,11 +132,11 @@ public struct PlayPurchaseDetails: Sendable, Equatable {
 }
 
 /// A price increase waiting for the customer's consent.
-public struct PendingPriceIncrease: Sendable, Equatable {
+package struct PendingPriceIncrease: Sendable, Equatable {
     /// Google's `consentDeadlineTime`, epoch milliseconds, when it gave one.
-    public var consentDeadline: Int64?
+    package var consentDeadline: Int64?
     /// Google's `newPrice` (`currencyCode`, `units`, `nanos`).
-    public var newPrice: JSONObject?
+    package var newPrice: JSONObject?
     /// `PRICE_STEP_UP` (consent by a deadline) or `PRICE_INCREASE` (an opt-in price change).
-    public var kind: String
+    package var kind: String
 }

@@ -1,15 +1,15 @@
 import Instants
-import JSON
+package import JSON
 
 /// The bodies of the answers to a refund request, made from a decision and the app's evidence.
 /// Pure; each store's rules are kept here, in one place.
-public enum RefundAnswer {
+package enum RefundAnswer {
     /// Send Consumption Information v2 (`PUT /inApps/v2/transactions/consumption/{id}`); nil
     /// without the customer's consent (Apple requires `customerConsented: true`). Apple's rules:
     /// `consumptionPercentage` in milliunits, never for an auto-renewable subscription, 0 when
     /// the content was not delivered; with `GRANT_PRORATED` a one-time purchase's percentage must
     /// lie strictly between 0 and 100 000, else no preference is sent (the reason says why).
-    public static func apple(_ decision: RefundDecision, _ refund: RefundCase, consent: Bool) -> (body: JSONObject, decidedBy: String)? {
+    package static func apple(_ decision: RefundDecision, _ refund: RefundCase, consent: Bool) -> (body: JSONObject, decidedBy: String)? {
         guard consent else { return nil }
         var body: JSONObject = [
             "customerConsented": true, "deliveryStatus": .string(deliveryStatus(refund)),
@@ -30,7 +30,7 @@ public enum RefundAnswer {
     /// `orders/{orderId}:reviewrefund`: the preference as Google names it, the consumption, and
     /// with the customer's consent the app's usage events (at most 1 000, the latest, each
     /// description at most 5 000 characters).
-    public static func google(_ decision: RefundDecision, _ refund: RefundCase, consent: Bool) -> JSONObject {
+    package static func google(_ decision: RefundDecision, _ refund: RefundCase, consent: Bool) -> JSONObject {
         let preference: String =
             switch decision.preference {
             case .grantFull, .grantProrated: "APPROVE"

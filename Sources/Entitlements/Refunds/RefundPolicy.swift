@@ -3,7 +3,7 @@ import Instants
 import JSON
 
 /// What the developer would like the store to do with a refund request.
-public enum RefundPreference: String, Sendable, CaseIterable {
+package enum RefundPreference: String, Sendable, CaseIterable {
     case grantFull = "GRANT_FULL"
     case grantProrated = "GRANT_PRORATED"
     case decline = "DECLINE"
@@ -12,19 +12,19 @@ public enum RefundPreference: String, Sendable, CaseIterable {
 }
 
 /// One rule of an app's refund policy: when every condition given holds, `prefer`.
-public struct RefundRule: Sendable, Equatable {
-    public var name: String?
-    public var reasons: Set<String>?
-    public var hoursSincePurchaseAtMost: Double?
-    public var consumedAtLeast: Double?
-    public var delivered: Bool?
-    public var refundsInLast365DaysAtLeast: Int?
+package struct RefundRule: Sendable, Equatable {
+    package var name: String?
+    package var reasons: Set<String>?
+    package var hoursSincePurchaseAtMost: Double?
+    package var consumedAtLeast: Double?
+    package var delivered: Bool?
+    package var refundsInLast365DaysAtLeast: Int?
     /// `subscription`, `consumable`, `nonConsumable` or `nonRenewing`.
-    public var productType: String?
-    public var store: String?
-    public var prefer: RefundPreference
+    package var productType: String?
+    package var store: String?
+    package var prefer: RefundPreference
 
-    public init(
+    package init(
         name: String? = nil, reasons: Set<String>? = nil, hoursSincePurchaseAtMost: Double? = nil, consumedAtLeast: Double? = nil,
         delivered: Bool? = nil, refundsInLast365DaysAtLeast: Int? = nil, productType: String? = nil, store: String? = nil,
         prefer: RefundPreference
@@ -40,27 +40,27 @@ public struct RefundRule: Sendable, Equatable {
         self.prefer = prefer
     }
 
-    public static let productTypes: Set<String> = ["subscription", "consumable", "nonConsumable", "nonRenewing"]
-    public static let appleReasons: Set<String> = [
+    package static let productTypes: Set<String> = ["subscription", "consumable", "nonConsumable", "nonRenewing"]
+    package static let appleReasons: Set<String> = [
         "UNINTENDED_PURCHASE", "FULFILLMENT_ISSUE", "UNSATISFIED_WITH_PURCHASE", "LEGAL", "OTHER",
     ]
 }
 
 /// Everything known of one refund request when it is answered.
-public struct RefundCase: Sendable {
-    public var request: RefundRequest
+package struct RefundCase: Sendable {
+    package var request: RefundRequest
     /// `subscription`, `consumable`, `nonConsumable`, `nonRenewing` (nil: the purchase is unknown).
-    public var productType: String?
-    public var purchaseDate: Int64?
-    public var now: Int64
+    package var productType: String?
+    package var purchaseDate: Int64?
+    package var now: Int64
     /// The app's usage records of this purchase, oldest first.
-    public var usage: [UsageRecord]
+    package var usage: [UsageRecord]
     /// Refunds the customer received in the 365 days before `now`, of either store.
-    public var refundsInLast365Days: Int
-    public var override: RefundOverride?
-    public var sampleContentProvided: Bool
+    package var refundsInLast365Days: Int
+    package var override: RefundOverride?
+    package var sampleContentProvided: Bool
 
-    public init(
+    package init(
         request: RefundRequest, productType: String?, purchaseDate: Int64?, now: Int64, usage: [UsageRecord],
         refundsInLast365Days: Int, override: RefundOverride?, sampleContentProvided: Bool
     ) {
@@ -75,12 +75,12 @@ public struct RefundCase: Sendable {
     }
 
     /// The latest statement of each kind the app made: how much was used, whether it was delivered.
-    public var consumedPercent: Double? { usage.last { $0.consumedPercent != nil }?.consumedPercent }
-    public var delivery: UsageRecord? { usage.last { $0.delivered != nil } }
-    public var delivered: Bool? { delivery?.delivered }
+    package var consumedPercent: Double? { usage.last { $0.consumedPercent != nil }?.consumedPercent }
+    package var delivery: UsageRecord? { usage.last { $0.delivered != nil } }
+    package var delivered: Bool? { delivery?.delivered }
 
     /// The kind of product a transaction type is.
-    public static func productType(ofAppleType type: String) -> String? {
+    package static func productType(ofAppleType type: String) -> String? {
         switch type {
         case ProductType.autoRenewable.rawValue: "subscription"
         case ProductType.consumable.rawValue: "consumable"
@@ -92,31 +92,31 @@ public struct RefundCase: Sendable {
 }
 
 /// The decision for one request: what to prefer, and which rule (or the override) decided.
-public struct RefundDecision: Sendable, Equatable {
-    public var preference: RefundPreference
+package struct RefundDecision: Sendable, Equatable {
+    package var preference: RefundPreference
     /// `override`, `rule <name or number>`, or `default` (no rule matched).
-    public var decidedBy: String
+    package var decidedBy: String
 
-    public init(preference: RefundPreference, decidedBy: String) {
+    package init(preference: RefundPreference, decidedBy: String) {
         self.preference = preference
         self.decidedBy = decidedBy
     }
 }
 
 /// An app's refund policy (`apps[].refunds`): the customer's consent, and rules, first match wins.
-public struct RefundPolicy: Sendable, Equatable {
+package struct RefundPolicy: Sendable, Equatable {
     /// The app's terms obtain the customer's consent to share usage data: without it Entitle does
     /// not answer Apple (Apple requires `customerConsented`) and sends Google no usage events.
-    public var customerConsent: Bool
-    public var rules: [RefundRule]
+    package var customerConsent: Bool
+    package var rules: [RefundRule]
 
-    public init(customerConsent: Bool = false, rules: [RefundRule] = []) {
+    package init(customerConsent: Bool = false, rules: [RefundRule] = []) {
         self.customerConsent = customerConsent
         self.rules = rules
     }
 
     /// The override first, then the rules in order; `NONE` when none matches.
-    public func decide(_ refund: RefundCase) -> RefundDecision {
+    package func decide(_ refund: RefundCase) -> RefundDecision {
         switch refund.override?.override {
         case "ALWAYS_GRANT": return RefundDecision(preference: .grantFull, decidedBy: "override")
         case "ALWAYS_DECLINE": return RefundDecision(preference: .decline, decidedBy: "override")

@@ -1,11 +1,11 @@
-import JSON
+package import JSON
 
 /// A store asking the developer about a refund a customer requested: Apple's
 /// `CONSUMPTION_REQUEST` (answered within 12 hours) or Google's pending refund review (24 hours).
 /// Stored with its deadline in the commit of the notification that brought it; answered once,
 /// through a durable queue, while the deadline holds.
-public struct RefundRequest: Sendable, Equatable {
-    public enum Status: String, Sendable {
+package struct RefundRequest: Sendable, Equatable {
+    package enum Status: String, Sendable {
         /// Waiting for its answer (or its next attempt, at `nextAt`).
         case pending = "PENDING"
         /// Answered; the store accepted it.
@@ -20,40 +20,40 @@ public struct RefundRequest: Sendable, Equatable {
     }
 
     /// How long each store weighs an answer.
-    public static let appleWindow: Int64 = 12 * 3_600_000
-    public static let googleWindow: Int64 = 24 * 3_600_000
+    package static let appleWindow: Int64 = 12 * 3_600_000
+    package static let googleWindow: Int64 = 24 * 3_600_000
 
     /// The notification's id (`notificationUUID`, or Google's `pubsub:<app>:<messageId>`).
-    public var id: String
+    package var id: String
     /// `app_store` or `play_store`.
-    public var store: String
-    public var environment: String
-    public var appAccountToken: String?
+    package var store: String
+    package var environment: String
+    package var appAccountToken: String?
     /// Apple: the transaction the refund is for, and its subscription.
-    public var transactionId: String?
-    public var originalTransactionId: String?
+    package var transactionId: String?
+    package var originalTransactionId: String?
     /// Google: the purchase, its order and the review's token.
-    public var purchaseToken: String?
-    public var orderId: String?
-    public var pendingRefundToken: String?
+    package var purchaseToken: String?
+    package var orderId: String?
+    package var pendingRefundToken: String?
     /// Apple's `consumptionRequestReason` (`UNINTENDED_PURCHASE`, `FULFILLMENT_ISSUE`,
     /// `UNSATISFIED_WITH_PURCHASE`, `LEGAL`, `OTHER`); Google's `refundReason` number as text.
-    public var reason: String
-    public var requestedAt: Int64
-    public var deadline: Int64
-    public var status: Status
-    public var attempts: Int
-    public var nextAt: Int64
+    package var reason: String
+    package var requestedAt: Int64
+    package var deadline: Int64
+    package var status: Status
+    package var attempts: Int
+    package var nextAt: Int64
     /// What was sent (the request body), by which decision (`rule <name>`, `override`, `default`).
-    public var answer: JSONObject?
-    public var decidedBy: String?
-    public var sentAt: Int64?
-    public var error: String?
+    package var answer: JSONObject?
+    package var decidedBy: String?
+    package var sentAt: Int64?
+    package var error: String?
     /// What the store decided, once it says: `REFUNDED` or `DECLINED`.
-    public var outcome: String?
-    public var outcomeAt: Int64?
+    package var outcome: String?
+    package var outcomeAt: Int64?
 
-    public init(
+    package init(
         id: String, store: String, environment: String, appAccountToken: String?, transactionId: String? = nil,
         originalTransactionId: String? = nil, purchaseToken: String? = nil, orderId: String? = nil, pendingRefundToken: String? = nil,
         reason: String, requestedAt: Int64, deadline: Int64
@@ -76,7 +76,7 @@ public struct RefundRequest: Sendable, Equatable {
     }
 
     /// As stored and answered.
-    public func write<Object: JSONObjectBuilder>(into object: inout Object) {
+    package func write<Object: JSONObjectBuilder>(into object: inout Object) {
         object.set("id", id)
         object.set("store", store)
         object.set("environment", environment)
@@ -100,13 +100,13 @@ public struct RefundRequest: Sendable, Equatable {
         Timestamps.set(&object, "outcomeAt", outcomeAt)
     }
 
-    public var json: JSONObject {
+    package var json: JSONObject {
         var object = JSONObject()
         write(into: &object)
         return object
     }
 
-    public init?(stored json: JSONObject) {
+    package init?(stored json: JSONObject) {
         guard let id = json["id"]?.stringValue, let store = json["store"]?.stringValue,
             let status = json["status"]?.stringValue.flatMap(Status.init(rawValue:))
         else { return nil }

@@ -1,39 +1,39 @@
-import JSON
+package import JSON
 
 /// What a customer did with a purchase, as the app's server says (`POST …/usage`): the evidence a
 /// refund review is answered from. Only the app knows it; it is stored as a fact and never leaves
 /// the developer's servers except in the answer to the store that asked.
-public struct UsageRecord: Sendable, Equatable {
+package struct UsageRecord: Sendable, Equatable {
     /// A moment of use the app recorded (`consumptionUsageEvents` on Google Play).
-    public struct Event: Sendable, Equatable {
-        public var at: Int64
-        public var description: String
+    package struct Event: Sendable, Equatable {
+        package var at: Int64
+        package var description: String
 
-        public init(at: Int64, description: String) {
+        package init(at: Int64, description: String) {
             self.at = at
             self.description = description
         }
     }
 
     /// Why the content was not delivered.
-    public static let undeliveredReasons: Set<String> = ["QUALITY_ISSUE", "WRONG_ITEM", "SERVER_OUTAGE", "OTHER"]
+    package static let undeliveredReasons: Set<String> = ["QUALITY_ISSUE", "WRONG_ITEM", "SERVER_OUTAGE", "OTHER"]
 
-    public var id: String
-    public var appAccountToken: String
+    package var id: String
+    package var appAccountToken: String
     /// The purchase it is about: an App Store `transactionId` or a Play `purchaseToken`.
-    public var transactionId: String?
-    public var purchaseToken: String?
+    package var transactionId: String?
+    package var purchaseToken: String?
     /// 0–100: how much of a consumable or non-consumable was used.
-    public var consumedPercent: Double?
-    public var delivered: Bool?
+    package var consumedPercent: Double?
+    package var delivered: Bool?
     /// When `delivered` is false: `QUALITY_ISSUE`, `WRONG_ITEM`, `SERVER_OUTAGE` or `OTHER`.
-    public var undeliveredReason: String?
-    public var events: [Event]
-    public var recordedAt: Int64
+    package var undeliveredReason: String?
+    package var events: [Event]
+    package var recordedAt: Int64
     /// The key that recorded it.
-    public var recordedBy: String
+    package var recordedBy: String
 
-    public init(
+    package init(
         id: String, appAccountToken: String, transactionId: String?, purchaseToken: String?, consumedPercent: Double?,
         delivered: Bool?, undeliveredReason: String?, events: [Event], recordedAt: Int64, recordedBy: String
     ) {
@@ -50,12 +50,12 @@ public struct UsageRecord: Sendable, Equatable {
     }
 
     /// Whether it is about the purchase a store asks about.
-    public func concerns(transactionId: String?, purchaseToken: String?) -> Bool {
+    package func concerns(transactionId: String?, purchaseToken: String?) -> Bool {
         (transactionId != nil && self.transactionId == transactionId) || (purchaseToken != nil && self.purchaseToken == purchaseToken)
     }
 
     /// As stored and answered (`at` as ISO text beside `atMs`, as everywhere).
-    public func write<Object: JSONObjectBuilder>(into object: inout Object) {
+    package func write<Object: JSONObjectBuilder>(into object: inout Object) {
         object.set("id", id)
         object.set("appAccountToken", appAccountToken)
         object.set("transactionId", ifPresent: transactionId)
@@ -82,14 +82,14 @@ public struct UsageRecord: Sendable, Equatable {
         object.set("recordedBy", recordedBy)
     }
 
-    public var json: JSONObject {
+    package var json: JSONObject {
         var object = JSONObject()
         write(into: &object)
         return object
     }
 
     /// From `json` (the stored text).
-    public init?(stored json: JSONObject) {
+    package init?(stored json: JSONObject) {
         guard let id = json["id"]?.stringValue, let token = json["appAccountToken"]?.stringValue else { return nil }
         self.init(
             id: id, appAccountToken: token, transactionId: json["transactionId"]?.stringValue,
@@ -103,17 +103,17 @@ public struct UsageRecord: Sendable, Equatable {
 }
 
 /// Support's standing instruction for one customer's refund reviews, recorded with who and why.
-public struct RefundOverride: Sendable, Equatable {
-    public static let choices: Set<String> = ["ALWAYS_GRANT", "ALWAYS_DECLINE", "NO_PREFERENCE"]
+package struct RefundOverride: Sendable, Equatable {
+    package static let choices: Set<String> = ["ALWAYS_GRANT", "ALWAYS_DECLINE", "NO_PREFERENCE"]
 
-    public var appAccountToken: String
+    package var appAccountToken: String
     /// `ALWAYS_GRANT`, `ALWAYS_DECLINE` or `NO_PREFERENCE`.
-    public var override: String
-    public var reason: String?
-    public var setBy: String
-    public var setAt: Int64
+    package var override: String
+    package var reason: String?
+    package var setBy: String
+    package var setAt: Int64
 
-    public init(appAccountToken: String, override: String, reason: String?, setBy: String, setAt: Int64) {
+    package init(appAccountToken: String, override: String, reason: String?, setBy: String, setAt: Int64) {
         self.appAccountToken = appAccountToken
         self.override = override
         self.reason = reason
@@ -121,7 +121,7 @@ public struct RefundOverride: Sendable, Equatable {
         self.setAt = setAt
     }
 
-    public var json: JSONObject {
+    package var json: JSONObject {
         var object: JSONObject = ["appAccountToken": .string(appAccountToken), "override": .string(override)]
         if let reason { object["reason"] = .string(reason) }
         object["setBy"] = .string(setBy)
@@ -129,7 +129,7 @@ public struct RefundOverride: Sendable, Equatable {
         return object
     }
 
-    public init?(stored json: JSONObject) {
+    package init?(stored json: JSONObject) {
         guard let token = json["appAccountToken"]?.stringValue, let override = json["override"]?.stringValue else { return nil }
         self.init(
             appAccountToken: token, override: override, reason: json["reason"]?.stringValue, setBy: json["setBy"]?.stringValue ?? "",

@@ -1,13 +1,13 @@
 import Instants
 
 /// What the cancellation page shows, as Apple's realtime answer names it.
-public enum RetentionAnswer: Sendable, Equatable {
+package enum RetentionAnswer: Sendable, Equatable {
     case message(messageIdentifier: String)
     case alternateProduct(messageIdentifier: String, productId: String, billingPlanType: String?)
     /// A catalog offer (`offerId`), signed for the customer when they may have it.
     case promotionalOffer(messageIdentifier: String, offerId: String)
 
-    public var kind: String {
+    package var kind: String {
         switch self {
         case .message: "message"
         case .alternateProduct: "alternateProduct"
@@ -15,7 +15,7 @@ public enum RetentionAnswer: Sendable, Equatable {
         }
     }
 
-    public var messageIdentifier: String {
+    package var messageIdentifier: String {
         switch self {
         case .message(let id), .alternateProduct(let id, _, _), .promotionalOffer(let id, _): id
         }
@@ -23,19 +23,19 @@ public enum RetentionAnswer: Sendable, Equatable {
 }
 
 /// One rule of an app's retention policy: when every condition given holds, `answer`.
-public struct RetentionRule: Sendable, Equatable {
-    public var name: String?
-    public var productIds: Set<String>?
-    public var inTrial: Bool?
-    public var monthsSubscribedAtLeast: Double?
-    public var billingIssue: Bool?
-    public var autoRenewOff: Bool?
+package struct RetentionRule: Sendable, Equatable {
+    package var name: String?
+    package var productIds: Set<String>?
+    package var inTrial: Bool?
+    package var monthsSubscribedAtLeast: Double?
+    package var billingIssue: Bool?
+    package var autoRenewOff: Bool?
     /// `en-US`, or a language (`en`) that covers its regions.
-    public var locales: Set<String>?
-    public var redeemedOfferBefore: Bool?
-    public var answer: RetentionAnswer
+    package var locales: Set<String>?
+    package var redeemedOfferBefore: Bool?
+    package var answer: RetentionAnswer
 
-    public init(
+    package init(
         name: String? = nil, productIds: Set<String>? = nil, inTrial: Bool? = nil, monthsSubscribedAtLeast: Double? = nil,
         billingIssue: Bool? = nil, autoRenewOff: Bool? = nil, locales: Set<String>? = nil, redeemedOfferBefore: Bool? = nil,
         answer: RetentionAnswer
@@ -53,18 +53,18 @@ public struct RetentionRule: Sendable, Equatable {
 }
 
 /// What is known of the customer when Apple asks.
-public struct RetentionCase: Sendable {
+package struct RetentionCase: Sendable {
     /// The subscription as it stands now (nil: Entitle has none stored).
-    public var subscription: SubscriptionState?
+    package var subscription: SubscriptionState?
     /// Its transactions (for offers redeemed before).
-    public var transactions: [TransactionRecord]
-    public var productId: String
-    public var locale: String
-    public var now: Int64
+    package var transactions: [TransactionRecord]
+    package var productId: String
+    package var locale: String
+    package var now: Int64
     /// When a promotional offer was last answered to this subscription.
-    public var lastOfferAt: Int64?
+    package var lastOfferAt: Int64?
 
-    public init(
+    package init(
         subscription: SubscriptionState?, transactions: [TransactionRecord], productId: String, locale: String, now: Int64,
         lastOfferAt: Int64?
     ) {
@@ -78,11 +78,11 @@ public struct RetentionCase: Sendable {
 }
 
 /// The decision: the answer and the rule that chose it (`default` when none did).
-public struct RetentionDecision: Sendable, Equatable {
-    public var answer: RetentionAnswer
-    public var rule: String
+package struct RetentionDecision: Sendable, Equatable {
+    package var answer: RetentionAnswer
+    package var rule: String
 
-    public init(answer: RetentionAnswer, rule: String) {
+    package init(answer: RetentionAnswer, rule: String) {
         self.answer = answer
         self.rule = rule
     }
@@ -91,14 +91,14 @@ public struct RetentionDecision: Sendable, Equatable {
 /// An app's retention policy (`apps[].retention`): ordered rules, first match wins, else the
 /// default message. A promotional offer is answered only to a customer its catalog rule admits,
 /// and not to the same subscription again within `offerCooldownDays`; otherwise the next rule.
-public struct RetentionPolicy: Sendable, Equatable {
-    public var defaultMessage: String
-    public var offerCooldownDays: Int
+package struct RetentionPolicy: Sendable, Equatable {
+    package var defaultMessage: String
+    package var offerCooldownDays: Int
     /// How long after an answer a save is attributed to it.
-    public var saveWindowDays: Int
-    public var rules: [RetentionRule]
+    package var saveWindowDays: Int
+    package var rules: [RetentionRule]
 
-    public init(defaultMessage: String, offerCooldownDays: Int = 30, saveWindowDays: Int = 7, rules: [RetentionRule] = []) {
+    package init(defaultMessage: String, offerCooldownDays: Int = 30, saveWindowDays: Int = 7, rules: [RetentionRule] = []) {
         self.defaultMessage = defaultMessage
         self.offerCooldownDays = offerCooldownDays
         self.saveWindowDays = saveWindowDays
@@ -106,7 +106,7 @@ public struct RetentionPolicy: Sendable, Equatable {
     }
 
     /// `offerEligible`: whether the customer passes the catalog offer's eligibility rule.
-    public func decide(_ retention: RetentionCase, offerEligible: (String) -> Bool) -> RetentionDecision {
+    package func decide(_ retention: RetentionCase, offerEligible: (String) -> Bool) -> RetentionDecision {
         for (index, rule) in rules.enumerated() where Self.matches(rule, retention) {
             if case .promotionalOffer(_, let offerId) = rule.answer {
                 let cooling = retention.lastOfferAt.map { retention.now - $0 < Int64(offerCooldownDays) * 86_400_000 } ?? false

@@ -1,30 +1,30 @@
-import JSON
+package import JSON
 
 /// One realtime request of Apple's and the answer Entitle gave, stored under Apple's
 /// `requestIdentifier` (a retried request gets the same answer), and whether it saved the
 /// subscription afterwards.
-public struct RetentionRecord: Sendable, Equatable {
-    public var requestIdentifier: String
-    public var environment: String
-    public var originalTransactionId: String
-    public var appAccountToken: String?
+package struct RetentionRecord: Sendable, Equatable {
+    package var requestIdentifier: String
+    package var environment: String
+    package var originalTransactionId: String
+    package var appAccountToken: String?
     /// The product the customer was about to cancel, and their locale.
-    public var productId: String
-    public var locale: String
-    public var answeredAt: Int64
-    public var answer: RetentionAnswer
+    package var productId: String
+    package var locale: String
+    package var answeredAt: Int64
+    package var answer: RetentionAnswer
     /// The App Store `offerIdentifier` of an answered promotional offer.
-    public var offerIdentifier: String?
+    package var offerIdentifier: String?
     /// The rule that chose the answer (`default`: none did).
-    public var rule: String
+    package var rule: String
     /// Exactly what Apple was answered.
-    public var response: JSONObject
+    package var response: JSONObject
     /// When the answer saved the subscription, and how (`offerRedeemed`, `productSwitched`,
     /// `autoRenewOn`).
-    public var savedAt: Int64?
-    public var savedBy: String?
+    package var savedAt: Int64?
+    package var savedBy: String?
 
-    public init(
+    package init(
         requestIdentifier: String, environment: String, originalTransactionId: String, appAccountToken: String?, productId: String,
         locale: String, answeredAt: Int64, answer: RetentionAnswer, offerIdentifier: String?, rule: String, response: JSONObject
     ) {
@@ -41,7 +41,7 @@ public struct RetentionRecord: Sendable, Equatable {
         self.response = response
     }
 
-    public var json: JSONObject {
+    package var json: JSONObject {
         var object: JSONObject = [
             "requestIdentifier": .string(requestIdentifier), "environment": .string(environment),
             "originalTransactionId": .string(originalTransactionId), "productId": .string(productId), "locale": .string(locale),
@@ -64,7 +64,7 @@ public struct RetentionRecord: Sendable, Equatable {
         return object
     }
 
-    public init?(stored json: JSONObject) {
+    package init?(stored json: JSONObject) {
         guard let id = json["requestIdentifier"]?.stringValue, let original = json["originalTransactionId"]?.stringValue,
             let message = json["messageIdentifier"]?.stringValue
         else { return nil }
@@ -93,14 +93,14 @@ public struct RetentionRecord: Sendable, Equatable {
 /// `offerIdentifier`), the offered product taken (a new transaction of it, or the renewal info
 /// switching to it), or auto-renew turned back on. Pure; the writer records them and the event
 /// rules tell them, from this one function.
-public enum RetentionAttribution {
-    public struct Save: Sendable, Equatable {
-        public var record: RetentionRecord
-        public var at: Int64
-        public var how: String
+package enum RetentionAttribution {
+    package struct Save: Sendable, Equatable {
+        package var record: RetentionRecord
+        package var at: Int64
+        package var how: String
     }
 
-    public static func saves(_ change: FactChange) -> [Save] {
+    package static func saves(_ change: FactChange) -> [Save] {
         guard let window = change.retentionWindow else { return [] }
         var saves: [Save] = []
         for after in change.after {

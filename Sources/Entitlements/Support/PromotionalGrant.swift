@@ -2,20 +2,20 @@
 /// stored fact of one customer (an appAccountToken) in one environment, from `startsAt` until
 /// `expiresDate`, unless revoked first. A revocation is the same grant stored again with
 /// `revokedAt`, so its history keeps both instants and who acted.
-public struct PromotionalGrant: Sendable, Equatable {
-    public var id: String
-    public var appAccountToken: String
-    public var environment: String
-    public var entitlement: String
-    public var startsAt: Int64
-    public var expiresDate: Int64
-    public var reason: String?
+package struct PromotionalGrant: Sendable, Equatable {
+    package var id: String
+    package var appAccountToken: String
+    package var environment: String
+    package var entitlement: String
+    package var startsAt: Int64
+    package var expiresDate: Int64
+    package var reason: String?
     /// The name of the admin key that granted it.
-    public var grantedBy: String
-    public var revokedAt: Int64?
-    public var revokedBy: String?
+    package var grantedBy: String
+    package var revokedAt: Int64?
+    package var revokedBy: String?
 
-    public init(
+    package init(
         id: String, appAccountToken: String, environment: String, entitlement: String, startsAt: Int64, expiresDate: Int64,
         reason: String?, grantedBy: String, revokedAt: Int64? = nil, revokedBy: String? = nil
     ) {
@@ -33,7 +33,7 @@ public struct PromotionalGrant: Sendable, Equatable {
 
     /// This grant stored over `stored`, the same grant as stored before: a grant given is never
     /// changed, and the first revocation stands (a second one, or a re-grant, changes nothing).
-    public func replacing(_ stored: PromotionalGrant) -> PromotionalGrant {
+    package func replacing(_ stored: PromotionalGrant) -> PromotionalGrant {
         var merged = stored
         if stored.revokedAt == nil, let revokedAt {
             merged.revokedAt = revokedAt
@@ -44,7 +44,7 @@ public struct PromotionalGrant: Sendable, Equatable {
 
     /// `ACTIVE`, `EXPIRED` or `REVOKED` at `now`; nil before it was given (an "as of" view of an
     /// earlier instant does not show it).
-    public func state(at now: Int64) -> String? {
+    package func state(at now: Int64) -> String? {
         guard startsAt <= now else { return nil }
         if let revokedAt, revokedAt <= now { return "REVOKED" }
         return now < expiresDate ? "ACTIVE" : "EXPIRED"
@@ -52,7 +52,7 @@ public struct PromotionalGrant: Sendable, Equatable {
 
     /// The grant as the entitlement resolver weighs it, beside the store's: active beats inactive,
     /// the later expiry wins among active ones, the more recent among inactive ones.
-    public func productGrant(at now: Int64) -> ProductGrant? {
+    package func productGrant(at now: Int64) -> ProductGrant? {
         guard let state = state(at: now) else { return nil }
         let revoked = state == "REVOKED"
         var grant = ProductGrant(

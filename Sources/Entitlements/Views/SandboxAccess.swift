@@ -1,5 +1,5 @@
 /// Who gets entitlements from Sandbox purchases. Every Sandbox subscription is still shown.
-public enum SandboxAccess: Sendable, Equatable {
+package enum SandboxAccess: Sendable, Equatable {
     /// Every Sandbox purchase counts (App Review and TestFlight see what they bought).
     case all
     /// Only the customers with these appAccountTokens (lower-case).
@@ -7,7 +7,7 @@ public enum SandboxAccess: Sendable, Equatable {
     /// No Sandbox purchase makes an entitlement active.
     case none
 
-    public func grantsAccess(appAccountToken: String?) -> Bool {
+    package func grantsAccess(appAccountToken: String?) -> Bool {
         switch self {
         case .all: true
         case .listed(let testers): appAccountToken.map(testers.contains) ?? false

@@ -1,18 +1,18 @@
-import AppStore
-import JSON
+package import AppStore
+package import JSON
 
 /// Encodes a customer's status as the API's subscriber answer (what `GET /v1/subscribers/…`
 /// answers and every event carries). Each encoding is written once, into any `JSONObjectBuilder`:
 /// events write bytes (`JSONObjectWriter`), answers that are extended afterwards build a tree.
-public enum SubscriberView {
+package enum SubscriberView {
     /// One environment's answer.
-    public static func render(_ status: SubscriberStatus, appAccountToken: String?, environment: AppStoreEnvironment) -> JSONObject {
+    package static func render(_ status: SubscriberStatus, appAccountToken: String?, environment: AppStoreEnvironment) -> JSONObject {
         var answer = JSONObject()
         write(status, appAccountToken: appAccountToken, environment: environment, into: &answer)
         return answer
     }
 
-    public static func write<Object: JSONObjectBuilder>(
+    package static func write<Object: JSONObjectBuilder>(
         _ status: SubscriberStatus, appAccountToken: String?, environment: AppStoreEnvironment, into subscriber: inout Object
     ) {
         subscriber.set("appAccountToken", ifPresent: appAccountToken)
@@ -37,13 +37,13 @@ public enum SubscriberView {
     /// The answer over several environments: each entry says its `environment` and `isSandbox`;
     /// `environments` lists where the customer has facts, `environment` stays when there is one.
     /// A product subscribed in two environments is listed once: the active one, else Production's.
-    public static func render(_ status: SubscriberStatus, appAccountToken: String?, environments: [AppStoreEnvironment]) -> JSONObject {
+    package static func render(_ status: SubscriberStatus, appAccountToken: String?, environments: [AppStoreEnvironment]) -> JSONObject {
         var answer = JSONObject()
         write(status, appAccountToken: appAccountToken, environments: environments, into: &answer)
         return answer
     }
 
-    public static func write<Object: JSONObjectBuilder>(
+    package static func write<Object: JSONObjectBuilder>(
         _ status: SubscriberStatus, appAccountToken: String?, environments: [AppStoreEnvironment], into subscriber: inout Object
     ) {
         var chosen: [SubscriptionState] = []
@@ -125,9 +125,9 @@ public enum SubscriberView {
         return keyed
     }
 
-    public static func json(_ state: PlayPurchaseState) -> JSONObject { tree { write(state, into: &$0) } }
+    package static func json(_ state: PlayPurchaseState) -> JSONObject { tree { write(state, into: &$0) } }
 
-    public static func write<Object: JSONObjectBuilder>(_ state: PlayPurchaseState, into object: inout Object) {
+    package static func write<Object: JSONObjectBuilder>(_ state: PlayPurchaseState, into object: inout Object) {
         let purchase = state.purchase
         object.set("store", "play_store")
         object.set("state", state.state)
@@ -155,9 +155,9 @@ public enum SubscriberView {
     /// Anything but Production is a test purchase.
     private static func isSandbox(_ environment: String) -> Bool { environment != AppStoreEnvironment.production.rawValue }
 
-    public static func json(_ transaction: TransactionRecord) -> JSONObject { tree { write(transaction, into: &$0) } }
+    package static func json(_ transaction: TransactionRecord) -> JSONObject { tree { write(transaction, into: &$0) } }
 
-    public static func write<Object: JSONObjectBuilder>(_ transaction: TransactionRecord, into item: inout Object) {
+    package static func write<Object: JSONObjectBuilder>(_ transaction: TransactionRecord, into item: inout Object) {
         item.set("productId", transaction.productId)
         item.set("transactionId", transaction.transactionId)
         item.set("type", transaction.type)
@@ -173,9 +173,9 @@ public enum SubscriberView {
         item.set("revocationPercentage", ifPresent: transaction.revocationPercentage)
     }
 
-    public static func json(_ state: SubscriptionState) -> JSONObject { tree { write(state, into: &$0) } }
+    package static func json(_ state: SubscriptionState) -> JSONObject { tree { write(state, into: &$0) } }
 
-    public static func write<Object: JSONObjectBuilder>(_ state: SubscriptionState, into object: inout Object) {
+    package static func write<Object: JSONObjectBuilder>(_ state: SubscriptionState, into object: inout Object) {
         object.set("state", state.state.rawValue)
         object.set("isActive", state.isActive)
         object.set("originalTransactionId", state.originalTransactionId)
@@ -214,9 +214,9 @@ public enum SubscriberView {
         }
     }
 
-    public static func json(_ entitlement: ProductGrant) -> JSONObject { tree { write(entitlement, into: &$0) } }
+    package static func json(_ entitlement: ProductGrant) -> JSONObject { tree { write(entitlement, into: &$0) } }
 
-    public static func write<Object: JSONObjectBuilder>(_ entitlement: ProductGrant, into object: inout Object) {
+    package static func write<Object: JSONObjectBuilder>(_ entitlement: ProductGrant, into object: inout Object) {
         object.set("isActive", entitlement.isActive)
         object.set("state", entitlement.state)
         if !entitlement.productId.isEmpty { object.set("productId", entitlement.productId) }
@@ -232,9 +232,9 @@ public enum SubscriberView {
     }
 
     /// A promotional grant as the grant endpoints and the history answer it.
-    public static func json(_ grant: PromotionalGrant, now: Int64) -> JSONObject { tree { write(grant, now: now, into: &$0) } }
+    package static func json(_ grant: PromotionalGrant, now: Int64) -> JSONObject { tree { write(grant, now: now, into: &$0) } }
 
-    public static func write<Object: JSONObjectBuilder>(_ grant: PromotionalGrant, now: Int64, into object: inout Object) {
+    package static func write<Object: JSONObjectBuilder>(_ grant: PromotionalGrant, now: Int64, into object: inout Object) {
         object.set("id", grant.id)
         object.set("entitlement", grant.entitlement)
         object.set("appAccountToken", grant.appAccountToken)
@@ -249,7 +249,7 @@ public enum SubscriberView {
         object.set("revokedBy", ifPresent: grant.revokedBy)
     }
 
-    public static func offerTypeName(_ type: Int64) -> String {
+    package static func offerTypeName(_ type: Int64) -> String {
         switch type {
         case 1: "INTRODUCTORY"
         case 2: "PROMOTIONAL"

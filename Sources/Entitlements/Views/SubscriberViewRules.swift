@@ -1,19 +1,19 @@
-import AppStore
+package import AppStore
 import Instants
-import JSON
+package import JSON
 
 /// What an app's subscriber answer depends on besides the facts: its enabled environments, its
 /// catalog, whether billing retry keeps access, and who gets access from Sandbox purchases. The
 /// answers of `GET /v1/subscribers/…` and the `subscriber` of every event are made by these
 /// rules, so they cannot differ.
-public struct SubscriberViewRules: Sendable {
+package struct SubscriberViewRules: Sendable {
     /// The enabled environments, in the configuration's order.
-    public var environments: [AppStoreEnvironment]
-    public var products: [String: CatalogProduct]
-    public var billingRetryGrantsAccess: Bool
-    public var sandboxAccess: SandboxAccess
+    package var environments: [AppStoreEnvironment]
+    package var products: [String: CatalogProduct]
+    package var billingRetryGrantsAccess: Bool
+    package var sandboxAccess: SandboxAccess
 
-    public init(
+    package init(
         environments: [AppStoreEnvironment], products: [String: CatalogProduct], billingRetryGrantsAccess: Bool,
         sandboxAccess: SandboxAccess
     ) {
@@ -24,15 +24,15 @@ public struct SubscriberViewRules: Sendable {
     }
 
     /// The environment answers are about when a request names none: Production when enabled.
-    public var defaultEnvironment: AppStoreEnvironment {
+    package var defaultEnvironment: AppStoreEnvironment {
         environments.contains(.production) ? .production : environments.first ?? .production
     }
 
     /// The enabled environments, Production first.
-    public var searchOrder: [AppStoreEnvironment] { AppStoreEnvironment.all.filter(environments.contains) }
+    package var searchOrder: [AppStoreEnvironment] { AppStoreEnvironment.all.filter(environments.contains) }
 
     /// Whether an environment's grants count for this customer: Sandbox ones as `sandboxAccess` says.
-    public func grantsAccess(_ appAccountToken: String?) -> @Sendable (String) -> Bool {
+    package func grantsAccess(_ appAccountToken: String?) -> @Sendable (String) -> Bool {
         let sandboxAccess = sandboxAccess
         return { environment in
             environment != AppStoreEnvironment.sandbox.rawValue || sandboxAccess.grantsAccess(appAccountToken: appAccountToken)
@@ -40,7 +40,7 @@ public struct SubscriberViewRules: Sendable {
     }
 
     /// The customer's status at `now` over the environments given.
-    public func evaluate(
+    package func evaluate(
         _ spans: [(environment: AppStoreEnvironment, facts: [SubscriptionFacts])], now: Int64, appAccountToken: String? = nil,
         promotional: [PromotionalGrant] = [], play: [PlayPurchase] = []
     ) -> SubscriberStatus {
@@ -51,7 +51,7 @@ public struct SubscriberViewRules: Sendable {
     }
 
     /// The customer's status in one environment at `now`.
-    public func evaluate(
+    package func evaluate(
         _ facts: [SubscriptionFacts], environment: AppStoreEnvironment, now: Int64, appAccountToken: String? = nil,
         promotional: [PromotionalGrant] = [], play: [PlayPurchase] = []
     ) -> SubscriberStatus {
@@ -59,7 +59,7 @@ public struct SubscriberViewRules: Sendable {
     }
 
     /// The answer for one environment.
-    public func render(
+    package func render(
         _ facts: [SubscriptionFacts], appAccountToken: String?, environment: AppStoreEnvironment, now: Int64,
         promotional: [PromotionalGrant] = [], play: [PlayPurchase] = []
     ) -> JSONObject {
@@ -70,13 +70,13 @@ public struct SubscriberViewRules: Sendable {
 
     /// The answer a subscriber lookup gives, from facts already read: events carry it, made inside
     /// the write that stores them.
-    public func view(of subscriber: SubscriberFacts, at now: Int64) -> JSONObject {
+    package func view(of subscriber: SubscriberFacts, at now: Int64) -> JSONObject {
         var answer = JSONObject()
         write(view: subscriber, at: now, into: &answer)
         return answer
     }
 
-    public func write<Object: JSONObjectBuilder>(view subscriber: SubscriberFacts, at now: Int64, into answer: inout Object) {
+    package func write<Object: JSONObjectBuilder>(view subscriber: SubscriberFacts, at now: Int64, into answer: inout Object) {
         let found = subscriber.environments.filter { span in
             !span.facts.isEmpty || subscriber.grants.contains { $0.environment == span.environment }
                 || subscriber.playPurchases.contains { $0.environment == span.environment }
@@ -99,7 +99,7 @@ public struct SubscriberViewRules: Sendable {
 
     /// `"transfers"`: subscriptions moved into or out of this token (`transferPolicy: transfer`),
     /// the answer's last member.
-    public static func writeTransfers<Object: JSONObjectBuilder>(
+    package static func writeTransfers<Object: JSONObjectBuilder>(
         _ moves: [(environment: String, transfer: LinkTransfer)], into answer: inout Object
     ) {
         guard !moves.isEmpty else { return }

@@ -1,4 +1,4 @@
-import JSON
+package import JSON
 
 #if canImport(Glibc)
 import Glibc
@@ -6,11 +6,11 @@ import Glibc
 
 /// The API's date convention: ISO 8601 UTC with milliseconds, plus the same instant in a sibling
 /// `…Ms` member; absent dates are omitted.
-public enum Timestamps {
+package enum Timestamps {
     /// `2026-12-01T10:00:00.215Z`. Computed by hand (days to civil date, Hinnant's algorithm):
     /// every answer and event carries several of these, and `gmtime_r` + `strftime` cost more
     /// than the rest of formatting a subscriber. Years outside 1000…9999 take the C library's path.
-    public static func iso(_ milliseconds: Int64) -> String {
+    package static func iso(_ milliseconds: Int64) -> String {
         let seconds = milliseconds.floorDivided(by: 1000)
         let days = seconds.floorDivided(by: 86_400)
         let z = days + 719_468
@@ -61,7 +61,7 @@ public enum Timestamps {
     }
 
     /// Adds `key` and `keyMs` when `milliseconds` is present (the names must be new in `object`).
-    public static func set<Object: JSONObjectBuilder>(_ object: inout Object, _ key: String, _ milliseconds: Int64?) {
+    package static func set<Object: JSONObjectBuilder>(_ object: inout Object, _ key: String, _ milliseconds: Int64?) {
         guard let milliseconds else { return }
         object.set(key, iso(milliseconds))
         object.set(key + "Ms", milliseconds)

@@ -6,7 +6,7 @@
 /// Every call is scoped to the app the transaction was opened for. `put…` replaces the row of
 /// the same key (or adds it); `insert…IfNew` adds a row only when its key is not stored and says
 /// whether it did.
-public protocol FactWriteTransaction: FactReading {
+package protocol FactWriteTransaction: FactReading {
     /// Serializes this transaction with every other one writing any of `keys` (sorted), until it
     /// ends. A store with a single writer has nothing to do.
     func lock(_ keys: [String]) throws

@@ -2,27 +2,27 @@
 /// `FactChange.applying`: the newest signed copy wins, a signed token links, the first link
 /// stands unless moved, a void and a revocation are never forgotten, a duplicate applies nothing)
 /// and the events they cause. A store runs it inside one of its transactions.
-public enum FactWriter {
+package enum FactWriter {
     /// What writing a batch came to.
-    public struct Written: Sendable {
-        public var outcome: ApplyOutcome
+    package struct Written: Sendable {
+        package var outcome: ApplyOutcome
         /// The events written (announced once the transaction has committed).
-        public var events: [OutboxEvent]
+        package var events: [OutboxEvent]
         /// Whether the store must undo everything the batch wrote (a link conflict undoes the
         /// notification too, so that Apple's retry is applied) and still answer `outcome`.
-        public var undo: Bool
+        package var undo: Bool
         var forwards: Bool
         /// What the batch changed, its events still to be numbered and written (`writeEvents`).
         var unnumbered: FactChange?
 
         /// What the store answers: nothing written when undone.
-        public var applied: AppliedBatch {
+        package var applied: AppliedBatch {
             AppliedBatch(outcome: outcome, events: undo ? [] : events, forwards: !undo && forwards)
         }
     }
 
     /// A batch, facts and events.
-    public static func write(_ batch: FactBatch, into store: some FactWriteTransaction) throws -> Written {
+    package static func write(_ batch: FactBatch, into store: some FactWriteTransaction) throws -> Written {
         var written = try writeFacts(batch, into: store)
         var sequences: [String: Int64] = [:]
         try writeEvents(&written, into: store, sequences: &sequences)
@@ -33,7 +33,7 @@ public enum FactWriter {
     /// A batch's first step: everything but its events. A store with several writers runs this
     /// for each batch of a group, then `writeEvents` for all of them, so the app's event counter
     /// is held only from then to the commit.
-    public static func writeFacts(_ batch: FactBatch, into store: some FactWriteTransaction) throws -> Written {
+    package static func writeFacts(_ batch: FactBatch, into store: some FactWriteTransaction) throws -> Written {
         try store.lock(lockKeys(batch))
         if let notification = batch.notification, try !store.insertNotificationIfNew(notification) {
             return Written(outcome: .duplicateNotification, events: [], undo: true, forwards: false, unnumbered: nil)
@@ -95,7 +95,7 @@ public enum FactWriter {
     /// for an app's first batch of the transaction), and written. `sequences` then holds each
     /// app's next sequence; the caller ends the transaction's numbering with one `eventsWritten`
     /// per app, not one per batch.
-    public static func writeEvents(
+    package static func writeEvents(
         _ written: inout Written, into store: some FactWriteTransaction, sequences: inout [String: Int64]
     ) throws {
         guard !written.undo, let change = written.unnumbered, let writer = change.batch.eventWriter else { return }
@@ -208,7 +208,7 @@ public enum FactWriter {
 
     /// Everything a batch reads and then writes: its subscriptions, its grant (two revocations of
     /// one grant at once: the second sees the first and causes no event), its Play purchases.
-    public static func lockKeys(_ batch: FactBatch) -> [String] {
+    package static func lockKeys(_ batch: FactBatch) -> [String] {
         var keys = batch.touchedSubscriptions.map { "\(batch.appId)\u{1F}\(batch.environment)\u{1F}\($0)" }
         if let grant = batch.grant { keys.append("\(batch.appId)\u{1F}grant\u{1F}\(grant.id)") }
         for (purchase, _) in batch.playPurchases { keys.append("\(batch.appId)\u{1F}play\u{1F}\(purchase.purchaseToken)") }

@@ -1,5 +1,5 @@
-import Application
-import Entitlements
+package import Application
+package import Entitlements
 import Foundation
 import Storage
 
@@ -7,7 +7,7 @@ import Storage
 extension StorageSettings {
     /// The store the configuration names: the shared PostgreSQL database when set, else the
     /// SQLite file. Opening applies pending migrations.
-    public func openStore() throws -> any FactStore {
+    package func openStore() throws -> any FactStore {
         if let postgresql { return try PostgreSQLFactStore(url: postgresql.url, poolSize: postgresql.poolSize) }
         return try SQLiteFactStore(path: sqlitePath)
     }
@@ -15,7 +15,7 @@ extension StorageSettings {
     /// Whether `serve` could open the store, without changing it: PostgreSQL is connected to
     /// once (no migration); for SQLite the file, or the folder it would be made in, must be
     /// writable. The error says what was tried and why it failed (never a password).
-    public func checkReachable() throws(ConfigurationError) {
+    package func checkReachable() throws(ConfigurationError) {
         if let postgresql {
             do { try PostgreSQLFactStore.checkConnection(url: postgresql.url) } catch {
                 throw ConfigurationError(problems: ["storage: tried to connect to \(summary): \(error)"])
@@ -31,7 +31,7 @@ extension StorageSettings {
     }
 
     /// What logs and check-config say about the store (never a password).
-    public var summary: String {
+    package var summary: String {
         if let postgresql { return "PostgreSQL \(postgresql.redactedURL), pool of \(postgresql.poolSize)" }
         return "SQLite \(sqlitePath)"
     }

@@ -2,6 +2,7 @@ import Application
 import Crypto
 import Dispatch
 import HTTP
+import JSON
 
 /// Admits each request under its caller's rate limit before it is routed: per server or admin
 /// key, per client key and address (a client key ships in every copy of the app: it is many

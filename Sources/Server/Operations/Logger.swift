@@ -1,6 +1,6 @@
 import Foundation
-import HTTP
-import JSON
+package import HTTP
+package import JSON
 import Synchronization
 
 #if canImport(Glibc)
@@ -14,7 +14,7 @@ import Glibc
 /// buffer over once per loop iteration, and a dedicated thread does the `write(2)`s, at least
 /// every 50 ms (request lines) or at once (start-up, warning and shutdown lines). If the output
 /// stalls (a full pipe), lines beyond `maxPendingBytes` are dropped and counted, never waited for.
-public final class Logger: HTTPServerObserver, Sendable {
+package final class Logger: HTTPServerObserver, Sendable {
     /// What one event loop has buffered. Invariant for `@unchecked Sendable`: shard i is touched
     /// only by event loop i (the observer calls carry the loop index).
     private final class Shard: @unchecked Sendable {
@@ -38,7 +38,7 @@ public final class Logger: HTTPServerObserver, Sendable {
     private let finished = DispatchSemaphore(value: 0)
     static let maxPendingBytes = 8 << 20
 
-    public init(loops: Int, metrics: Metrics?, output: Int32? = 1) {
+    package init(loops: Int, metrics: Metrics?, output: Int32? = 1) {
         shards = (0..<max(loops, 1)).map { _ in Shard() }
         self.output = output
         self.metrics = metrics
@@ -50,7 +50,7 @@ public final class Logger: HTTPServerObserver, Sendable {
     }
 
     /// A non-request line: `{"time","level","msg", …fields}`.
-    public func log(_ level: String, _ message: String, _ fields: JSONObject = [:]) {
+    package func log(_ level: String, _ message: String, _ fields: JSONObject = [:]) {
         var clock = WallClock()
         var line: JSONObject = ["time": .string(clock.now()), "level": .string(level), "msg": .string(message)]
         for member in fields.members { line[member.key] = member.value }
@@ -59,7 +59,7 @@ public final class Logger: HTTPServerObserver, Sendable {
         enqueue(bytes, urgent: true)
     }
 
-    public func requestCompleted(_ record: HTTPRequestRecord, loop: Int) {
+    package func requestCompleted(_ record: HTTPRequestRecord, loop: Int) {
         metrics?.recordRequest(record, loop: loop)
         let shard = shards[loop % shards.count]
         var line: [UInt8] = []
@@ -113,7 +113,7 @@ public final class Logger: HTTPServerObserver, Sendable {
         return "info"
     }
 
-    public func loopIterationEnded(loop: Int) {
+    package func loopIterationEnded(loop: Int) {
         let shard = shards[loop % shards.count]
         guard !shard.buffer.isEmpty else { return }
         enqueue(shard.buffer)
@@ -121,10 +121,10 @@ public final class Logger: HTTPServerObserver, Sendable {
     }
 
     /// Lines dropped because the output did not keep up.
-    public var droppedLines: Int { pending.withLock { $0.dropped } }
+    package var droppedLines: Int { pending.withLock { $0.dropped } }
 
     /// Writes what is queued, then stops the writer thread (at shutdown).
-    public func close() {
+    package func close() {
         guard output != nil else { return }
         pending.withLock { $0.stopping = true }
         wakeUp.lock()

@@ -4,6 +4,7 @@ import Synchronization
 
 #if canImport(Glibc)
 import Glibc
+import Foundation
 #endif
 
 /// Counters for `GET /metrics` (Prometheus text format 0.0.4).
@@ -11,7 +12,7 @@ import Glibc
 /// Request counters live per event loop, so recording takes an uncontended lock on the loop's own
 /// shard; a scrape merges the shards. Use-case counters (verifications, notifications, offers)
 /// come through `Instrumentation`, one family per question so sums never double-count.
-public final class Metrics: Instrumentation, Sendable {
+package final class Metrics: Instrumentation, Sendable {
     static let latencyBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
     struct RouteStatus: Hashable {
@@ -126,7 +127,7 @@ public final class Metrics: Instrumentation, Sendable {
     /// The latest count of purchases each app's Google acknowledger found unacknowledged past a day.
     private let unacknowledged = Mutex<[String: Int]>([:])
 
-    public init(loops: Int) {
+    package init(loops: Int) {
         shards = (0..<max(loops, 1)).map { _ in ShardBox() }
     }
 
@@ -143,48 +144,48 @@ public final class Metrics: Instrumentation, Sendable {
 
     // MARK: - Instrumentation
 
-    public func verified(app: String, source: String, kind: String, result: String) {
+    package func verified(app: String, source: String, kind: String, result: String) {
         count(.verifications, [app, source, kind, result])
     }
 
-    public func notificationReceived(app: String, type: String) { count(.notificationsReceived, [app, type]) }
+    package func notificationReceived(app: String, type: String) { count(.notificationsReceived, [app, type]) }
 
-    public func notificationOutcome(app: String, result: String) { count(.notificationOutcomes, [app, result]) }
+    package func notificationOutcome(app: String, result: String) { count(.notificationOutcomes, [app, result]) }
 
-    public func offerSigned(app: String, kind: String) { count(.offersSigned, [app, kind]) }
+    package func offerSigned(app: String, kind: String) { count(.offersSigned, [app, kind]) }
 
-    public func refundRequested(app: String, store: String, reason: String) { count(.refundRequests, [app, store, reason]) }
+    package func refundRequested(app: String, store: String, reason: String) { count(.refundRequests, [app, store, reason]) }
 
-    public func refundAnswered(app: String, store: String, result: String) { count(.refundAnswers, [app, store, result]) }
+    package func refundAnswered(app: String, store: String, result: String) { count(.refundAnswers, [app, store, result]) }
 
-    public func refundDecided(app: String, store: String, outcome: String) { count(.refundOutcomes, [app, store, outcome]) }
+    package func refundDecided(app: String, store: String, outcome: String) { count(.refundOutcomes, [app, store, outcome]) }
 
-    public func retentionRequest(app: String, result: String) { count(.retentionRequests, [app, result]) }
+    package func retentionRequest(app: String, result: String) { count(.retentionRequests, [app, result]) }
 
-    public func retentionAnswered(app: String, kind: String, rule: String) { count(.retentionAnswers, [app, kind, rule]) }
+    package func retentionAnswered(app: String, kind: String, rule: String) { count(.retentionAnswers, [app, kind, rule]) }
 
-    public func retentionSaved(app: String, rule: String) { count(.retentionSaves, [app, rule]) }
+    package func retentionSaved(app: String, rule: String) { count(.retentionSaves, [app, rule]) }
 
     func rateLimited(scope: String) { count(.rateLimited, [scope]) }
 
-    public func eventWritten(app: String, type: String) { count(.events, [app, type]) }
+    package func eventWritten(app: String, type: String) { count(.events, [app, type]) }
 
-    public func deliveryAttempted(app: String, endpoint: String, kind: String, result: String, httpStatus: Int?, error: String?) {
+    package func deliveryAttempted(app: String, endpoint: String, kind: String, result: String, httpStatus: Int?, error: String?) {
         count(.deliveries, [app, endpoint, kind, result])
     }
 
-    public func deliveryBacklog(app: String, pending: Int, failed: Int, oldestPendingSeconds: Double) {
+    package func deliveryBacklog(app: String, pending: Int, failed: Int, oldestPendingSeconds: Double) {
         backlogs.withLock { $0[app] = (pending, failed, oldestPendingSeconds) }
     }
 
     /// Support actions are logged (ServerInstrumentation), not counted.
-    public func supportAction(app: String, key: String, action: String, target: String) {}
+    package func supportAction(app: String, key: String, action: String, target: String) {}
 
-    public func backgroundFailed(app: String, task: String, code: String, message: String) {
+    package func backgroundFailed(app: String, task: String, code: String, message: String) {
         count(.backgroundErrors, [app, task, code])
     }
 
-    public func unacknowledgedPurchases(app: String, count: Int) { unacknowledged.withLock { $0[app] = count } }
+    package func unacknowledgedPurchases(app: String, count: Int) { unacknowledged.withLock { $0[app] = count } }
 
     private func count(_ family: Family, _ values: [String]) {
         let series = Series(family: family, values: values)
@@ -204,7 +205,7 @@ public final class Metrics: Instrumentation, Sendable {
     }
 
     /// The sum of a family's series whose labels include all of `labels` (tests, diagnostics).
-    public func total(_ family: String, matching labels: [String: String] = [:]) -> Int {
+    package func total(_ family: String, matching labels: [String: String] = [:]) -> Int {
         counters.withLock { counters in
             counters.filter { series, _ in
                 series.family.name == family
@@ -217,7 +218,7 @@ public final class Metrics: Instrumentation, Sendable {
 
     // MARK: - Exposition
 
-    public func render() -> String {
+    package func render() -> String {
         var lines: [String] = []
         renderRequests(into: &lines)
         let counted = counters.withLock { $0 }

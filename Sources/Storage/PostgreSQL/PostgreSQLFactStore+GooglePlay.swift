@@ -1,4 +1,4 @@
-import Entitlements
+package import Entitlements
 
 /// SQLiteFactStore+GooglePlay's statements in PostgreSQL's dialect.
 extension PostgreSQLFactStore {
@@ -31,15 +31,15 @@ extension PostgreSQLFactStore {
         .rows.first.map(playPurchase)
     }
 
-    public func playPurchases(appId: String, appAccountToken: String) throws -> [PlayPurchase] {
+    package func playPurchases(appId: String, appAccountToken: String) throws -> [PlayPurchase] {
         try pool.with { try Self.playPurchases($0, appId: appId, appAccountToken: appAccountToken) }
     }
 
-    public func playPurchase(appId: String, purchaseToken: String) throws -> PlayPurchase? {
+    package func playPurchase(appId: String, purchaseToken: String) throws -> PlayPurchase? {
         try pool.with { try Self.playPurchase($0, appId: appId, purchaseToken: purchaseToken) }
     }
 
-    public func hasPubSubMessage(appId: String, messageId: String) throws -> Bool {
+    package func hasPubSubMessage(appId: String, messageId: String) throws -> Bool {
         try pool.with { db in
             !(try db.execute(
                 "SELECT 1 FROM pubsub_messages WHERE app_id = $1 AND message_id = $2", [.text(appId), .text(messageId)]
@@ -47,7 +47,7 @@ extension PostgreSQLFactStore {
         }
     }
 
-    public func playPurchase(appId: String, orderId: String) throws -> PlayPurchase? {
+    package func playPurchase(appId: String, orderId: String) throws -> PlayPurchase? {
         try pool.with { db in
             try db.execute(
                 "SELECT \(Self.playColumns) FROM play_purchases WHERE app_id = $1 AND order_id = $2 LIMIT 1",
@@ -56,7 +56,7 @@ extension PostgreSQLFactStore {
         }
     }
 
-    public func playPurchaseAnswer(appId: String, purchaseToken: String) throws -> String? {
+    package func playPurchaseAnswer(appId: String, purchaseToken: String) throws -> String? {
         try pool.with { db in
             try db.execute(
                 "SELECT json FROM play_purchases WHERE app_id = $1 AND purchase_token = $2", [.text(appId), .text(purchaseToken)]
@@ -64,7 +64,7 @@ extension PostgreSQLFactStore {
         }
     }
 
-    public func playPurchases(appId: String, after: String?, limit: Int) throws -> [PlayPurchase] {
+    package func playPurchases(appId: String, after: String?, limit: Int) throws -> [PlayPurchase] {
         try pool.with { db in
             try db.execute(
                 "SELECT \(Self.playColumns) FROM play_purchases WHERE app_id = $1 AND purchase_token > $2 ORDER BY purchase_token LIMIT $3",
@@ -73,7 +73,7 @@ extension PostgreSQLFactStore {
         }
     }
 
-    public func dueAcknowledgements(appId: String, now: Int64, limit: Int) throws -> [PendingAcknowledgement] {
+    package func dueAcknowledgements(appId: String, now: Int64, limit: Int) throws -> [PendingAcknowledgement] {
         try pool.with { db in
             try db.execute(
                 """
@@ -89,7 +89,7 @@ extension PostgreSQLFactStore {
         }
     }
 
-    public func pendingAcknowledgements(appId: String, queuedBefore: Int64) throws -> Int {
+    package func pendingAcknowledgements(appId: String, queuedBefore: Int64) throws -> Int {
         try pool.with { db in
             Int(
                 try db.execute(

@@ -1,4 +1,4 @@
-import Entitlements
+package import Entitlements
 import Foundation
 
 /// The outbox on PostgreSQL: claims are shared by every instance, so they take rows with
@@ -14,7 +14,7 @@ extension PostgreSQLFactStore {
             createdAt: Int64(row[8] ?? "0") ?? 0, body: row[9] ?? "")
     }
 
-    public func events(appId: String, after sequence: Int64, limit: Int) throws -> [OutboxEvent] {
+    package func events(appId: String, after sequence: Int64, limit: Int) throws -> [OutboxEvent] {
         try pool.with { db in
             try db.execute(
                 "SELECT \(Self.eventColumns) FROM events WHERE app_id = $1 AND sequence > $2 ORDER BY sequence LIMIT $3",
@@ -23,7 +23,7 @@ extension PostgreSQLFactStore {
         }
     }
 
-    public func event(appId: String, id: String) throws -> OutboxEvent? {
+    package func event(appId: String, id: String) throws -> OutboxEvent? {
         try pool.with { db in
             try db.execute("SELECT \(Self.eventColumns) FROM events WHERE app_id = $1 AND id = $2", [.text(appId), .text(id)])
                 .rows.first.map(Self.event)
@@ -44,7 +44,7 @@ extension PostgreSQLFactStore {
             lastStatus: number(11).map(Int.init), lastError: row[12], deliveredAt: number(13), body: body)
     }
 
-    public func claimDeliveries(appId: String, endpoint: String, now: Int64, leaseUntil: Int64, limit: Int) throws -> [WebhookDelivery] {
+    package func claimDeliveries(appId: String, endpoint: String, now: Int64, leaseUntil: Int64, limit: Int) throws -> [WebhookDelivery] {
         try pool.with { db in
             // The lease is written before the rows are handed out: another instance's claim skips
             // the locked rows now and finds them not due afterwards.
@@ -62,7 +62,7 @@ extension PostgreSQLFactStore {
         }
     }
 
-    public func record(_ outcomes: [DeliveryOutcome]) throws {
+    package func record(_ outcomes: [DeliveryOutcome]) throws {
         guard !outcomes.isEmpty else { return }
         try pool.transaction { db in
             for outcome in outcomes {
@@ -86,7 +86,7 @@ extension PostgreSQLFactStore {
         }
     }
 
-    public func deliveries(appId: String, status: WebhookDelivery.Status?, limit: Int) throws -> [WebhookDelivery] {
+    package func deliveries(appId: String, status: WebhookDelivery.Status?, limit: Int) throws -> [WebhookDelivery] {
         try pool.with { db in
             try db.execute(
                 """
@@ -97,7 +97,7 @@ extension PostgreSQLFactStore {
         }
     }
 
-    public func retryDelivery(appId: String, id: String, now: Int64) throws -> WebhookDelivery? {
+    package func retryDelivery(appId: String, id: String, now: Int64) throws -> WebhookDelivery? {
         guard let number = Int64(id) else { return nil }
         return try pool.with { db in
             try db.execute(
@@ -109,7 +109,7 @@ extension PostgreSQLFactStore {
         }
     }
 
-    public func deliveryBacklog(appId: String) throws -> DeliveryBacklog {
+    package func deliveryBacklog(appId: String) throws -> DeliveryBacklog {
         try pool.with { db in
             let rows = try db.execute(
                 """
@@ -122,7 +122,7 @@ extension PostgreSQLFactStore {
         }
     }
 
-    public func abandonDeliveries(appId: String, keeping endpoints: Set<String>, now: Int64) throws -> Int {
+    package func abandonDeliveries(appId: String, keeping endpoints: Set<String>, now: Int64) throws -> Int {
         try pool.with { db in
             try db.execute(
                 """

@@ -1,9 +1,9 @@
-import Entitlements
+package import Entitlements
 import JSON
 
 /// SQLiteFactStore+Refunds' statements in PostgreSQL's dialect.
 extension PostgreSQLFactStore {
-    public func usage(appId: String, appAccountToken: String) throws -> [UsageRecord] {
+    package func usage(appId: String, appAccountToken: String) throws -> [UsageRecord] {
         try pool.with { db in
             try db.execute(
                 "SELECT body FROM usage_records WHERE app_id = $1 AND app_account_token = $2 ORDER BY recorded_at, id",
@@ -12,7 +12,7 @@ extension PostgreSQLFactStore {
         }
     }
 
-    public func refundOverride(appId: String, appAccountToken: String) throws -> RefundOverride? {
+    package func refundOverride(appId: String, appAccountToken: String) throws -> RefundOverride? {
         try pool.with { db in
             try db.execute(
                 "SELECT body FROM refund_overrides WHERE app_id = $1 AND app_account_token = $2", [.text(appId), .text(appAccountToken)]
@@ -20,7 +20,7 @@ extension PostgreSQLFactStore {
         }
     }
 
-    public func refundRequests(appId: String, limit: Int) throws -> [RefundRequest] {
+    package func refundRequests(appId: String, limit: Int) throws -> [RefundRequest] {
         try pool.with { db in
             Self.refundRequests(
                 try db.execute(
@@ -29,7 +29,7 @@ extension PostgreSQLFactStore {
         }
     }
 
-    public func dueRefundRequests(appId: String, now: Int64, limit: Int) throws -> [RefundRequest] {
+    package func dueRefundRequests(appId: String, now: Int64, limit: Int) throws -> [RefundRequest] {
         try pool.with { db in
             Self.refundRequests(
                 try db.execute(

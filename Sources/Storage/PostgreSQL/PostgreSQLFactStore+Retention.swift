@@ -1,9 +1,9 @@
-import Entitlements
+package import Entitlements
 import JSON
 
 /// SQLiteFactStore+Retention's statements in PostgreSQL's dialect.
 extension PostgreSQLFactStore {
-    public func retentionRecord(appId: String, requestIdentifier: String) throws -> RetentionRecord? {
+    package func retentionRecord(appId: String, requestIdentifier: String) throws -> RetentionRecord? {
         try pool.with { db in
             Self.retentionRecords(
                 try db.execute(
@@ -13,7 +13,7 @@ extension PostgreSQLFactStore {
         }
     }
 
-    public func retentionRecords(appId: String, environment: String, originalTransactionId: String) throws -> [RetentionRecord] {
+    package func retentionRecords(appId: String, environment: String, originalTransactionId: String) throws -> [RetentionRecord] {
         try pool.with {
             try Self.retentionRecords($0, appId: appId, environment: environment, originalTransactionId: originalTransactionId)
         }

@@ -1,10 +1,11 @@
-import Entitlements
+package import Entitlements
+import Foundation
 
 /// A subscriber view's facts in one statement: the linked subscriptions (transactions, renewal
 /// infos, signals), grants, moves and Play purchases, every column as text (the parts' types
 /// differ), each part padded to the widest one's width and told apart by the first column.
 extension PostgreSQLFactStore {
-    public func subscriber(appId: String, environments: [String], appAccountToken: String) throws -> SubscriberFacts {
+    package func subscriber(appId: String, environments: [String], appAccountToken: String) throws -> SubscriberFacts {
         try pool.with { try Self.subscriber($0, appId: appId, environments: environments, appAccountToken: appAccountToken) }
     }
 

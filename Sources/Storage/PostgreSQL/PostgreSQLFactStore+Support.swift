@@ -1,4 +1,4 @@
-import Entitlements
+package import Entitlements
 
 /// SQLiteFactStore+Support's statements in PostgreSQL's dialect: promotional grants, a
 /// customer's history, the overview's counts.
@@ -32,15 +32,15 @@ extension PostgreSQLFactStore {
             .map(grant)
     }
 
-    public func grants(appId: String, environment: String, appAccountToken: String) throws -> [PromotionalGrant] {
+    package func grants(appId: String, environment: String, appAccountToken: String) throws -> [PromotionalGrant] {
         try pool.with { try Self.grants($0, appId: appId, environment: environment, appAccountToken: appAccountToken) }
     }
 
-    public func grant(appId: String, id: String) throws -> PromotionalGrant? {
+    package func grant(appId: String, id: String) throws -> PromotionalGrant? {
         try pool.with { try Self.grant($0, appId: appId, id: id) }
     }
 
-    public func activeGrants(appId: String, at now: Int64) throws -> [PromotionalGrant] {
+    package func activeGrants(appId: String, at now: Int64) throws -> [PromotionalGrant] {
         try pool.with { db in
             try db.execute(
                 """
@@ -51,7 +51,7 @@ extension PostgreSQLFactStore {
         }
     }
 
-    public func signedFacts(appId: String, environment: String, originalTransactionId: String) throws -> [SignedFact] {
+    package func signedFacts(appId: String, environment: String, originalTransactionId: String) throws -> [SignedFact] {
         try pool.with { db in
             try db.execute(
                 """
@@ -70,7 +70,7 @@ extension PostgreSQLFactStore {
         }
     }
 
-    public func notifications(appId: String, environment: String, originalTransactionId: String) throws -> [StoredNotification] {
+    package func notifications(appId: String, environment: String, originalTransactionId: String) throws -> [StoredNotification] {
         try pool.with { db in
             try db.execute(
                 """
@@ -81,7 +81,7 @@ extension PostgreSQLFactStore {
         }
     }
 
-    public func events(appId: String, originalTransactionId: String) throws -> [OutboxEvent] {
+    package func events(appId: String, originalTransactionId: String) throws -> [OutboxEvent] {
         try pool.with { db in
             try db.execute(
                 "SELECT \(Self.eventColumns) FROM events WHERE app_id = $1 AND original_transaction_id = $2 ORDER BY sequence",
@@ -90,7 +90,7 @@ extension PostgreSQLFactStore {
         }
     }
 
-    public func events(appId: String, appAccountToken: String) throws -> [OutboxEvent] {
+    package func events(appId: String, appAccountToken: String) throws -> [OutboxEvent] {
         try pool.with { db in
             try db.execute(
                 "SELECT \(Self.eventColumns) FROM events WHERE app_id = $1 AND app_account_token = $2 ORDER BY sequence",
@@ -99,7 +99,7 @@ extension PostgreSQLFactStore {
         }
     }
 
-    public func deliveries(appId: String, eventId: String) throws -> [WebhookDelivery] {
+    package func deliveries(appId: String, eventId: String) throws -> [WebhookDelivery] {
         try pool.with { db in
             try db.execute(
                 "SELECT \(Self.deliveryColumns) FROM deliveries d WHERE d.app_id = $1 AND d.event_id = $2 ORDER BY d.id",
@@ -109,7 +109,7 @@ extension PostgreSQLFactStore {
     }
 
     /// A page in five statements, as on SQLite: the ids, then the facts of the id range they span.
-    public func subscriptions(appId: String, environment: String, after: String?, limit: Int) throws -> [SubscriptionFacts] {
+    package func subscriptions(appId: String, environment: String, after: String?, limit: Int) throws -> [SubscriptionFacts] {
         try pool.with { db in
             let ids = try db.execute(
                 """
@@ -153,7 +153,7 @@ extension PostgreSQLFactStore {
         }
     }
 
-    public func notificationCounts(appId: String, since: Int64) throws -> [NotificationCount] {
+    package func notificationCounts(appId: String, since: Int64) throws -> [NotificationCount] {
         try pool.with { db in
             try db.execute(
                 """

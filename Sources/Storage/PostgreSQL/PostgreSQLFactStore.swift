@@ -1,4 +1,4 @@
-import Entitlements
+package import Entitlements
 import Foundation
 import Synchronization
 
@@ -17,13 +17,13 @@ import Synchronization
 ///   push `next_at` past the lease.
 /// Every call blocks on the network: writes run on the store's own threads, reads on the caller's
 /// (the blocking pool), never an event loop.
-public final class PostgreSQLFactStore: FactStore {
+package final class PostgreSQLFactStore: FactStore {
     let pool: PostgreSQLPool
     private let workers: PostgreSQLWorkers
     /// Batches waiting for a worker; a worker commits all it finds (up to `groupLimit`) in one
     /// transaction, each in its own savepoint: one WAL flush and one hold of the sequence row
     /// for the group, as SQLite's writer does.
-    private let queued = Mutex<[(FactBatch, @Sendable (Result<AppliedBatch, Error>) -> Void)]>([])
+    private let queued = Mutex<[(FactBatch, @Sendable (Result<AppliedBatch, any Error>) -> Void)]>([])
     private static let groupLimit = 256
     /// Writer threads: few, so that batches queue up while a group commits and the next group is
     /// large. Every group holds the app's event counter from its events to its commit (its WAL
@@ -32,7 +32,7 @@ public final class PostgreSQLFactStore: FactStore {
 
     /// `url` is a libpq connection string (`postgresql://user:pass@host:5432/db`); `poolSize`
     /// bounds the connections (and concurrent transactions) of this process.
-    public init(url: String, poolSize: Int = 8) throws {
+    package init(url: String, poolSize: Int = 8) throws {
         pool = PostgreSQLPool(conninfo: url, size: poolSize)
         workers = PostgreSQLWorkers(threads: min(poolSize, Self.writerThreads))
         try PostgreSQLMigrations.migrate(pool)
@@ -42,14 +42,14 @@ public final class PostgreSQLFactStore: FactStore {
 
     /// Connects once to `url` and asks for `SELECT 1`, without migrating (`entitle check-config`:
     /// what `serve` would hit first). Throws libpq's reason, which never holds the password.
-    public static func checkConnection(url: String) throws {
+    package static func checkConnection(url: String) throws {
         let connection = try PostgreSQLConnection(conninfo: url)
         try connection.execute("SELECT 1")
     }
 
     // MARK: - Writing
 
-    public func write(_ batch: FactBatch, completion: @escaping @Sendable (Result<AppliedBatch, Error>) -> Void) {
+    package func write(_ batch: FactBatch, completion: @escaping @Sendable (Result<AppliedBatch, any Error>) -> Void) {
         queued.withLock { $0.append((batch, completion)) }
         workers.submit { [self] in commitQueued() }
     }
@@ -63,7 +63,7 @@ public final class PostgreSQLFactStore: FactStore {
             return taken
         }
         guard !group.isEmpty else { return }
-        let results: [Result<AppliedBatch, Error>]
+        let results: [Result<AppliedBatch, any Error>]
         do {
             results = try pool.transaction { db in
                 // Every lock of the group first, in one sorted order: two groups never wait on
@@ -71,7 +71,7 @@ public final class PostgreSQLFactStore: FactStore {
                 // second to detect), and a batch rolled back to its savepoint keeps them.
                 let held = Set(group.flatMap { FactWriter.lockKeys($0.0) })
                 try PostgreSQLWriteTransaction.lock(held.sorted(), on: db)
-                var written = try group.enumerated().map { index, item -> Result<FactWriter.Written, Error> in
+                var written = try group.enumerated().map { index, item -> Result<FactWriter.Written, any Error> in
                     // Deferred, as the batch's puts are: they go with its first read.
                     try db.executeLater("SAVEPOINT b\(index)")
                     do {
@@ -112,7 +112,7 @@ public final class PostgreSQLFactStore: FactStore {
         for ((_, completion), result) in zip(group, results) { completion(result) }
     }
 
-    public func write(_ batch: FactBatch) throws -> AppliedBatch {
+    package func write(_ batch: FactBatch) throws -> AppliedBatch {
         try pool.transaction { try Self.write(batch, $0) }
     }
 
@@ -126,7 +126,7 @@ public final class PostgreSQLFactStore: FactStore {
 
     // MARK: - Reading
 
-    public func facts(appId: String, environment: String, appAccountToken: String) throws -> [SubscriptionFacts] {
+    package func facts(appId: String, environment: String, appAccountToken: String) throws -> [SubscriptionFacts] {
         try pool.with { try Self.facts($0, appId: appId, environment: environment, appAccountToken: appAccountToken) }
     }
 
@@ -143,7 +143,7 @@ public final class PostgreSQLFactStore: FactStore {
         .filter { !$0.transactions.isEmpty }
     }
 
-    public func facts(appId: String, environment: String, originalTransactionId: String) throws -> SubscriptionFacts? {
+    package func facts(appId: String, environment: String, originalTransactionId: String) throws -> SubscriptionFacts? {
         try pool.with { try Self.facts($0, appId: appId, environment: environment, originalTransactionId: originalTransactionId) }
     }
 
@@ -269,7 +269,7 @@ public final class PostgreSQLFactStore: FactStore {
             signedDate: number(7) ?? 0, renewalBillingPlanType: row[first + 8], commitment: StoredCommitment.renewal(row[first + 9]))
     }
 
-    public func syncRevision(appId: String, environment: String, originalTransactionId: String) throws -> String? {
+    package func syncRevision(appId: String, environment: String, originalTransactionId: String) throws -> String? {
         try pool.with { db in
             let rows = try db.execute(
                 "SELECT revision FROM sync_revisions WHERE app_id = $1 AND environment = $2 AND original_transaction_id = $3",
@@ -278,7 +278,7 @@ public final class PostgreSQLFactStore: FactStore {
         }
     }
 
-    public func originalTransactionId(appId: String, environment: String, transactionId: String) throws -> String? {
+    package func originalTransactionId(appId: String, environment: String, transactionId: String) throws -> String? {
         try pool.with { db in
             let rows = try db.execute(
                 "SELECT original_transaction_id FROM transactions WHERE app_id = $1 AND environment = $2 AND transaction_id = $3",
@@ -287,7 +287,7 @@ public final class PostgreSQLFactStore: FactStore {
         }
     }
 
-    public func dueAppleCalls(appId: String, now: Int64, limit: Int) throws -> [PendingAppleCall] {
+    package func dueAppleCalls(appId: String, now: Int64, limit: Int) throws -> [PendingAppleCall] {
         try pool.with { db in
             try db.execute(
                 """
@@ -304,7 +304,7 @@ public final class PostgreSQLFactStore: FactStore {
         }
     }
 
-    public func linkTransfers(appId: String, environment: String, appAccountToken: String) throws -> [LinkTransfer] {
+    package func linkTransfers(appId: String, environment: String, appAccountToken: String) throws -> [LinkTransfer] {
         try pool.with { try Self.linkTransfers($0, appId: appId, environment: environment, appAccountToken: appAccountToken) }
     }
 
@@ -321,7 +321,7 @@ public final class PostgreSQLFactStore: FactStore {
         ).rows.map { LinkTransfer(originalTransactionId: $0[0] ?? "", from: $0[1] ?? "", to: $0[2] ?? "", at: Int64($0[3] ?? "0") ?? 0) }
     }
 
-    public func originalTransactionIds(appId: String, environment: String, appTransactionId: String) throws -> [String] {
+    package func originalTransactionIds(appId: String, environment: String, appTransactionId: String) throws -> [String] {
         try pool.with { db in
             try db.execute(
                 """
@@ -332,7 +332,7 @@ public final class PostgreSQLFactStore: FactStore {
         }
     }
 
-    public func notifications(appId: String, limit: Int, before: Int64?) throws -> [StoredNotification] {
+    package func notifications(appId: String, limit: Int, before: Int64?) throws -> [StoredNotification] {
         try pool.with { db in
             try db.execute(
                 """
@@ -359,7 +359,7 @@ public final class PostgreSQLFactStore: FactStore {
         return notification
     }
 
-    public func checkHealth() throws {
+    package func checkHealth() throws {
         try pool.with { _ = try $0.execute("SELECT 1") }
     }
 }

@@ -1,4 +1,5 @@
 import Entitlements
+import Foundation
 
 /// A connection inside the transaction that writes a batch, as `FactWriter` uses it: PostgreSQL's
 /// statements for each primitive and nothing else. The puts are deferred (`executeLater`): they
