@@ -40,7 +40,7 @@ final class OCSPTests: XCTestCase {
         // openssl ocsp serves one connection at a time, so readiness is read from its log rather
         // than probed with a connection.
         let log = chain.folder.appendingPathComponent("ocsp-\(port).log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let handle = try FileHandle(forWritingTo: log)
         process.standardOutput = handle
         process.standardError = handle

@@ -42,7 +42,7 @@ final class SupportFixture {
                           {"key": "\(Self.admin)", "role": "admin", "name": "Dana (support)"},
                           {"key": "\(Self.otherAdmin)", "role": "admin"}],
               "verification": {"rootCertificates": ["\(chain.folder.appendingPathComponent("root.pem").path)"], "allowPrivateRoots": true},
-              "appStoreServerAPI": {"sandboxURL": "\(standIn.baseURL)"},
+              "appStoreServerAPI": {"sandboxURL": "\(standIn.baseURL)", "productionURL": "\(standIn.baseURL)"},
               "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"]\(googlePlayProducts ? #", "googlePlay": {"productId": "pro", "basePlanId": "monthly"}"# : "")},
                            "pro.yearly": {"subscriptionGroup": "G1", "entitlements": ["pro"]\(googlePlayProducts ? #", "googlePlay": {"productId": "pro", "basePlanId": "yearly"}"# : "")},
                            "extras": {"entitlements": ["extras"]\(googlePlayProducts ? #", "googlePlay": {"productId": "extras"}"# : "")}}\(googlePlayProducts ? Self.playOffers : "")\(app)}]}

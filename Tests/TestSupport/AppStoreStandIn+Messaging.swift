@@ -42,7 +42,7 @@ extension AppStoreStandIn {
         }
         router.add("DELETE", base + "/message/{id}") { context in
             let removed = state.messaging.withLock { $0.messages.removeValue(forKey: context.pathParameters["id"] ?? "") != nil }
-            context.respond(removed ? HTTPResponse(status: 200) : error(404, 4040001, "Message not found."))
+            context.respond(removed ? HTTPResponse(status: 200) : error(404, 4040015, "Message not found."))
         }
         router.add("PUT", base + "/image/{id}") { context in
             let size = QueryItems(context.request.query)["imageSize"] ?? ""
@@ -61,7 +61,7 @@ extension AppStoreStandIn {
         }
         router.add("DELETE", base + "/image/{id}") { context in
             let removed = state.messaging.withLock { $0.images.removeValue(forKey: context.pathParameters["id"] ?? "") != nil }
-            context.respond(removed ? HTTPResponse(status: 200) : error(404, 4040002, "Image not found."))
+            context.respond(removed ? HTTPResponse(status: 200) : error(404, 4040014, "Image not found."))
         }
         router.add("PUT", base + "/default/{product}/{locale}") { context in
             let key = "\(context.pathParameters["product"] ?? "")/\(context.pathParameters["locale"] ?? "")"
@@ -73,12 +73,12 @@ extension AppStoreStandIn {
                 messaging.defaults[key] = id
                 return true
             }
-            context.respond(known ? HTTPResponse(status: 200) : error(404, 4040001, "Message not found."))
+            context.respond(known ? HTTPResponse(status: 200) : error(404, 4040015, "Message not found."))
         }
         router.add("GET", base + "/default/{product}/{locale}") { context in
             let key = "\(context.pathParameters["product"] ?? "")/\(context.pathParameters["locale"] ?? "")"
             guard let id = state.messaging.withLock({ $0.defaults[key] }) else {
-                return context.respond(error(404, 4040003, "Default configuration not found."))
+                return context.respond(error(404, 4040020, "Default message not found."))
             }
             context.respond(json(["messageIdentifier": .string(id)]))
         }
@@ -121,7 +121,7 @@ extension AppStoreStandIn {
         }
         router.add("GET", base + "/performanceTest/result/{id}") { context in
             guard let result = state.messaging.withLock({ $0.tests[context.pathParameters["id"] ?? ""] }) else {
-                return context.respond(error(404, 4040000, "Performance test not found."))
+                return context.respond(error(404, 4040018, "Performance test run not found."))
             }
             context.respond(json(result))
         }

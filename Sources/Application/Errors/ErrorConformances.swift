@@ -37,10 +37,32 @@ extension FactsRefusal: HTTPStatusError {
     }
 }
 
-/// Apple's trouble as our answer: retryable → 503 with `Retry-After`, otherwise 502 with Apple's details.
+/// Apple's trouble as our answer: retryable → 503 with `Retry-After`; a final 404 or 409 (Apple
+/// does not know, or already has, the message, image, transaction … the caller named) → 404
+/// `NOT_FOUND` or 409 `CONFLICT`, since nothing failed upstream; otherwise 502 — each with Apple's
+/// details.
 extension AppStoreAPIError: HTTPStatusError {
-    package var httpStatus: Int { isRetryable ? 503 : 502 }
-    package var code: String { isRetryable ? "APP_STORE_UNAVAILABLE" : "APP_STORE_API_ERROR" }
+    package var httpStatus: Int {
+        if isRetryable { return 503 }
+        switch callerProblem {
+        case 404?: return 404
+        case 409?: return 409
+        default: return 502
+        }
+    }
+    package var code: String {
+        if isRetryable { return "APP_STORE_UNAVAILABLE" }
+        switch callerProblem {
+        case 404?: return "NOT_FOUND"
+        case 409?: return "CONFLICT"
+        default: return "APP_STORE_API_ERROR"
+        }
+    }
+    /// Apple's status when it says the caller's request named something missing or existing.
+    private var callerProblem: Int? {
+        if case .api(let status, _, _, _, _) = self, status == 404 || status == 409 { return status }
+        return nil
+    }
     package var message: String { description }
     package var details: JSONObject {
         var details: JSONObject = [:]
