@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmarks Entitle against the references of ../shared/bench-peer in one run and prints
-# `name: value (ratio to reference)` lines (PERFORMANCE.md). Leave the machine idle meanwhile.
+# `name: value (ratio to reference)` lines (docs/PERFORMANCE.md). Leave the machine idle meanwhile.
 #
 #   Benchmarks/compare.sh [--quick]        # --quick: 1 round of 5 s instead of 3 × 10 s
 #

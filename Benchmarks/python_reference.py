@@ -1,5 +1,5 @@
 """In-process figures of Apple's Python library (app-store-server-library), measured in the same
-run as entitle-bench so the ratios of PERFORMANCE.md compare like with like. Runs in the venv that
+run as entitle-bench so the ratios of docs/PERFORMANCE.md compare like with like. Runs in the venv that
 ../shared/bench-peer/setup.sh makes. Prints one JSON object per line, as entitle-bench does:
   python.sign.v1, python.verify.transaction (stock: no cache with online checks off).
 Usage: python_reference.py BENCH_PEER_DIR [SECONDS]"""

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The rule of ARCHITECTURE.md, checked: each C library is imported by exactly one module, with
+# The rule of docs/ARCHITECTURE.md, checked: each C library is imported by exactly one module, with
 # `internal import` so nothing above it sees C types. The package graph already keeps other
 # modules from depending on the C targets; this keeps a stray `import COpenSSL` from slipping in
 # through a transitive module map. Exit 1 with the offending lines.

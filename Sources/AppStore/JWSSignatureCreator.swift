@@ -3,7 +3,7 @@ package import Foundation
 import Instants
 package import JSON
 
-/// The StoreKit JWS audiences Entitle signs for (APPSTORE.md §2).
+/// The StoreKit JWS audiences Entitle signs for (docs/APP_STORE.md §2).
 package enum SignatureAudience: String, Sendable, CaseIterable {
     case promotionalOffer = "promotional-offer"
     case introductoryOfferEligibility = "introductory-offer-eligibility"

@@ -2,7 +2,7 @@ package import Crypto
 package import Foundation
 
 /// The version 1 promotional-offer signature (StoreKit 1 `SKPaymentDiscount`, StoreKit 2
-/// `promotionalOffer(offerID:keyID:nonce:signature:timestamp:)`), byte-exact to APPSTORE.md §1.
+/// `promotionalOffer(offerID:keyID:nonce:signature:timestamp:)`), byte-exact to docs/APP_STORE.md §1.
 package struct PromotionalOfferSigner: Sendable {
     /// U+2063 INVISIBLE SEPARATOR, the field separator Apple specifies.
     package static let separator = "\u{2063}"

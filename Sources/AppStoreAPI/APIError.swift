@@ -1,6 +1,6 @@
 package import HTTPClient
 
-/// An App Store Server API error code (APPSTORE.md §5.5), kept raw so an unknown code (e.g.
+/// An App Store Server API error code (docs/APP_STORE.md §5.5), kept raw so an unknown code (e.g.
 /// 9990000) survives; `name` gives the known case.
 package struct APIErrorCode: Sendable, Hashable, CustomStringConvertible {
     package let rawValue: Int64
@@ -50,7 +50,7 @@ package struct APIErrorCode: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Why an App Store Server API call failed: Apple answered with an error, the network failed,
-/// or Apple's answer did not decode. The three are kept apart (APPSTORE.md §5.5).
+/// or Apple's answer did not decode. The three are kept apart (docs/APP_STORE.md §5.5).
 package enum AppStoreAPIError: Error, Sendable, CustomStringConvertible {
     /// Any non-2xx answer. `retryAfter` is Apple's `Retry-After` (epoch milliseconds) when sent.
     case api(status: Int, code: APIErrorCode?, message: String?, retryAfter: Int64?, environment: String)

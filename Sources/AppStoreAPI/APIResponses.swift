@@ -1,7 +1,7 @@
 package import AppStore
 package import JSON
 
-/// The response bodies of the App Store Server API (APPSTORE.md §4.9), validated like the
+/// The response bodies of the App Store Server API (docs/APP_STORE.md §4.9), validated like the
 /// signed payloads: unknown members ignored, unknown enum values kept, type mismatches fail.
 enum ResponseSchemas {
     static let sendAttempt = ModelSchema("SendAttemptItem", ["attemptDate": .date, "sendAttemptResult": .stringEnum])

@@ -3,7 +3,7 @@ import Foundation
 import HTTPClient
 package import JSON
 
-/// The App Store Server API for one app and one environment (APPSTORE.md §5). Calls block:
+/// The App Store Server API for one app and one environment (docs/APP_STORE.md §5). Calls block:
 /// run them off the event loops. A fresh bearer token is minted for each request.
 package final class AppStoreServerAPIClient: Sendable {
     package static let productionURL = "https://api.storekit.apple.com"

@@ -2,7 +2,7 @@ package import Crypto
 package import Foundation
 import JSON
 
-/// The App Store Server API bearer token (APPSTORE.md §5.2): ES256 with the In-App Purchase key,
+/// The App Store Server API bearer token (docs/APP_STORE.md §5.2): ES256 with the In-App Purchase key,
 /// `aud` appstoreconnect-v1, `bid`, `iat` backdated 60 s for clock skew, and a short `exp`.
 package struct BearerTokenFactory: Sendable {
     package let privateKey: P256.Signing.PrivateKey

@@ -1,6 +1,6 @@
 package import Foundation
 
-/// Retries what may succeed later (APPSTORE.md §5.6) — 429 after its `Retry-After`, the
+/// Retries what may succeed later (docs/APP_STORE.md §5.6) — 429 after its `Retry-After`, the
 /// `…Retryable` codes, 5xx and transport failures — with capped exponential backoff and jitter,
 /// bounded in attempts and in total time. Everything else fails at once. Outside the client, so
 /// each call site chooses whether to retry.

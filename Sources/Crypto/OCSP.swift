@@ -2,7 +2,7 @@ internal import COpenSSL
 internal import CShims
 package import Foundation
 
-/// What an OCSP response says about one certificate, after every check of APPSTORE.md §3.6.
+/// What an OCSP response says about one certificate, after every check of docs/APP_STORE.md §3.6.
 package enum OCSPEvaluation: Sendable, Equatable {
     /// Good; cache the answer until `nextUpdate` (when the responder gave one).
     case good(nextUpdate: Date?)

@@ -1,7 +1,7 @@
 import AppStore
 package import Instants
 
-/// Non-consumables, non-renewing subscriptions and consumables (ENTITLEMENTS.md, "Other product
+/// Non-consumables, non-renewing subscriptions and consumables (docs/ENTITLEMENTS.md, "Other product
 /// types"). Dates are epoch milliseconds.
 package enum NonSubscriptionEngine {
     /// The grant of one non-subscription purchase at `now`, or nil for a consumable (never an

@@ -10,7 +10,7 @@ package enum FactsRefusal: Error, Sendable, Equatable {
     case mismatchedRenewalInfo
 }
 
-/// Verified App Store data → the facts to store (ENTITLEMENTS.md). Pure: no clock (the caller
+/// Verified App Store data → the facts to store (docs/ENTITLEMENTS.md). Pure: no clock (the caller
 /// passes `receivedAt`), no storage.
 package enum NotificationFacts {
     /// Everything one verified notification adds, in one batch: the notification itself (stored
@@ -58,7 +58,7 @@ package enum NotificationFacts {
         return batch
     }
 
-    /// What a notification says about billing and auto-renewal (ENTITLEMENTS.md, "Signals").
+    /// What a notification says about billing and auto-renewal (docs/ENTITLEMENTS.md, "Signals").
     package static func signal(type: String, subtype: String?, at: Int64) -> SubscriptionSignal? {
         switch (type, subtype) {
         case ("DID_FAIL_TO_RENEW", _): SubscriptionSignal(.billingIssue, at: at)

@@ -1,4 +1,4 @@
-/// Offer eligibility from stored history, per subscription group (ENTITLEMENTS.md, "Offer eligibility").
+/// Offer eligibility from stored history, per subscription group (docs/ENTITLEMENTS.md, "Offer eligibility").
 package enum OfferEligibility {
     package enum IntroductoryReason: String, Sendable {
         case neverSubscribedToGroup = "NEVER_SUBSCRIBED_TO_GROUP"

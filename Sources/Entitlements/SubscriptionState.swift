@@ -1,4 +1,4 @@
-/// The state names of ENTITLEMENTS.md.
+/// The state names of docs/ENTITLEMENTS.md.
 package enum SubscriptionStateName: String, Sendable {
     case active = "ACTIVE"
     case gracePeriod = "GRACE_PERIOD"
@@ -7,7 +7,7 @@ package enum SubscriptionStateName: String, Sendable {
     case revoked = "REVOKED"
 }
 
-/// What one auto-renewable subscription looks like at `now` (ENTITLEMENTS.md, "State of one
+/// What one auto-renewable subscription looks like at `now` (docs/ENTITLEMENTS.md, "State of one
 /// subscription"). Dates are epoch milliseconds.
 package struct SubscriptionState: Sendable, Equatable {
     package var originalTransactionId: String
@@ -97,7 +97,7 @@ package enum SubscriptionEngine {
         return subscription
     }
 
-    /// The table of ENTITLEMENTS.md, first matching row wins.
+    /// The table of docs/ENTITLEMENTS.md, first matching row wins.
     static func stateName(
         _ current: TransactionRecord, renewal: RenewalRecord?, now: Int64,
         billingRetryGrantsAccess: Bool

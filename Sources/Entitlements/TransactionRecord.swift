@@ -1,6 +1,6 @@
 package import AppStore
 
-/// The facts of one verified transaction that state derivation needs (ENTITLEMENTS.md).
+/// The facts of one verified transaction that state derivation needs (docs/ENTITLEMENTS.md).
 /// Dates are epoch milliseconds.
 package struct TransactionRecord: Sendable, Equatable {
     package var transactionId: String

@@ -24,8 +24,8 @@ package final class SQLiteFactStore: FactStore {
     /// Lets a connection live in a `Mutex` (see `SQLiteDatabase`'s invariant).
     struct DatabaseBox: @unchecked Sendable { let database: SQLiteDatabase }
 
-    /// What the writer connection runs with, read back from SQLite after setting it (the README
-    /// promises WAL and FULL; a test pins them).
+    /// What the writer connection runs with, read back from SQLite after setting it (docs/ENTITLEMENTS.md,
+    /// "Storage", promises WAL and FULL; a test pins them).
     package let journalMode: String
     package let synchronousLevel: Int
 
@@ -66,6 +66,7 @@ package final class SQLiteFactStore: FactStore {
         _ = try version.step()
         let current = Int(version.int64(0) ?? 0)
         version.reset()
+        try SchemaVersion.requireKnown(found: Int64(current), known: Migrations.all.count)
         for (index, migration) in Migrations.all.enumerated() where index >= current {
             try database.transaction {
                 try database.execute(migration)

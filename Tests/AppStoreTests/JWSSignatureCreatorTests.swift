@@ -6,7 +6,7 @@ import TestSupport
 import XCTest
 
 /// Every JWS Entitle creates verifies with Python's `cryptography`, and carries exactly the header
-/// and claims of APPSTORE.md §2.
+/// and claims of docs/APP_STORE.md §2.
 final class JWSSignatureCreatorTests: XCTestCase {
     private let issuedAt = Date(timeIntervalSince1970: 1_698_148_900.789)
     private let nonce = UUID(uuidString: "3F2B8C2E-8F0E-4D8B-9A57-1F6F0C1C2D3E")!

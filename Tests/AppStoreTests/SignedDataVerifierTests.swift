@@ -5,7 +5,7 @@ import JSON
 import TestSupport
 import XCTest
 
-/// Every status of APPSTORE.md §3.2 on chains minted by `make-chain.sh`.
+/// Every status of docs/APP_STORE.md §3.2 on chains minted by `make-chain.sh`.
 final class SignedDataVerifierTests: XCTestCase {
     /// Minted once for the whole class (a few `openssl` runs).
     private static let sharedChain = Result { try TestChain() }

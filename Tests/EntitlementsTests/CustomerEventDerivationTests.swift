@@ -2,7 +2,7 @@ import AppStore
 import Entitlements
 import XCTest
 
-/// Each rule of README "Which fact causes which event", on the pure derivation: stored facts
+/// Each rule of docs/EVENTS.md "Which fact causes which event", on the pure derivation: stored facts
 /// before, one batch, the events it causes.
 final class CustomerEventDerivationTests: XCTestCase {
     private let day: Int64 = 86_400_000

@@ -2,7 +2,7 @@ import Entitlements
 import Instants
 import XCTest
 
-/// One test per row and rule of ENTITLEMENTS.md, each checked at several `now` values.
+/// One test per row and rule of docs/ENTITLEMENTS.md, each checked at several `now` values.
 final class SubscriptionEngineTests: XCTestCase {
     private let day: Int64 = 86_400_000
     private let t0: Int64 = 1_780_000_000_000

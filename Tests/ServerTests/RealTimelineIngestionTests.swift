@@ -48,7 +48,7 @@ final class RealTimelineIngestionTests: XCTestCase {
             XCTAssertEqual(
                 json["subscriber"]?["entitlements"]?["pro"]?["productId"]?.stringValue, expected["currentProductId"]?.stringValue, name)
         }
-        // The events the timeline caused (README, "Which fact causes which event"); the client
+        // The events the timeline caused (docs/EVENTS.md, "Which fact causes which event"); the client
         // posts of transactions the notifications already carried add none.
         let (status, feed) = call("GET", "/v1/events?limit=100", nil)
         XCTAssertEqual(status, 200)

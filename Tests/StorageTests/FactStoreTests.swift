@@ -737,6 +737,19 @@ final class PostgreSQLFactStoreTests: FactStoreContract {
             compression.stdout.trimmingCharacters(in: .whitespacesAndNewlines),
             compression.stdout.hasPrefix("t") ? "t|ll" : "f|", "lz4 where PostgreSQL has it")
     }
+
+    /// A database a newer Entitle migrated is refused at start-up, untouched.
+    func testADatabaseFromANewerVersionIsRefused() throws {
+        let url: String
+        do { url = try PostgreSQLTestCluster.freshDatabase() } catch let unavailable as PostgreSQLTestCluster.Unavailable {
+            throw XCTSkip("PostgreSQL unavailable: \(unavailable)")
+        }
+        _ = try PostgreSQLFactStore(url: url, poolSize: 1)
+        XCTAssertEqual(try runProcess("psql", [url, "-c", "INSERT INTO schema_migrations (version) VALUES (99)"]).status, 0)
+        XCTAssertThrowsError(try PostgreSQLFactStore(url: url, poolSize: 1)) { error in
+            XCTAssert("\(error)".contains("schema version 99, newer than this build"), "\(error)")
+        }
+    }
 }
 
 final class SQLiteFactStoreTests: FactStoreContract {
@@ -771,7 +784,18 @@ final class SQLiteFactStoreTests: FactStoreContract {
         XCTAssertEqual(mode.stdout, "wal\n16\n")
     }
 
-    /// The README promises WAL and `synchronous = FULL`: an acknowledged fact survives power loss.
+    /// A file a newer Entitle migrated is refused at start-up, untouched.
+    func testADatabaseFromANewerVersionIsRefused() throws {
+        let path = folder.appendingPathComponent("entitle.sqlite3").path
+        _ = try SQLiteFactStore(path: path)
+        XCTAssertEqual(try runProcess("sqlite3", [path, "PRAGMA user_version = 99;"]).status, 0)
+        XCTAssertThrowsError(try SQLiteFactStore(path: path)) { error in
+            XCTAssert("\(error)".contains("schema version 99, newer than this build"), "\(error)")
+        }
+        XCTAssertEqual(try runProcess("sqlite3", [path, "PRAGMA user_version;"]).stdout, "99\n")
+    }
+
+    /// docs/ENTITLEMENTS.md promises WAL and `synchronous = FULL`: an acknowledged fact survives power loss.
     func testWriterRunsInWALWithFullSynchronous() throws {
         let store = try SQLiteFactStore(path: folder.appendingPathComponent("entitle.sqlite3").path)
         XCTAssertEqual(store.journalMode, "wal")

@@ -1,4 +1,4 @@
-/// Schemas of the nested objects of transactions and renewal info (APPSTORE.md §4.7). They are
+/// Schemas of the nested objects of transactions and renewal info (docs/APP_STORE.md §4.7). They are
 /// validated on decode and kept as JSON; typed views are added where Entitle reads them.
 enum NestedSchemas {
     static let transactionCommitmentInfo = ModelSchema(

@@ -1,6 +1,6 @@
 package import JSON
 
-/// An app transaction (`signedAppTransactionInfo`, StoreKit `AppTransaction`, APPSTORE.md §4.5).
+/// An app transaction (`signedAppTransactionInfo`, StoreKit `AppTransaction`, docs/APP_STORE.md §4.5).
 /// Its `receiptType` serves as the environment.
 package struct AppTransaction: AppStoreModel {
     package static let schema = ModelSchema(
@@ -23,7 +23,7 @@ package struct AppTransaction: AppStoreModel {
     package var originalPlatform: PurchasePlatform? { string("originalPlatform").map(PurchasePlatform.init(rawValue:)) }
 }
 
-/// A Retention Messaging real-time request (APPSTORE.md §4.6): every member is required.
+/// A Retention Messaging real-time request (docs/APP_STORE.md §4.6): every member is required.
 package struct DecodedRealtimeRequestBody: AppStoreModel {
     package static let schema = ModelSchema(
         "DecodedRealtimeRequestBody",

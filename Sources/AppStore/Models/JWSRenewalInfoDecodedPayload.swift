@@ -1,6 +1,6 @@
 package import JSON
 
-/// A signed renewal info's payload (`signedRenewalInfo`, APPSTORE.md §4.3). It has no `bundleId`.
+/// A signed renewal info's payload (`signedRenewalInfo`, docs/APP_STORE.md §4.3). It has no `bundleId`.
 package struct JWSRenewalInfoDecodedPayload: AppStoreModel {
     package static let schema = ModelSchema(
         "JWSRenewalInfoDecodedPayload",

@@ -1,6 +1,6 @@
 package import JSON
 
-/// A signed transaction's payload (`signedTransactionInfo`, APPSTORE.md §4.2).
+/// A signed transaction's payload (`signedTransactionInfo`, docs/APP_STORE.md §4.2).
 package struct JWSTransactionDecodedPayload: AppStoreModel {
     package static let schema = ModelSchema(
         "JWSTransactionDecodedPayload",

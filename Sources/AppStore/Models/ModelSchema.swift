@@ -3,7 +3,7 @@ import Foundation
 import Instants
 package import JSON
 
-/// The JSON type of one member of an App Store model (APPSTORE.md §4.1).
+/// The JSON type of one member of an App Store model (docs/APP_STORE.md §4.1).
 package indirect enum FieldType: Sendable {
     case string
     case bool
@@ -130,7 +130,7 @@ extension AppStoreModel {
     package func string(_ key: String) -> String? { json[key]?.stringValue }
     package func bool(_ key: String) -> Bool? { json[key]?.boolValue }
     package func int64(_ key: String) -> Int64? { json[key]?.int64Value }
-    /// Milliseconds, truncated to a whole millisecond (APPSTORE.md §4.1).
+    /// Milliseconds, truncated to a whole millisecond (docs/APP_STORE.md §4.1).
     package func milliseconds(_ key: String) -> Int64? { json[key]?.doubleValue.flatMap(Milliseconds.truncating) }
     func object<Model: AppStoreModel>(_ key: String) -> Model? { json[key]?.objectValue.map(Model.init(validated:)) }
 }

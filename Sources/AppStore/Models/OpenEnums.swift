@@ -1,5 +1,5 @@
 /// Apple's enums are open: a value this version does not know still decodes, keeps its raw value
-/// and is written back unchanged (APPSTORE.md §4.1, P-24). Each type lists the values it knows.
+/// and is written back unchanged (docs/APP_STORE.md §4.1, P-24). Each type lists the values it knows.
 package protocol OpenEnum: RawRepresentable, Hashable, Sendable, CustomStringConvertible where RawValue: Hashable & Sendable {
     static var knownValues: [RawValue] { get }
 }

@@ -1,6 +1,6 @@
 package import JSON
 
-/// An App Store Server Notification V2 payload (APPSTORE.md §4.4).
+/// An App Store Server Notification V2 payload (docs/APP_STORE.md §4.4).
 package struct ResponseBodyV2DecodedPayload: AppStoreModel {
     package static let schema = ModelSchema(
         "ResponseBodyV2DecodedPayload",
@@ -24,7 +24,7 @@ package struct ResponseBodyV2DecodedPayload: AppStoreModel {
     package var externalPurchaseToken: ExternalPurchaseToken? { object("externalPurchaseToken") }
     package var appData: AppData? { object("appData") }
 
-    /// Where bundle ID, app Apple ID and environment come from (APPSTORE.md §3.8): the first of
+    /// Where bundle ID, app Apple ID and environment come from (docs/APP_STORE.md §3.8): the first of
     /// `data`, `summary`, `externalPurchaseToken`, `appData` that is present.
     package var identity: (bundleId: String?, appAppleId: Int64?, environment: String?) {
         if let data { return (data.bundleId, data.appAppleId, data.string("environment")) }

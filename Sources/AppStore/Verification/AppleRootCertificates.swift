@@ -17,7 +17,7 @@ package enum AppleRootCertificates {
     }
 }
 
-/// The marker extensions Apple puts on its App Store signing chain (APPSTORE.md §3.4).
+/// The marker extensions Apple puts on its App Store signing chain (docs/APP_STORE.md §3.4).
 package enum AppleMarkerOID {
     /// On the WWDR intermediate.
     package static let intermediate = "1.2.840.113635.100.6.2.1"

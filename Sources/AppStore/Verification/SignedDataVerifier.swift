@@ -12,7 +12,7 @@ package enum SignedPayloadKind: String, Sendable, CaseIterable {
     case realtimeRequest = "realtime-request"
 }
 
-/// Verifies and decodes App Store signed data exactly as APPSTORE.md §3 orders the checks. One
+/// Verifies and decodes App Store signed data exactly as docs/APP_STORE.md §3 orders the checks. One
 /// verifier is bound to one app and one environment (P-06).
 package final class SignedDataVerifier: Sendable {
     package struct Configuration: Sendable {

@@ -1,4 +1,4 @@
-/// The statuses of APPSTORE.md §3.2.
+/// The statuses of docs/APP_STORE.md §3.2.
 package enum VerificationStatus: String, Sendable, CaseIterable {
     case invalidJWTFormat = "INVALID_JWT_FORMAT"
     case invalidChainLength = "INVALID_CHAIN_LENGTH"

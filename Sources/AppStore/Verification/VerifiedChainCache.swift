@@ -3,7 +3,7 @@ package import Foundation
 import Synchronization
 
 /// Remembers (leaf, intermediate) pairs whose path to a configured root has been validated, so a
-/// warm verification costs one ECDSA verification plus parsing (APPSTORE.md §3.7).
+/// warm verification costs one ECDSA verification plus parsing (docs/APP_STORE.md §3.7).
 ///
 /// The key is the JWS header's exact text, which holds `alg` and the whole `x5c`: the same
 /// header always names the same pair, and a different intermediate is a different header.

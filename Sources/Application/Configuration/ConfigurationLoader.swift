@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import JSON
 
-/// Reads the JSON configuration of API.md, applies environment overrides, loads the signing
+/// Reads the JSON configuration of docs/API.md, applies environment overrides, loads the signing
 /// keys and checks every rule. Either a complete `EntitleConfiguration` or every problem at once.
 package enum ConfigurationLoader {
     package static func load(

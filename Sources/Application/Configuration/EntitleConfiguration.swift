@@ -139,7 +139,7 @@ package struct ServerAPISettings: Sendable {
     package var tokenRetrySeconds = 60.0
 }
 
-/// How the app's signed data is verified (APPSTORE.md §3).
+/// How the app's signed data is verified (docs/APP_STORE.md §3).
 package struct VerificationSettings: Sendable {
     /// Effective date = now plus OCSP, instead of each payload's signing date.
     package var onlineChecks = false

@@ -1,6 +1,6 @@
 package import JSON
 
-/// An error that knows the HTTP status and stable code it is answered with (API.md's error body).
+/// An error that knows the HTTP status and stable code it is answered with (docs/API.md's error body).
 /// Every error a use case means to answer implements it; one function in the HTTP layer turns
 /// any error into the answer, and an error that does not implement it is a logged 500 `INTERNAL`.
 package protocol HTTPStatusError: Error, Sendable {

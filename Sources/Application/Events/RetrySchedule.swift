@@ -1,6 +1,6 @@
 import Entitlements
 
-/// When a failed delivery is tried again (README, "Retries"): after `firstRetrySeconds`, doubling
+/// When a failed delivery is tried again (docs/EVENTS.md, "Retries"): after `firstRetrySeconds`, doubling
 /// each time up to `maxRetrySeconds`, each delay scattered by ±20 % so endpoints that come back
 /// are not hit by every delivery at once; once `retryWindowSeconds` have passed since the
 /// delivery's window began, it is dead. Pure: the caller passes the clock and the randomness.

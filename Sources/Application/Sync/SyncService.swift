@@ -23,7 +23,7 @@ package struct SyncReport: Sendable {
     }
 }
 
-/// Pulls the truth from the App Store Server API (APPSTORE.md §5): a customer's statuses and
+/// Pulls the truth from the App Store Server API (docs/APP_STORE.md §5): a customer's statuses and
 /// transaction history (incrementally, from the last stored `revision`), and missed notifications
 /// (Get Notification History). Every signed item is verified and stored through the same path as
 /// notifications. Apple's calls run on the outbound pool, the database's on the database pool,
@@ -76,7 +76,7 @@ package struct SyncService: Sendable {
         self.retry = retry
     }
 
-    /// The environments to try, Production first (the order of APPSTORE.md §5.8's fallback).
+    /// The environments to try, Production first (the order of docs/APP_STORE.md §5.8's fallback).
     private var environments: [AppStoreEnvironment] { AppStoreEnvironment.all.filter { clients[$0] != nil } }
 
     // MARK: - Off the event loops

@@ -4,7 +4,7 @@ package import Foundation
 import HTTPClient
 import Synchronization
 
-/// Online revocation checks (APPSTORE.md §3.6): an OCSP request to the responder named in the
+/// Online revocation checks (docs/APP_STORE.md §3.6): an OCSP request to the responder named in the
 /// certificate, sent with libcurl, the answer checked with OpenSSL. Good answers are cached until
 /// their `nextUpdate`. Network-level trouble (no connection, timeout, non-200, bytes that are no
 /// OCSP response) is `unavailable`, so the caller reports a retryable failure; a response that is

@@ -1,6 +1,6 @@
 package import JSON
 
-/// Something that happened to a customer, derived from stored facts (README, "Events"). The type
+/// Something that happened to a customer, derived from stored facts (docs/EVENTS.md). The type
 /// names are part of the API: receivers switch on them.
 package struct CustomerEvent: Sendable, Equatable {
     package enum Kind: String, Sendable, CaseIterable {

@@ -1,6 +1,6 @@
 import AppStore
 
-/// The rules that turn a stored change into customer events (README, "Which fact causes which
+/// The rules that turn a stored change into customer events (docs/EVENTS.md, "Which fact causes which
 /// event"). Pure: the facts before and after one batch in, events out.
 ///
 /// Every rule compares what was stored before the batch with what is stored after it, so a fact

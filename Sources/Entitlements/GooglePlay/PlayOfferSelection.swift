@@ -1,7 +1,7 @@
 package import Instants
 
 /// Which Google Play offer a purchase must use. Google does not check who may have a
-/// developer-determined offer, so Entitle decides (README, "Offers on Google Play"):
+/// developer-determined offer, so Entitle decides (docs/GOOGLE_PLAY.md, "Offers"):
 ///
 /// - With a catalog offer id: exactly that offer, when the catalog maps it to this product's
 ///   base plan, the app listed it (ProductDetails), and the customer passes its eligibility rule;

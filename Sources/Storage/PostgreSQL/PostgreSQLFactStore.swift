@@ -4,7 +4,7 @@ import Synchronization
 
 /// `FactStore` on PostgreSQL, for several stateless Entitle instances on one database.
 ///
-/// What gives each guarantee (README, "PostgreSQL"), with `FactWriter` deciding what is written:
+/// What gives each guarantee (docs/OPERATIONS.md, "Several instances on PostgreSQL"), with `FactWriter` deciding what is written:
 /// - A notification is stored and applied once: `INSERT … ON CONFLICT (notification_uuid) DO
 ///   NOTHING RETURNING`; a concurrent duplicate waits on the unique index, then finds the row.
 /// - Facts of one subscription are applied one transaction at a time: each batch first takes

@@ -182,6 +182,7 @@ enum PostgreSQLMigrations {
             try connection.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())")
             let applied = try connection.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").int64(0, 0) ?? 0
+            try SchemaVersion.requireKnown(found: applied, known: all.count)
             for (index, migration) in all.enumerated() where Int64(index + 1) > applied {
                 try connection.execute("BEGIN")
                 do {
