@@ -112,11 +112,13 @@ final class OpenAPIContractTests: XCTestCase {
             var arguments = [
                 "-m", "schemathesis.cli", "run", fixture.url + "/openapi.json",
                 "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance",
-                "--max-examples", "25", "--seed", "20261202", "--workers", "2", "--no-color", "--request-timeout", "20",
+                "--max-examples", "25", "--seed", "20261202", "--generation-database", "none", "--workers", "2", "--no-color",
+                "--request-timeout", "20",
                 "--report", "junit", "--report-junit-path", report.appendingPathComponent("\(role).xml").path,
             ]
             if let key { arguments += ["--header", "Authorization: Bearer \(key)"] }
-            let run = try runProcess(python, arguments)
+            // Run in the report folder: schemathesis and Hypothesis keep their caches where they run.
+            let run = try runProcess(python, arguments, currentDirectory: report)
             try writeFile(report.appendingPathComponent("\(role).txt"), run.stdout + run.stderr)
             let summary = run.stdout.split(separator: "\n").suffix(40).joined(separator: "\n")
             XCTAssertEqual(run.status, 0, "schemathesis with the \(role) key:\n\(run.stdout.suffix(20_000))\n\(run.stderr.suffix(4000))")
