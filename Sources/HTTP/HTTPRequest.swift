@@ -18,17 +18,20 @@ package struct HTTPRequest: Sendable {
         self.body = body
     }
 
-    /// The target without its query.
+    /// The target without its query. (The `?` is found among the bytes: a search by Character
+    /// would break graphemes on every request for nothing, an ASCII byte ends no grapheme.)
     package var path: Substring {
-        guard let mark = target.firstIndex(of: "?") else { return target[...] }
+        guard let mark = queryMark else { return target[...] }
         return target[..<mark]
     }
 
     /// The query string without `?`, if any.
     package var query: Substring? {
-        guard let mark = target.firstIndex(of: "?") else { return nil }
-        return target[target.index(after: mark)...]
+        guard let mark = queryMark else { return nil }
+        return target[target.utf8.index(after: mark)...]
     }
+
+    private var queryMark: String.Index? { target.utf8.firstIndex(of: UInt8(ascii: "?")) }
 
     /// The first value of a header; `name` must be lower-case.
     package func header(_ name: String) -> String? {

@@ -31,7 +31,9 @@ package struct Router: Sendable {
 
     /// Finds the route, records its pattern and parameters on the context, and runs it.
     package func handle(_ context: HTTPRequestContext) {
-        let pathSegments = Array(context.request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst())
+        // Split on the byte `/` (see `HTTPRequest.path`): the segments are the same Substrings.
+        let pathSegments = context.request.path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+            .dropFirst().map { Substring($0) }
         let method = context.request.method == "HEAD" ? "GET" : context.request.method
         var allowed: [String] = []
         for route in entries {

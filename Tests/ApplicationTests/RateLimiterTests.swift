@@ -5,7 +5,7 @@ import XCTest
 /// bounded under a flood of new callers.
 final class RateLimiterTests: XCTestCase {
     func testTheBurstThenTheRate() {
-        let limiter = RateLimiter()
+        let limiter = RateLimiter<String>()
         let limit = RateLimit(perSecond: 2, burst: 3)
         XCTAssertEqual((0..<3).map { _ in limiter.take("k", limit: limit, now: 100).allowed }, [true, true, true])
         let refused = limiter.take("k", limit: limit, now: 100)
@@ -18,7 +18,7 @@ final class RateLimiterTests: XCTestCase {
     }
 
     func testAFloodOfNewCallersStaysBounded() {
-        let limiter = RateLimiter()
+        let limiter = RateLimiter<String>()
         let limit = RateLimit(perSecond: 1, burst: 1)
         for index in 0..<150_000 { _ = limiter.take("address \(index)", limit: limit, now: 1) }
         XCTAssertLessThanOrEqual(limiter.bucketCount, 100_000)

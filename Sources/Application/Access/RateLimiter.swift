@@ -35,11 +35,12 @@ package struct RateLimitSettings: Sendable, Equatable {
     }
 }
 
-/// Token buckets, one per key or address: a request takes a token, tokens come back at the
-/// limit's rate up to its burst. Memory stays bounded: when `maximumBuckets` are held, those idle
-/// for a minute (refilled long since) are dropped, and if that frees under a tenth, all are — a
-/// flood of new addresses costs one sweep per 10,000 of them, never one per request.
-package final class RateLimiter: Sendable {
+/// Token buckets, one per caller (`Caller`: a key, a key and address, an address…): a request
+/// takes a token, tokens come back at the limit's rate up to its burst. Memory stays bounded: when
+/// `maximumBuckets` are held, those idle for a minute (refilled long since) are dropped, and if
+/// that frees under a tenth, all are — a flood of new addresses costs one sweep per 10,000 of
+/// them, never one per request.
+package final class RateLimiter<Caller: Hashable & Sendable>: Sendable {
     package struct Verdict: Sendable, Equatable {
         package var allowed: Bool
         /// Tokens left after this request, and seconds until the bucket is full again.
@@ -54,8 +55,8 @@ package final class RateLimiter: Sendable {
         var updated: Double
     }
 
-    static let maximumBuckets = 100_000
-    private let buckets = Mutex<[String: Bucket]>([:])
+    static var maximumBuckets: Int { 100_000 }
+    private let buckets = Mutex<[Caller: Bucket]>([:])
 
     package init() {}
 
@@ -63,7 +64,7 @@ package final class RateLimiter: Sendable {
     package var bucketCount: Int { buckets.withLock { $0.count } }
 
     /// Takes a token from `key`'s bucket at `now` (seconds, monotonic).
-    package func take(_ key: String, limit: RateLimit, now: Double) -> Verdict {
+    package func take(_ key: Caller, limit: RateLimit, now: Double) -> Verdict {
         buckets.withLock { buckets in
             if buckets.count >= Self.maximumBuckets, buckets[key] == nil {
                 buckets = buckets.filter { now - $0.value.updated < 60 }

@@ -17,40 +17,64 @@ struct RateLimitGate: Sendable {
     let application: EntitleApplication
     let settings: RateLimitSettings
     let metrics: Metrics
-    private let limiter = RateLimiter()
-    /// Each scope's `RateLimit-Policy` value, made once.
-    private let policies: [String: String]
+    private let limiter = RateLimiter<Caller>()
+    /// Each scope's name, limit and `RateLimit-Policy` value, made once.
+    private let client, server, admin, address: Scope
+
+    /// Whose bucket a request takes from; built without formatting text, as it is for every request.
+    private enum Caller: Hashable, Sendable {
+        /// A server or admin key, by its place among the configured keys (never its text).
+        case key(Int)
+        /// A client key from one address: it ships in every copy of the app.
+        case clientKey(Int, address: String)
+        /// A console session, by the SHA-256 of its token.
+        case session(String)
+        case address(String)
+    }
+
+    private struct Scope: Sendable {
+        let name: String
+        let limit: RateLimit
+        let policy: String
+
+        init(_ role: APIKeyRole?, _ settings: RateLimitSettings) {
+            name = role?.rawValue ?? "address"
+            limit = settings.limit(for: role)
+            policy = "\"\(name)\";q=\(Int(limit.burst));w=\(Int((limit.burst / limit.perSecond).rounded(.up)))"
+        }
+    }
 
     init(application: EntitleApplication, settings: RateLimitSettings, metrics: Metrics) {
         self.application = application
         self.settings = settings
         self.metrics = metrics
-        var policies: [String: String] = [:]
-        for role in [APIKeyRole.client, .server, .admin, nil] {
-            let limit = settings.limit(for: role)
-            let name = role?.rawValue ?? "address"
-            policies[name] = "\"\(name)\";q=\(Int(limit.burst));w=\(Int((limit.burst / limit.perSecond).rounded(.up)))"
-        }
-        self.policies = policies
+        client = Scope(.client, settings)
+        server = Scope(.server, settings)
+        admin = Scope(.admin, settings)
+        address = Scope(nil, settings)
     }
 
-    static let unlimited: Set<String> = [
-        "/v1/notifications/apple", "/v1/notifications/google", "/v1/retention/apple", "/healthz", "/readyz", "/metrics",
-        "/console/session",
-    ]
+    /// Never limited (a literal match on the path, without copying it).
+    static func isUnlimited(_ path: Substring) -> Bool {
+        switch path {
+        case "/v1/notifications/apple", "/v1/notifications/google", "/v1/retention/apple", "/healthz", "/readyz", "/metrics",
+            "/console/session":
+            true
+        default: false
+        }
+    }
 
     /// Nil: route the request (its answer will carry the headers); else the 429 to answer.
     func refusal(_ context: HTTPRequestContext) -> HTTPResponse? {
-        guard settings.enabled, !Self.unlimited.contains(String(context.request.path)) else { return nil }
-        let (role, key) = identify(context)
-        let limit = settings.limit(for: role)
-        let verdict = limiter.take(key, limit: limit, now: Double(DispatchTime.now().uptimeNanoseconds) / 1e9)
-        let name = role?.rawValue ?? "address"
+        guard settings.enabled, !Self.isUnlimited(context.request.path) else { return nil }
+        let (role, caller) = identify(context)
+        let scope = self.scope(role)
+        let verdict = limiter.take(caller, limit: scope.limit, now: Double(DispatchTime.now().uptimeNanoseconds) / 1e9)
         context.extraHeaders = [
-            ("RateLimit-Policy", policies[name] ?? ""), ("RateLimit", "\"\(name)\";r=\(verdict.remaining);t=\(verdict.resetSeconds)"),
+            ("RateLimit-Policy", scope.policy), ("RateLimit", "\"\(scope.name)\";r=\(verdict.remaining);t=\(verdict.resetSeconds)"),
         ]
         guard !verdict.allowed else { return nil }
-        metrics.rateLimited(scope: name)
+        metrics.rateLimited(scope: scope.name)
         var response = ErrorAnswer.response(
             for: ServiceError(
                 status: 429, code: "RATE_LIMITED", message: "too many requests for this \(role == nil ? "address" : "key"); slow down",
@@ -60,20 +84,28 @@ struct RateLimitGate: Sendable {
         return response
     }
 
-    /// Whose bucket: the key's (by its place among the configured keys, never its text), the console session's, or the
-    /// address's (behind a proxy on this machine, the address it forwarded, as sign-in counts). An
-    /// unknown key counts against its address, so guessing keys is slowed too.
-    private func identify(_ context: HTTPRequestContext) -> (APIKeyRole?, String) {
+    private func scope(_ role: APIKeyRole?) -> Scope {
+        switch role {
+        case .client: client
+        case .server: server
+        case .admin: admin
+        case nil: address
+        }
+    }
+
+    /// Whose bucket: the key's, the console session's, or the address's (behind a proxy on this
+    /// machine, the address it forwarded, as sign-in counts). An unknown key counts against its
+    /// address, so guessing keys is slowed too.
+    private func identify(_ context: HTTPRequestContext) -> (APIKeyRole?, Caller) {
         if let header = context.request.header("authorization") {
             // A key that does not authenticate is limited by address; the handler refuses it.
             if let (caller, index) = try? application.authenticator.identify(authorization: header) {
                 context.authenticated = caller
-                let key = "key \(index)"
-                return (caller.role, caller.role == .client ? key + "@" + ConsoleHandlers.client(context) : key)
+                return (caller.role, caller.role == .client ? .clientKey(index, address: ConsoleHandlers.client(context)) : .key(index))
             }
         } else if let session = application.consoleSession(context.request) {
-            return (session.caller.role, "session:" + Base64.encodeURL(SHA256.hash(Array(session.token.utf8))))
+            return (session.caller.role, .session(Base64.encodeURL(SHA256.hash(Array(session.token.utf8)))))
         }
-        return (nil, "address:" + ConsoleHandlers.client(context))
+        return (nil, .address(ConsoleHandlers.client(context)))
     }
 }
