@@ -15,7 +15,11 @@ seconds="${1:-60}"
 only="${2:-}"
 out=.build/fuzz
 mkdir -p "$out"
-flags=(-sanitize=fuzzer,address -parse-as-library -Onone -swift-version 6)
+# The package's modules share declarations with `package` access: every module built here is one
+# package, as SwiftPM builds them, with the same upcoming features.
+flags=(-sanitize=fuzzer,address -parse-as-library -Onone -swift-version 6 -package-name entitle
+       -enable-upcoming-feature ExistentialAny -enable-upcoming-feature InternalImportsByDefault
+       -enable-upcoming-feature MemberImportVisibility)
 
 # JSON as a module of its own (Crypto imports it; the JSON target links it).
 swiftc "${flags[@]}" -wmo -module-name JSON -emit-module -emit-module-path "$out/JSON.swiftmodule" \

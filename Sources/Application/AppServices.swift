@@ -24,6 +24,8 @@ package final class AppServices: Sendable {
     package let history: CustomerHistory
     package let search: CustomerSearch
     package let overview: Overview
+    /// The business figures (MRR, trials, churn, refunds) from the stored facts.
+    package let metrics: MetricsService
     /// The app's Google Play side, when it sells there.
     package let googlePlay: GooglePlayService?
     /// Answers the stores' refund requests.
@@ -86,6 +88,7 @@ package final class AppServices: Sendable {
         history = CustomerHistory(app: app, store: store, pool: pool)
         search = CustomerSearch(app: app, store: store, subscribers: subscribers, sync: sync, pool: pool)
         overview = Overview(app: app, store: store, pool: pool, failures: failures)
+        metrics = MetricsService(app: app, store: store, pool: pool)
         let queries = subscribers
         var googlePlay = app.googlePlay.flatMap { settings in
             google.map {

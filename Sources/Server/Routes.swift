@@ -17,6 +17,7 @@ enum Routes {
         let googlePlay = GooglePlayHandlers(application: application)
         let refunds = RefundHandlers(application: application)
         let retention = RetentionHandler(application: application)
+        let metricsAPI = MetricsHandlers(application: application)
         var router = Router()
         router.add("GET", "/healthz") { operations.health($0) }
         router.add("GET", "/readyz") { operations.readiness($0) }
@@ -53,6 +54,8 @@ enum Routes {
         router.add("POST", "/v1/subscribers/{appAccountToken}/entitlements/{entitlementId}/grants") { support.grant($0) }
         router.add("DELETE", "/v1/subscribers/{appAccountToken}/entitlements/{entitlementId}/grants/{grantId}") { support.revoke($0) }
         router.add("GET", "/v1/stats") { support.stats($0) }
+        router.add("GET", "/v1/metrics/summary") { metricsAPI.summary($0) }
+        router.add("GET", "/v1/metrics/{name}") { metricsAPI.series($0) }
         router.add("POST", "/v1/subscribers/{appAccountToken}/usage") { refunds.recordUsage($0) }
         router.add("GET", "/v1/subscribers/{appAccountToken}/refund-override") { refunds.override($0) }
         router.add("PUT", "/v1/subscribers/{appAccountToken}/refund-override") { refunds.override($0) }

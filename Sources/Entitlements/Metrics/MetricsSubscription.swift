@@ -1,0 +1,87 @@
+/// One subscription as the business figures see it (docs/METRICS.md): its periods in time order
+/// and what its renewal info says about how it ended. Built from stored facts by
+/// `MetricsSubscription.init(_:store:)`; the figures are functions of a list of these.
+package struct MetricsSubscription: Sendable, Equatable {
+    /// `app_store` or `play_store`.
+    package var store: String
+    package var periods: [MetricsPeriod]
+    /// Renewal info: a grace period that carries the last period on, billing retry in progress,
+    /// auto-renew turned off, and Apple's `expirationIntent` (1 voluntary, 2 billing).
+    package var gracePeriodExpiresDate: Int64?
+    package var isInBillingRetry: Bool
+    package var autoRenewOff: Bool
+    package var expirationReason: Int64?
+
+    package init(
+        store: String, periods: [MetricsPeriod], gracePeriodExpiresDate: Int64? = nil, isInBillingRetry: Bool = false,
+        autoRenewOff: Bool = false, expirationReason: Int64? = nil
+    ) {
+        self.store = store
+        self.periods = periods.sorted { ($0.start, $0.transactionId) < ($1.start, $1.transactionId) }
+        self.gracePeriodExpiresDate = gracePeriodExpiresDate
+        self.isInBillingRetry = isInBillingRetry
+        self.autoRenewOff = autoRenewOff
+        self.expirationReason = expirationReason
+    }
+
+    /// An App Store subscription's facts: each transaction with an `expiresDate` is a period (an
+    /// upgraded one ends where the next begins); a free trial is `offerDiscountType` `FREE_TRIAL`.
+    package init(_ facts: SubscriptionFacts) {
+        let ordered = facts.transactions.filter { $0.expiresDate != nil }.sorted {
+            ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId)
+        }
+        var periods: [MetricsPeriod] = []
+        for (index, transaction) in ordered.enumerated() {
+            guard let expires = transaction.expiresDate else { continue }
+            var end = expires
+            if transaction.isUpgraded, index + 1 < ordered.count { end = min(end, ordered[index + 1].purchaseDate) }
+            periods.append(
+                MetricsPeriod(
+                    transactionId: transaction.transactionId, productId: transaction.productId, start: transaction.purchaseDate,
+                    end: max(end, transaction.purchaseDate), isTrial: transaction.offerDiscountType == "FREE_TRIAL",
+                    priceMilliunits: transaction.price ?? 0, currency: transaction.currency ?? "", refundedAt: transaction.revocationDate))
+        }
+        let renewal = facts.renewal
+        self.init(
+            store: "app_store", periods: periods, gracePeriodExpiresDate: renewal?.gracePeriodExpiresDate,
+            isInBillingRetry: renewal?.isInBillingRetryPeriod ?? false, autoRenewOff: renewal?.autoRenewStatus == 0,
+            expirationReason: renewal?.expirationIntent)
+    }
+
+    /// The last period, carried on to the end of its grace period when renewal info grants one:
+    /// a period in grace counts as paid (billing retry does not).
+    func effectiveEnd(of index: Int) -> Int64 {
+        let period = periods[index]
+        var end = period.end
+        if index == periods.count - 1, !period.isTrial, let grace = gracePeriodExpiresDate, grace > end { end = grace }
+        if let refunded = period.refundedAt { end = min(end, max(refunded, period.start)) }
+        return end
+    }
+}
+
+/// One period of a subscription: a transaction's `[purchaseDate, expiresDate)`.
+package struct MetricsPeriod: Sendable, Equatable {
+    package var transactionId: String
+    package var productId: String
+    package var start: Int64
+    package var end: Int64
+    package var isTrial: Bool
+    /// The store's price in milliunits of `currency` (Apple's `price`).
+    package var priceMilliunits: Int64
+    package var currency: String
+    package var refundedAt: Int64?
+
+    package init(
+        transactionId: String, productId: String, start: Int64, end: Int64, isTrial: Bool, priceMilliunits: Int64, currency: String,
+        refundedAt: Int64? = nil
+    ) {
+        self.transactionId = transactionId
+        self.productId = productId
+        self.start = start
+        self.end = end
+        self.isTrial = isTrial
+        self.priceMilliunits = priceMilliunits
+        self.currency = currency
+        self.refundedAt = refundedAt
+    }
+}
