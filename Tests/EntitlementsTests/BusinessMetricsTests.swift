@@ -112,4 +112,19 @@ final class BusinessMetricsTests: XCTestCase {
         // 1,990 × 52 / 12 = 8,623.33 → 8,623 (the 8-day period would round to a week anyway).
         XCTAssertEqual(metrics.mrr(at: d(1)), ["USD": 8623])
     }
+
+    func testBucketsAreUTCDaysISOWeeksAndCalendarMonths() {
+        // 2026-01-01 is a Thursday: its ISO week began on Monday 2025-12-29.
+        XCTAssertEqual(MetricsInterval.week.buckets(from: d(0), to: d(1), limit: 10)?.map(\.start), [d(-3)])
+        XCTAssertEqual(MetricsInterval.week.buckets(from: d(0), to: d(12), limit: 10)?.map(\.end), [d(4), d(11), d(18)])
+        // January has 31 days, February 2026 28.
+        XCTAssertEqual(
+            MetricsInterval.month.buckets(from: d(10), to: d(60), limit: 10)?.map(\.start), [d(0), d(31), d(59)])
+        XCTAssertEqual(MetricsInterval.day.buckets(from: d(0) + 5, to: d(2), limit: 10)?.map(\.start), [d(0), d(1)])
+        // 2024 is a leap year: February has 29 days.
+        let march2024: Int64 = 1_709_251_200_000  // 2024-03-01T00:00:00Z
+        XCTAssertEqual(MetricsInterval.month.buckets(from: march2024 - 1, to: march2024, limit: 10)?.map(\.start), [march2024 - 29 * day])
+        XCTAssertNil(MetricsInterval.day.buckets(from: d(0), to: d(1001), limit: 1000), "over the limit, nothing built")
+        XCTAssertEqual(MetricsInterval.day.buckets(from: d(0), to: d(1000), limit: 1000)?.count, 1000)
+    }
 }

@@ -76,9 +76,8 @@ package final class MetricsService: Sendable {
         _ name: MetricName, from: Int64, to: Int64, interval: MetricsInterval, filter: Filter, now: Int64,
         completion: @escaping @Sendable (Result<Series, any Error>) -> Void
     ) {
-        let buckets = interval.buckets(from: from, to: to)
         guard from < to else { return completion(.failure(ServiceError.badRequest("from must be before to"))) }
-        guard buckets.count <= Self.maximumBuckets else {
+        guard let buckets = interval.buckets(from: from, to: to, limit: Self.maximumBuckets) else {
             return completion(
                 .failure(
                     ServiceError.badRequest("at most \(Self.maximumBuckets) buckets in one series (a longer interval, or a shorter range)"))

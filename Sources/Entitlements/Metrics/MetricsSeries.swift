@@ -6,10 +6,12 @@ package enum MetricsInterval: String, Sendable, CaseIterable {
     private static let dayMs: Int64 = 86_400_000
 
     /// The bucket boundaries covering [from, to): the first bucket starts at or before `from`.
-    package func buckets(from: Int64, to: Int64) -> [(start: Int64, end: Int64)] {
+    /// Nil when there would be more than `limit` (a range of centuries in days must cost nothing).
+    package func buckets(from: Int64, to: Int64, limit: Int) -> [(start: Int64, end: Int64)]? {
         var buckets: [(Int64, Int64)] = []
         var start = floor(from)
         while start < to {
+            guard buckets.count < limit else { return nil }
             let end = next(start)
             buckets.append((start, end))
             start = end
