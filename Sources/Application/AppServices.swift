@@ -41,7 +41,8 @@ package final class AppServices: Sendable {
     init(
         app: AppConfiguration, store: any FactStore, pool: BlockingPool, outbound: BlockingPool,
         revocationChecker: (any RevocationChecker)?,
-        delivery: DeliverySettings, instrumentation: any Instrumentation, failures: RecentFailures
+        delivery: DeliverySettings, instrumentation: any Instrumentation, failures: RecentFailures,
+        exchangeRates: ExchangeRates? = nil
     ) throws {
         self.app = app
         self.pool = pool
@@ -88,7 +89,7 @@ package final class AppServices: Sendable {
         history = CustomerHistory(app: app, store: store, pool: pool)
         search = CustomerSearch(app: app, store: store, subscribers: subscribers, sync: sync, pool: pool)
         overview = Overview(app: app, store: store, pool: pool, failures: failures)
-        metrics = MetricsService(app: app, store: store, pool: pool)
+        metrics = MetricsService(app: app, store: store, pool: pool, exchangeRates: exchangeRates)
         let queries = subscribers
         var googlePlay = app.googlePlay.flatMap { settings in
             google.map {

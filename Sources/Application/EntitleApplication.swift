@@ -42,7 +42,8 @@ package final class EntitleApplication: Sendable {
         for app in configuration.apps {
             apps[app.id] = try AppServices(
                 app: app, store: store, pool: self.pool, outbound: outbound, revocationChecker: checker,
-                delivery: configuration.delivery, instrumentation: counting, failures: failures)
+                delivery: configuration.delivery, instrumentation: counting, failures: failures,
+                exchangeRates: configuration.exchangeRates)
         }
         self.apps = apps
         appsByBundle = Dictionary(uniqueKeysWithValues: apps.values.map { ($0.app.bundleId, $0) })

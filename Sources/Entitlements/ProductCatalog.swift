@@ -12,6 +12,9 @@ package struct CatalogProduct: Sendable {
     package var googlePlay: GooglePlayProduct?
     /// The app offers a free sample or trial of the content (a refund review tells the store).
     package var sampleContentProvided = false
+    /// A subscription's billing period for the business figures (`P1W`, `P1M`, `P2M`, `P3M`,
+    /// `P6M`, `P1Y`); without it, each period's length decides (docs/METRICS.md).
+    package var period: String?
 
     package init(subscriptionGroup: String? = nil, entitlements: [String] = [], duration: ISO8601Duration? = nil) {
         self.subscriptionGroup = subscriptionGroup

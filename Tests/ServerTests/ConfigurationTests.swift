@@ -145,6 +145,25 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertFalse(loaded.console.enabled)
     }
 
+    func testMetricsSettingsAreChecked() throws {
+        try writeFile(folder.appendingPathComponent("rates.json"), #"{"reportingCurrency": "USD", "rates": {"EUR": 1.08}}"#)
+        try writeFile(folder.appendingPathComponent("bad-rates.json"), #"{"reportingCurrency": "USD", "rates": {"EUR": -1}}"#)
+        try assertOneProblem(config(top: #""metrics": {"exchangeRatesFile": "bad-rates.json"}, "#), contains: "metrics.exchangeRatesFile")
+        try assertOneProblem(config(top: #""metrics": {"exchangeRatesFile": "absent.json"}, "#), contains: "cannot read")
+        try assertOneProblem(
+            config().replacingOccurrences(of: #""entitlements": ["pro"]}"#, with: #""entitlements": ["pro"], "period": "P5W"}"#),
+            contains: "pro.monthly.period")
+        let path = folder.appendingPathComponent("entitle.json")
+        try writeFile(
+            path,
+            config(top: #""metrics": {"exchangeRatesFile": "rates.json"}, "#)
+                .replacingOccurrences(of: #""entitlements": ["pro"]}"#, with: #""entitlements": ["pro"], "period": "P1M"}"#))
+        let loaded = try ConfigurationLoader.load(path: path.path, environment: [:])
+        XCTAssertEqual(loaded.exchangeRates, ExchangeRates(reportingCurrency: "USD", rates: ["EUR": 1.08]))
+        XCTAssertEqual(loaded.exchangeRates?.rates["USD"], 1)
+        XCTAssertEqual(loaded.apps.first?.products["pro.monthly"]?.period, "P1M")
+    }
+
     func testGooglePlaySettingsAreChecked() throws {
         let google = try GooglePlayStandIn()
         func play(package: String = "com.example.android", key: String? = nil, jwks: String? = nil) -> String {

@@ -10,11 +10,20 @@ final class MetricsEndpointTests: XCTestCase {
     private var fixture: SupportFixture!
     private let day: Int64 = 86_400_000
 
+    private var rates: URL!
+
     override func setUpWithError() throws {
-        fixture = try SupportFixture(environments: #"["Production", "Sandbox"]"#)
+        rates = try makeTemporaryDirectory("entitle-rates")
+        try writeFile(rates.appendingPathComponent("rates.json"), #"{"reportingCurrency": "USD", "rates": {"EUR": 1.25}}"#)
+        fixture = try SupportFixture(
+            top: #", "metrics": {"exchangeRatesFile": "\#(rates.appendingPathComponent("rates.json").path)"}"#,
+            environments: #"["Production", "Sandbox"]"#)
     }
 
-    override func tearDownWithError() throws { fixture = nil }
+    override func tearDownWithError() throws {
+        fixture = nil
+        try? FileManager.default.removeItem(at: rates)
+    }
 
     /// Day 0 of the script: forty days before the facts are signed, so every period is in the past.
     private var origin: Int64 { fixture.base - 40 * day }
@@ -59,6 +68,9 @@ final class MetricsEndpointTests: XCTestCase {
         XCTAssertEqual(summary.json["summary"]?["activeTrials"], 0)
         XCTAssertEqual(summary.json["summary"]?["mrr"], .object(["EUR": .double(4.99), "USD": .double(9.99)]))
         XCTAssertEqual(summary.json["summary"]?["arr"], .object(["EUR": .double(59.88), "USD": .double(119.88)]))
+        // Converted with metrics.exchangeRatesFile: 9.99 + 4.99 × 1.25 = 16.2275 → 16.23 USD.
+        XCTAssertEqual(summary.json["summary"]?["mrrConverted"], .object(["currency": "USD", "value": .double(16.23)]))
+        XCTAssertEqual(summary.json["summary"]?["arrConverted"], .object(["currency": "USD", "value": .double(194.73)]))
         let trial = try fixture.call("GET", "/v1/metrics/summary?at=\(origin + 3 * day)", key: SupportFixture.admin)
         XCTAssertEqual(trial.json["summary"]?["activeTrials"], 1)
         XCTAssertEqual(trial.json["summary"]?["activeSubscriptions"], 1, "the euro month")

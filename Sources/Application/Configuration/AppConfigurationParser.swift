@@ -218,7 +218,7 @@ enum AppConfigurationParser {
                 continue
             }
             reader.checkMembers(
-                product, allowed: ["subscriptionGroup", "entitlements", "duration", "googlePlay", "sampleContentProvided"],
+                product, allowed: ["subscriptionGroup", "entitlements", "duration", "googlePlay", "sampleContentProvided", "period"],
                 path: productPath)
             let group = reader.string(product, "subscriptionGroup", path: productPath)
             let entitlements = reader.stringArray(product, "entitlements", path: productPath) ?? []
@@ -229,6 +229,13 @@ enum AppConfigurationParser {
             }
             var catalogProduct = CatalogProduct(subscriptionGroup: group, entitlements: entitlements, duration: duration)
             catalogProduct.sampleContentProvided = reader.bool(product, "sampleContentProvided", path: productPath) ?? false
+            if let period = reader.string(product, "period", path: productPath) {
+                if BusinessMetrics.months(ofPeriod: period) == nil {
+                    reader.problem("\(productPath).period", "\"\(period)\" is not one of P1W, P1M, P2M, P3M, P6M, P1Y")
+                } else {
+                    catalogProduct.period = period
+                }
+            }
             catalogProduct.googlePlay = GooglePlayConfigurationParser.parseProduct(
                 reader.object(product, "googlePlay", path: productPath), path: "\(productPath).googlePlay", reader: &reader)
             products[productId] = catalogProduct

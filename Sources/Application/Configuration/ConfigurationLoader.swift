@@ -42,7 +42,7 @@ package enum ConfigurationLoader {
         _ root: JSONObject, folder: String, path: String, environment: [String: String],
         reader: inout ConfigurationReader
     ) -> EntitleConfiguration? {
-        reader.checkMembers(root, allowed: ["server", "storage", "delivery", "console", "apps", "rateLimits"], path: "config")
+        reader.checkMembers(root, allowed: ["server", "storage", "delivery", "console", "apps", "rateLimits", "metrics"], path: "config")
         var server = parseServer(reader.object(root, "server", path: "config"), reader: &reader)
         applyServerOverrides(&server, environment: environment, reader: &reader)
         var storage = StorageSettings(sqlitePath: resolve("entitle.sqlite3", in: folder))
@@ -78,6 +78,8 @@ package enum ConfigurationLoader {
             reader.object(root, "delivery", path: "config"), folder: folder, reader: &reader)
         configuration.console = ConsoleSettingsParser.parse(reader.object(root, "console", path: "config"), folder: folder, reader: &reader)
         configuration.rateLimits = RateLimitParser.parse(reader.object(root, "rateLimits", path: "config"), reader: &reader)
+        configuration.exchangeRates = MetricsSettingsParser.parse(
+            reader.object(root, "metrics", path: "config"), folder: folder, reader: &reader)
         return configuration
     }
 

@@ -10,6 +10,8 @@ package struct EntitleConfiguration: Sendable {
     package var delivery = DeliverySettings()
     package var console = ConsoleSettings()
     package var rateLimits = RateLimitSettings()
+    /// `metrics.exchangeRatesFile`: MRR and ARR converted to one reporting currency.
+    package var exchangeRates: ExchangeRates?
     package var apps: [AppConfiguration]
     /// The configuration file, for messages and for resolving relative paths.
     package var path: String

@@ -12,6 +12,22 @@ package enum MetricsRendering {
         return object
     }
 
+    /// One total in the reporting currency, and the currencies without a rate (left out of it).
+    static func converted(_ amounts: BusinessMetrics.Amounts, _ rates: ExchangeRates) -> JSONObject {
+        var total = 0.0
+        var missing: [String] = []
+        for (currency, milliunits) in amounts {
+            guard let rate = rates.rates[currency] else {
+                missing.append(currency)
+                continue
+            }
+            total += Double(milliunits) / 1000 * rate
+        }
+        var object: JSONObject = ["currency": .string(rates.reportingCurrency), "value": .double((total * 100).rounded() / 100)]
+        if !missing.isEmpty { object["unconvertedCurrencies"] = .array(missing.sorted().map(JSONValue.string)) }
+        return object
+    }
+
     package static func json(_ series: MetricsService.Series) -> JSONObject {
         var answer: JSONObject = [
             "metric": .string(series.name.rawValue), "interval": .string(series.interval.rawValue),

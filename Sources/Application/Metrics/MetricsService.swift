@@ -15,6 +15,7 @@ package final class MetricsService: Sendable {
     let app: AppConfiguration
     let store: any FactStore
     let pool: BlockingPool
+    let exchangeRates: ExchangeRates?
     static let cacheSeconds: Int64 = 60
     private static let page = 500
     /// At most this many buckets in one series.
@@ -23,8 +24,9 @@ package final class MetricsService: Sendable {
     /// Held while walking, so concurrent requests read the walk in progress instead of repeating it.
     private let walking = Mutex<Void>(())
 
-    init(app: AppConfiguration, store: any FactStore, pool: BlockingPool) {
+    init(app: AppConfiguration, store: any FactStore, pool: BlockingPool, exchangeRates: ExchangeRates?) {
         self.app = app
+        self.exchangeRates = exchangeRates
         self.store = store
         self.pool = pool
     }
@@ -58,6 +60,11 @@ package final class MetricsService: Sendable {
                 let mrr = metrics.mrr(at: at)
                 answer["mrr"] = .object(MetricsRendering.money(mrr))
                 answer["arr"] = .object(MetricsRendering.money(mrr.mapValues { $0 * 12 }))
+                if let rates = self.exchangeRates {
+                    let converted = MetricsRendering.converted(mrr, rates)
+                    answer["mrrConverted"] = .object(converted)
+                    answer["arrConverted"] = .object(MetricsRendering.converted(mrr.mapValues { $0 * 12 }, rates))
+                }
                 return answer
             }, completion: completion)
     }
@@ -108,7 +115,7 @@ package final class MetricsService: Sendable {
             }
             return subscription.periods.isEmpty ? nil : subscription
         }
-        return (readAt, BusinessMetrics(subscriptions: kept))
+        return (readAt, BusinessMetrics(subscriptions: kept, configuredPeriods: products.compactMapValues(\.period)))
     }
 
     private func subscriptions(environment: String, now: Int64) throws -> (Int64, [MetricsSubscription]) {

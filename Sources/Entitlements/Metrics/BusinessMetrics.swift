@@ -59,7 +59,7 @@ package struct BusinessMetrics: Sendable {
         return candidates.min { abs($0.days - days) < abs($1.days - days) }!.months
     }
 
-    static func months(ofPeriod text: String) -> Double? {
+    package static func months(ofPeriod text: String) -> Double? {
         switch text {
         case "P1W", "P7D": 12.0 / 52
         case "P1M": 1

@@ -1,0 +1,45 @@
+import Foundation
+package import JSON
+
+/// `metrics` (top level): `{"exchangeRatesFile": "rates.json"}`, a file of
+/// `{"reportingCurrency": "USD", "rates": {"EUR": 1.08, …}}` (1 EUR = 1.08 USD), read at start-up,
+/// so MRR and ARR can also be given as one converted total.
+package struct ExchangeRates: Sendable, Equatable {
+    package var reportingCurrency: String
+    /// Units of the reporting currency per unit of each currency (the reporting currency is 1).
+    package var rates: [String: Double]
+
+    package init(reportingCurrency: String, rates: [String: Double]) {
+        self.reportingCurrency = reportingCurrency
+        self.rates = rates.merging([reportingCurrency: 1]) { given, _ in given }
+    }
+}
+
+enum MetricsSettingsParser {
+    static func parse(_ object: JSONObject?, folder: String, reader: inout ConfigurationReader) -> ExchangeRates? {
+        guard let object else { return nil }
+        reader.checkMembers(object, allowed: ["exchangeRatesFile"], path: "metrics")
+        guard let file = reader.string(object, "exchangeRatesFile", path: "metrics") else { return nil }
+        let path = ConfigurationLoader.resolve(file, in: folder)
+        guard let data = FileManager.default.contents(atPath: path) else {
+            reader.problem("metrics.exchangeRatesFile", "cannot read \(path)")
+            return nil
+        }
+        let problem = "expected {\"reportingCurrency\": \"USD\", \"rates\": {\"EUR\": 1.08, …}} with rates above 0"
+        guard let root = (try? JSONParser.parse(Array(data)))?.objectValue,  // a parse failure is this problem
+            let currency = root["reportingCurrency"]?.stringValue, !currency.isEmpty, let rates = root["rates"]?.objectValue
+        else {
+            reader.problem("metrics.exchangeRatesFile", problem)
+            return nil
+        }
+        var parsed: [String: Double] = [:]
+        for (name, value) in rates.members {
+            guard let rate = value.doubleValue, rate > 0, rate.isFinite else {
+                reader.problem("metrics.exchangeRatesFile", "\(name): \(problem)")
+                return nil
+            }
+            parsed[name] = rate
+        }
+        return ExchangeRates(reportingCurrency: currency, rates: parsed)
+    }
+}
