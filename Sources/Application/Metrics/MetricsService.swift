@@ -17,7 +17,6 @@ package final class MetricsService: Sendable {
     let pool: BlockingPool
     let exchangeRates: ExchangeRates?
     static let cacheSeconds: Int64 = 60
-    private static let page = 500
     /// At most this many buckets in one series.
     package static let maximumBuckets = 1000
     private let cached = Mutex<[String: (at: Int64, subscriptions: [MetricsSubscription])]>([:])
@@ -124,13 +123,7 @@ package final class MetricsService: Sendable {
                 return (hit.at, hit.subscriptions)
             }
             var subscriptions: [MetricsSubscription] = []
-            var after: String?
-            while true {
-                let page = try store.subscriptions(appId: app.id, environment: environment, after: after, limit: Self.page)
-                subscriptions += page.map(MetricsSubscription.init)
-                guard page.count == Self.page, let last = page.last else { break }
-                after = last.originalTransactionId
-            }
+            try store.eachSubscriptionPage(appId: app.id, environment: environment) { subscriptions += $0.map(MetricsSubscription.init) }
             cached.withLock { $0[environment] = (now, subscriptions) }
             return (now, subscriptions)
         }

@@ -73,9 +73,7 @@ package final class Overview: Sendable {
         for environment in AppStoreEnvironment.all.filter(app.environments.contains).map(\.rawValue) {
             var customers: [String: Set<String>] = [:]
             var counts = (trials: 0, grace: 0, retry: 0)
-            var after: String?
-            while true {
-                let page = try store.subscriptions(appId: app.id, environment: environment, after: after, limit: Self.page)
+            try store.eachSubscriptionPage(appId: app.id, environment: environment, pageSize: Self.page) { page in
                 for facts in page {
                     let id = facts.originalTransactionId
                     let status = SubscriberEvaluation.evaluate(
@@ -89,8 +87,6 @@ package final class Overview: Sendable {
                         if state.state == .billingRetry { counts.retry += 1 }
                     }
                 }
-                guard page.count == Self.page, let last = page.last else { break }
-                after = last.originalTransactionId
             }
             for state in play where state.purchase.environment == environment {
                 let customer = state.purchase.appAccountToken ?? "googlePlay:" + state.purchase.purchaseToken

@@ -1,3 +1,5 @@
+import Instants
+
 /// The figures of docs/METRICS.md over time: buckets of UTC days, ISO weeks (Monday first) or
 /// calendar months, each figure as a value per bucket.
 package enum MetricsInterval: String, Sendable, CaseIterable {
@@ -21,7 +23,7 @@ package enum MetricsInterval: String, Sendable, CaseIterable {
 
     /// The start of the bucket holding `instant`.
     func floor(_ instant: Int64) -> Int64 {
-        let days = instant >= 0 ? instant / Self.dayMs : (instant - Self.dayMs + 1) / Self.dayMs
+        let days = instant.floorDivided(by: Self.dayMs)
         switch self {
         case .day: return days * Self.dayMs
         case .week:
@@ -29,8 +31,8 @@ package enum MetricsInterval: String, Sendable, CaseIterable {
             let sinceMonday = ((days - 4) % 7 + 7) % 7
             return (days - sinceMonday) * Self.dayMs
         case .month:
-            let (year, month, _) = Self.civil(days)
-            return Self.days(year: year, month: month, day: 1) * Self.dayMs
+            let date = CivilDate(daysSince1970: days)
+            return CivilDate(year: date.year, month: date.month, day: 1).daysSince1970 * Self.dayMs
         }
     }
 
@@ -39,32 +41,12 @@ package enum MetricsInterval: String, Sendable, CaseIterable {
         case .day: return start + Self.dayMs
         case .week: return start + 7 * Self.dayMs
         case .month:
-            let (year, month, _) = Self.civil(start / Self.dayMs)
-            return Self.days(year: month == 12 ? year + 1 : year, month: month == 12 ? 1 : month + 1, day: 1) * Self.dayMs
+            let date = CivilDate(daysSince1970: start.floorDivided(by: Self.dayMs))
+            let next =
+                date.month == 12
+                ? CivilDate(year: date.year + 1, month: 1, day: 1) : CivilDate(year: date.year, month: date.month + 1, day: 1)
+            return next.daysSince1970 * Self.dayMs
         }
-    }
-
-    /// Year, month, day of a count of days since 1970-01-01 (proleptic Gregorian).
-    static func civil(_ days: Int64) -> (Int64, Int64, Int64) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let shifted = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * shifted + 2) / 5 + 1
-        let month = shifted < 10 ? shifted + 3 : shifted - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
-
-    /// Days since 1970-01-01 of a civil date.
-    static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
     }
 }
 

@@ -1,3 +1,4 @@
+import Instants
 package import JSON
 
 #if canImport(Glibc)
@@ -13,15 +14,8 @@ package enum Timestamps {
     package static func iso(_ milliseconds: Int64) -> String {
         let seconds = milliseconds.floorDivided(by: 1000)
         let days = seconds.floorDivided(by: 86_400)
-        let z = days + 719_468
-        let era = z.floorDivided(by: 146_097)
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let date = CivilDate(daysSince1970: days)
+        let (year, month, day) = (date.year, date.month, date.day)
         guard (1000...9999).contains(year) else { return libraryISO(milliseconds) }
         let secondOfDay = seconds - days * 86_400
         var text = [UInt8](repeating: 0, count: 24)
@@ -65,12 +59,5 @@ package enum Timestamps {
         guard let milliseconds else { return }
         object.set(key, iso(milliseconds))
         object.set(key + "Ms", milliseconds)
-    }
-}
-
-extension Int64 {
-    fileprivate func floorDivided(by divisor: Int64) -> Int64 {
-        let quotient = self / divisor
-        return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
     }
 }
