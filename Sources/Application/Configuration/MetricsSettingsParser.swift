@@ -26,20 +26,25 @@ enum MetricsSettingsParser {
             return nil
         }
         let problem = "expected {\"reportingCurrency\": \"USD\", \"rates\": {\"EUR\": 1.08, …}} with rates above 0"
-        guard let root = (try? JSONParser.parse(Array(data)))?.objectValue,  // a parse failure is this problem
-            let currency = root["reportingCurrency"]?.stringValue, !currency.isEmpty, let rates = root["rates"]?.objectValue
+        let parsed: JSONValue
+        do { parsed = try JSONParser.parse(Array(data)) } catch {
+            reader.problem("metrics.exchangeRatesFile", "\(path) is not JSON: \(error)")
+            return nil
+        }
+        guard let root = parsed.objectValue, let currency = root["reportingCurrency"]?.stringValue, !currency.isEmpty,
+            let rates = root["rates"]?.objectValue
         else {
             reader.problem("metrics.exchangeRatesFile", problem)
             return nil
         }
-        var parsed: [String: Double] = [:]
+        var byCurrency: [String: Double] = [:]
         for (name, value) in rates.members {
             guard let rate = value.doubleValue, rate > 0, rate.isFinite else {
                 reader.problem("metrics.exchangeRatesFile", "\(name): \(problem)")
                 return nil
             }
-            parsed[name] = rate
+            byCurrency[name] = rate
         }
-        return ExchangeRates(reportingCurrency: currency, rates: parsed)
+        return ExchangeRates(reportingCurrency: currency, rates: byCurrency)
     }
 }

@@ -42,26 +42,17 @@ extension FactsRefusal: HTTPStatusError {
 /// `NOT_FOUND` or 409 `CONFLICT`, since nothing failed upstream; otherwise 502 — each with Apple's
 /// details.
 extension AppStoreAPIError: HTTPStatusError {
-    package var httpStatus: Int {
-        if isRetryable { return 503 }
-        switch callerProblem {
-        case 404?: return 404
-        case 409?: return 409
-        default: return 502
+    package var httpStatus: Int { answer.status }
+    package var code: String { answer.code }
+    /// The one decision of status and code.
+    private var answer: (status: Int, code: String) {
+        if isRetryable { return (503, "APP_STORE_UNAVAILABLE") }
+        guard case .api(let status, _, _, _, _) = self else { return (502, "APP_STORE_API_ERROR") }
+        switch status {
+        case 404: return (404, "NOT_FOUND")
+        case 409: return (409, "CONFLICT")
+        default: return (502, "APP_STORE_API_ERROR")
         }
-    }
-    package var code: String {
-        if isRetryable { return "APP_STORE_UNAVAILABLE" }
-        switch callerProblem {
-        case 404?: return "NOT_FOUND"
-        case 409?: return "CONFLICT"
-        default: return "APP_STORE_API_ERROR"
-        }
-    }
-    /// Apple's status when it says the caller's request named something missing or existing.
-    private var callerProblem: Int? {
-        if case .api(let status, _, _, _, _) = self, status == 404 || status == 409 { return status }
-        return nil
     }
     package var message: String { description }
     package var details: JSONObject {

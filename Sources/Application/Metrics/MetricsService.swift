@@ -57,12 +57,12 @@ package final class MetricsService: Sendable {
                 answer["activeSubscriptions"] = .int(Int64(metrics.activeSubscriptions(at: at)))
                 answer["activeTrials"] = .int(Int64(metrics.activeTrials(at: at)))
                 let mrr = metrics.mrr(at: at)
+                let arr = mrr.mapValues { $0 * 12 }
                 answer["mrr"] = .object(MetricsRendering.money(mrr))
-                answer["arr"] = .object(MetricsRendering.money(mrr.mapValues { $0 * 12 }))
+                answer["arr"] = .object(MetricsRendering.money(arr))
                 if let rates = self.exchangeRates {
-                    let converted = MetricsRendering.converted(mrr, rates)
-                    answer["mrrConverted"] = .object(converted)
-                    answer["arrConverted"] = .object(MetricsRendering.converted(mrr.mapValues { $0 * 12 }, rates))
+                    answer["mrrConverted"] = .object(MetricsRendering.converted(mrr, rates))
+                    answer["arrConverted"] = .object(MetricsRendering.converted(arr, rates))
                 }
                 return answer
             }, completion: completion)

@@ -3,12 +3,15 @@
 /// not ended by then is still running, a subscription still in billing retry has not churned).
 package struct BusinessMetrics: Sendable {
     package let subscriptions: [MetricsSubscription]
+    /// Every period of every subscription, gathered once for the flows.
+    private let allPeriods: [MetricsPeriod]
     /// Months in a product's period, from its configured ISO 8601 `period` (`P1W`, `P1M`, …);
     /// a product without one is measured from its period's length.
     package let monthsPerPeriod: [String: Double]
 
     package init(subscriptions: [MetricsSubscription], configuredPeriods: [String: String] = [:]) {
         self.subscriptions = subscriptions
+        allPeriods = subscriptions.flatMap(\.periods)
         monthsPerPeriod = configuredPeriods.compactMapValues(Self.months(ofPeriod:))
     }
 
@@ -72,8 +75,6 @@ package struct BusinessMetrics: Sendable {
     }
 
     // MARK: - Flows over [a, b)
-
-    private var allPeriods: [MetricsPeriod] { subscriptions.flatMap(\.periods) }
 
     /// Prices of transactions purchased in [a, b), less the prices of those refunded in [a, b).
     package func revenue(from a: Int64, to b: Int64) -> Amounts {
