@@ -95,7 +95,7 @@ let package = Package(
             name: "TestSupport",
             dependencies: ["Crypto", "HTTP", "JSON"],
             path: "Tests/TestSupport",
-            exclude: ["make-chain.sh", "webhook-receiver.py", "Fixtures-README.md"]
+            exclude: ["make-chain.sh", "webhook-receiver.py", "console-browser.py", "run-under-unit-filter.py", "Fixtures-README.md"]
         ),
         .testTarget(name: "JSONTests", dependencies: ["JSON"], path: "Tests/JSONTests"),
         .testTarget(

@@ -46,5 +46,5 @@ func peerAddress(of fd: Int32) -> String {
         guard inet_ntop(AF_INET6, &address, &text, socklen_t(text.count)) != nil else { return "" }
     default: return ""
     }
-    return String(cString: text)
+    return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }

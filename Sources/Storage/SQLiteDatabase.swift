@@ -26,6 +26,7 @@ private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 final class SQLiteDatabase: @unchecked Sendable {
     private let handle: OpaquePointer
     private var statements: [String: SQLiteStatement] = [:]
+    private var isClosed = false
 
     init(path: String, readOnly: Bool = false) throws(StorageError) {
         var pointer: OpaquePointer?
@@ -40,7 +41,12 @@ final class SQLiteDatabase: @unchecked Sendable {
         sqlite3_busy_timeout(handle, 5000)
     }
 
-    deinit {
+    deinit { close() }
+
+    /// Closes the connection now (the writer does on stop); nothing may use it afterwards.
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
         statements.removeAll()  // finalize before closing
         sqlite3_close(handle)
     }

@@ -4,7 +4,9 @@ import Foundation
 import Synchronization
 
 /// The single writer: a thread that owns the write connection and commits queued writes in groups.
-/// It keeps itself alive while running; `stop()` (from the store's deinit) ends it.
+/// It keeps itself alive while running; `stop()` (from the store's deinit) ends it and returns once
+/// the connection is closed, so a store let go of has let go of its file (another process may take
+/// it at once: a backup, `sqlite3`, the next start).
 final class WriterLoop: @unchecked Sendable {
     /// One queued write. `write` runs inside the group's transaction, in its own savepoint;
     /// `report` runs once the commit is known (nil: committed; else why it failed).
@@ -14,16 +16,20 @@ final class WriterLoop: @unchecked Sendable {
     }
 
     // Invariant for `@unchecked Sendable`: `database` is used only by the writer thread;
-    // `queue` and `stopped` are guarded by their lock.
+    // `queue` and `stopped` are guarded by their lock; `thread` is set once, before the thread starts.
     private let database: SQLiteDatabase
     private let state = Mutex<(queue: [Pending], stopped: Bool)>(([], false))
     private let wake = DispatchSemaphore(value: 0)
+    private let closed = DispatchSemaphore(value: 0)
+    /// Weak: the running thread keeps itself, and its block keeps this loop.
+    private weak var thread: Thread?
 
     init(database: SQLiteDatabase) { self.database = database }
 
     func start() {
         let thread = Thread { self.run() }
         thread.name = "entitle-sqlite-writer"
+        self.thread = thread
         thread.start()
     }
 
@@ -84,6 +90,9 @@ final class WriterLoop: @unchecked Sendable {
     func stop() {
         state.withLock { $0.stopped = true }
         wake.signal()
+        // A completion run by the writer may drop the store's last reference: that thread cannot
+        // wait for itself, and closes the connection as it returns anyway.
+        if Thread.current !== thread { closed.wait() }
     }
 
     private func run() {
@@ -94,7 +103,11 @@ final class WriterLoop: @unchecked Sendable {
                 return (state.queue, state.stopped)
             }
             if !pending.isEmpty { commit(pending) }
-            if stopped { return }
+            if stopped {
+                database.close()
+                closed.signal()
+                return
+            }
         }
     }
 

@@ -1,5 +1,5 @@
 import Foundation
-package import JSON
+import JSON
 
 /// `metrics` (top level): `{"exchangeRatesFile": "rates.json"}`, a file of
 /// `{"reportingCurrency": "USD", "rates": {"EUR": 1.08, …}}` (1 EUR = 1.08 USD), read at start-up,
