@@ -92,6 +92,10 @@ package struct FactBatch: Sendable {
     package var refundOutcome: (transactionId: String?, purchaseToken: String?, outcome: String, at: Int64)?
     /// A retention request of Apple's and the answer given, stored once per request identifier.
     package var retention: RetentionRecord?
+    /// `entitle metrics rebuild`: forget the environment's metric moments and day sums first …
+    package var clearsMetrics = false
+    /// … then compute these subscriptions' moments again from their stored facts.
+    package var metricsRecomputed: [String] = []
 
     package init(appId: String, environment: String) {
         self.appId = appId
@@ -257,6 +261,10 @@ package protocol FactStore: Sendable {
     /// The subscriptions of an environment with their facts, by original transaction id, `limit`
     /// after `after` (walking every subscription for the overview, a page at a time).
     func subscriptions(appId: String, environment: String, after: String?, limit: Int) throws -> [SubscriptionFacts]
+    /// The day sums of an environment's business figures, from `fromDay` (days since 1970) on.
+    func metricSums(appId: String, environment: String, fromDay: Int64) throws -> [(key: MetricDayKey, value: Int64)]
+    /// The environment's metric moments whose instant is in [from, to).
+    func metricMoments(appId: String, environment: String, from: Int64, to: Int64) throws -> [StoredMetricMoment]
     /// Notifications received since `since`, counted per hour, environment and type.
     func notificationCounts(appId: String, since: Int64) throws -> [NotificationCount]
 

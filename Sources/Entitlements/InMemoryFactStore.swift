@@ -5,6 +5,11 @@ import Synchronization
 package final class InMemoryFactStore: FactStore {
     private struct Key: Hashable { let app: String, environment: String, id: String }
 
+    private struct StoredMoments {
+        var store: String
+        var moments: [MetricMoment: Int64]
+    }
+
     private struct State {
         var transactions: [Key: TransactionRecord] = [:]
         var renewals: [Key: RenewalRecord] = [:]
@@ -38,6 +43,10 @@ package final class InMemoryFactStore: FactStore {
         var refundRequests: [Key: RefundRequest] = [:]
         /// Retention answers by request identifier.
         var retention: [Key: RetentionRecord] = [:]
+        /// Business figures: each subscription's moments (by original transaction id), each
+        /// environment's day sums (`id` empty).
+        var metricMoments: [Key: StoredMoments] = [:]
+        var metricDays: [Key: [MetricDayKey: Int64]] = [:]
 
         func retention(_ appId: String, _ environment: String, original: String) -> [RetentionRecord] {
             retention.filter { $0.key.app == appId && $0.value.environment == environment && $0.value.originalTransactionId == original }
@@ -176,6 +185,27 @@ package final class InMemoryFactStore: FactStore {
             guard state.pubsubMessages.insert(messageKey).inserted else { return false }
             undoLog.append { $0.pubsubMessages.remove(messageKey) }
             return true
+        }
+
+        func metricMoments(environment: String, subscription: String) -> [MetricMoment: Int64] {
+            state.metricMoments[key(environment, subscription)]?.moments ?? [:]
+        }
+
+        func applyMetricMoments(environment: String, subscription: String, store: String, _ change: MetricMomentsChange) {
+            var moments = metricMoments(environment: environment, subscription: subscription)
+            for moment in change.removed { moments[moment] = nil }
+            for (moment, value) in change.put { moments[moment] = value }
+            set(\.metricMoments, key(environment, subscription), StoredMoments(store: store, moments: moments))
+            var days = state.metricDays[key(environment, "")] ?? [:]
+            for (dayKey, delta) in change.dayDeltas { days[dayKey, default: 0] += delta }
+            set(\.metricDays, key(environment, ""), days)
+        }
+
+        func clearMetrics(environment: String) {
+            for subscription in state.metricMoments.keys where subscription.app == appId && subscription.environment == environment {
+                set(\.metricMoments, subscription, nil)
+            }
+            set(\.metricDays, key(environment, ""), nil)
         }
 
         func putTransaction(_ record: TransactionRecord, jws: String) {
@@ -576,6 +606,24 @@ package final class InMemoryFactStore: FactStore {
 
     package func deliveries(appId: String, eventId: String) throws -> [WebhookDelivery] {
         state.withLock { $0.deliveries.filter { $0.appId == appId && $0.eventId == eventId } }
+    }
+
+    package func metricSums(appId: String, environment: String, fromDay: Int64) throws -> [(key: MetricDayKey, value: Int64)] {
+        state.withLock { state in
+            (state.metricDays[Key(app: appId, environment: environment, id: "")] ?? [:]).filter { $0.key.day >= fromDay }.map {
+                ($0.key, $0.value)
+            }
+        }
+    }
+
+    package func metricMoments(appId: String, environment: String, from: Int64, to: Int64) throws -> [StoredMetricMoment] {
+        state.withLock { state in
+            state.metricMoments.filter { $0.key.app == appId && $0.key.environment == environment }.flatMap { _, stored in
+                stored.moments.filter { (from..<to).contains($0.key.at) }.map {
+                    StoredMetricMoment(store: stored.store, moment: $0.key, value: $0.value)
+                }
+            }
+        }
     }
 
     package func subscriptions(appId: String, environment: String, after: String?, limit: Int) throws -> [SubscriptionFacts] {

@@ -185,5 +185,19 @@ enum Migrations {
             answered_at INTEGER NOT NULL, saved_at INTEGER, saved_by TEXT, body TEXT NOT NULL, PRIMARY KEY (app_id, request_identifier));
         CREATE INDEX retention_records_by_subscription ON retention_records (app_id, environment, original_transaction_id);
         """,
+        // 17: the business figures kept by the writer: each subscription's moments, and their sums
+        // per day (docs/METRICS.md, "Kept by the writer").
+        """
+        CREATE TABLE metric_moments (
+            app_id TEXT NOT NULL, environment TEXT NOT NULL, subscription TEXT NOT NULL, figure TEXT NOT NULL, at INTEGER NOT NULL,
+            product_id TEXT NOT NULL, currency TEXT NOT NULL, period TEXT NOT NULL, origin_day INTEGER NOT NULL, store TEXT NOT NULL,
+            value INTEGER NOT NULL,
+            PRIMARY KEY (app_id, environment, subscription, figure, at, product_id, currency, period, origin_day)) WITHOUT ROWID;
+        CREATE INDEX metric_moments_by_instant ON metric_moments (app_id, environment, at);
+        CREATE TABLE metric_days (
+            app_id TEXT NOT NULL, environment TEXT NOT NULL, day INTEGER NOT NULL, store TEXT NOT NULL, figure TEXT NOT NULL,
+            product_id TEXT NOT NULL, currency TEXT NOT NULL, period TEXT NOT NULL, origin_day INTEGER NOT NULL, value INTEGER NOT NULL,
+            PRIMARY KEY (app_id, environment, day, store, figure, product_id, currency, period, origin_day)) WITHOUT ROWID;
+        """,
     ]
 }

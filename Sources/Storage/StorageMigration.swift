@@ -97,6 +97,17 @@ package enum StorageMigration {
         Table(
             name: "play_acknowledgements",
             columns: ["app_id", "purchase_token", "kind", "product_id", "attempts", "queued_at", "next_at"]),
+        // The business figures (tables without a rowid: read in their key's order).
+        Table(
+            name: "metric_moments",
+            columns: [
+                "app_id", "environment", "subscription", "figure", "at", "product_id", "currency", "period", "origin_day", "store", "value",
+            ], order: "app_id, environment, subscription, figure, at, product_id, currency, period, origin_day"),
+        Table(
+            name: "metric_days",
+            columns: ["app_id", "environment", "day", "store", "figure", "product_id", "currency", "period", "origin_day", "value"],
+            extra: [("shard", { _ in .integer(0) })],
+            order: "app_id, environment, day, store, figure, product_id, currency, period, origin_day"),
     ]
 
     package static func copy(from sqlitePath: String, to url: String, progress: (String) -> Void = { _ in }) throws -> [TableReport] {

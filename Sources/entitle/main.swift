@@ -42,6 +42,9 @@ let commands: [Command] = [
         summary: "manage retention messages, images, default messages, the realtime URL, the performance test",
         run: RetentionCommand.run),
     Command(
+        name: "metrics", usage: MetricsCommand.usage, summary: "compute the business figures again from the stored facts",
+        run: MetricsCommand.run),
+    Command(
         name: "migrate-storage", usage: MigrateStorageCommand.usage, summary: "copy a SQLite deployment into PostgreSQL",
         run: MigrateStorageCommand.run),
 ]

@@ -389,6 +389,8 @@ private struct FailingStore: FactStore {
     func events(appId: String, appAccountToken: String) throws -> [OutboxEvent] { throw error }
     func deliveries(appId: String, eventId: String) throws -> [WebhookDelivery] { throw error }
     func subscriptions(appId: String, environment: String, after: String?, limit: Int) throws -> [SubscriptionFacts] { throw error }
+    func metricSums(appId: String, environment: String, fromDay: Int64) throws -> [(key: MetricDayKey, value: Int64)] { throw error }
+    func metricMoments(appId: String, environment: String, from: Int64, to: Int64) throws -> [StoredMetricMoment] { throw error }
     func notificationCounts(appId: String, since: Int64) throws -> [NotificationCount] { throw error }
     func playPurchases(appId: String, appAccountToken: String) throws -> [PlayPurchase] { throw error }
     func playPurchase(appId: String, purchaseToken: String) throws -> PlayPurchase? { throw error }

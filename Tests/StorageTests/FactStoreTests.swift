@@ -685,6 +685,86 @@ class FactStoreContract: XCTestCase {
             1)
     }
 
+    /// The business figures follow the facts in their commits (docs/METRICS.md, "Kept by the
+    /// writer"), whatever order the facts come in, and `rebuildMetrics` gives the same sums again.
+    func testTheFiguresFollowTheFactsAndARebuildGivesTheSame() throws {
+        let store = try makeStore()
+        let day: Int64 = 86_400_000
+        let origin: Int64 = 1_767_225_600_000  // 2026-01-01T00:00:00Z
+        func d(_ n: Int64) -> Int64 { origin + n * day }
+        func write(_ environment: String = "Production", _ edit: (inout FactBatch) -> Void) throws {
+            var batch = FactBatch(appId: "app", environment: environment)
+            edit(&batch)
+            XCTAssertEqual(try store.apply(batch), .applied)
+        }
+        func transaction(
+            _ id: String, _ original: String, _ from: Int64, _ to: Int64, price: Int64, _ currency: String, trial: Bool = false,
+            environment: String = "Production", signed: Int64? = nil, refunded: Int64? = nil
+        ) -> (TransactionRecord, String) {
+            (
+                TransactionRecord(
+                    transactionId: id, originalTransactionId: original, productId: currency == "EUR" ? "yearly" : "monthly",
+                    purchaseDate: d(from), expiresDate: d(to), revocationDate: refunded.map(d), offerType: trial ? 1 : nil,
+                    offerDiscountType: trial ? "FREE_TRIAL" : nil, environment: environment, signedDate: signed ?? d(from),
+                    price: price, currency: currency), "jws-\(id)"
+            )
+        }
+        // A: a trial, then a paid month, then billing fails for good (involuntary churn on day 37).
+        try write { $0.transactions = [transaction("a1", "A", 0, 7, price: 0, "USD", trial: true)] }
+        try write { $0.transactions = [transaction("a2", "A", 7, 37, price: 9990, "USD")] }
+        try write {
+            $0.renewal = (
+                RenewalRecord(originalTransactionId: "A", isInBillingRetryPeriod: true, environment: "Production", signedDate: d(37)), "r1"
+            )
+        }
+        try write {
+            $0.renewal = (
+                RenewalRecord(
+                    originalTransactionId: "A", autoRenewStatus: 0, expirationIntent: 2, environment: "Production", signedDate: d(45)), "r2"
+            )
+        }
+        // B: a year in euros from day 3, refunded on day 20 (a newer signed copy says so).
+        try write { $0.transactions = [transaction("b1", "B", 3, 368, price: 49_990, "EUR")] }
+        try write { $0.transactions = [transaction("b1", "B", 3, 368, price: 49_990, "EUR", signed: d(20), refunded: 20)] }
+        // C: Sandbox, never counted in Production.
+        try write("Sandbox") { $0.transactions = [transaction("c1", "C", 0, 30, price: 9990, "USD", environment: "Sandbox")] }
+
+        let now = d(50) + 3_600_000
+        func ledger() throws -> MetricsLedger {
+            let nowDay = now / day
+            return MetricsLedger(
+                firstDay: 0, sums: try store.metricSums(appId: "app", environment: "Production", fromDay: 0), momentDays: [nowDay],
+                moments: try store.metricMoments(appId: "app", environment: "Production", from: nowDay * day, to: (nowDay + 1) * day),
+                configuredPeriods: [:], includes: { _, _ in true })
+        }
+        func sums() throws -> [String] {
+            try store.metricSums(appId: "app", environment: "Production", fromDay: 0).filter { $0.value != 0 }
+                .map {
+                    "\($0.key.store) \($0.key.figure.rawValue) \($0.key.day) \($0.key.productId) \($0.key.currency) \($0.key.period) \($0.key.originDay) \($0.value)"
+                }
+                .sorted()
+        }
+        let kept = try ledger()
+        XCTAssertEqual(kept.activeSubscriptions(at: d(10)), 2, "A paid, B")
+        XCTAssertEqual(kept.activeSubscriptions(at: d(25)), 1, "B refunded on day 20")
+        XCTAssertEqual(kept.activeTrials(at: d(3)), 1)
+        // EUR 49,990 a year: 49,990 / 12 = 4,165.83 → 4,166.
+        XCTAssertEqual(kept.mrr(at: d(10)), ["USD": 9990, "EUR": 4166])
+        XCTAssertEqual(kept.churned(from: d(30), to: d(40), now: now), MetricChurn(involuntary: 1))
+        XCTAssertEqual(kept.revenue(from: d(0), to: d(40)), ["USD": 9990], "B's price and its refund cancel out")
+        XCTAssertEqual(kept.refunds(from: d(0), to: d(40)).amounts, ["EUR": 49_990])
+        XCTAssertEqual(kept.trialConversions(from: d(0), to: d(10)), 1)
+        XCTAssertEqual(try ledger().activeSubscriptions(at: now), 0)
+        let before = try sums()
+        XCTAssertFalse(before.isEmpty)
+        XCTAssertEqual(try store.rebuildMetrics(appId: "app", environment: "Production", pageSize: 1), 2)
+        XCTAssertEqual(try sums(), before, "a rebuild gives the sums the writer kept")
+        XCTAssertEqual(try ledger().mrr(at: d(10)), ["USD": 9990, "EUR": 4166])
+        XCTAssertEqual(
+            try store.metricSums(appId: "app", environment: "Sandbox", fromDay: 0).filter { $0.value != 0 }.count, 7,
+            "the Sandbox subscription's own: revenue, paid purchase, active and MRR in and out, its churn")
+    }
+
 }
 
 /// (Linux discovers inherited tests only in classes that declare one of their own.)
@@ -721,7 +801,7 @@ final class PostgreSQLFactStoreTests: FactStoreContract {
         }
         XCTAssertEqual(failures.all, [])
         let applied = try runProcess("psql", [url, "-At", "-c", "SELECT count(*), max(version) FROM schema_migrations"])
-        XCTAssertEqual(applied.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "11|11", "each of the eleven migrations once")
+        XCTAssertEqual(applied.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "12|12", "each of the twelve migrations once")
         // Migration 5: the signed texts compressed with lz4, where the server was built with it.
         let compression = try runProcess(
             "psql",
@@ -781,7 +861,7 @@ final class SQLiteFactStoreTests: FactStoreContract {
         XCTAssertEqual(try reopened.integrityCheck(), "ok")
         let mode = try runProcess("sqlite3", [path, "PRAGMA journal_mode; PRAGMA user_version;"])
         XCTAssertEqual(mode.status, 0, "the sqlite3 command line (Debian's sqlite3) is needed: \(mode.stderr)")
-        XCTAssertEqual(mode.stdout, "wal\n16\n")
+        XCTAssertEqual(mode.stdout, "wal\n17\n")
     }
 
     /// A file a newer Entitle migrated is refused at start-up, untouched.

@@ -230,7 +230,7 @@ enum AppConfigurationParser {
             var catalogProduct = CatalogProduct(subscriptionGroup: group, entitlements: entitlements, duration: duration)
             catalogProduct.sampleContentProvided = reader.bool(product, "sampleContentProvided", path: productPath) ?? false
             if let period = reader.string(product, "period", path: productPath) {
-                if BusinessMetrics.months(ofPeriod: period) == nil {
+                if MetricPeriod.scale(of: period) == nil {
                     reader.problem("\(productPath).period", "\"\(period)\" is not one of P1W, P1M, P2M, P3M, P6M, P1Y")
                 } else {
                     catalogProduct.period = period

@@ -6,14 +6,14 @@ package import JSON
 /// (a header row, one row a bucket, or a bucket and currency for money). Money is in major units
 /// (Apple's milliunits ÷ 1000), written with three decimals in CSV.
 package enum MetricsRendering {
-    package static func money(_ amounts: BusinessMetrics.Amounts) -> JSONObject {
+    package static func money(_ amounts: MetricAmounts) -> JSONObject {
         var object = JSONObject()
         for currency in amounts.keys.sorted() { object[currency] = .double(Double(amounts[currency]!) / 1000) }
         return object
     }
 
     /// One total in the reporting currency, and the currencies without a rate (left out of it).
-    static func converted(_ amounts: BusinessMetrics.Amounts, _ rates: ExchangeRates) -> JSONObject {
+    static func converted(_ amounts: MetricAmounts, _ rates: ExchangeRates) -> JSONObject {
         var total = 0.0
         var missing: [String] = []
         for (currency, milliunits) in amounts {

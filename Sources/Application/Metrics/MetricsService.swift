@@ -5,23 +5,17 @@ package import JSON
 import Synchronization
 
 /// `GET /v1/metrics/summary` and `GET /v1/metrics/{name}`: the business figures of
-/// docs/METRICS.md from the app's stored App Store subscriptions, per environment.
-///
-/// The figures are computed from the facts when asked: the subscriptions of an environment are
-/// read in pages on the blocking pool and kept for `cacheSeconds`, so a dashboard's several
-/// series cost one walk (`factsReadAt` says when it was made). Reading thus grows with the number
-/// of subscriptions; day buckets kept by the writer are the way to make it constant.
+/// docs/METRICS.md, per environment, read on the blocking pool from the day sums the writer keeps
+/// in the facts' commit (`MetricsLedger`): the sums from the first day asked on, and the moments
+/// of the day an instant asked falls in. What a read costs depends on the days asked, not on how
+/// many subscriptions there are.
 package final class MetricsService: Sendable {
     let app: AppConfiguration
     let store: any FactStore
     let pool: BlockingPool
     let exchangeRates: ExchangeRates?
-    static let cacheSeconds: Int64 = 60
     /// At most this many buckets in one series.
     package static let maximumBuckets = 1000
-    private let cached = Mutex<[String: (at: Int64, subscriptions: [MetricsSubscription])]>([:])
-    /// Held while walking, so concurrent requests read the walk in progress instead of repeating it.
-    private let walking = Mutex<Void>(())
 
     init(app: AppConfiguration, store: any FactStore, pool: BlockingPool, exchangeRates: ExchangeRates?) {
         self.app = app
@@ -50,10 +44,10 @@ package final class MetricsService: Sendable {
     ) {
         pool.run(
             {
-                let (readAt, metrics) = try self.metrics(filter, now: now)
+                let metrics = try self.ledger(filter, firstDay: Self.day(at), instants: [at])
                 var answer: JSONObject = ["environment": .string(filter.environment)]
                 Timestamps.set(&answer, "at", at)
-                Timestamps.set(&answer, "factsReadAt", readAt)
+                Timestamps.set(&answer, "factsReadAt", now)
                 answer["activeSubscriptions"] = .int(Int64(metrics.activeSubscriptions(at: at)))
                 answer["activeTrials"] = .int(Int64(metrics.activeTrials(at: at)))
                 let mrr = metrics.mrr(at: at)
@@ -78,12 +72,13 @@ package final class MetricsService: Sendable {
         package var buckets: [(start: Int64, value: MetricValue)]
     }
 
+    /// Whole buckets: those that overlap [from, to), each with its figure over the whole bucket.
     package func series(
         _ name: MetricName, from: Int64, to: Int64, interval: MetricsInterval, filter: Filter, now: Int64,
         completion: @escaping @Sendable (Result<Series, any Error>) -> Void
     ) {
         guard from < to else { return completion(.failure(ServiceError.badRequest("from must be before to"))) }
-        guard let buckets = interval.buckets(from: from, to: to, limit: Self.maximumBuckets) else {
+        guard let buckets = interval.buckets(from: from, to: to, limit: Self.maximumBuckets), let first = buckets.first else {
             return completion(
                 .failure(
                     ServiceError.badRequest("at most \(Self.maximumBuckets) buckets in one series (a longer interval, or a shorter range)"))
@@ -91,41 +86,32 @@ package final class MetricsService: Sendable {
         }
         pool.run(
             {
-                let (readAt, metrics) = try self.metrics(filter, now: now)
-                let values = buckets.map { bucket in
-                    (bucket.start, metrics.value(name, start: max(bucket.start, from), end: min(bucket.end, to), now: now))
-                }
-                return Series(
-                    name: name, interval: interval, filter: filter, from: from, to: to, factsReadAt: readAt, buckets: values)
+                let metrics = try self.ledger(filter, firstDay: min(Self.day(first.start), Self.day(now)), instants: [now])
+                let values = buckets.map { bucket in (bucket.start, metrics.value(name, start: bucket.start, end: bucket.end, now: now)) }
+                return Series(name: name, interval: interval, filter: filter, from: from, to: to, factsReadAt: now, buckets: values)
             }, completion: completion)
     }
 
-    // MARK: - The facts
+    // MARK: - The day sums
 
-    private func metrics(_ filter: Filter, now: Int64) throws -> (Int64, BusinessMetrics) {
-        let (readAt, all) = try subscriptions(environment: filter.environment, now: now)
+    private static func day(_ instant: Int64) -> Int64 { instant.floorDivided(by: MetricMoment.dayMs) }
+
+    /// The sums from `firstDay` on and the moments of the days of `instants`, as the filter sees them.
+    private func ledger(_ filter: Filter, firstDay: Int64, instants: [Int64]) throws -> MetricsLedger {
+        let momentDays = Set(instants.map(Self.day))
+        let sums = try store.metricSums(appId: app.id, environment: filter.environment, fromDay: firstDay)
+        var moments: [StoredMetricMoment] = []
+        for day in momentDays {
+            moments += try store.metricMoments(
+                appId: app.id, environment: filter.environment, from: day * MetricMoment.dayMs, to: (day + 1) * MetricMoment.dayMs)
+        }
         let products = app.products
-        let kept: [MetricsSubscription] = all.compactMap { subscription in
-            if let store = filter.store, subscription.store != store { return nil }
-            var subscription = subscription
-            if let productId = filter.productId { subscription.periods.removeAll { $0.productId != productId } }
-            if let group = filter.subscriptionGroup {
-                subscription.periods.removeAll { products[$0.productId]?.subscriptionGroup != group }
-            }
-            return subscription.periods.isEmpty ? nil : subscription
-        }
-        return (readAt, BusinessMetrics(subscriptions: kept, configuredPeriods: products.compactMapValues(\.period)))
-    }
-
-    private func subscriptions(environment: String, now: Int64) throws -> (Int64, [MetricsSubscription]) {
-        try walking.withLock { _ in
-            if let hit = cached.withLock({ $0[environment] }), now - hit.at < Self.cacheSeconds * 1000 {
-                return (hit.at, hit.subscriptions)
-            }
-            var subscriptions: [MetricsSubscription] = []
-            try store.eachSubscriptionPage(appId: app.id, environment: environment) { subscriptions += $0.map(MetricsSubscription.init) }
-            cached.withLock { $0[environment] = (now, subscriptions) }
-            return (now, subscriptions)
-        }
+        return MetricsLedger(
+            firstDay: firstDay, sums: sums, momentDays: momentDays, moments: moments,
+            configuredPeriods: products.compactMapValues(\.period),
+            includes: { store, productId in
+                (filter.store.map { $0 == store } ?? true) && (filter.productId.map { $0 == productId } ?? true)
+                    && (filter.subscriptionGroup.map { products[productId]?.subscriptionGroup == $0 } ?? true)
+            })
     }
 }

@@ -73,29 +73,7 @@ package enum MetricName: String, Sendable, CaseIterable {
 package enum MetricValue: Sendable, Equatable {
     case count(Int)
     case rate(Double?)
-    case money(BusinessMetrics.Amounts)
-    case churn(BusinessMetrics.Churn)
-    case refunds(count: Int, amounts: BusinessMetrics.Amounts)
-}
-
-extension BusinessMetrics {
-    /// The value of `name` for the bucket [start, end), the facts read at `now`.
-    package func value(_ name: MetricName, start: Int64, end: Int64, now: Int64) -> MetricValue {
-        let at = min(end, now)
-        switch name {
-        case .activeSubscriptions: return .count(activeSubscriptions(at: at))
-        case .activeTrials: return .count(activeTrials(at: at))
-        case .mrr: return .money(mrr(at: at))
-        case .revenue: return .money(revenue(from: start, to: end))
-        case .newTrials: return .count(newTrials(from: start, to: end))
-        case .trialConversions: return .count(trialConversions(from: start, to: end))
-        case .trialConversionRate: return .rate(trialConversionRate(from: start, to: end, now: now))
-        case .churnedSubscriptions: return .churn(churned(from: start, to: end, now: now))
-        case .churnRate: return .rate(churnRate(from: start, to: end, now: now))
-        case .refunds:
-            let refunds = refunds(from: start, to: end)
-            return .refunds(count: refunds.count, amounts: refunds.amounts)
-        case .refundRate: return .rate(refundRate(from: start, to: end, now: now))
-        }
-    }
+    case money(MetricAmounts)
+    case churn(MetricChurn)
+    case refunds(count: Int, amounts: MetricAmounts)
 }

@@ -4,6 +4,8 @@
 package struct MetricsSubscription: Sendable, Equatable {
     /// `app_store` or `play_store`.
     package var store: String
+    package static let appStore = "app_store"
+
     package var periods: [MetricsPeriod]
     /// Renewal info: a grace period that carries the last period on, billing retry in progress,
     /// auto-renew turned off, and Apple's `expirationIntent` (1 voluntary, 2 billing).
@@ -43,14 +45,14 @@ package struct MetricsSubscription: Sendable, Equatable {
         }
         let renewal = facts.renewal
         self.init(
-            store: "app_store", periods: periods, gracePeriodExpiresDate: renewal?.gracePeriodExpiresDate,
+            store: Self.appStore, periods: periods, gracePeriodExpiresDate: renewal?.gracePeriodExpiresDate,
             isInBillingRetry: renewal?.isInBillingRetryPeriod ?? false, autoRenewOff: renewal?.autoRenewStatus == 0,
             expirationReason: renewal?.expirationIntent)
     }
 
     /// The last period, carried on to the end of its grace period when renewal info grants one:
     /// a period in grace counts as paid (billing retry does not).
-    func effectiveEnd(of index: Int) -> Int64 {
+    package func effectiveEnd(of index: Int) -> Int64 {
         let period = periods[index]
         var end = period.end
         if index == periods.count - 1, !period.isTrial, let grace = gracePeriodExpiresDate, grace > end { end = grace }

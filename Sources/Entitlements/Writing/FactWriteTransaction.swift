@@ -51,6 +51,13 @@ package protocol FactWriteTransaction: FactReading {
     func rescheduleAcknowledgement(purchaseToken: String, retryAt: Int64) throws
     func removeAcknowledgement(purchaseToken: String) throws
 
+    /// A subscription's stored metric moments (`subscription`: its original transaction id).
+    func metricMoments(environment: String, subscription: String) throws -> [MetricMoment: Int64]
+    /// Deletes the change's removed moments, puts its new values, adds its deltas to the day sums.
+    func applyMetricMoments(environment: String, subscription: String, store: String, _ change: MetricMomentsChange) throws
+    /// Forgets every metric moment and day sum of the environment.
+    func clearMetrics(environment: String) throws
+
     /// The sequence the next event of the app takes. Sequences follow commit order: a store with
     /// several writers holds the app's counter until this transaction ends.
     func nextEventSequence() throws -> Int64

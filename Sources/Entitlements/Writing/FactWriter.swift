@@ -59,8 +59,11 @@ package enum FactWriter {
         }
         let change = FactChange.applying(batch, to: pending)
         for after in change.after {
-            try putChanges(after, over: pending.stored[after.originalTransactionId], from: batch, into: store)
+            let stored = pending.stored[after.originalTransactionId]
+            try putChanges(after, over: stored, from: batch, into: store)
+            if after != stored { try keepMetrics(of: after, into: store) }
         }
+        try rebuildMetrics(of: batch, into: store)
         for (record, _) in batch.transactions {
             guard let app = record.appTransactionId else { continue }
             try store.putAppTransaction(
@@ -130,6 +133,30 @@ package enum FactWriter {
         }
         if let token = after.appAccountToken, token != stored?.appAccountToken {
             try store.putLink(environment: after.environment, originalTransactionId: after.originalTransactionId, appAccountToken: token)
+        }
+    }
+
+    /// The figures follow the facts in the same commit: the subscription's moments are computed
+    /// again and what changed is added to the day sums (docs/METRICS.md, "Kept by the writer").
+    private static func keepMetrics(of facts: SubscriptionFacts, into store: some FactWriteTransaction) throws {
+        let subscription = facts.originalTransactionId
+        let change = MetricMomentsChange(
+            from: try store.metricMoments(environment: facts.environment, subscription: subscription),
+            to: MetricsSubscription(facts).moments, store: MetricsSubscription.appStore)
+        if !change.isEmpty {
+            try store.applyMetricMoments(
+                environment: facts.environment, subscription: subscription, store: MetricsSubscription.appStore, change)
+        }
+    }
+
+    /// `entitle metrics rebuild`'s steps: forget the sums, then recompute subscriptions a page at a time.
+    private static func rebuildMetrics(of batch: FactBatch, into store: some FactWriteTransaction) throws {
+        if batch.clearsMetrics { try store.clearMetrics(environment: batch.environment) }
+        for original in batch.metricsRecomputed {
+            let facts =
+                try store.facts(environment: batch.environment, originalTransactionId: original, storedToken: nil)
+                ?? SubscriptionFacts(empty: original, environment: batch.environment)
+            try keepMetrics(of: facts, into: store)
         }
     }
 
@@ -209,9 +236,9 @@ package enum FactWriter {
     /// Everything a batch reads and then writes: its subscriptions, its grant (two revocations of
     /// one grant at once: the second sees the first and causes no event), its Play purchases.
     package static func lockKeys(_ batch: FactBatch) -> [String] {
-        var keys = batch.touchedSubscriptions.map { "\(batch.appId)\u{1F}\(batch.environment)\u{1F}\($0)" }
+        var keys = (batch.touchedSubscriptions + batch.metricsRecomputed).map { "\(batch.appId)\u{1F}\(batch.environment)\u{1F}\($0)" }
         if let grant = batch.grant { keys.append("\(batch.appId)\u{1F}grant\u{1F}\(grant.id)") }
         for (purchase, _) in batch.playPurchases { keys.append("\(batch.appId)\u{1F}play\u{1F}\(purchase.purchaseToken)") }
-        return keys.sorted()
+        return Array(Set(keys)).sorted()
     }
 }

@@ -1,22 +1,23 @@
-/// The business figures of docs/METRICS.md, computed exactly from subscriptions' periods. Pure:
-/// every instant is a parameter (`now` is the instant the facts are read at: a trial that has
-/// not ended by then is still running, a subscription still in billing retry has not churned).
-package struct BusinessMetrics: Sendable {
-    package let subscriptions: [MetricsSubscription]
+import Entitlements
+
+/// The figures of docs/METRICS.md read straight from the definitions, over whole subscriptions:
+/// what the tests compare the writer-kept sums (`MetricsLedger`) with. Written apart from them
+/// on purpose: it walks periods, the ledger adds up moments.
+struct ReferenceMetrics: MetricsFigures {
+    let subscriptions: [MetricsSubscription]
     /// Every period of every subscription, gathered once for the flows.
     private let allPeriods: [MetricsPeriod]
-    /// Months in a product's period, from its configured ISO 8601 `period` (`P1W`, `P1M`, …);
-    /// a product without one is measured from its period's length.
-    package let monthsPerPeriod: [String: Double]
+    /// Products' configured ISO 8601 `period`s; a product without one is measured from its length.
+    let configuredPeriods: [String: String]
 
-    package init(subscriptions: [MetricsSubscription], configuredPeriods: [String: String] = [:]) {
+    init(subscriptions: [MetricsSubscription], configuredPeriods: [String: String] = [:]) {
         self.subscriptions = subscriptions
         allPeriods = subscriptions.flatMap(\.periods)
-        monthsPerPeriod = configuredPeriods.compactMapValues(Self.months(ofPeriod:))
+        self.configuredPeriods = configuredPeriods
     }
 
-    /// Money per currency (milliunits), in the order currencies were first met.
-    package typealias Amounts = [String: Int64]
+    typealias Amounts = MetricAmounts
+    typealias Churn = MetricChurn
 
     // MARK: - Stocks at an instant
 
@@ -31,9 +32,9 @@ package struct BusinessMetrics: Sendable {
         }
     }
 
-    package func activeSubscriptions(at t: Int64) -> Int { paid(at: t).count }
+    func activeSubscriptions(at t: Int64) -> Int { paid(at: t).count }
 
-    package func activeTrials(at t: Int64) -> Int {
+    func activeTrials(at t: Int64) -> Int {
         subscriptions.count { subscription in
             subscription.periods.indices.contains { index in
                 let period = subscription.periods[index]
@@ -42,42 +43,20 @@ package struct BusinessMetrics: Sendable {
         }
     }
 
-    /// Monthly recurring revenue at `t` per currency, in milliunits (rounded to the nearest).
-    package func mrr(at t: Int64) -> Amounts {
-        var total: [String: Double] = [:]
+    /// Each paid period's price over its months, summed exactly (`MetricPeriod`'s units).
+    func mrr(at t: Int64) -> Amounts {
+        var total: [String: Int64] = [:]
         for (_, period) in paid(at: t) {
-            total[period.currency, default: 0] += Double(period.priceMilliunits) / months(of: period)
+            let length = configuredPeriods[period.productId] ?? MetricPeriod.measured(from: period.start, to: period.end)
+            total[period.currency, default: 0] += period.priceMilliunits * MetricPeriod.scale(of: length)!
         }
-        return total.mapValues { Int64($0.rounded()) }
-    }
-
-    /// The months a period stands for: the product's configured period, else its length rounded
-    /// to the nearest of one week, one, two, three or six months, or a year.
-    func months(of period: MetricsPeriod) -> Double {
-        if let configured = monthsPerPeriod[period.productId] { return configured }
-        let days = Double(period.end - period.start) / 86_400_000
-        let candidates: [(days: Double, months: Double)] = [
-            (7, 12.0 / 52), (30.44, 1), (60.88, 2), (91.31, 3), (182.62, 6), (365.25, 12),
-        ]
-        return candidates.min { abs($0.days - days) < abs($1.days - days) }!.months
-    }
-
-    package static func months(ofPeriod text: String) -> Double? {
-        switch text {
-        case "P1W", "P7D": 12.0 / 52
-        case "P1M": 1
-        case "P2M": 2
-        case "P3M": 3
-        case "P6M": 6
-        case "P1Y", "P12M": 12
-        default: nil
-        }
+        return total.mapValues(MetricPeriod.milliunits(ofScaled:)).filter { $0.value != 0 }
     }
 
     // MARK: - Flows over [a, b)
 
     /// Prices of transactions purchased in [a, b), less the prices of those refunded in [a, b).
-    package func revenue(from a: Int64, to b: Int64) -> Amounts {
+    func revenue(from a: Int64, to b: Int64) -> Amounts {
         var amounts: Amounts = [:]
         for period in allPeriods {
             if (a..<b).contains(period.start) { amounts[period.currency, default: 0] += period.priceMilliunits }
@@ -85,10 +64,10 @@ package struct BusinessMetrics: Sendable {
                 amounts[period.currency, default: 0] -= period.priceMilliunits
             }
         }
-        return amounts
+        return amounts.filter { $0.value != 0 }
     }
 
-    package func newTrials(from a: Int64, to b: Int64) -> Int {
+    func newTrials(from a: Int64, to b: Int64) -> Int {
         allPeriods.count { $0.isTrial && (a..<b).contains($0.start) }
     }
 
@@ -106,7 +85,7 @@ package struct BusinessMetrics: Sendable {
     }
 
     /// Paid periods starting in [a, b) that directly follow a free trial of the same subscription.
-    package func trialConversions(from a: Int64, to b: Int64) -> Int {
+    func trialConversions(from a: Int64, to b: Int64) -> Int {
         subscriptions.reduce(0) { count, subscription in
             count
                 + subscription.periods.indices.dropFirst().count { index in
@@ -118,28 +97,15 @@ package struct BusinessMetrics: Sendable {
 
     /// Of the trials started in [a, b) that have ended by `now`: converted ÷ (converted + lapsed);
     /// nil when none has ended.
-    package func trialConversionRate(from a: Int64, to b: Int64, now: Int64) -> Double? {
+    func trialConversionRate(from a: Int64, to b: Int64, now: Int64) -> Double? {
         let decided = trialOutcomes(now: now).filter { (a..<b).contains($0.trial.start) }.compactMap(\.converted)
         guard !decided.isEmpty else { return nil }
         return Double(decided.count { $0 }) / Double(decided.count)
     }
 
-    package struct Churn: Sendable, Equatable {
-        package var voluntary = 0
-        package var involuntary = 0
-        package var other = 0
-        package var total: Int { voluntary + involuntary + other }
-
-        package init(voluntary: Int = 0, involuntary: Int = 0, other: Int = 0) {
-            self.voluntary = voluntary
-            self.involuntary = involuntary
-            self.other = other
-        }
-    }
-
     /// Subscriptions whose last paid period ended in [a, b) (grace included) and did not renew,
     /// by `now`; one still in billing retry has not churned, a trial that lapsed never paid.
-    package func churned(from a: Int64, to b: Int64, now: Int64) -> Churn {
+    func churned(from a: Int64, to b: Int64, now: Int64) -> Churn {
         var churn = Churn()
         for subscription in subscriptions where !subscription.isInBillingRetry {
             guard let last = subscription.periods.indices.last, !subscription.periods[last].isTrial else { continue }
@@ -156,15 +122,8 @@ package struct BusinessMetrics: Sendable {
         return churn
     }
 
-    /// Churned in [a, b) ÷ active subscriptions at a (nil when none was active).
-    package func churnRate(from a: Int64, to b: Int64, now: Int64) -> Double? {
-        let active = activeSubscriptions(at: a)
-        guard active > 0 else { return nil }
-        return Double(churned(from: a, to: b, now: now).total) / Double(active)
-    }
-
     /// Transactions refunded in [a, b): how many, and their prices per currency.
-    package func refunds(from a: Int64, to b: Int64) -> (count: Int, amounts: Amounts) {
+    func refunds(from a: Int64, to b: Int64) -> (count: Int, amounts: Amounts) {
         var amounts: Amounts = [:]
         var count = 0
         for period in allPeriods {
@@ -172,14 +131,12 @@ package struct BusinessMetrics: Sendable {
             count += 1
             amounts[period.currency, default: 0] += period.priceMilliunits
         }
-        return (count, amounts)
+        return (count, amounts.filter { $0.value != 0 })
     }
 
-    /// Of the paid transactions purchased in [a, b) (free trials excluded), the share refunded
-    /// by `now`; nil when none was purchased.
-    package func refundRate(from a: Int64, to b: Int64, now: Int64) -> Double? {
+    func refundRate(from a: Int64, to b: Int64) -> Double? {
         let purchased = allPeriods.filter { !$0.isTrial && (a..<b).contains($0.start) }
         guard !purchased.isEmpty else { return nil }
-        return Double(purchased.count { ($0.refundedAt ?? .max) <= now }) / Double(purchased.count)
+        return Double(purchased.count { $0.refundedAt != nil }) / Double(purchased.count)
     }
 }

@@ -1,0 +1,142 @@
+import Instants
+
+/// What one subscription adds to the business figures at one instant (docs/METRICS.md, "Kept by
+/// the writer"). The writer keeps each subscription's moments and their sums per day; every figure
+/// is read back from those sums, so reading costs the same however many subscriptions there are.
+///
+/// A stock (active subscriptions, active trials, MRR) is kept as its changes: +1 where a paid
+/// stretch begins, −1 where it ends. A flow is kept where it happens. Two flows are only known
+/// later: a churn and a lapsed trial count once their instant has passed.
+package enum MetricFigure: String, Sendable, CaseIterable, Comparable {
+    case active, trial, mrr
+    case revenue
+    case newTrial = "new_trial"
+    /// A paid period that directly follows a free trial, at its start.
+    case conversion
+    /// A trial that converted, at the trial's start (the conversion rate counts trials by start).
+    case convertedTrial = "converted_trial"
+    /// A trial that ended without converting, at its end; `originDay` is the day it started.
+    case lapsedTrial = "lapsed_trial"
+    case churnVoluntary = "churn_voluntary"
+    case churnInvoluntary = "churn_involuntary"
+    case churnOther = "churn_other"
+    case refund
+    case refundAmount = "refund_amount"
+    /// A paid (not trial) transaction, at its purchase; and the same when it was refunded.
+    case paidPurchase = "paid_purchase"
+    case refundedPurchase = "refunded_purchase"
+
+    /// Kept as changes, summed up to an instant.
+    package var isStock: Bool { self == .active || self == .trial || self == .mrr }
+    /// Counted only once `now` has passed the moment.
+    package var waitsForItsInstant: Bool {
+        self == .lapsedTrial || self == .churnVoluntary || self == .churnInvoluntary || self == .churnOther
+    }
+
+    package static func < (a: MetricFigure, b: MetricFigure) -> Bool { a.rawValue < b.rawValue }
+}
+
+/// One moment's identity; its value (a count, milliunits, ±1) is kept beside it.
+package struct MetricMoment: Hashable, Sendable, Comparable {
+    package var figure: MetricFigure
+    package var at: Int64
+    package var productId: String
+    /// The currency of money; empty for counts.
+    package var currency: String
+    /// MRR only: the period measured from the transaction's length (`P1W` … `P1Y`); a product's
+    /// configured `"period"` replaces it when the figures are read.
+    package var period: String
+    /// A lapsed trial's start day (days since 1970); 0 otherwise.
+    package var originDay: Int64
+
+    package init(
+        _ figure: MetricFigure, at: Int64, productId: String, currency: String = "", period: String = "", originDay: Int64 = 0
+    ) {
+        self.figure = figure
+        self.at = at
+        self.productId = productId
+        self.currency = currency
+        self.period = period
+        self.originDay = originDay
+    }
+
+    package static let dayMs: Int64 = 86_400_000
+
+    /// The day whose sum holds the moment. A flow's is the day it happens in. A stock change's is
+    /// the first day whose midnight it reaches (a change at exactly midnight counts there), so a
+    /// stock at any midnight is read from sums alone.
+    package var day: Int64 {
+        figure.isStock ? (at - 1).floorDivided(by: Self.dayMs) + 1 : at.floorDivided(by: Self.dayMs)
+    }
+
+    package static func < (a: MetricMoment, b: MetricMoment) -> Bool {
+        (a.figure, a.at, a.productId, a.currency, a.period, a.originDay) < (b.figure, b.at, b.productId, b.currency, b.period, b.originDay)
+    }
+}
+
+/// How a subscription's moments changed: what the writer deletes, puts and adds to the day sums.
+package struct MetricMomentsChange: Sendable, Equatable {
+    package var removed: [MetricMoment] = []
+    package var put: [(moment: MetricMoment, value: Int64)] = []
+    /// Per day sum: the amount it changes by.
+    package var dayDeltas: [(key: MetricDayKey, delta: Int64)] = []
+
+    package var isEmpty: Bool { removed.isEmpty && put.isEmpty }
+
+    package init(from old: [MetricMoment: Int64], to new: [MetricMoment: Int64], store: String) {
+        var deltas: [MetricDayKey: Int64] = [:]
+        for (moment, value) in old where new[moment] != value {
+            if new[moment] == nil { removed.append(moment) }
+            deltas[MetricDayKey(moment, store: store), default: 0] -= value
+        }
+        for (moment, value) in new where old[moment] != value {
+            put.append((moment, value))
+            deltas[MetricDayKey(moment, store: store), default: 0] += value
+        }
+        removed.sort()
+        put.sort { $0.moment < $1.moment }
+        dayDeltas = deltas.filter { $0.value != 0 }.map { ($0.key, $0.value) }.sorted { $0.key < $1.key }
+    }
+
+    package static func == (a: MetricMomentsChange, b: MetricMomentsChange) -> Bool {
+        a.removed == b.removed && a.put.elementsEqual(b.put, by: { $0 == $1 })
+            && a.dayDeltas.elementsEqual(b.dayDeltas, by: { $0 == $1 })
+    }
+}
+
+/// One day sum's key: a figure of one store, product and currency on one day.
+package struct MetricDayKey: Hashable, Sendable, Comparable {
+    package var store: String
+    package var figure: MetricFigure
+    package var day: Int64
+    package var productId: String
+    package var currency: String
+    package var period: String
+    package var originDay: Int64
+
+    package init(
+        store: String, figure: MetricFigure, day: Int64, productId: String, currency: String, period: String, originDay: Int64
+    ) {
+        self.store = store
+        self.figure = figure
+        self.day = day
+        self.productId = productId
+        self.currency = currency
+        self.period = period
+        self.originDay = originDay
+    }
+
+    init(_ moment: MetricMoment, store: String) {
+        self.init(
+            store: store, figure: moment.figure, day: moment.day, productId: moment.productId, currency: moment.currency,
+            period: moment.period,
+            originDay: moment.originDay)
+    }
+
+    package static func < (a: MetricDayKey, b: MetricDayKey) -> Bool {
+        // Swift compares tuples of at most six.
+        (a.store, a.figure, a.day) != (b.store, b.figure, b.day)
+            ? (a.store, a.figure, a.day) < (b.store, b.figure, b.day)
+            : (a.productId, a.currency, a.period, a.originDay) < (b.productId, b.currency, b.period, b.originDay)
+    }
+}

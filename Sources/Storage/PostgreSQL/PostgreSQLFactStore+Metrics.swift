@@ -1,0 +1,114 @@
+package import Entitlements
+
+/// The business figures' moments and day sums (migration 17; docs/METRICS.md, "Kept by the writer").
+extension PostgreSQLWriteTransaction {
+    func metricMoments(environment: String, subscription: String) throws -> [MetricMoment: Int64] {
+        let rows = try db.execute(
+            """
+            SELECT figure, at, product_id, currency, period, origin_day, value FROM metric_moments
+            WHERE app_id = $1 AND environment = $2 AND subscription = $3
+            """, [.text(appId), .text(environment), .text(subscription)]
+        ).rows
+        var moments: [MetricMoment: Int64] = [:]
+        for row in rows {
+            guard let moment = PostgreSQLFactStore.moment(row) else { continue }
+            moments[moment] = row[6].flatMap { Int64($0) } ?? 0
+        }
+        return moments
+    }
+
+    func applyMetricMoments(environment: String, subscription: String, store: String, _ change: MetricMomentsChange) throws {
+        for moment in change.removed {
+            try db.executeLater(
+                """
+                DELETE FROM metric_moments WHERE app_id = $1 AND environment = $2 AND subscription = $3 AND figure = $4 AND at = $5
+                    AND product_id = $6 AND currency = $7 AND period = $8 AND origin_day = $9
+                """, [.text(appId), .text(environment), .text(subscription)] + PostgreSQLFactStore.values(moment))
+        }
+        for (moment, value) in change.put {
+            try db.executeLater(
+                """
+                INSERT INTO metric_moments (app_id, environment, subscription, figure, at, product_id, currency, period, origin_day,
+                    store, value)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+                ON CONFLICT (app_id, environment, subscription, figure, at, product_id, currency, period, origin_day)
+                DO UPDATE SET value = excluded.value
+                """,
+                [.text(appId), .text(environment), .text(subscription)] + PostgreSQLFactStore.values(moment) + [
+                    .text(store), .integer(value),
+                ])
+        }
+        for (key, delta) in change.dayDeltas {
+            try db.executeLater(
+                """
+                INSERT INTO metric_days (app_id, environment, day, store, figure, product_id, currency, period, origin_day, shard, value)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+                ON CONFLICT (app_id, environment, day, store, figure, product_id, currency, period, origin_day, shard)
+                DO UPDATE SET value = metric_days.value + excluded.value
+                """,
+                [
+                    .text(appId), .text(environment), .integer(key.day), .text(key.store), .text(key.figure.rawValue),
+                    .text(key.productId), .text(key.currency), .text(key.period), .integer(key.originDay), .integer(db.metricShard),
+                    .integer(delta),
+                ])
+        }
+    }
+
+    func clearMetrics(environment: String) throws {
+        for table in ["metric_moments", "metric_days"] {
+            try db.executeLater("DELETE FROM \(table) WHERE app_id = $1 AND environment = $2", [.text(appId), .text(environment)])
+        }
+    }
+}
+
+extension PostgreSQLFactStore {
+    package func metricSums(appId: String, environment: String, fromDay: Int64) throws -> [(key: MetricDayKey, value: Int64)] {
+        let rows = try pool.with { db in
+            try db.execute(
+                """
+                SELECT day, store, figure, product_id, currency, period, origin_day, SUM(value)::BIGINT FROM metric_days
+                WHERE app_id = $1 AND environment = $2 AND day >= $3
+                GROUP BY day, store, figure, product_id, currency, period, origin_day
+                """, [.text(appId), .text(environment), .integer(fromDay)]
+            ).rows
+        }
+        return rows.compactMap { row in
+            func number(_ index: Int) -> Int64 { row[index].flatMap { Int64($0) } ?? 0 }
+            guard let figure = row[2].flatMap(MetricFigure.init(rawValue:)) else { return nil }
+            let key = MetricDayKey(
+                store: row[1] ?? "", figure: figure, day: number(0), productId: row[3] ?? "", currency: row[4] ?? "",
+                period: row[5] ?? "", originDay: number(6))
+            return (key, number(7))
+        }
+    }
+
+    package func metricMoments(appId: String, environment: String, from: Int64, to: Int64) throws -> [StoredMetricMoment] {
+        let rows = try pool.with { db in
+            try db.execute(
+                """
+                SELECT figure, at, product_id, currency, period, origin_day, value, store FROM metric_moments
+                WHERE app_id = $1 AND environment = $2 AND at >= $3 AND at < $4
+                """, [.text(appId), .text(environment), .integer(from), .integer(to)]
+            ).rows
+        }
+        return rows.compactMap { row in
+            guard let moment = Self.moment(row) else { return nil }
+            return StoredMetricMoment(store: row[7] ?? "", moment: moment, value: row[6].flatMap { Int64($0) } ?? 0)
+        }
+    }
+
+    /// A moment from its first six columns (nil: a figure this build does not know).
+    static func moment(_ row: [String?]) -> MetricMoment? {
+        guard let figure = row[0].flatMap(MetricFigure.init(rawValue:)) else { return nil }
+        func number(_ index: Int) -> Int64 { row[index].flatMap { Int64($0) } ?? 0 }
+        return MetricMoment(
+            figure, at: number(1), productId: row[2] ?? "", currency: row[3] ?? "", period: row[4] ?? "", originDay: number(5))
+    }
+
+    static func values(_ moment: MetricMoment) -> [PGValue] {
+        [
+            .text(moment.figure.rawValue), .integer(moment.at), .text(moment.productId), .text(moment.currency), .text(moment.period),
+            .integer(moment.originDay),
+        ]
+    }
+}
