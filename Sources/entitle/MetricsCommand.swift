@@ -19,7 +19,7 @@ enum MetricsCommand {
         for app in apps {
             for environment in app.environments.map(\.rawValue) where arguments["environment"].map({ $0 == environment }) ?? true {
                 let counted = try store.rebuildMetrics(appId: app.id, environment: environment)
-                Output.line("\(app.id) \(environment): the figures of \(counted) subscriptions computed again")
+                Output.line("\(app.id) \(environment): the figures computed again from \(counted) subscription\(counted == 1 ? "" : "s")")
             }
         }
         return 0

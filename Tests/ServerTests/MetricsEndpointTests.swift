@@ -1,3 +1,4 @@
+import Entitlements
 import Foundation
 import JSON
 import TestSupport
@@ -117,6 +118,35 @@ final class MetricsEndpointTests: XCTestCase {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+    }
+
+    /// `entitle metrics rebuild`, run beside the server on its database, computes the day sums
+    /// again from the facts: sums spoiled behind the server's back are mended, and every figure
+    /// is what the writer had kept.
+    func testARebuildGivesTheFiguresTheWriterKept() throws {
+        try seed()
+        let from = origin - origin % day
+        func figures() throws -> [String] {
+            try MetricName.allCases.map { name in
+                let answer = try fixture.call(
+                    "GET", "/v1/metrics/\(name.rawValue)?from=\(from)&to=\(from + 45 * day)&interval=day", key: SupportFixture.server)
+                XCTAssertEqual(answer.status, 200, answer.text)
+                return "\(name.rawValue) \(answer.json["buckets"] ?? .null)"
+            } + [
+                "\(try fixture.call("GET", "/v1/metrics/summary?at=\(origin + 20 * day)", key: SupportFixture.server).json["summary"]?["mrr"] ?? .null)"
+            ]
+        }
+        let kept = try figures()
+        let database = fixture.folder.appendingPathComponent("facts.sqlite3").path
+        let spoiled = try runProcess("sqlite3", ["-cmd", ".timeout 5000", database, "UPDATE metric_days SET value = value + 7"])
+        XCTAssertEqual(spoiled.status, 0, spoiled.stderr)
+        XCTAssertNotEqual(try figures(), kept, "the spoiled sums show")
+        let rebuild = try runProcess(
+            entitleExecutable.path, ["metrics", "rebuild", "--config", fixture.folder.appendingPathComponent("entitle.json").path])
+        XCTAssertEqual(rebuild.status, 0, rebuild.stderr)
+        XCTAssertTrue(rebuild.stdout.contains("app Production: the figures computed again from 2 subscriptions"), rebuild.stdout)
+        XCTAssertTrue(rebuild.stdout.contains("app Sandbox: the figures computed again from 1 subscription"), rebuild.stdout)
+        XCTAssertEqual(try figures(), kept)
     }
 
     func testRefusals() throws {
