@@ -71,9 +71,10 @@ final class ConsoleBrowserTests: XCTestCase {
         XCTAssert(run.stdout.contains("console: all steps passed"), run.stdout)
         for page in [
             "desktop-sign-in", "desktop-overview", "desktop-search", "desktop-customer", "desktop-customer-granted",
-            "desktop-customer-as-of", "desktop-notifications", "desktop-deliveries", "desktop-refunds", "desktop-signed-out",
+            "desktop-customer-as-of", "desktop-notifications", "desktop-deliveries", "desktop-refunds", "desktop-charts",
+            "desktop-signed-out",
             "phone-sign-in", "phone-overview", "phone-search", "phone-customer", "phone-notifications", "phone-deliveries",
-            "phone-refunds",
+            "phone-refunds", "phone-charts",
         ] {
             let bytes = try Data(contentsOf: output.appendingPathComponent("\(page).png"))
             XCTAssertEqual(Array(bytes.prefix(4)), [0x89, 0x50, 0x4E, 0x47], "\(page).png is a PNG")

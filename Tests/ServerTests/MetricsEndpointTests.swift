@@ -160,5 +160,16 @@ final class MetricsEndpointTests: XCTestCase {
             "over a thousand buckets")
         XCTAssertEqual(try fixture.call("GET", "/v1/metrics/summary?environment=Xcode", key: SupportFixture.server).status, 400)
         XCTAssertEqual(try fixture.call("GET", "/v1/metrics/summary?at=yesterday", key: SupportFixture.server).status, 400)
+        XCTAssertEqual(try fixture.call("GET", "/v1/metrics/mrr?from=2026-02-30&to=2026-03-02", key: SupportFixture.server).status, 400)
+    }
+
+    /// A range is written in days as often as in instants: a day is its midnight, UTC.
+    func testARangeInDays() throws {
+        let answer = try fixture.call("GET", "/v1/metrics/revenue?from=2026-11-01&to=2026-12-01&interval=week", key: SupportFixture.server)
+        XCTAssertEqual(answer.status, 200, answer.text)
+        XCTAssertEqual(answer.json["from"], "2026-11-01T00:00:00.000Z")
+        XCTAssertEqual(
+            answer.json["buckets"]?.arrayValue?.first?["start"], "2026-10-26T00:00:00.000Z", "the ISO week that holds November 1st")
+        XCTAssertEqual(answer.json["buckets"]?.arrayValue?.count, 6)
     }
 }

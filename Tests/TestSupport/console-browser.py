@@ -5,10 +5,13 @@ customer's identifiers; exits non-zero at the first thing that does not work, sa
 of each page (desktop and phone-sized) in --out.
 """
 import argparse
+import os
 import re
 import json
 import sys
 import time
+import urllib.parse
+import urllib.request
 
 from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
@@ -28,6 +31,9 @@ def step(message):
     print("step:", message, flush=True)
 
 
+DOWNLOADS = os.path.join(args.out, "downloads")
+
+
 def start(width, height):
     options = webdriver.ChromeOptions()
     for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
@@ -36,6 +42,9 @@ def start(width, height):
     if width < 500:
         # Desktop Chromium will not make a window this narrow: emulate the phone's screen instead.
         options.add_experimental_option("mobileEmulation", {"deviceMetrics": {"width": width, "height": height, "pixelRatio": 2}})
+    # Downloads (the charts' CSV) land in the output folder, without asking.
+    os.makedirs(DOWNLOADS, exist_ok=True)
+    options.add_experimental_option("prefs", {"download.default_directory": DOWNLOADS, "download.prompt_for_download": False})
     options.binary_location = args.chromium
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(service=Service(args.driver), options=options)
@@ -111,6 +120,73 @@ class Console:
         return link
 
 
+def api(path, accept="application/json"):
+    """The admin API itself, as the reference the console's numbers must match."""
+    request = urllib.request.Request(args.url + path, headers={"Authorization": "Bearer " + args.key, "Accept": accept})
+    with urllib.request.urlopen(request, timeout=15) as response:
+        body = response.read()
+    return json.loads(body) if accept == "application/json" else body.decode()
+
+
+def check_charts(console, label, full):
+    driver = console.driver
+    step(f"{label}: the charts page")
+    driver.find_element(By.CSS_SELECTOR, '[data-nav="charts"]').click()
+    console.until(lambda: console.heading() == "Charts" and driver.find_elements(By.CSS_SELECTOR, "#chart-refunds"), "the charts")
+    if full:
+        # A range that holds the customer's whole subscription, by week.
+        driver.execute_script("document.getElementById('charts-from').value = arguments[0];", args.past[:10])
+        Select(console.find("#charts-interval")).select_by_value("week")
+        console.find("#charts-form button[type=submit]").click()
+        console.until(lambda: "interval=week" in driver.current_url and "by week" in console.find("#chart-mrr svg").get_attribute("aria-label")
+                      and len(driver.find_elements(By.CSS_SELECTOR, "#main section.card")) == 9, "the weekly charts")
+    query = urllib.parse.urlencode({
+        "from": console.find("#charts-from").get_attribute("value"), "to": console.find("#charts-to").get_attribute("value"),
+        "interval": Select(console.find("#charts-interval")).first_selected_option.get_attribute("value"),
+        "environment": Select(console.find("#charts-environment")).first_selected_option.get_attribute("value")})
+    summary = api("/v1/metrics/summary?environment=Sandbox")["summary"]
+    assert console.find("#charts-active .stat-value").text == str(summary["activeSubscriptions"]), "active subscriptions now"
+    for metric in ["mrr", "active-subscriptions", "active-trials", "revenue", "trial-conversions", "trial-conversion-rate",
+                   "churned-subscriptions", "refunds"]:
+        buckets = api(f"/v1/metrics/{metric}?{query}")["buckets"]
+        if metric in ("mrr", "revenue") and not any(bucket["value"] for bucket in buckets):
+            assert driver.find_elements(By.CSS_SELECTOR, f"#chart-{metric} .none"), f"{metric}: says there is none"
+            continue
+        rows = driver.find_elements(By.CSS_SELECTOR, f'table.figures[data-metric="{metric}"] tbody tr')
+        assert len(rows) == len(buckets), f"{metric}: {len(rows)} rows for {len(buckets)} buckets"
+        bars = driver.find_elements(By.CSS_SELECTOR, f"#chart-{metric} svg rect.bar")
+        assert len(bars) >= len(buckets), f"{metric}: {len(bars)} bars for {len(buckets)} buckets"
+        for row, bucket in zip(rows, buckets):
+            assert row.find_element(By.CSS_SELECTOR, "th").text == bucket["start"][:10], (metric, row.text, bucket)
+            for cell in row.find_elements(By.CSS_SELECTOR, "td"):
+                column, shown = cell.get_attribute("data-column"), cell.get_attribute("data-value")
+                if metric in ("mrr", "revenue"):
+                    expected = bucket["value"].get(column, 0)
+                elif metric == "churned-subscriptions":
+                    expected = bucket[column.lower()]
+                else:
+                    expected = bucket["value"]
+                assert (shown == "" and expected is None) or (expected is not None and float(shown) == float(expected)), \
+                    f"{metric} {bucket['start']} {column}: the table says {shown!r}, the API {expected!r}"
+    if full:
+        active = [bucket["value"] for bucket in api(f"/v1/metrics/active-subscriptions?{query}")["buckets"]]
+        assert any(active), f"{label}: the customer's subscription shows in no bucket: {active}"
+    step(f"{label}: the revenue CSV downloads, the API's own")
+    for old in os.listdir(DOWNLOADS):
+        os.remove(os.path.join(DOWNLOADS, old))
+    console.find("#chart-revenue a.csv").click()
+    finished = lambda: [name for name in os.listdir(DOWNLOADS) if name.endswith(".csv")]
+    console.until(finished, f"the downloaded CSV (the folder holds {os.listdir(DOWNLOADS)})")
+    path = os.path.join(DOWNLOADS, finished()[0])
+    with open(path) as downloaded:
+        content = downloaded.read()
+    expected = api(f"/v1/metrics/revenue?{query}", accept="text/csv")
+    assert content.replace("\r\n", "\n") == expected.replace("\r\n", "\n") and content.startswith("start,currency,value"), \
+        f"the CSV: {content!r} against {expected!r}"
+    console.check_labels()
+    console.shot("charts")
+
+
 def run(width, height, label, full):
     driver = start(width, height)
     console = Console(driver, label)
@@ -161,6 +237,7 @@ def run(width, height, label, full):
                 console.until(lambda: console.heading() == title, f"the {section} page")
                 console.check_labels()
                 console.shot(section)
+            check_charts(console, label, full)
             return
 
         step(f"{label}: grant a month of pro")
@@ -248,6 +325,8 @@ def run(width, height, label, full):
         assert args.token in row.text and "App Store" in row.text, row.text
         console.check_labels()
         console.shot("refunds")
+
+        check_charts(console, label, full)
 
         step(f"{label}: re-sync of a customer Apple cannot be asked about says so")
         driver.get(args.url + "/console#/customer/11111111-2222-4333-8444-555555555555")

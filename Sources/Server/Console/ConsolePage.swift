@@ -22,6 +22,7 @@ enum ConsoleAssets {
             <a href="#/notifications" data-nav="notifications">Notifications</a>
             <a href="#/deliveries" data-nav="deliveries">Webhook deliveries</a>
             <a href="#/refunds" data-nav="refunds">Refund requests</a>
+            <a href="#/charts" data-nav="charts">Charts</a>
           </nav>
           <span class="who" id="who"></span>
           <button type="button" id="sign-out">Sign out</button>

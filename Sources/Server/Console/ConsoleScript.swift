@@ -1,7 +1,10 @@
 extension ConsoleAssets {
     /// The console: a small single-page app over the admin API. Every value from the server is
-    /// put in the page as text (`textContent`), never as markup.
-    static let script = #"""
+    /// put in the page as text (`textContent`), never as markup. One script in parts, each in its
+    /// own file, sharing the helpers of the first.
+    static let script = scriptCore + chartsScript + scriptStart
+
+    private static let scriptCore = #"""
         "use strict";
         (function () {
           const state = { session: null };
@@ -162,6 +165,7 @@ extension ConsoleAssets {
               else if (section === "notifications") await showNotifications(params);
               else if (section === "deliveries") await showDeliveries();
               else if (section === "refunds") await showRefunds();
+              else if (section === "charts") await showCharts(params);
               else fill(heading("Not found"));
             } catch (error) {
               if (error.status !== 401) say(error.message, true);
@@ -628,6 +632,9 @@ extension ConsoleAssets {
             return form;
           }
 
+        """#
+
+    private static let scriptStart = #"""
           // ---- start ---------------------------------------------------------------------------
           document.getElementById("sign-out").addEventListener("click", signOut);
           window.addEventListener("hashchange", route);

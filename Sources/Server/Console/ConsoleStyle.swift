@@ -46,6 +46,11 @@ extension ConsoleAssets {
         .chart { width: 100%; max-width: 640px; height: auto; display: block; margin: 8px 0; }
         .chart .bar { fill: var(--accent); }
         .chart .axis { fill: var(--muted); font-size: 11px; }
+        .chart .zero { stroke: var(--line); }
+        .chart .bar.series-1 { fill: #8250df; }
+        .chart .bar.series-2 { fill: #9a6700; }
+        .chart .bar.series-3 { fill: #1a7f37; }
+        #charts-form input[type="date"] { width: auto; }
         .plain { list-style: none; padding: 0; margin: 0; }
         .plain li { padding: 4px 0; }
         .badges { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: 8px; }

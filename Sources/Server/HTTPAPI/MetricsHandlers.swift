@@ -25,12 +25,25 @@ struct MetricsHandlers: Sendable {
             environment: environment, store: store, productId: query["productId"], subscriptionGroup: query["subscriptionGroup"])
     }
 
+    /// An instant, or a day (`2026-11-01`: its midnight, UTC), as a dashboard's range is written.
     private func instant(_ query: Query, _ name: String, default fallback: Int64) throws(ServiceError) -> Int64 {
         guard let text = query[name] else { return fallback }
-        guard let milliseconds = Milliseconds.parse(text) else {
-            throw .badRequest("\(name) must be epoch milliseconds or ISO 8601 in the years 0 to 9999")
+        guard let milliseconds = Milliseconds.parse(text) ?? Self.midnight(ofDay: text) else {
+            throw .badRequest("\(name) must be epoch milliseconds, ISO 8601 or a date (YYYY-MM-DD), in the years 0 to 9999")
         }
         return milliseconds
+    }
+
+    private static func midnight(ofDay text: String) -> Int64? {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+            parts.allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }), let year = Int64(parts[0]),
+            let month = Int64(parts[1]), let day = Int64(parts[2]), (1...12).contains(month), (1...31).contains(day)
+        else { return nil }
+        let date = CivilDate(year: year, month: month, day: day)
+        // 2026-02-30 is no day: its conversion would land in March.
+        guard CivilDate(daysSince1970: date.daysSince1970) == date else { return nil }
+        return date.daysSince1970 * 86_400_000
     }
 
     func summary(_ context: HTTPRequestContext) {
