@@ -96,6 +96,8 @@ package struct FactBatch: Sendable {
     package var clearsMetrics = false
     /// … then compute these subscriptions' moments again from their stored facts.
     package var metricsRecomputed: [String] = []
+    /// … and these Google Play purchases' (by purchase token).
+    package var playMetricsRecomputed: [String] = []
 
     package init(appId: String, environment: String) {
         self.appId = appId

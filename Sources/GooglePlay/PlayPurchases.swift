@@ -26,6 +26,9 @@ package struct SubscriptionPurchaseV2: Sendable {
         package var itemReplacement: JSONObject?
         package var priceChangeDetails: JSONObject?
         package var priceStepUpConsentDetails: JSONObject?
+        /// `autoRenewingPlan.recurringPrice` (Google's Money: `currencyCode`, `units`, `nanos`) in
+        /// milliunits: what each renewal of the plan charges.
+        package var recurringPrice: PlayMoney?
     }
 
     package var json: JSONObject
@@ -71,7 +74,8 @@ package struct SubscriptionPurchaseV2: Sendable {
                 deferredItemReplacement: item["deferredItemReplacement"]?.objectValue,
                 itemReplacement: item["itemReplacement"]?.objectValue,
                 priceChangeDetails: plan?["priceChangeDetails"]?.objectValue,
-                priceStepUpConsentDetails: plan?["priceStepUpConsentDetails"]?.objectValue)
+                priceStepUpConsentDetails: plan?["priceStepUpConsentDetails"]?.objectValue,
+                recurringPrice: PlayMoney(plan?["recurringPrice"]?.objectValue))
         }
         linkedPurchaseToken = json["linkedPurchaseToken"]?.stringValue
         latestOrderId = json["latestOrderId"]?.stringValue
@@ -137,6 +141,23 @@ package struct ProductPurchaseV2: Sendable {
         isTestPurchase = json["testPurchaseContext"] != nil
         isAcknowledged = json["acknowledgementState"]?.stringValue == "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED"
         obfuscatedExternalAccountId = json["obfuscatedExternalAccountId"]?.stringValue
+    }
+}
+
+/// Google's Money (`{"currencyCode": "EUR", "units": "4", "nanos": 990000000}`: 4.99 EUR), in
+/// milliunits (Apple's unit, so that both stores' prices add up).
+package struct PlayMoney: Sendable, Equatable {
+    package var milliunits: Int64
+    package var currency: String
+
+    /// Nil without a currency, or beyond what milliunits hold.
+    package init?(_ money: JSONObject?) {
+        guard let money, let currency = money["currencyCode"]?.stringValue, !currency.isEmpty else { return nil }
+        let units = PlayTime.number(money["units"]) ?? 0
+        let nanos = PlayTime.number(money["nanos"]) ?? 0
+        guard units.magnitude < UInt64(Int64.max / 1000), nanos.magnitude < 1_000_000_000 else { return nil }
+        milliunits = units * 1000 + nanos / 1_000_000
+        self.currency = currency
     }
 }
 

@@ -142,6 +142,61 @@ final class GooglePlayEndpointTests: XCTestCase {
         XCTAssertEqual(try post("g-1", product: "not-in-catalog").json["error"]?["code"], "UNKNOWN_PRODUCT")
     }
 
+    /// Google's answers carry the plan's price (`autoRenewingPlan.recurringPrice`): a Play
+    /// subscription counts in the business figures, period by period as its reads show them (a
+    /// free trial, then the order that renewed it), under the catalog's product.
+    func testAPlaySubscriptionCountsInTheBusinessFigures() throws {
+        let start = now - 8 * 24 * hour
+        let trialEnd = now - hour
+        func read(order: String, phase: String, expires: Int64) -> JSONObject {
+            var purchase = subscription(expires: expires)
+            purchase["startTime"] = iso(start)
+            var item = purchase["lineItems"]!.arrayValue![0].objectValue!
+            item["latestSuccessfulOrderId"] = .string(order)
+            item["offerPhase"] = .object([phase: .object([:])])
+            item["autoRenewingPlan"] = .object([
+                "autoRenewEnabled": true, "recurringPrice": .object(["currencyCode": "EUR", "units": "4", "nanos": 990_000_000]),
+            ])
+            purchase["lineItems"] = .array([.object(item)])
+            return purchase
+        }
+        func summary(at: Int64, _ filter: String = "store=play_store") throws -> JSONValue {
+            let reply = try fixture.call("GET", "/v1/metrics/summary?at=\(at)&\(filter)", key: SupportFixture.server)
+            XCTAssertEqual(reply.status, 200, reply.text)
+            return reply.json["summary"] ?? .null
+        }
+        google.setSubscription("g-1", read(order: "GPA.1-0", phase: "freeTrial", expires: trialEnd))
+        XCTAssertEqual(try post("g-1").status, 200)
+        XCTAssertEqual(try summary(at: now - 2 * hour)["activeTrials"], 1)
+        XCTAssertEqual(try summary(at: now - 2 * hour)["activeSubscriptions"], 0)
+
+        google.setSubscription("g-1", read(order: "GPA.1-1", phase: "basePrice", expires: trialEnd + 30 * 24 * hour))
+        XCTAssertEqual(try push(subscriptionNotification("g-1", type: 2), messageId: "renewed-1").status, 200)
+        let renewed = try summary(at: now)
+        XCTAssertEqual(renewed["activeSubscriptions"], 1)
+        XCTAssertEqual(renewed["activeTrials"], 0)
+        XCTAssertEqual(renewed["mrr"], .object(["EUR": .double(4.99)]), "a 30-day period is a month")
+        XCTAssertEqual(try summary(at: now, "productId=pro.monthly")["mrr"], .object(["EUR": .double(4.99)]), "as the catalog names it")
+        XCTAssertEqual(try summary(at: now, "productId=pro.yearly")["activeSubscriptions"], 0)
+        XCTAssertEqual(try summary(at: now, "store=app_store")["activeSubscriptions"], 0)
+        let today = (now / (24 * hour)) * 24 * hour
+        let conversions = try fixture.call(
+            "GET", "/v1/metrics/trial-conversions?from=\(today - 24 * hour)&to=\(today + 24 * hour)&interval=day&store=play_store",
+            key: SupportFixture.server)
+        XCTAssertEqual(
+            conversions.json["buckets"]?.arrayValue?.compactMap { $0["value"]?.int64Value }.reduce(0, +), 1, conversions.text)
+        let shown = try XCTUnwrap(try subscriber()?["subscriptions"]?["googlePlay:pro:monthly"])
+        XCTAssertEqual(shown["recurringPrice"], 4990)
+        XCTAssertEqual(shown["periods"]?.arrayValue?.map { $0["orderId"] }, ["GPA.1-0", "GPA.1-1"])
+
+        let rebuild = try runProcess(
+            entitleExecutable.path, ["metrics", "rebuild", "--config", fixture.folder.appendingPathComponent("entitle.json").path])
+        XCTAssertEqual(rebuild.status, 0, rebuild.stderr)
+        let rebuilt = try summary(at: now)
+        XCTAssertEqual(rebuilt["activeSubscriptions"], 1, "a rebuild counts the Play subscription the same")
+        XCTAssertEqual(rebuilt["mrr"], .object(["EUR": .double(4.99)]))
+    }
+
     /// A failed acknowledgement is never swallowed: it stays queued with the purchase, is logged
     /// and counted, and is tried again (here after 0.2 s, then 0.4 s) until Google confirms.
     func testAFailedAcknowledgementIsRetriedUntilGoogleConfirms() throws {

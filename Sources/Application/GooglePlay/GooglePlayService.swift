@@ -311,6 +311,8 @@ package struct GooglePlayService: Sendable {
             details.priceChangeDetails = item.priceChangeDetails
             details.priceStepUpConsentDetails = item.priceStepUpConsentDetails
             details.expiredPurchaseToken = answer.expiredPurchaseToken
+            details.recurringPrice = item.recurringPrice?.milliunits
+            details.recurringPriceCurrency = item.recurringPrice?.currency
             let owner =
                 try Self.customer(answer.obfuscatedExternalAccountId) ?? customer ?? resubscribed(answer.expiredPurchaseToken)
                 ?? Self.customer(answer.expiredObfuscatedExternalAccountId)

@@ -106,8 +106,23 @@ package final class MetricsService: Sendable {
                 appId: app.id, environment: filter.environment, from: day * MetricMoment.dayMs, to: (day + 1) * MetricMoment.dayMs)
         }
         let products = app.products
+        // Google Play's products are kept as Google names them: read as the catalog's.
+        var playCatalog: [String: String] = [:]
+        func product(_ store: String, _ kept: String) -> String {
+            guard store == MetricsSubscription.playStore, !kept.isEmpty else { return kept }
+            if let known = playCatalog[kept] { return known }
+            let catalog = MetricsSubscription.catalogProductId(ofPlay: kept, in: products) ?? kept
+            playCatalog[kept] = catalog
+            return catalog
+        }
+        let catalogSums = sums.map { sum in
+            var key = sum.key
+            key.productId = product(key.store, key.productId)
+            return (key: key, value: sum.value)
+        }
+        for index in moments.indices { moments[index].moment.productId = product(moments[index].store, moments[index].moment.productId) }
         return MetricsLedger(
-            firstDay: firstDay, sums: sums, momentDays: momentDays, moments: moments,
+            firstDay: firstDay, sums: catalogSums, momentDays: momentDays, moments: moments,
             configuredPeriods: products.compactMapValues(\.period),
             includes: { store, productId in
                 (filter.store.map { $0 == store } ?? true) && (filter.productId.map { $0 == productId } ?? true)

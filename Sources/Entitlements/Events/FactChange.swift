@@ -237,7 +237,7 @@ package struct FactChange: Sendable {
         change.retentionSaves = RetentionAttribution.saves(change)
         for (purchase, _) in batch.playPurchases {
             let before = pending.playBefore[purchase.purchaseToken]
-            let after = before.map { purchase.replacing($0) } ?? purchase
+            let after = purchase.replacing(before)
             change.playBefore[purchase.purchaseToken] = before
             change.playAfter.append(after)
             guard let token = after.appAccountToken, var subscriber = pending.subscribers[token] else { continue }

@@ -57,13 +57,15 @@ package struct PlayPurchase: Sendable, Equatable {
 }
 
 extension PlayPurchase {
-    /// This read stored over `stored` by the stores' rules: an older read changes nothing; the
-    /// customer link stays when this read has none; a void is never forgotten.
-    package func replacing(_ stored: PlayPurchase) -> PlayPurchase {
-        guard readAt >= stored.readAt else { return stored }
+    /// This read stored over `stored` (nil: the first read) by the stores' rules: an older read
+    /// changes nothing; the customer link stays when this read has none; a void is never
+    /// forgotten; the periods seen before are kept, this read's added (`PlayPeriod.adding`).
+    package func replacing(_ stored: PlayPurchase?) -> PlayPurchase {
+        if let stored, readAt < stored.readAt { return stored }
         var merged = self
-        merged.appAccountToken = appAccountToken ?? stored.appAccountToken
-        merged.voidedAt = stored.voidedAt ?? voidedAt
+        merged.appAccountToken = appAccountToken ?? stored?.appAccountToken
+        merged.voidedAt = stored?.voidedAt ?? voidedAt
+        merged.details.periods = PlayPeriod.adding(self, to: stored?.details.periods ?? [])
         return merged
     }
 }

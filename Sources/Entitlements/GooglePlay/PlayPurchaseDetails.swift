@@ -25,6 +25,12 @@ package struct PlayPurchaseDetails: Sendable, Equatable {
     /// `outOfAppPurchaseContext.expiredPurchaseToken`: the lapsed purchase this one resubscribed,
     /// outside the app (its customer is this one's).
     package var expiredPurchaseToken: String?
+    /// The plan's `autoRenewingPlan.recurringPrice`, in milliunits of `recurringPriceCurrency`.
+    package var recurringPrice: Int64?
+    package var recurringPriceCurrency: String?
+    /// Entitle's own record, not Google's: the subscription's periods, one per order Google
+    /// charged, as its reads showed them (each read names only the latest order).
+    package var periods: [PlayPeriod] = []
 
     // A one-time product's (`productLineItem[].productOfferDetails`).
     package var purchaseOptionId: String?
@@ -91,6 +97,9 @@ package struct PlayPurchaseDetails: Sendable, Equatable {
         if let priceChangeDetails { object.set("priceChangeDetails", json: .object(priceChangeDetails)) }
         if let priceStepUpConsentDetails { object.set("priceStepUpConsentDetails", json: .object(priceStepUpConsentDetails)) }
         object.set("expiredPurchaseToken", ifPresent: expiredPurchaseToken)
+        object.set("recurringPrice", ifPresent: recurringPrice)
+        object.set("recurringPriceCurrency", ifPresent: recurringPriceCurrency)
+        if !periods.isEmpty { object.set("periods", json: .array(periods.map { .object($0.json) })) }
         object.set("purchaseOptionId", ifPresent: purchaseOptionId)
         object.set("quantity", ifPresent: quantity)
         object.set("refundableQuantity", ifPresent: refundableQuantity)
@@ -107,6 +116,9 @@ package struct PlayPurchaseDetails: Sendable, Equatable {
         priceChangeDetails = json["priceChangeDetails"]?.objectValue
         priceStepUpConsentDetails = json["priceStepUpConsentDetails"]?.objectValue
         expiredPurchaseToken = json["expiredPurchaseToken"]?.stringValue
+        recurringPrice = json["recurringPrice"]?.int64Value
+        recurringPriceCurrency = json["recurringPriceCurrency"]?.stringValue
+        periods = json["periods"]?.arrayValue?.compactMap { $0.objectValue.flatMap(PlayPeriod.init(json:)) } ?? []
         purchaseOptionId = json["purchaseOptionId"]?.stringValue
         quantity = json["quantity"]?.int64Value
         refundableQuantity = json["refundableQuantity"]?.int64Value

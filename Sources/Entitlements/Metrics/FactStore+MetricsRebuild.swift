@@ -1,8 +1,8 @@
 extension FactStore {
     /// `entitle metrics rebuild`: forgets an environment's day sums, then computes every stored
-    /// subscription's moments again from its facts, a page to a commit, through the writer (a
-    /// write arriving meanwhile is counted once: each commit adds what changed against what is
-    /// stored). Answers how many subscriptions were counted.
+    /// subscription's moments again from its facts (the App Store's, then Google Play's), a page
+    /// to a commit, through the writer (a write arriving meanwhile is counted once: each commit
+    /// adds what changed against what is stored). Answers how many subscriptions were counted.
     package func rebuildMetrics(appId: String, environment: String, pageSize: Int = 500) throws -> Int {
         var clear = FactBatch(appId: appId, environment: environment)
         clear.clearsMetrics = true
@@ -14,6 +14,18 @@ extension FactStore {
             _ = try write(batch)
             counted += page.count
         }
-        return counted
+        var after: String?
+        while true {
+            let page = try playPurchases(appId: appId, after: after, limit: pageSize)
+            let subscriptions = page.filter { $0.kind == .subscription && $0.environment == environment }.map(\.purchaseToken)
+            if !subscriptions.isEmpty {
+                var batch = FactBatch(appId: appId, environment: environment)
+                batch.playMetricsRecomputed = subscriptions
+                _ = try write(batch)
+                counted += subscriptions.count
+            }
+            guard page.count == pageSize, let last = page.last else { return counted }
+            after = last.purchaseToken
+        }
     }
 }

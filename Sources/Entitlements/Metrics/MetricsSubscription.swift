@@ -5,6 +5,7 @@ package struct MetricsSubscription: Sendable, Equatable {
     /// `app_store` or `play_store`.
     package var store: String
     package static let appStore = "app_store"
+    package static let playStore = "play_store"
 
     package var periods: [MetricsPeriod]
     /// Renewal info: a grace period that carries the last period on, billing retry in progress,
@@ -48,6 +49,37 @@ package struct MetricsSubscription: Sendable, Equatable {
             store: Self.appStore, periods: periods, gracePeriodExpiresDate: renewal?.gracePeriodExpiresDate,
             isInBillingRetry: renewal?.isInBillingRetryPeriod ?? false, autoRenewOff: renewal?.autoRenewStatus == 0,
             expirationReason: renewal?.expirationIntent)
+    }
+
+    /// A Google Play subscription: the periods Entitle has seen (`PlayPeriod`); a void refunds
+    /// the latest. Google's state says how it ended: on hold is billing retry, expired while
+    /// still renewing is a billing failure, auto-renew off is the customer's choice.
+    package init(play purchase: PlayPurchase) {
+        let periods = purchase.details.periods.map { period in
+            MetricsPeriod(
+                transactionId: period.orderId, productId: Self.playProductId(purchase.productId, basePlanId: purchase.basePlanId),
+                start: period.start,
+                end: period.end, isTrial: period.isTrial, priceMilliunits: period.priceMilliunits, currency: period.currency)
+        }
+        var metrics = MetricsSubscription(
+            store: Self.playStore, periods: periods, isInBillingRetry: purchase.googleState == "SUBSCRIPTION_STATE_ON_HOLD",
+            autoRenewOff: !purchase.autoRenewing,
+            expirationReason: purchase.googleState == "SUBSCRIPTION_STATE_EXPIRED" && purchase.autoRenewing ? 2 : nil)
+        if let voided = purchase.voidedAt, let last = metrics.periods.indices.last { metrics.periods[last].refundedAt = voided }
+        self = metrics
+    }
+
+    /// A Play product as the figures keep it: Google's product and base plan (`pro:monthly`; a
+    /// colon is in neither's alphabet), mapped to the catalog's product when read, so that a
+    /// catalog change needs no rebuild.
+    package static func playProductId(_ productId: String, basePlanId: String?) -> String {
+        basePlanId.map { "\(productId):\($0)" } ?? productId
+    }
+
+    /// The catalog product a kept Play product id is, when the catalog maps it.
+    package static func catalogProductId(ofPlay kept: String, in products: [String: CatalogProduct]) -> String? {
+        let parts = kept.split(separator: ":", maxSplits: 1).map(String.init)
+        return products.catalogId(playProduct: parts[0], basePlanId: parts.count > 1 ? parts[1] : nil)
     }
 
     /// The last period, carried on to the end of its grace period when renewal info grants one:

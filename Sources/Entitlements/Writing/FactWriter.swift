@@ -75,6 +75,7 @@ package enum FactWriter {
         }
         try storeCalls(of: batch, newPurchases: batch.finishesPurchases ? newTransactions(change, over: pending) : [], into: store)
         for after in change.playAfter where after != change.playBefore[after.purchaseToken] {
+            try keepMetrics(ofPlay: after, into: store)
             guard let answer = batch.playPurchases.last(where: { $0.purchase.purchaseToken == after.purchaseToken })?.json else { continue }
             try store.putPlayPurchase(after, answer: answer)
         }
@@ -139,14 +140,27 @@ package enum FactWriter {
     /// The figures follow the facts in the same commit: the subscription's moments are computed
     /// again and what changed is added to the day sums (docs/METRICS.md, "Kept by the writer").
     private static func keepMetrics(of facts: SubscriptionFacts, into store: some FactWriteTransaction) throws {
-        let subscription = facts.originalTransactionId
+        try keepMetrics(MetricsSubscription(facts), environment: facts.environment, subscription: facts.originalTransactionId, into: store)
+    }
+
+    /// A Play subscription's figures (a one-time product's are none), kept under its token.
+    private static func keepMetrics(ofPlay purchase: PlayPurchase, into store: some FactWriteTransaction) throws {
+        guard purchase.kind == .subscription else { return }
+        try keepMetrics(
+            MetricsSubscription(play: purchase), environment: purchase.environment, subscription: playMetricsKey(purchase.purchaseToken),
+            into: store)
+    }
+
+    /// Play tokens and Apple's original transaction ids never meet: the prefix keeps it so.
+    static func playMetricsKey(_ token: String) -> String { "play:" + token }
+
+    private static func keepMetrics(
+        _ subscription: MetricsSubscription, environment: String, subscription key: String, into store: some FactWriteTransaction
+    ) throws {
         let change = MetricMomentsChange(
-            from: try store.metricMoments(environment: facts.environment, subscription: subscription),
-            to: MetricsSubscription(facts).moments, store: MetricsSubscription.appStore)
-        if !change.isEmpty {
-            try store.applyMetricMoments(
-                environment: facts.environment, subscription: subscription, store: MetricsSubscription.appStore, change)
-        }
+            from: try store.metricMoments(environment: environment, subscription: key), to: subscription.moments,
+            store: subscription.store)
+        if !change.isEmpty { try store.applyMetricMoments(environment: environment, subscription: key, store: subscription.store, change) }
     }
 
     /// `entitle metrics rebuild`'s steps: forget the sums, then recompute subscriptions a page at a time.
@@ -157,6 +171,10 @@ package enum FactWriter {
                 try store.facts(environment: batch.environment, originalTransactionId: original, storedToken: nil)
                 ?? SubscriptionFacts(empty: original, environment: batch.environment)
             try keepMetrics(of: facts, into: store)
+        }
+        for token in batch.playMetricsRecomputed {
+            guard let purchase = try store.playPurchase(token: token), purchase.environment == batch.environment else { continue }
+            try keepMetrics(ofPlay: purchase, into: store)
         }
     }
 
@@ -238,7 +256,9 @@ package enum FactWriter {
     package static func lockKeys(_ batch: FactBatch) -> [String] {
         var keys = (batch.touchedSubscriptions + batch.metricsRecomputed).map { "\(batch.appId)\u{1F}\(batch.environment)\u{1F}\($0)" }
         if let grant = batch.grant { keys.append("\(batch.appId)\u{1F}grant\u{1F}\(grant.id)") }
-        for (purchase, _) in batch.playPurchases { keys.append("\(batch.appId)\u{1F}play\u{1F}\(purchase.purchaseToken)") }
+        for token in batch.playPurchases.map(\.purchase.purchaseToken) + batch.playMetricsRecomputed {
+            keys.append("\(batch.appId)\u{1F}play\u{1F}\(token)")
+        }
         return Array(Set(keys)).sorted()
     }
 }
