@@ -42,7 +42,7 @@ package final class AppServices: Sendable {
         app: AppConfiguration, store: any FactStore, pool: BlockingPool, outbound: BlockingPool,
         revocationChecker: (any RevocationChecker)?,
         delivery: DeliverySettings, instrumentation: any Instrumentation, failures: RecentFailures,
-        exchangeRates: ExchangeRates? = nil
+        metrics metricsSettings: MetricsSettings = MetricsSettings()
     ) throws {
         self.app = app
         self.pool = pool
@@ -52,7 +52,8 @@ package final class AppServices: Sendable {
         subscribers = SubscriberQueries(app: app, store: store, pool: pool)
         let deliveries = WebhookDispatcher(app: app, store: store, settings: delivery, instrumentation: instrumentation)
         self.deliveries = deliveries
-        let eventWriter = AppEventWriter(app: app, instrumentation: instrumentation, deliveries: deliveries)
+        let eventWriter = AppEventWriter(
+            app: app, instrumentation: instrumentation, deliveries: deliveries, keepsMetrics: metricsSettings.enabled)
         events = EventFeed(app: app, store: store, pool: pool, eventWriter: eventWriter)
         let clients = try SyncService.clients(for: app)
         let appleCalls =
@@ -89,7 +90,7 @@ package final class AppServices: Sendable {
         history = CustomerHistory(app: app, store: store, pool: pool)
         search = CustomerSearch(app: app, store: store, subscribers: subscribers, sync: sync, pool: pool)
         overview = Overview(app: app, store: store, pool: pool, failures: failures)
-        metrics = MetricsService(app: app, store: store, pool: pool, exchangeRates: exchangeRates)
+        metrics = MetricsService(app: app, store: store, pool: pool, settings: metricsSettings)
         let queries = subscribers
         var googlePlay = app.googlePlay.flatMap { settings in
             google.map {

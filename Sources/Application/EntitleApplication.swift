@@ -43,7 +43,7 @@ package final class EntitleApplication: Sendable {
             apps[app.id] = try AppServices(
                 app: app, store: store, pool: self.pool, outbound: outbound, revocationChecker: checker,
                 delivery: configuration.delivery, instrumentation: counting, failures: failures,
-                exchangeRates: configuration.exchangeRates)
+                metrics: configuration.metrics)
         }
         self.apps = apps
         appsByBundle = Dictionary(uniqueKeysWithValues: apps.values.map { ($0.app.bundleId, $0) })

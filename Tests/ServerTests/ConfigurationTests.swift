@@ -159,9 +159,13 @@ final class ConfigurationTests: XCTestCase {
             config(top: #""metrics": {"exchangeRatesFile": "rates.json"}, "#)
                 .replacingOccurrences(of: #""entitlements": ["pro"]}"#, with: #""entitlements": ["pro"], "period": "P1M"}"#))
         let loaded = try ConfigurationLoader.load(path: path.path, environment: [:])
-        XCTAssertEqual(loaded.exchangeRates, ExchangeRates(reportingCurrency: "USD", rates: ["EUR": 1.08]))
-        XCTAssertEqual(loaded.exchangeRates?.rates["USD"], 1)
+        XCTAssertEqual(loaded.metrics.exchangeRates, ExchangeRates(reportingCurrency: "USD", rates: ["EUR": 1.08]))
+        XCTAssertEqual(loaded.metrics.exchangeRates?.rates["USD"], 1)
+        XCTAssertTrue(loaded.metrics.enabled, "kept unless turned off")
         XCTAssertEqual(loaded.apps.first?.products["pro.monthly"]?.period, "P1M")
+        try assertOneProblem(config(top: #""metrics": {"enabled": "no"}, "#), contains: "metrics.enabled")
+        try writeFile(path, config(top: #""metrics": {"enabled": false}, "#))
+        XCTAssertFalse(try ConfigurationLoader.load(path: path.path, environment: [:]).metrics.enabled)
     }
 
     func testGooglePlaySettingsAreChecked() throws {

@@ -149,6 +149,21 @@ final class MetricsEndpointTests: XCTestCase {
         XCTAssertEqual(try figures(), kept)
     }
 
+    /// `metrics.enabled: false`: the writer keeps no figures, and the API says they are off.
+    func testFiguresTurnedOffAreNeitherKeptNorAnswered() throws {
+        fixture = try SupportFixture(top: #", "metrics": {"enabled": false}"#, environments: #"["Production", "Sandbox"]"#)
+        try post("m1", original: "m1", from: 7, to: 37, price: 9990, currency: "USD")
+        let summary = try fixture.call("GET", "/v1/metrics/summary", key: SupportFixture.server)
+        XCTAssertEqual(summary.status, 404, summary.text)
+        XCTAssertEqual(summary.json["error"]?["code"], "NOT_FOUND")
+        XCTAssertTrue(summary.json["error"]?["message"]?.stringValue?.contains("metrics.enabled") ?? false, summary.text)
+        XCTAssertEqual(try fixture.call("GET", "/v1/metrics/mrr", key: SupportFixture.server).status, 404)
+        let database = fixture.folder.appendingPathComponent("facts.sqlite3").path
+        let kept = try runProcess(
+            "sqlite3", ["-cmd", ".timeout 5000", database, "SELECT count(*) FROM metric_moments; SELECT count(*) FROM transactions;"])
+        XCTAssertEqual(kept.stdout, "0\n1\n", kept.stderr)
+    }
+
     func testRefusals() throws {
         XCTAssertEqual(try fixture.call("GET", "/v1/metrics/summary", key: SupportFixture.client).status, 403)
         XCTAssertEqual(try fixture.call("GET", "/v1/metrics/summary", key: nil).status, 401)

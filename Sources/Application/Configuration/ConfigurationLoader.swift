@@ -78,7 +78,7 @@ package enum ConfigurationLoader {
             reader.object(root, "delivery", path: "config"), folder: folder, reader: &reader)
         configuration.console = ConsoleSettingsParser.parse(reader.object(root, "console", path: "config"), folder: folder, reader: &reader)
         configuration.rateLimits = RateLimitParser.parse(reader.object(root, "rateLimits", path: "config"), reader: &reader)
-        configuration.exchangeRates = MetricsSettingsParser.parse(
+        configuration.metrics = MetricsSettingsParser.parse(
             reader.object(root, "metrics", path: "config"), folder: folder, reader: &reader)
         return configuration
     }

@@ -10,8 +10,9 @@ package struct EntitleConfiguration: Sendable {
     package var delivery = DeliverySettings()
     package var console = ConsoleSettings()
     package var rateLimits = RateLimitSettings()
-    /// `metrics.exchangeRatesFile`: MRR and ARR converted to one reporting currency.
-    package var exchangeRates: ExchangeRates?
+    /// `metrics`: whether the figures are kept, and `exchangeRatesFile` (MRR and ARR converted to
+    /// one reporting currency).
+    package var metrics = MetricsSettings()
     package var apps: [AppConfiguration]
     /// The configuration file, for messages and for resolving relative paths.
     package var path: String

@@ -15,10 +15,28 @@ package struct ExchangeRates: Sendable, Equatable {
     }
 }
 
+/// `metrics` (top level): whether the writer keeps the business figures (`enabled`, default true:
+/// off saves their writes, and the metrics API answers 404), and the exchange rates.
+package struct MetricsSettings: Sendable, Equatable {
+    package var enabled = true
+    package var exchangeRates: ExchangeRates?
+
+    package init(enabled: Bool = true, exchangeRates: ExchangeRates? = nil) {
+        self.enabled = enabled
+        self.exchangeRates = exchangeRates
+    }
+}
+
 enum MetricsSettingsParser {
-    static func parse(_ object: JSONObject?, folder: String, reader: inout ConfigurationReader) -> ExchangeRates? {
-        guard let object else { return nil }
-        reader.checkMembers(object, allowed: ["exchangeRatesFile"], path: "metrics")
+    static func parse(_ object: JSONObject?, folder: String, reader: inout ConfigurationReader) -> MetricsSettings {
+        guard let object else { return MetricsSettings() }
+        reader.checkMembers(object, allowed: ["enabled", "exchangeRatesFile"], path: "metrics")
+        return MetricsSettings(
+            enabled: reader.bool(object, "enabled", path: "metrics") ?? true,
+            exchangeRates: exchangeRates(object, folder: folder, reader: &reader))
+    }
+
+    private static func exchangeRates(_ object: JSONObject, folder: String, reader: inout ConfigurationReader) -> ExchangeRates? {
         guard let file = reader.string(object, "exchangeRatesFile", path: "metrics") else { return nil }
         let path = ConfigurationLoader.resolve(file, in: folder)
         guard let data = FileManager.default.contents(atPath: path) else {

@@ -14,7 +14,7 @@ struct AppEventWriter: Sendable {
     /// Made once: every write of the app carries it.
     var composer: EventComposer
 
-    init(app: AppConfiguration, instrumentation: any Instrumentation, deliveries: WebhookDispatcher?) {
+    init(app: AppConfiguration, instrumentation: any Instrumentation, deliveries: WebhookDispatcher?, keepsMetrics: Bool = true) {
         self.app = app
         self.instrumentation = instrumentation
         self.deliveries = deliveries
@@ -22,6 +22,7 @@ struct AppEventWriter: Sendable {
             appId: app.id, rules: app.viewRules, endpoints: app.webhooks.map(\.eventEndpoint), clock: { Milliseconds.now },
             newId: { UUID().uuidString.lowercased() })
         composer.retentionWindow = app.retention.map { Int64($0.saveWindowDays) * 86_400_000 }
+        composer.keepsMetrics = keepsMetrics
     }
 
     /// Once the transaction holding `events` (or a forward) has committed: count them and wake

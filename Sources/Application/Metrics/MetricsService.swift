@@ -14,12 +14,15 @@ package final class MetricsService: Sendable {
     let store: any FactStore
     let pool: BlockingPool
     let exchangeRates: ExchangeRates?
+    /// `metrics.enabled`: off, the writer keeps no figures and there are none to read.
+    let enabled: Bool
     /// At most this many buckets in one series.
     package static let maximumBuckets = 1000
 
-    init(app: AppConfiguration, store: any FactStore, pool: BlockingPool, exchangeRates: ExchangeRates?) {
+    init(app: AppConfiguration, store: any FactStore, pool: BlockingPool, settings: MetricsSettings) {
         self.app = app
-        self.exchangeRates = exchangeRates
+        exchangeRates = settings.exchangeRates
+        enabled = settings.enabled
         self.store = store
         self.pool = pool
     }
@@ -42,6 +45,7 @@ package final class MetricsService: Sendable {
     package func summary(
         at: Int64, filter: Filter, now: Int64, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void
     ) {
+        guard enabled else { return completion(.failure(Self.turnedOff)) }
         pool.run(
             {
                 let metrics = try self.ledger(filter, firstDay: Self.day(at), instants: [at])
@@ -77,6 +81,7 @@ package final class MetricsService: Sendable {
         _ name: MetricName, from: Int64, to: Int64, interval: MetricsInterval, filter: Filter, now: Int64,
         completion: @escaping @Sendable (Result<Series, any Error>) -> Void
     ) {
+        guard enabled else { return completion(.failure(Self.turnedOff)) }
         guard from < to else { return completion(.failure(ServiceError.badRequest("from must be before to"))) }
         guard let buckets = interval.buckets(from: from, to: to, limit: Self.maximumBuckets), let first = buckets.first else {
             return completion(
@@ -91,6 +96,9 @@ package final class MetricsService: Sendable {
                 return Series(name: name, interval: interval, filter: filter, from: from, to: to, factsReadAt: now, buckets: values)
             }, completion: completion)
     }
+
+    private static let turnedOff = ServiceError.notFound(
+        "the business figures are turned off (metrics.enabled is false in the configuration)")
 
     // MARK: - The day sums
 

@@ -34,6 +34,8 @@ package struct EventComposer: EventWriting {
     /// A fresh event id.
     package var newId: @Sendable () -> String
     package var retentionWindow: Int64?
+    /// Whether the writer keeps the business figures (`metrics.enabled`).
+    package var keepsMetrics = true
 
     package init(
         appId: String, rules: SubscriberViewRules, endpoints: [EventEndpoint], clock: @escaping @Sendable () -> Int64,

@@ -44,10 +44,13 @@ package protocol EventWriting: Sendable {
     /// How long after a retention answer a save is attributed to it, in milliseconds; nil when
     /// the app answers no retention requests (the writer then reads none).
     var retentionWindow: Int64? { get }
+    /// Whether the writer keeps the business figures in the facts' commits (docs/METRICS.md).
+    var keepsMetrics: Bool { get }
 }
 
 extension EventWriting {
     package var retentionWindow: Int64? { nil }
+    package var keepsMetrics: Bool { true }
 }
 
 /// A notification to pass on byte for byte to the developer's previous handler.

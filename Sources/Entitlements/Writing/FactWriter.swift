@@ -61,7 +61,7 @@ package enum FactWriter {
         for after in change.after {
             let stored = pending.stored[after.originalTransactionId]
             try putChanges(after, over: stored, from: batch, into: store)
-            if after != stored { try keepMetrics(of: after, into: store) }
+            if after != stored, keepsMetrics(batch) { try keepMetrics(of: after, into: store) }
         }
         try rebuildMetrics(of: batch, into: store)
         for (record, _) in batch.transactions {
@@ -75,7 +75,7 @@ package enum FactWriter {
         }
         try storeCalls(of: batch, newPurchases: batch.finishesPurchases ? newTransactions(change, over: pending) : [], into: store)
         for after in change.playAfter where after != change.playBefore[after.purchaseToken] {
-            try keepMetrics(ofPlay: after, into: store)
+            if keepsMetrics(batch) { try keepMetrics(ofPlay: after, into: store) }
             guard let answer = batch.playPurchases.last(where: { $0.purchase.purchaseToken == after.purchaseToken })?.json else { continue }
             try store.putPlayPurchase(after, answer: answer)
         }
@@ -136,6 +136,10 @@ package enum FactWriter {
             try store.putLink(environment: after.environment, originalTransactionId: after.originalTransactionId, appAccountToken: token)
         }
     }
+
+    /// A deployment may turn the figures off (`metrics.enabled`); a batch without an event
+    /// writer (a test, the rebuild) keeps them.
+    private static func keepsMetrics(_ batch: FactBatch) -> Bool { batch.eventWriter?.keepsMetrics ?? true }
 
     /// The figures follow the facts in the same commit: the subscription's moments are computed
     /// again and what changed is added to the day sums (docs/METRICS.md, "Kept by the writer").
