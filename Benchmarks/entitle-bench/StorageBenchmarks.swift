@@ -26,8 +26,10 @@ enum StorageBenchmarks {
     }
 
     /// Fills a database with `--transactions` transactions over `--subscribers` subscribers (app
-    /// `bench`, Sandbox), in batches of 1,000 per commit. The stored JWS column holds a placeholder:
-    /// the read path under test never reads it.
+    /// `bench`, Sandbox), in batches of 1,000 per commit, monthly at 9.99 USD (the writer keeps the
+    /// business figures as it goes). The stored JWS column holds a placeholder: the read paths under
+    /// test never read it. `--current yes`: each subscriber's last month is still running (it
+    /// began fifteen days ago), so that the figures have active subscriptions now.
     static func fill(_ options: [String: String]) throws -> Int32 {
         let path = options["db"] ?? "bench.sqlite3"
         let total = Int(options["transactions"] ?? "") ?? 1_000_000
@@ -35,7 +37,9 @@ enum StorageBenchmarks {
         let store = try SQLiteFactStore(path: path)
         let start = Date()
         var written = 0
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        // Each subscriber's months, the last ending now (or, `--current`, fifteen days from now).
+        let periods = Int64(max(1, total / subscribers))
+        let now = Int64(Date().timeIntervalSince1970 * 1000) + (options["current"] == nil ? 0 : 15 * 86_400_000)
         while written < total {
             var batch = FactBatch(appId: "bench", environment: "Sandbox")
             for _ in 0..<min(1000, total - written) {
@@ -43,9 +47,10 @@ enum StorageBenchmarks {
                 let period = Int64(written / subscribers)
                 let record = TransactionRecord(
                     transactionId: "t\(written)", originalTransactionId: "o\(subscriber)", productId: "pro.monthly",
-                    subscriptionGroupIdentifier: "G1", purchaseDate: now - 30 * 86_400_000 * (10 - period),
-                    expiresDate: now - 30 * 86_400_000 * (9 - period), environment: "Sandbox",
-                    signedDate: now - 30 * 86_400_000 * (10 - period), appAccountToken: token(subscriber))
+                    subscriptionGroupIdentifier: "G1", purchaseDate: now - 30 * 86_400_000 * (periods - period),
+                    expiresDate: now - 30 * 86_400_000 * (periods - 1 - period), environment: "Sandbox",
+                    signedDate: now - 30 * 86_400_000 * (periods - period), appAccountToken: token(subscriber), price: 9990,
+                    currency: "USD")
                 batch.transactions.append((record, "bench"))
                 written += 1
             }

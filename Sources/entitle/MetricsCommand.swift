@@ -1,3 +1,4 @@
+import AppStore
 import Application
 import Entitlements
 import Server

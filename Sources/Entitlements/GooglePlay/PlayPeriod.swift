@@ -1,4 +1,4 @@
-package import JSON
+import JSON
 
 /// One period of a Google Play subscription: the order Google charged for it, from its start to
 /// its expiry, at the plan's price (nothing for a free trial). Google's answer names only the

@@ -21,8 +21,8 @@ package struct StoredMetricMoment: Sendable, Equatable {
 /// that began has its end among the moments, so the changes of all time add up to zero, and the
 /// changes still to come are few (the ends of the periods running now).
 package struct MetricsLedger: MetricsFigures {
-    /// Per figure, per day, per currency (MRR in `MetricPeriod` units).
-    private var days: [MetricFigure: [Int64: MetricAmounts]] = [:]
+    /// Per figure, its sums by day (MRR in `MetricPeriod` units), with running totals.
+    private var days: [MetricFigure: DaySums] = [:]
     /// Lapsed trials by start day: (day they lapsed, how many).
     private var lapsedByOrigin: [Int64: [(day: Int64, count: Int64)]] = [:]
     private var moments: [StoredMetricMoment] = []
@@ -42,11 +42,13 @@ package struct MetricsLedger: MetricsFigures {
             let length = configuredPeriods[productId] ?? period
             return value * (MetricPeriod.scale(of: length) ?? MetricPeriod.unitsPerMilliunit)
         }
+        var byFigure: [MetricFigure: [Int64: MetricAmounts]] = [:]
         for (key, value) in sums where key.day >= firstDay && includes(key.store, key.productId) {
-            days[key.figure, default: [:]][key.day, default: [:]][key.currency, default: 0] +=
+            byFigure[key.figure, default: [:]][key.day, default: [:]][key.currency, default: 0] +=
                 scaled(key.figure, key.productId, key.period, value)
             if key.figure == .lapsedTrial { lapsedByOrigin[key.originDay, default: []].append((key.day, value)) }
         }
+        days = byFigure.mapValues(DaySums.init)
         self.moments = moments.compactMap { stored in
             guard includes(stored.store, stored.moment.productId) else { return nil }
             var scaledMoment = stored
@@ -64,10 +66,7 @@ package struct MetricsLedger: MetricsFigures {
     private func stock(_ figure: MetricFigure, at t: Int64) -> MetricAmounts {
         let day = Self.day(t)
         precondition(day + 1 >= firstDay, "the sums begin after the instant asked")
-        var total: MetricAmounts = [:]
-        for (sumDay, amounts) in days[figure] ?? [:] where sumDay > day {
-            for (currency, value) in amounts { total[currency, default: 0] -= value }
-        }
+        var total = (days[figure] ?? DaySums()).total(from: day + 1, to: .max).mapValues { -$0 }
         if t != Self.midnight(day) {
             precondition(momentDays.contains(day), "the moments of the instant's day were not read")
             for stored in moments where stored.moment.figure == figure && stored.moment.at > Self.midnight(day) && stored.moment.at <= t {
@@ -88,10 +87,7 @@ package struct MetricsLedger: MetricsFigures {
         let (first, end) = Self.days(from: a, to: b)
         precondition(first >= firstDay, "the sums begin after the range asked")
         let nowDay = Self.day(now)
-        var total: MetricAmounts = [:]
-        for (day, amounts) in days[figure] ?? [:] where day >= first && day < end && (!figure.waitsForItsInstant || day < nowDay) {
-            for (currency, value) in amounts { total[currency, default: 0] += value }
-        }
+        var total = (days[figure] ?? DaySums()).total(from: first, to: figure.waitsForItsInstant ? min(end, nowDay) : end)
         if figure.waitsForItsInstant, nowDay >= first, nowDay < end { add(figure, on: nowDay, upTo: now, to: &total) }
         return total
     }
@@ -153,4 +149,43 @@ package struct MetricsLedger: MetricsFigures {
     }
 
     private static func nonZero(_ amounts: MetricAmounts) -> MetricAmounts { amounts.filter { $0.value != 0 } }
+}
+
+/// One figure's sums by day, in day order, with running totals: the sum over any run of days is
+/// two lookups and a difference (a 90-day series asks 90 of them).
+private struct DaySums {
+    private var days: [Int64] = []
+    /// `before[i]`: the sum of the days before `days[i]`; one more at the end, the sum of all.
+    private var before: [MetricAmounts] = [[:]]
+
+    init() {}
+
+    init(_ byDay: [Int64: MetricAmounts]) {
+        days = byDay.keys.sorted()
+        before.reserveCapacity(days.count + 1)
+        var running: MetricAmounts = [:]
+        for day in days {
+            for (currency, value) in byDay[day]! { running[currency, default: 0] += value }
+            before.append(running)
+        }
+    }
+
+    /// The sum of the days in [from, to).
+    func total(from: Int64, to: Int64) -> MetricAmounts {
+        guard from < to else { return [:] }
+        let upper = before[index(to)]
+        let lower = before[index(from)]
+        return upper.merging(lower.mapValues { -$0 }, uniquingKeysWith: +)
+    }
+
+    /// The position of the first day at or after `day`.
+    private func index(_ day: Int64) -> Int {
+        var low = 0
+        var high = days.count
+        while low < high {
+            let middle = (low + high) / 2
+            if days[middle] < day { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
 }
