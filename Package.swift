@@ -123,7 +123,7 @@ let package = Package(
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Entitlements", "TestSupport"], path: "Tests/StorageTests"),
         .testTarget(
             name: "EntitlementsTests",
-            dependencies: ["Entitlements", "AppStore", "Crypto", "JSON", "TestSupport"],
+            dependencies: ["Entitlements", "AppStore", "Crypto", "Instants", "JSON", "TestSupport"],
             path: "Tests/EntitlementsTests"
         ),
         .testTarget(

@@ -1,4 +1,4 @@
 /// The version `entitle --version` prints and `entitle_build_info` exposes.
 package enum EntitleVersion {
-    package static let current = "0.11.0"
+    package static let current = "0.12.0"
 }

@@ -35,17 +35,11 @@ package enum Milliseconds {
 
     package static func date(_ milliseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(milliseconds) / 1000) }
 
-    /// An instant as callers write it: epoch milliseconds (an integer) or ISO 8601 with an offset,
+    /// An instant as callers write it: epoch milliseconds (an integer) or ISO 8601 with an offset (RFC 3339),
     /// with or without fractional seconds; nil for anything else or an instant out of range.
     package static func parse(_ text: String) -> Int64? {
         if let number = Int64(text) { return checked(number) }
-        guard text.utf8.count <= 64, let date = iso8601Date(text) else { return nil }
-        return truncating((date.timeIntervalSince1970 * 1000).rounded(.down))
-    }
-
-    private static func iso8601Date(_ text: String) -> Date? {
-        let fractional = ISO8601DateFormatter()
-        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return fractional.date(from: text) ?? ISO8601DateFormatter().date(from: text)
+        guard text.utf8.count <= 64, let instant = RFC3339.milliseconds(text) else { return nil }
+        return checked(instant)
     }
 }

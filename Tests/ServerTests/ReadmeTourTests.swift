@@ -30,7 +30,7 @@ final class ReadmeTourTests: XCTestCase {
         for expected in [
             #""status":"ready""#, #""state":"ACTIVE""#, #""periodType":"TRIAL""#, #""state":"REVOKED""#, "NOT_IN_CATALOG",
             "ALREADY_SUBSCRIBED_TO_GROUP", #""type":"REFUND""#, #""type":"RENEWAL""#, #""kind":"transaction""#, "Verified OK",
-            #""grant":"#,
+            #""grant":"#, #""activeTrials":"#, "start,currency,value",
         ] {
             XCTAssertTrue(output.contains(expected), "the tour's output lacks \(expected)")
         }

@@ -28,7 +28,7 @@ struct MetricsHandlers: Sendable {
     /// An instant, or a day (`2026-11-01`: its midnight, UTC), as a dashboard's range is written.
     private func instant(_ query: Query, _ name: String, default fallback: Int64) throws(ServiceError) -> Int64 {
         guard let text = query[name] else { return fallback }
-        guard let milliseconds = Milliseconds.parse(text) ?? Self.midnight(ofDay: text) else {
+        guard let milliseconds = Self.midnight(ofDay: text) ?? Milliseconds.parse(text) else {
             throw .badRequest("\(name) must be epoch milliseconds, ISO 8601 or a date (YYYY-MM-DD), in the years 0 to 9999")
         }
         return milliseconds
