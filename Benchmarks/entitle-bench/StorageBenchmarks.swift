@@ -85,7 +85,7 @@ enum StorageBenchmarks {
                     "transactionId": .string("i\(run)-\(index)"), "originalTransactionId": .string("io\(run)-\(index % 5000)"),
                     "bundleId": "com.example.app", "productId": "pro.monthly", "type": "Auto-Renewable Subscription",
                     "environment": "Sandbox", "purchaseDate": .int(base), "expiresDate": .int(base + 86_400_000),
-                    "signedDate": .int(base + Int64(index % 1000)),
+                    "signedDate": .int(base + Int64(index % 1000)), "price": 9990, "currency": "USD",
                 ], with: key)
             let notification = try JWSSigner.sign(
                 header: header,
