@@ -2,20 +2,6 @@ package import Entitlements
 
 /// The business figures' moments and day sums (migration 17; docs/METRICS.md, "Kept by the writer").
 extension PostgreSQLWriteTransaction {
-    func metricMoments(environment: String, subscription: String) throws -> [MetricMoment: Int64] {
-        let rows = try db.execute(
-            """
-            SELECT figure, at, product_id, currency, period, origin_day, value FROM metric_moments
-            WHERE app_id = $1 AND environment = $2 AND subscription = $3
-            """, [.text(appId), .text(environment), .text(subscription)]
-        ).rows
-        var moments: [MetricMoment: Int64] = [:]
-        for row in rows {
-            guard let moment = PostgreSQLFactStore.moment(row) else { continue }
-            moments[moment] = row[6].flatMap { Int64($0) } ?? 0
-        }
-        return moments
-    }
 
     func applyMetricMoments(environment: String, subscription: String, store: String, _ change: MetricMomentsChange) throws {
         for moment in change.removed {
@@ -62,6 +48,26 @@ extension PostgreSQLWriteTransaction {
 }
 
 extension PostgreSQLFactStore {
+    /// A subscription's stored moments, for a caller that sends the statement with others
+    /// (`PostgreSQLWriteTransaction` reads them with the subscription).
+    static func momentsRead(appId: String, environment: String, subscription: String) -> (String, [PGValue]) {
+        (
+            """
+            SELECT figure, at, product_id, currency, period, origin_day, value FROM metric_moments
+            WHERE app_id = $1 AND environment = $2 AND subscription = $3
+            """, [.text(appId), .text(environment), .text(subscription)]
+        )
+    }
+
+    static func moments(from rows: PGRows) -> [MetricMoment: Int64] {
+        var moments: [MetricMoment: Int64] = [:]
+        for row in rows.rows {
+            guard let moment = moment(row) else { continue }
+            moments[moment] = row[6].flatMap { Int64($0) } ?? 0
+        }
+        return moments
+    }
+
     package func metricSums(appId: String, environment: String, fromDay: Int64) throws -> [(key: MetricDayKey, value: Int64)] {
         let rows = try pool.with { db in
             try db.execute(

@@ -13,25 +13,40 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
     /// Locks this transaction took already (a group commit takes all of its batches' at once).
     var heldLocks: Set<String> = []
     /// Subscriptions read for this batch. The writer reads before it writes (and holds their
-    /// locks), so a subscription read once, link and all, need not be read again.
+    /// locks), so a subscription read once, link and all, need not be read again; its metric
+    /// moments come in the same round trip (the writer asks for them once it has merged).
     private let read = ReadSubscriptions()
 
     private final class ReadSubscriptions: @unchecked Sendable {
         var facts: [String: SubscriptionFacts?] = [:]
+        var moments: [String: [MetricMoment: Int64]] = [:]
     }
 
     // MARK: Reading
 
     private static func key(_ environment: String, _ original: String) -> String { environment + "\u{1F}" + original }
 
-    /// The subscription with its link, read in one statement, once per batch.
+    /// The subscription with its link and its metric moments, read in one round trip, once per batch.
     private func subscription(_ environment: String, _ original: String) throws -> SubscriptionFacts? {
         let key = Self.key(environment, original)
         if let known = read.facts[key] { return known }
-        let facts = try PostgreSQLFactStore.facts(
-            db, appId: appId, environment: environment, originalTransactionId: original, evenWithoutTransactions: true)
+        let answers = try db.execute(
+            together: [
+                PostgreSQLFactStore.subscriptionRead(appId: appId, environment: environment, originalTransactionId: original),
+                PostgreSQLFactStore.momentsRead(appId: appId, environment: environment, subscription: original),
+            ])
+        let facts = PostgreSQLFactStore.subscription(from: answers[0], environment: environment)
         read.facts[key] = .some(facts)
+        read.moments[key] = PostgreSQLFactStore.moments(from: answers[1])
         return facts
+    }
+
+    /// The moments read with the subscription, once (the writer puts new ones next), else read
+    /// now (a Play purchase's, a rebuild's).
+    func metricMoments(environment: String, subscription: String) throws -> [MetricMoment: Int64] {
+        if let known = read.moments.removeValue(forKey: Self.key(environment, subscription)) { return known }
+        let (sql, parameters) = PostgreSQLFactStore.momentsRead(appId: appId, environment: environment, subscription: subscription)
+        return PostgreSQLFactStore.moments(from: try db.execute(sql, parameters))
     }
 
     func facts(environment: String, originalTransactionId: String, storedToken: String??) throws -> SubscriptionFacts? {
@@ -113,9 +128,11 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
             together: [
                 insert,
                 PostgreSQLFactStore.subscriptionRead(appId: appId, environment: notification.environment, originalTransactionId: original),
+                PostgreSQLFactStore.momentsRead(appId: appId, environment: notification.environment, subscription: original),
             ])
-        read.facts[Self.key(notification.environment, original)] = .some(
-            PostgreSQLFactStore.subscription(from: answers[1], environment: notification.environment))
+        let key = Self.key(notification.environment, original)
+        read.facts[key] = .some(PostgreSQLFactStore.subscription(from: answers[1], environment: notification.environment))
+        read.moments[key] = PostgreSQLFactStore.moments(from: answers[2])
         return !answers[0].isEmpty
     }
 
