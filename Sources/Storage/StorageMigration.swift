@@ -106,7 +106,6 @@ package enum StorageMigration {
         Table(
             name: "metric_days",
             columns: ["app_id", "environment", "day", "store", "figure", "product_id", "currency", "period", "origin_day", "value"],
-            extra: [("shard", { _ in .integer(0) })],
             order: "app_id, environment, day, store, figure, product_id, currency, period, origin_day"),
     ]
 

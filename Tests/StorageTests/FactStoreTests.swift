@@ -788,6 +788,45 @@ final class PostgreSQLFactStoreTests: FactStoreContract {
         }
     }
 
+    /// On PostgreSQL the writers append their changes to the day sums and a roll-up folds them in
+    /// (docs/METRICS.md): the sums read the same before and after, and two writers never wait on
+    /// one row of `metric_days` (they never write it).
+    func testMetricChangesAreAppendedThenRolledUp() throws {
+        let url: String
+        do { url = try PostgreSQLTestCluster.freshDatabase() } catch let unavailable as PostgreSQLTestCluster.Unavailable {
+            throw XCTSkip("PostgreSQL unavailable: \(unavailable)")
+        }
+        let store = try PostgreSQLFactStore(url: url, poolSize: 2)
+        var batch = FactBatch(appId: "app", environment: "Production")
+        batch.transactions = [
+            (
+                TransactionRecord(
+                    transactionId: "1", originalTransactionId: "1", productId: "p", purchaseDate: 1_767_225_600_000,
+                    expiresDate: 1_769_904_000_000, environment: "Production", signedDate: 1_767_225_600_000, price: 9990, currency: "USD"),
+                "jws"
+            )
+        ]
+        XCTAssertEqual(try store.apply(batch), .applied)
+        func count(_ table: String) throws -> String {
+            try runProcess("psql", [url, "-At", "-c", "SELECT count(*) FROM \(table)"]).stdout.trimmingCharacters(
+                in: .whitespacesAndNewlines)
+        }
+        func sums() throws -> [String] {
+            try store.metricSums(appId: "app", environment: "Production", fromDay: 0).map { "\($0.key) \($0.value)" }.sorted()
+        }
+        let before = try sums()
+        XCTAssertEqual(before.count, 7, "revenue, a paid purchase, active and MRR in and out, the churn due at its end: \(before)")
+        XCTAssertEqual(try count("metric_days"), "0")
+        XCTAssertEqual(try count("metric_deltas"), "7")
+        try store.rollUpMetrics()
+        XCTAssertEqual(try count("metric_deltas"), "0")
+        XCTAssertEqual(try count("metric_days"), "7")
+        XCTAssertEqual(try sums(), before)
+        XCTAssertEqual(try store.rebuildMetrics(appId: "app", environment: "Production"), 1)
+        try store.rollUpMetrics()
+        XCTAssertEqual(try sums(), before, "a rebuild forgets the rolled-up sums too")
+    }
+
     /// Two instances starting at once on a new database: the advisory lock lets one apply the
     /// migrations and the other find them applied.
     func testMigrationsRunOnceWhenTwoInstancesStartTogether() throws {

@@ -45,9 +45,6 @@ final class PostgreSQLConnection: @unchecked Sendable {
     private var prepared: [String: String] = [:]
     /// Deferred statements (prepared name, parameters as text), in order.
     private var deferred: [(name: String, parameters: [String?])] = []
-    /// The day-sum shard this connection's transactions add to (migration 17): connections that
-    /// write at once seldom share one, so they seldom wait on each other's rows.
-    let metricShard = Int64.random(in: 0..<16)
 
     init(conninfo: String) throws(StorageError) {
         self.conninfo = conninfo

@@ -24,24 +24,22 @@ extension PostgreSQLWriteTransaction {
                     .text(store), .integer(value),
                 ])
         }
+        // Appended, never updated in place: see `PostgreSQLFactStore.rollUpMetrics`.
         for (key, delta) in change.dayDeltas {
             try db.executeLater(
                 """
-                INSERT INTO metric_days (app_id, environment, day, store, figure, product_id, currency, period, origin_day, shard, value)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-                ON CONFLICT (app_id, environment, day, store, figure, product_id, currency, period, origin_day, shard)
-                DO UPDATE SET value = metric_days.value + excluded.value
+                INSERT INTO metric_deltas (app_id, environment, day, store, figure, product_id, currency, period, origin_day, value)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
                 """,
                 [
                     .text(appId), .text(environment), .integer(key.day), .text(key.store), .text(key.figure.rawValue),
-                    .text(key.productId), .text(key.currency), .text(key.period), .integer(key.originDay), .integer(db.metricShard),
-                    .integer(delta),
+                    .text(key.productId), .text(key.currency), .text(key.period), .integer(key.originDay), .integer(delta),
                 ])
         }
     }
 
     func clearMetrics(environment: String) throws {
-        for table in ["metric_moments", "metric_days"] {
+        for table in ["metric_moments", "metric_days", "metric_deltas"] {
             try db.executeLater("DELETE FROM \(table) WHERE app_id = $1 AND environment = $2", [.text(appId), .text(environment)])
         }
     }
@@ -72,8 +70,12 @@ extension PostgreSQLFactStore {
         let rows = try pool.with { db in
             try db.execute(
                 """
-                SELECT day, store, figure, product_id, currency, period, origin_day, SUM(value)::BIGINT FROM metric_days
-                WHERE app_id = $1 AND environment = $2 AND day >= $3
+                SELECT day, store, figure, product_id, currency, period, origin_day, SUM(value)::BIGINT FROM (
+                    SELECT day, store, figure, product_id, currency, period, origin_day, value FROM metric_days
+                    WHERE app_id = $1 AND environment = $2 AND day >= $3
+                    UNION ALL
+                    SELECT day, store, figure, product_id, currency, period, origin_day, value FROM metric_deltas
+                    WHERE app_id = $1 AND environment = $2 AND day >= $3) AS sums
                 GROUP BY day, store, figure, product_id, currency, period, origin_day
                 """, [.text(appId), .text(environment), .integer(fromDay)]
             ).rows
@@ -102,6 +104,33 @@ extension PostgreSQLFactStore {
             return StoredMetricMoment(store: row[7] ?? "", moment: moment, value: row[6].flatMap { Int64($0) } ?? 0)
         }
     }
+
+    /// Folds the appended changes into the day sums, in one statement (a change committed
+    /// meanwhile waits for the next roll-up); one instance at a time, the others skip.
+    static func rollUpMetrics(_ db: PostgreSQLConnection) throws {
+        try db.execute("BEGIN")
+        do {
+            if try db.execute("SELECT pg_try_advisory_xact_lock($1)", [.integer(metricsRollUpLock)]).text(0, 0) == "t" {
+                try db.execute(
+                    """
+                    WITH moved AS (DELETE FROM metric_deltas
+                        RETURNING app_id, environment, day, store, figure, product_id, currency, period, origin_day, value)
+                    INSERT INTO metric_days (app_id, environment, day, store, figure, product_id, currency, period, origin_day, value)
+                    SELECT app_id, environment, day, store, figure, product_id, currency, period, origin_day, SUM(value) FROM moved
+                    GROUP BY app_id, environment, day, store, figure, product_id, currency, period, origin_day
+                    ON CONFLICT (app_id, environment, day, store, figure, product_id, currency, period, origin_day)
+                    DO UPDATE SET value = metric_days.value + excluded.value
+                    """)
+            }
+            try db.execute("COMMIT")
+        } catch {
+            _ = try? db.execute("ROLLBACK")  // the error below is the one to report
+            throw error
+        }
+    }
+
+    /// The advisory lock of the roll-up (any number: it only has to differ from the others').
+    static let metricsRollUpLock: Int64 = 0x656E_7469_746C_6572
 
     /// A moment from its first six columns (nil: a figure this build does not know).
     static func moment(_ row: [String?]) -> MetricMoment? {

@@ -29,6 +29,9 @@ package final class PostgreSQLFactStore: FactStore {
     /// large. Every group holds the app's event counter from its events to its commit (its WAL
     /// flush included): throughput comes from batches per commit, not from commits at once.
     private static let writerThreads = 2
+    /// When a writer last folded the appended metric changes into the day sums (epoch ms).
+    private let lastMetricsRollUp = Mutex<Int64>(0)
+    private static let metricsRollUpMilliseconds: Int64 = 1000
 
     /// `url` is a libpq connection string (`postgresql://user:pass@host:5432/db`); `poolSize`
     /// bounds the connections (and concurrent transactions) of this process.
@@ -110,7 +113,28 @@ package final class PostgreSQLFactStore: FactStore {
             return
         }
         for ((_, completion), result) in zip(group, results) { completion(result) }
+        rollUpMetricsWhenDue()
     }
+
+    /// About once a second while writes come, after a group has answered: the appended metric
+    /// changes are folded into the day sums, so that a reader's deltas stay few.
+    private func rollUpMetricsWhenDue() {
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let due = lastMetricsRollUp.withLock { last in
+            guard now - last >= Self.metricsRollUpMilliseconds else { return false }
+            last = now
+            return true
+        }
+        guard due else { return }
+        do {
+            try pool.with { try Self.rollUpMetrics($0) }
+        } catch {
+            // Nothing is lost: the changes stay appended, readers count them, the next roll-up folds them.
+        }
+    }
+
+    /// Folds the appended metric changes now (tests; writers do it about once a second).
+    package func rollUpMetrics() throws { try pool.with { try Self.rollUpMetrics($0) } }
 
     package func write(_ batch: FactBatch) throws -> AppliedBatch {
         try pool.transaction { try Self.write(batch, $0) }

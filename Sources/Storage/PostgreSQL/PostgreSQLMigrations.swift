@@ -173,9 +173,10 @@ enum PostgreSQLMigrations {
             answered_at BIGINT NOT NULL, saved_at BIGINT, saved_by TEXT, body TEXT NOT NULL, PRIMARY KEY (app_id, request_identifier));
         CREATE INDEX retention_records_by_subscription ON retention_records (app_id, environment, original_transaction_id);
         """,
-        // 17: the business figures kept by the writer (docs/METRICS.md, "Kept by the writer"). A day
-        // sum is split in shards, each connection adding to its own, so that two instances writing
-        // the same day's figures never wait on one row; a reader adds the shards up.
+        // 12: the business figures kept by the writer (docs/METRICS.md, "Kept by the writer"). The
+        // writers only append their changes to the day sums (`metric_deltas`, no key, no index:
+        // writers never wait on one another's rows), and a roll-up folds them into `metric_days`
+        // every second or so; a reader adds both up.
         """
         CREATE TABLE metric_moments (
             app_id TEXT NOT NULL, environment TEXT NOT NULL, subscription TEXT NOT NULL, figure TEXT NOT NULL, at BIGINT NOT NULL,
@@ -185,9 +186,11 @@ enum PostgreSQLMigrations {
         CREATE INDEX metric_moments_by_instant ON metric_moments (app_id, environment, at);
         CREATE TABLE metric_days (
             app_id TEXT NOT NULL, environment TEXT NOT NULL, day BIGINT NOT NULL, store TEXT NOT NULL, figure TEXT NOT NULL,
-            product_id TEXT NOT NULL, currency TEXT NOT NULL, period TEXT NOT NULL, origin_day BIGINT NOT NULL, shard INTEGER NOT NULL,
-            value BIGINT NOT NULL,
-            PRIMARY KEY (app_id, environment, day, store, figure, product_id, currency, period, origin_day, shard));
+            product_id TEXT NOT NULL, currency TEXT NOT NULL, period TEXT NOT NULL, origin_day BIGINT NOT NULL, value BIGINT NOT NULL,
+            PRIMARY KEY (app_id, environment, day, store, figure, product_id, currency, period, origin_day));
+        CREATE TABLE metric_deltas (
+            app_id TEXT NOT NULL, environment TEXT NOT NULL, day BIGINT NOT NULL, store TEXT NOT NULL, figure TEXT NOT NULL,
+            product_id TEXT NOT NULL, currency TEXT NOT NULL, period TEXT NOT NULL, origin_day BIGINT NOT NULL, value BIGINT NOT NULL);
         """,
     ]
 
