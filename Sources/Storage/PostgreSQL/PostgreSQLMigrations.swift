@@ -183,7 +183,9 @@ enum PostgreSQLMigrations {
             product_id TEXT NOT NULL, currency TEXT NOT NULL, period TEXT NOT NULL, origin_day BIGINT NOT NULL, store TEXT NOT NULL,
             value BIGINT NOT NULL,
             PRIMARY KEY (app_id, environment, subscription, figure, at, product_id, currency, period, origin_day));
-        CREATE INDEX metric_moments_by_instant ON metric_moments (app_id, environment, at);
+        -- On the instant alone: a generic plan made while the table was empty took an index led by
+        -- (app_id, environment) for the writer's read of one subscription and scanned them all.
+        CREATE INDEX metric_moments_by_instant ON metric_moments (at);
         CREATE TABLE metric_days (
             app_id TEXT NOT NULL, environment TEXT NOT NULL, day BIGINT NOT NULL, store TEXT NOT NULL, figure TEXT NOT NULL,
             product_id TEXT NOT NULL, currency TEXT NOT NULL, period TEXT NOT NULL, origin_day BIGINT NOT NULL, value BIGINT NOT NULL,
