@@ -1,8 +1,6 @@
-import AppStore
 package import Entitlements
 import Instants
 package import JSON
-import Synchronization
 
 /// `GET /v1/metrics/summary` and `GET /v1/metrics/{name}`: the business figures of
 /// docs/METRICS.md, per environment, read on the blocking pool from the day sums the writer keeps

@@ -17,7 +17,8 @@ package struct StoredMetricMoment: Sendable, Equatable {
 /// every moment of the days an instant asked falls inside (where a day's sum is too coarse).
 ///
 /// Flows are asked over whole UTC days (the series' buckets); stocks at any instant whose day's
-/// moments were read, or at a midnight. A stock at t is minus the changes after t: every stretch
+/// moments were read, or at a midnight. (`MetricsService` asks nothing else; the asserts say so
+/// in debug builds, and never stop a server.) A stock at t is minus the changes after t: every stretch
 /// that began has its end among the moments, so the changes of all time add up to zero, and the
 /// changes still to come are few (the ends of the periods running now).
 package struct MetricsLedger: MetricsFigures {
@@ -65,10 +66,10 @@ package struct MetricsLedger: MetricsFigures {
     /// Σ of a stock's changes up to and including `t`.
     private func stock(_ figure: MetricFigure, at t: Int64) -> MetricAmounts {
         let day = Self.day(t)
-        precondition(day + 1 >= firstDay, "the sums begin after the instant asked")
+        assert(day + 1 >= firstDay, "the sums begin after the instant asked")
         var total = (days[figure] ?? DaySums()).total(from: day + 1, to: .max).mapValues { -$0 }
         if t != Self.midnight(day) {
-            precondition(momentDays.contains(day), "the moments of the instant's day were not read")
+            assert(momentDays.contains(day), "the moments of the instant's day were not read")
             for stored in moments where stored.moment.figure == figure && stored.moment.at > Self.midnight(day) && stored.moment.at <= t {
                 total[stored.moment.currency, default: 0] += stored.value
             }
@@ -85,7 +86,7 @@ package struct MetricsLedger: MetricsFigures {
     /// Σ of a flow over the days of [a, b); one that waits for its instant only up to `now`.
     private func flow(_ figure: MetricFigure, from a: Int64, to b: Int64, now: Int64 = .max) -> MetricAmounts {
         let (first, end) = Self.days(from: a, to: b)
-        precondition(first >= firstDay, "the sums begin after the range asked")
+        assert(first >= firstDay, "the sums begin after the range asked")
         let nowDay = Self.day(now)
         var total = (days[figure] ?? DaySums()).total(from: first, to: figure.waitsForItsInstant ? min(end, nowDay) : end)
         if figure.waitsForItsInstant, nowDay >= first, nowDay < end { add(figure, on: nowDay, upTo: now, to: &total) }
@@ -97,7 +98,7 @@ package struct MetricsLedger: MetricsFigures {
         _ figure: MetricFigure, on day: Int64, upTo t: Int64, where accepts: (MetricMoment) -> Bool = { _ in true },
         to total: inout MetricAmounts
     ) {
-        precondition(momentDays.contains(day), "the moments of now's day were not read")
+        assert(momentDays.contains(day), "the moments of now's day were not read")
         for stored in moments where stored.moment.figure == figure && Self.day(stored.moment.at) == day && stored.moment.at <= t {
             if accepts(stored.moment) { total[stored.moment.currency, default: 0] += stored.value }
         }
@@ -105,7 +106,7 @@ package struct MetricsLedger: MetricsFigures {
 
     /// [a, b) as days; both must be midnights.
     private static func days(from a: Int64, to b: Int64) -> (Int64, Int64) {
-        precondition(a == midnight(day(a)) && b == midnight(day(b)), "flows are read over whole days")
+        assert(a == midnight(day(a)) && b == midnight(day(b)), "flows are read over whole days")
         return (day(a), day(b))
     }
 
