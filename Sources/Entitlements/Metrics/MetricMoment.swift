@@ -75,7 +75,7 @@ package struct MetricMoment: Hashable, Sendable, Comparable {
 }
 
 /// How a subscription's moments changed: what the writer deletes, puts and adds to the day sums.
-package struct MetricMomentsChange: Sendable, Equatable {
+package struct MetricMomentsChange: Sendable {
     package var removed: [MetricMoment] = []
     package var put: [(moment: MetricMoment, value: Int64)] = []
     /// Per day sum: the amount it changes by.
@@ -96,11 +96,6 @@ package struct MetricMomentsChange: Sendable, Equatable {
         removed.sort()
         put.sort { $0.moment < $1.moment }
         dayDeltas = deltas.filter { $0.value != 0 }.map { ($0.key, $0.value) }.sorted { $0.key < $1.key }
-    }
-
-    package static func == (a: MetricMomentsChange, b: MetricMomentsChange) -> Bool {
-        a.removed == b.removed && a.put.elementsEqual(b.put, by: { $0 == $1 })
-            && a.dayDeltas.elementsEqual(b.dayDeltas, by: { $0 == $1 })
     }
 }
 
