@@ -3,40 +3,67 @@ package import Entitlements
 /// The business figures' moments and day sums (migration 17; docs/METRICS.md, "Kept by the writer").
 extension PostgreSQLWriteTransaction {
 
+    /// Three statements whatever the change's size (arrays, unnested): the removed moments, the
+    /// new values, and the changes appended to the day sums (see `PostgreSQLFactStore.rollUpMetrics`).
     func applyMetricMoments(environment: String, subscription: String, store: String, _ change: MetricMomentsChange) throws {
-        for moment in change.removed {
+        let scope: [PGValue] = [.text(appId), .text(environment), .text(subscription)]
+        if !change.removed.isEmpty {
             try db.executeLater(
                 """
-                DELETE FROM metric_moments WHERE app_id = $1 AND environment = $2 AND subscription = $3 AND figure = $4 AND at = $5
-                    AND product_id = $6 AND currency = $7 AND period = $8 AND origin_day = $9
-                """, [.text(appId), .text(environment), .text(subscription)] + PostgreSQLFactStore.values(moment))
+                DELETE FROM metric_moments m
+                USING unnest($4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[], $9::bigint[])
+                    AS r(figure, at, product_id, currency, period, origin_day)
+                WHERE m.app_id = $1 AND m.environment = $2 AND m.subscription = $3 AND m.figure = r.figure AND m.at = r.at
+                    AND m.product_id = r.product_id AND m.currency = r.currency AND m.period = r.period AND m.origin_day = r.origin_day
+                """, scope + Self.columns(change.removed))
         }
-        for (moment, value) in change.put {
+        if !change.put.isEmpty {
             try db.executeLater(
                 """
                 INSERT INTO metric_moments (app_id, environment, subscription, figure, at, product_id, currency, period, origin_day,
                     store, value)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+                SELECT $1, $2, $3, p.figure, p.at, p.product_id, p.currency, p.period, p.origin_day, $10, p.value
+                FROM unnest($4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[], $9::bigint[], $11::bigint[])
+                    AS p(figure, at, product_id, currency, period, origin_day, value)
                 ON CONFLICT (app_id, environment, subscription, figure, at, product_id, currency, period, origin_day)
                 DO UPDATE SET value = excluded.value
                 """,
-                [.text(appId), .text(environment), .text(subscription)] + PostgreSQLFactStore.values(moment) + [
-                    .text(store), .integer(value),
+                scope + Self.columns(change.put.map(\.moment)) + [
+                    .text(store), .text(Self.integers(change.put.map(\.value))),
                 ])
         }
-        // Appended, never updated in place: see `PostgreSQLFactStore.rollUpMetrics`.
-        for (key, delta) in change.dayDeltas {
+        if !change.dayDeltas.isEmpty {
+            let keys = change.dayDeltas.map(\.key)
             try db.executeLater(
                 """
                 INSERT INTO metric_deltas (app_id, environment, day, store, figure, product_id, currency, period, origin_day, value)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+                SELECT $1, $2, d.*
+                FROM unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[], $10::bigint[])
+                    AS d(day, store, figure, product_id, currency, period, origin_day, value)
                 """,
                 [
-                    .text(appId), .text(environment), .integer(key.day), .text(key.store), .text(key.figure.rawValue),
-                    .text(key.productId), .text(key.currency), .text(key.period), .integer(key.originDay), .integer(delta),
+                    .text(appId), .text(environment), .text(Self.integers(keys.map(\.day))),
+                    .text(PostgreSQLWriteTransaction.arrayLiteral(keys.map(\.store))),
+                    .text(PostgreSQLWriteTransaction.arrayLiteral(keys.map(\.figure.rawValue))),
+                    .text(PostgreSQLWriteTransaction.arrayLiteral(keys.map(\.productId))),
+                    .text(PostgreSQLWriteTransaction.arrayLiteral(keys.map(\.currency))),
+                    .text(PostgreSQLWriteTransaction.arrayLiteral(keys.map(\.period))),
+                    .text(Self.integers(keys.map(\.originDay))), .text(Self.integers(change.dayDeltas.map(\.delta))),
                 ])
         }
     }
+
+    /// The moments' identities as six arrays: figure, at, product, currency, period, origin day.
+    private static func columns(_ moments: [MetricMoment]) -> [PGValue] {
+        [
+            .text(PostgreSQLWriteTransaction.arrayLiteral(moments.map(\.figure.rawValue))), .text(integers(moments.map(\.at))),
+            .text(PostgreSQLWriteTransaction.arrayLiteral(moments.map(\.productId))),
+            .text(PostgreSQLWriteTransaction.arrayLiteral(moments.map(\.currency))),
+            .text(PostgreSQLWriteTransaction.arrayLiteral(moments.map(\.period))), .text(integers(moments.map(\.originDay))),
+        ]
+    }
+
+    private static func integers(_ values: [Int64]) -> String { "{" + values.map(String.init).joined(separator: ",") + "}" }
 
     func clearMetrics(environment: String) throws {
         for table in ["metric_moments", "metric_days", "metric_deltas"] {
@@ -138,12 +165,5 @@ extension PostgreSQLFactStore {
         func number(_ index: Int) -> Int64 { row[index].flatMap { Int64($0) } ?? 0 }
         return MetricMoment(
             figure, at: number(1), productId: row[2] ?? "", currency: row[3] ?? "", period: row[4] ?? "", originDay: number(5))
-    }
-
-    static func values(_ moment: MetricMoment) -> [PGValue] {
-        [
-            .text(moment.figure.rawValue), .integer(moment.at), .text(moment.productId), .text(moment.currency), .text(moment.period),
-            .integer(moment.originDay),
-        ]
     }
 }
