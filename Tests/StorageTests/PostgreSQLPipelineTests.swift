@@ -26,6 +26,18 @@ final class PostgreSQLPipelineTests: XCTestCase {
         XCTAssertEqual(try db.execute("SELECT count(*) FROM t").int64(0, 0), 2, "and only once")
     }
 
+    /// The array literals the set-based statements take, read back by PostgreSQL itself.
+    func testArrayParametersArriveElementForElement() throws {
+        let db = try connection()
+        let texts = ["", "plain", "a,b", "{braces}", "say \"hi\"", "back\\slash\\", "NULL", " spaced ", "é ✓ 日本", "\\\""]
+        let rows = try db.execute("SELECT u FROM unnest($1::text[]) WITH ORDINALITY AS a(u, n) ORDER BY n", [.texts(texts)])
+        XCTAssertEqual(rows.rows.map { $0[0] }, texts.map { Optional($0) }, "every text as it was, none read as NULL")
+        let numbers: [Int64] = [0, -1, Int64.max, Int64.min]
+        let read = try db.execute("SELECT u FROM unnest($1::bigint[]) WITH ORDINALITY AS a(u, n) ORDER BY n", [.integers(numbers)])
+        XCTAssertEqual(read.rows.map { $0[0] }, numbers.map { String($0) })
+        XCTAssertEqual(try db.execute("SELECT cardinality($1::text[])", [.texts([])]).int64(0, 0), 0, "an empty array is empty")
+    }
+
     func testAFailedDeferredStatementFailsTheNextOneAndTheTransactionRollsBack() throws {
         let db = try connection()
         try db.execute("CREATE TABLE t (k BIGINT PRIMARY KEY, v TEXT NOT NULL)")

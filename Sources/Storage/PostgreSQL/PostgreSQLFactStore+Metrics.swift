@@ -28,9 +28,7 @@ extension PostgreSQLWriteTransaction {
                 ON CONFLICT (app_id, environment, subscription, figure, at, product_id, currency, period, origin_day)
                 DO UPDATE SET value = excluded.value
                 """,
-                scope + Self.columns(change.put.map(\.moment)) + [
-                    .text(store), .text(Self.integers(change.put.map(\.value))),
-                ])
+                scope + Self.columns(change.put.map(\.moment)) + [.text(store), .integers(change.put.map(\.value))])
         }
         if !change.dayDeltas.isEmpty {
             let keys = change.dayDeltas.map(\.key)
@@ -42,13 +40,9 @@ extension PostgreSQLWriteTransaction {
                     AS d(day, store, figure, product_id, currency, period, origin_day, value)
                 """,
                 [
-                    .text(appId), .text(environment), .text(Self.integers(keys.map(\.day))),
-                    .text(PostgreSQLWriteTransaction.arrayLiteral(keys.map(\.store))),
-                    .text(PostgreSQLWriteTransaction.arrayLiteral(keys.map(\.figure.rawValue))),
-                    .text(PostgreSQLWriteTransaction.arrayLiteral(keys.map(\.productId))),
-                    .text(PostgreSQLWriteTransaction.arrayLiteral(keys.map(\.currency))),
-                    .text(PostgreSQLWriteTransaction.arrayLiteral(keys.map(\.period))),
-                    .text(Self.integers(keys.map(\.originDay))), .text(Self.integers(change.dayDeltas.map(\.delta))),
+                    .text(appId), .text(environment), .integers(keys.map(\.day)), .texts(keys.map(\.store)),
+                    .texts(keys.map(\.figure.rawValue)), .texts(keys.map(\.productId)), .texts(keys.map(\.currency)),
+                    .texts(keys.map(\.period)), .integers(keys.map(\.originDay)), .integers(change.dayDeltas.map(\.delta)),
                 ])
         }
     }
@@ -56,14 +50,10 @@ extension PostgreSQLWriteTransaction {
     /// The moments' identities as six arrays: figure, at, product, currency, period, origin day.
     private static func columns(_ moments: [MetricMoment]) -> [PGValue] {
         [
-            .text(PostgreSQLWriteTransaction.arrayLiteral(moments.map(\.figure.rawValue))), .text(integers(moments.map(\.at))),
-            .text(PostgreSQLWriteTransaction.arrayLiteral(moments.map(\.productId))),
-            .text(PostgreSQLWriteTransaction.arrayLiteral(moments.map(\.currency))),
-            .text(PostgreSQLWriteTransaction.arrayLiteral(moments.map(\.period))), .text(integers(moments.map(\.originDay))),
+            .texts(moments.map(\.figure.rawValue)), .integers(moments.map(\.at)), .texts(moments.map(\.productId)),
+            .texts(moments.map(\.currency)), .texts(moments.map(\.period)), .integers(moments.map(\.originDay)),
         ]
     }
-
-    private static func integers(_ values: [Int64]) -> String { "{" + values.map(String.init).joined(separator: ",") + "}" }
 
     func clearMetrics(environment: String) throws {
         for table in ["metric_moments", "metric_days", "metric_deltas"] {

@@ -128,15 +128,8 @@ extension PostgreSQLFactStore {
                 """
                 UPDATE deliveries SET status = 'failed', next_at = $2, last_error = 'endpoint no longer configured'
                 WHERE app_id = $1 AND status = 'pending' AND NOT (endpoint = ANY ($3::text[]))
-                """, [.text(appId), .integer(now), .text(Self.textArray(endpoints.sorted()))]
+                """, [.text(appId), .integer(now), .texts(endpoints.sorted())]
             ).affected
         }
-    }
-
-    /// A PostgreSQL array literal of text (`{"a","b"}`), quoting every element.
-    static func textArray(_ values: [String]) -> String {
-        "{"
-            + values.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
-            .joined(separator: ",") + "}"
     }
 }

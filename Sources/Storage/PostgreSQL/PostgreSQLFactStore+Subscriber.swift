@@ -14,7 +14,7 @@ extension PostgreSQLFactStore {
     ) throws -> SubscriberFacts {
         let rows = try db.execute(
             subscriberStatement,
-            [.text(appId), .text(PostgreSQLWriteTransaction.arrayLiteral(environments)), .text(appAccountToken)]
+            [.text(appId), .texts(environments), .text(appAccountToken)]
         ).rows
         var subscriptions: [String: [String: SubscriptionFacts]] = [:]
         var grants: [PromotionalGrant] = []

@@ -93,14 +93,7 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
         // One round trip for all of them; `ORDER BY` keeps the writer's order.
         try db.execute(
             "SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest($1::text[]) WITH ORDINALITY AS u(k, n) ORDER BY n",
-            [.text(arrayLiteral(keys))])
-    }
-
-    /// A `text[]` literal: each element quoted, `"` and `\` escaped.
-    static func arrayLiteral(_ values: [String]) -> String {
-        "{"
-            + values.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
-            .joined(separator: ",") + "}"
+            [.texts(keys)])
     }
 
     /// The insert goes with the read of the subscription the notification names, in one round
