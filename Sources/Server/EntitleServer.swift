@@ -33,10 +33,11 @@ package final class EntitleServer: Sendable {
         logger = Logger(loops: loops, metrics: metrics, output: logOutput)
         let logger = self.logger
         PostgreSQLNotices.forward { logger.log("info", "postgresql notice", ["message": .string($0)]) }
+        let instrumentation = ServerInstrumentation(metrics: metrics, logger: logger)
         application = try EntitleApplication(
             configuration: configuration,
-            store: try store ?? configuration.storage.openStore(),
-            revocationChecker: revocationChecker, instrumentation: ServerInstrumentation(metrics: metrics, logger: logger))
+            store: try store ?? configuration.storage.openStore(instrumentation: instrumentation),
+            revocationChecker: revocationChecker, instrumentation: instrumentation)
         router = Routes.make(application, metrics: metrics)
 
         var http = HTTPServerConfiguration()

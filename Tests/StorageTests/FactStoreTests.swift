@@ -797,16 +797,7 @@ final class PostgreSQLFactStoreTests: FactStoreContract {
             throw XCTSkip("PostgreSQL unavailable: \(unavailable)")
         }
         let store = try PostgreSQLFactStore(url: url, poolSize: 2)
-        var batch = FactBatch(appId: "app", environment: "Production")
-        batch.transactions = [
-            (
-                TransactionRecord(
-                    transactionId: "1", originalTransactionId: "1", productId: "p", purchaseDate: 1_767_225_600_000,
-                    expiresDate: 1_769_904_000_000, environment: "Production", signedDate: 1_767_225_600_000, price: 9990, currency: "USD"),
-                "jws"
-            )
-        ]
-        XCTAssertEqual(try store.apply(batch), .applied)
+        XCTAssertEqual(try store.apply(Self.aPaidMonth), .applied)
         func count(_ table: String) throws -> String {
             try runProcess("psql", [url, "-At", "-c", "SELECT count(*) FROM \(table)"]).stdout.trimmingCharacters(
                 in: .whitespacesAndNewlines)
@@ -825,6 +816,45 @@ final class PostgreSQLFactStoreTests: FactStoreContract {
         XCTAssertEqual(try store.rebuildMetrics(appId: "app", environment: "Production"), 1)
         try store.rollUpMetrics()
         XCTAssertEqual(try sums(), before, "a rebuild forgets the rolled-up sums too")
+    }
+
+    /// One paid month of a subscription: seven metric changes.
+    private static var aPaidMonth: FactBatch {
+        var batch = FactBatch(appId: "app", environment: "Production")
+        batch.transactions = [
+            (
+                TransactionRecord(
+                    transactionId: "1", originalTransactionId: "1", productId: "p", purchaseDate: 1_767_225_600_000,
+                    expiresDate: 1_769_904_000_000, environment: "Production", signedDate: 1_767_225_600_000, price: 9990, currency: "USD"),
+                "jws"
+            )
+        ]
+        return batch
+    }
+
+    /// A roll-up that fails after a group has answered is reported (the server logs and counts
+    /// it as `metrics_rollup`), never swallowed; the write stands and its changes stay appended.
+    func testAFailedRollUpIsReportedAndTheWriteStands() throws {
+        let url: String
+        do { url = try PostgreSQLTestCluster.freshDatabase() } catch let unavailable as PostgreSQLTestCluster.Unavailable {
+            throw XCTSkip("PostgreSQL unavailable: \(unavailable)")
+        }
+        let reported = LockedList<String>()
+        let wasReported = expectation(description: "the roll-up failure is reported")
+        let store = try PostgreSQLFactStore(url: url, poolSize: 2) { task, error in
+            reported.append("\(task): \((error as? StorageError)?.sqlState ?? "\(error)")")
+            wasReported.fulfill()
+        }
+        _ = try runProcess("psql", [url, "-At", "-c", "ALTER TABLE metric_days ADD CONSTRAINT refused CHECK (false) NOT VALID"])
+        let answered = expectation(description: "the write is answered")
+        store.write(Self.aPaidMonth) { result in
+            XCTAssertEqual(try? result.get().outcome, .applied, "the write succeeds whatever its roll-up does")
+            answered.fulfill()
+        }
+        wait(for: [answered, wasReported], timeout: 30)
+        XCTAssertEqual(reported.all, ["metrics_rollup: 23514"], "the check violation, under its task")
+        let deltas = try runProcess("psql", [url, "-At", "-c", "SELECT count(*) FROM metric_deltas"]).stdout
+        XCTAssertEqual(deltas.trimmingCharacters(in: .whitespacesAndNewlines), "7", "the changes are still there to fold")
     }
 
     /// Two instances starting at once on a new database: the advisory lock lets one apply the

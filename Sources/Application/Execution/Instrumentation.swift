@@ -41,7 +41,7 @@ package protocol Instrumentation: Sendable {
 
 extension Instrumentation {
     /// `error` as a background failure: its stable code when it has one.
-    func backgroundFailed(app: String, task: String, _ error: any Error) {
+    package func backgroundFailed(app: String, task: String, _ error: any Error) {
         backgroundFailed(app: app, task: task, code: (error as? any HTTPStatusError)?.code ?? "INTERNAL", message: "\(error)")
     }
 }

@@ -6,9 +6,18 @@ import Storage
 /// The composition root opens the store: the use cases see only the domain's `FactStore`.
 extension StorageSettings {
     /// The store the configuration names: the shared PostgreSQL database when set, else the
-    /// SQLite file. Opening applies pending migrations.
-    package func openStore() throws -> any FactStore {
-        if let postgresql { return try PostgreSQLFactStore(url: postgresql.url, poolSize: postgresql.poolSize) }
+    /// SQLite file. Opening applies pending migrations. The store's own background work (the
+    /// PostgreSQL metric roll-up) reports its failures to `instrumentation` (logged and counted).
+    package func openStore(instrumentation: (any Instrumentation)? = nil) throws -> any FactStore {
+        if let postgresql {
+            let report: @Sendable (String, any Error) -> Void =
+                if let instrumentation {
+                    { task, error in instrumentation.backgroundFailed(app: "", task: task, error) }
+                } else {
+                    PostgreSQLFactStore.printBackgroundFailure
+                }
+            return try PostgreSQLFactStore(url: postgresql.url, poolSize: postgresql.poolSize, reportBackgroundFailure: report)
+        }
         return try SQLiteFactStore(path: sqlitePath)
     }
 

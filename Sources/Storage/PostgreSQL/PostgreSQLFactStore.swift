@@ -32,10 +32,19 @@ package final class PostgreSQLFactStore: FactStore {
     /// When a writer last folded the appended metric changes into the day sums (epoch ms).
     private let lastMetricsRollUp = Mutex<Int64>(0)
     private static let metricsRollUpMilliseconds: Int64 = 1000
+    /// Told of a failure of the store's own background work (`metrics_rollup`), which no caller
+    /// waits for: the server logs and counts it.
+    private let reportBackgroundFailure: @Sendable (_ task: String, _ error: any Error) -> Void
 
     /// `url` is a libpq connection string (`postgresql://user:pass@host:5432/db`); `poolSize`
-    /// bounds the connections (and concurrent transactions) of this process.
-    package init(url: String, poolSize: Int = 8) throws {
+    /// bounds the connections (and concurrent transactions) of this process. Failures of the
+    /// store's background work go to `reportBackgroundFailure` (by default, standard error).
+    package init(
+        url: String, poolSize: Int = 8,
+        reportBackgroundFailure: @escaping @Sendable (_ task: String, _ error: any Error) -> Void = PostgreSQLFactStore
+            .printBackgroundFailure
+    ) throws {
+        self.reportBackgroundFailure = reportBackgroundFailure
         pool = PostgreSQLPool(conninfo: url, size: poolSize)
         workers = PostgreSQLWorkers(threads: min(poolSize, Self.writerThreads))
         try PostgreSQLMigrations.migrate(pool)
@@ -129,8 +138,15 @@ package final class PostgreSQLFactStore: FactStore {
         do {
             try pool.with { try Self.rollUpMetrics($0) }
         } catch {
-            // Nothing is lost: the changes stay appended, readers count them, the next roll-up folds them.
+            // Nothing is lost: the changes stay appended, readers count them, the next roll-up
+            // folds them. But a roll-up that keeps failing lets the deltas grow: it is reported.
+            reportBackgroundFailure("metrics_rollup", error)
         }
+    }
+
+    /// Where background failures go when nobody asked for them (tools, tests): standard error.
+    package static func printBackgroundFailure(task: String, error: any Error) {
+        FileHandle.standardError.write(Data("entitle: PostgreSQL \(task) failed: \(error)\n".utf8))
     }
 
     /// Folds the appended metric changes now (tests; writers do it about once a second).
