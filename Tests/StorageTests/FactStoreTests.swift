@@ -798,10 +798,7 @@ final class PostgreSQLFactStoreTests: FactStoreContract {
         }
         let store = try PostgreSQLFactStore(url: url, poolSize: 2)
         XCTAssertEqual(try store.apply(Self.aPaidMonth), .applied)
-        func count(_ table: String) throws -> String {
-            try runProcess("psql", [url, "-At", "-c", "SELECT count(*) FROM \(table)"]).stdout.trimmingCharacters(
-                in: .whitespacesAndNewlines)
-        }
+        func count(_ table: String) throws -> String { try Self.rows(of: table, in: url) }
         func sums() throws -> [String] {
             try store.metricSums(appId: "app", environment: "Production", fromDay: 0).map { "\($0.key) \($0.value)" }.sorted()
         }
@@ -816,6 +813,11 @@ final class PostgreSQLFactStoreTests: FactStoreContract {
         XCTAssertEqual(try store.rebuildMetrics(appId: "app", environment: "Production"), 1)
         try store.rollUpMetrics()
         XCTAssertEqual(try sums(), before, "a rebuild forgets the rolled-up sums too")
+    }
+
+    /// How many rows `table` holds, as psql reads it.
+    private static func rows(of table: String, in url: String) throws -> String {
+        try runProcess("psql", [url, "-At", "-c", "SELECT count(*) FROM \(table)"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// One paid month of a subscription: seven metric changes.
@@ -853,8 +855,7 @@ final class PostgreSQLFactStoreTests: FactStoreContract {
         }
         wait(for: [answered, wasReported], timeout: 30)
         XCTAssertEqual(reported.all, ["metrics_rollup: 23514"], "the check violation, under its task")
-        let deltas = try runProcess("psql", [url, "-At", "-c", "SELECT count(*) FROM metric_deltas"]).stdout
-        XCTAssertEqual(deltas.trimmingCharacters(in: .whitespacesAndNewlines), "7", "the changes are still there to fold")
+        XCTAssertEqual(try Self.rows(of: "metric_deltas", in: url), "7", "the changes are still there to fold")
     }
 
     /// Two instances starting at once on a new database: the advisory lock lets one apply the
