@@ -49,7 +49,7 @@ let package = Package(
         .target(name: "GooglePlay", dependencies: ["HTTPClient", "Crypto", "Instants", "JSON"], path: "Sources/GooglePlay"),
         .target(name: "JSON", path: "Sources/JSON"),
         // Epoch milliseconds and ISO 8601 durations: every instant enters and is converted here.
-        .target(name: "Instants", path: "Sources/Instants"),
+        .target(name: "Instants", dependencies: ["JSON"], path: "Sources/Instants"),
         .target(name: "Crypto", dependencies: ["COpenSSL", "CShims", "JSON"], path: "Sources/Crypto"),
         .target(name: "AppStore", dependencies: ["Crypto", "Instants", "JSON"], path: "Sources/AppStore"),
         .target(name: "CLinux", path: "Sources/CLinux"),

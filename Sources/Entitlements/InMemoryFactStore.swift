@@ -1,3 +1,4 @@
+import Instants
 import Synchronization
 
 /// A `FactStore` in memory, written through the same `FactWriter` as the SQL stores: for unit
@@ -197,7 +198,7 @@ package final class InMemoryFactStore: FactStore {
             for (moment, value) in change.put { moments[moment] = value }
             set(\.metricMoments, key(environment, subscription), StoredMoments(store: store, moments: moments))
             var days = state.metricDays[key(environment, "")] ?? [:]
-            for (dayKey, delta) in change.dayDeltas { days[dayKey, default: 0] += delta }
+            for (dayKey, delta) in change.dayDeltas { days[dayKey, default: 0].addSaturating(delta) }
             set(\.metricDays, key(environment, ""), days)
         }
 

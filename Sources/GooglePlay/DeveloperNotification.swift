@@ -43,13 +43,13 @@ package struct DeveloperNotification: Sendable {
             typeName = "TEST_NOTIFICATION"
         } else if let subscription = json["subscriptionNotification"]?.objectValue {
             kind = .subscription
-            type = PlayTime.number(subscription["notificationType"])
+            type = PlayTime.number(subscription["notificationType"], in: PlayTime.codes)
             typeName = Self.subscriptionTypes[type ?? -1] ?? "SUBSCRIPTION_NOTIFICATION_TYPE_\(type.map(String.init) ?? "?")"
             purchaseToken = subscription["purchaseToken"]?.stringValue
             productId = subscription["subscriptionId"]?.stringValue
         } else if let product = json["oneTimeProductNotification"]?.objectValue {
             kind = .oneTimeProduct
-            type = PlayTime.number(product["notificationType"])
+            type = PlayTime.number(product["notificationType"], in: PlayTime.codes)
             typeName = Self.oneTimeTypes[type ?? -1] ?? "ONE_TIME_PRODUCT_NOTIFICATION_TYPE_\(type.map(String.init) ?? "?")"
             purchaseToken = product["purchaseToken"]?.stringValue
             productId = product["sku"]?.stringValue
@@ -57,14 +57,14 @@ package struct DeveloperNotification: Sendable {
             kind = .voidedPurchase
             typeName = "VOIDED_PURCHASE"
             purchaseToken = voided["purchaseToken"]?.stringValue
-            voidedProductType = PlayTime.number(voided["productType"])
-            refundType = PlayTime.number(voided["refundType"])
+            voidedProductType = PlayTime.number(voided["productType"], in: PlayTime.codes)
+            refundType = PlayTime.number(voided["refundType"], in: PlayTime.codes)
         } else if let review = json["pendingRefundReviewNotification"]?.objectValue {
             kind = .pendingRefundReview
             typeName = "PENDING_REFUND_REVIEW"
             pendingRefundToken = review["pendingRefundToken"]?.stringValue
             orderId = review["orderId"]?.stringValue
-            refundReason = PlayTime.number(review["refundReason"])
+            refundReason = PlayTime.number(review["refundReason"], in: PlayTime.codes)
             obfuscatedAccountId = review["obfuscatedAccountId"]?.stringValue
         } else {
             kind = .other

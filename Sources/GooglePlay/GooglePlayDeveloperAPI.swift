@@ -70,7 +70,7 @@ package struct GooglePlayDeveloperAPI: Sendable {
                 found.append(
                     VoidedPurchase(
                         purchaseToken: token, orderId: item["orderId"]?.stringValue, voidedTime: time,
-                        voidedReason: PlayTime.number(item["voidedReason"])))
+                        voidedReason: PlayTime.number(item["voidedReason"], in: PlayTime.codes)))
             }
             page = answer["tokenPagination"]?["nextPageToken"]?.stringValue
         } while page != nil

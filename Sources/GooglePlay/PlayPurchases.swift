@@ -133,7 +133,8 @@ package struct ProductPurchaseV2: Sendable {
             let offer = item["productOfferDetails"]?.objectValue
             return LineItem(
                 productId: product, purchaseOptionId: offer?["purchaseOptionId"]?.stringValue, offerId: offer?["offerId"]?.stringValue,
-                quantity: PlayTime.number(offer?["quantity"]), refundableQuantity: PlayTime.number(offer?["refundableQuantity"]),
+                quantity: PlayTime.number(offer?["quantity"], in: PlayTime.quantities),
+                refundableQuantity: PlayTime.number(offer?["refundableQuantity"], in: PlayTime.quantities),
                 consumptionState: offer?["consumptionState"]?.stringValue)
         }
         purchaseTime = json["purchaseCompletionTime"]?.stringValue.flatMap(Milliseconds.parse)
@@ -150,13 +151,15 @@ package struct PlayMoney: Sendable, Equatable {
     package var milliunits: Int64
     package var currency: String
 
-    /// Nil without a currency, or beyond what milliunits hold.
+    /// Nil without a currency code, or for a price outside `Milliunits.priceRange`.
     package init?(_ money: JSONObject?) {
-        guard let money, let currency = money["currencyCode"]?.stringValue, !currency.isEmpty else { return nil }
-        let units = PlayTime.number(money["units"]) ?? 0
-        let nanos = PlayTime.number(money["nanos"]) ?? 0
-        guard units.magnitude < UInt64(Int64.max / 1000), nanos.magnitude < 1_000_000_000 else { return nil }
-        milliunits = units * 1000 + nanos / 1_000_000
+        guard let money, let currency = money["currencyCode"]?.stringValue, CurrencyCode.isValid(currency) else { return nil }
+        let maximumUnits = Milliunits.priceRange.upperBound / 1000
+        guard let units = PlayTime.number(money["units"], in: 0...maximumUnits) ?? (money["units"] == nil ? 0 : nil),
+            let nanos = PlayTime.number(money["nanos"], in: 0...999_999_999) ?? (money["nanos"] == nil ? 0 : nil),
+            let price = Milliunits.price(units * 1000 + nanos / 1_000_000)
+        else { return nil }
+        milliunits = price
         self.currency = currency
     }
 }
@@ -171,9 +174,19 @@ package struct VoidedPurchase: Sendable, Equatable {
 
 /// Google's times: RFC 3339 text (`2024-05-01T12:00:00.123Z`) or milliseconds as a string.
 package enum PlayTime {
-    /// Numbers Google sends as strings (`"1714564800000"`) or as numbers.
-    package static func number(_ value: JSONValue?) -> Int64? { value?.int64Value ?? value?.stringValue.flatMap { Int64($0) } }
+    /// Numbers Google sends as strings (`"1714564800000"`) or as numbers, checked against the
+    /// range the caller accepts.
+    package static func number(_ value: JSONValue?, in range: ClosedRange<Int64>) -> Int64? {
+        guard let value else { return nil }
+        if let text = value.stringValue { return Int64(text).flatMap { range.contains($0) ? $0 : nil } }
+        return value.integer(in: range)
+    }
+
+    /// Google's enumeration codes (notification types, reasons): small non-negative numbers.
+    package static let codes: ClosedRange<Int64> = 0...Int64(Int32.max)
+    /// A purchase's units.
+    package static let quantities: ClosedRange<Int64> = 0...Int64(Int32.max)
 
     /// A time in epoch milliseconds sent as a number or a string; nil when out of range.
-    package static func instant(_ value: JSONValue?) -> Int64? { number(value).flatMap(Milliseconds.checked) }
+    package static func instant(_ value: JSONValue?) -> Int64? { number(value, in: Milliseconds.range) }
 }

@@ -1,4 +1,5 @@
 package import Foundation
+package import JSON
 
 /// Epoch milliseconds: the unit of every App Store date, every Google Play time and every stored
 /// instant. Every conversion goes through here, so none can trap.
@@ -34,6 +35,13 @@ package enum Milliseconds {
     package static var now: Int64 { since1970(Date()) }
 
     package static func date(_ milliseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(milliseconds) / 1000) }
+
+    /// An instant in JSON as callers write it: epoch milliseconds (a whole number) or the text
+    /// `parse` reads; nil for anything else or an instant out of range.
+    package static func instant(_ value: JSONValue) -> Int64? {
+        if let text = value.stringValue { return parse(text) }
+        return value.integer(in: range)
+    }
 
     /// An instant as callers write it: epoch milliseconds (an integer) or ISO 8601 with an offset (RFC 3339),
     /// with or without fractional seconds; nil for anything else or an instant out of range.

@@ -82,6 +82,20 @@ extension JSONValue {
         }
     }
 
+    /// The one checked conversion of a whole number from outside (a request, a signed payload, a
+    /// stored row, a configuration file): the integer when it lies in `range`, nil for anything
+    /// else (not a number, a fraction, beyond the range). Callers state the range they accept.
+    package func integer(in range: ClosedRange<Int64>) -> Int64? {
+        guard let value = int64Value, range.contains(value) else { return nil }
+        return value
+    }
+
+    /// The checked conversion of any number from outside: finite and in `range`, or nil.
+    package func number(in range: ClosedRange<Double>) -> Double? {
+        guard let value = doubleValue, value.isFinite, range.contains(value) else { return nil }
+        return value
+    }
+
     /// Any number as a Double.
     package var doubleValue: Double? {
         switch self {

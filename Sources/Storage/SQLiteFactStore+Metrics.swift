@@ -17,6 +17,8 @@ extension SQLiteWriteTransaction {
         return moments
     }
 
+    /// A day sum past Int64's range is held at its bound, as the ledger's own sums are (SQLite
+    /// would turn it into a REAL): a figure no real data reaches must not stop the writer.
     func applyMetricMoments(environment: String, subscription: String, store: String, _ change: MetricMomentsChange) throws {
         for moment in change.removed {
             try database.statement(
@@ -44,7 +46,7 @@ extension SQLiteWriteTransaction {
                 INSERT INTO metric_days (app_id, environment, day, store, figure, product_id, currency, period, origin_day, value)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (app_id, environment, day, store, figure, product_id, currency, period, origin_day)
-                DO UPDATE SET value = value + excluded.value
+                DO UPDATE SET value = MAX(MIN(value + excluded.value, 9223372036854775807), -9223372036854775808)
                 """
             ).bind([
                 .text(appId), .text(environment), .integer(key.day), .text(key.store), .text(key.figure.rawValue), .text(key.productId),

@@ -14,12 +14,12 @@ import XCTest
 /// whose dates no one can mean; after each request the process must still be running, and
 /// nothing may answer 500.
 final class ExtremeValuesTests: XCTestCase {
-    private var chain: TestChain!
-    private var folder: URL!
+    var chain: TestChain!
+    var folder: URL!
     private var standIn: AppStoreStandIn!
-    private var server: Process?
+    var server: Process?
     private var port = 0
-    private let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+    let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
 
     /// Numbers and times at and beyond every edge: Int64's, Double's, past year 9999, before year 1.
     static let extremeTexts = [
@@ -38,7 +38,7 @@ final class ExtremeValuesTests: XCTestCase {
         try writeFile(
             folder.appendingPathComponent("entitle.json"),
             """
-            {"server": {"port": 0}, "storage": {"sqlite": "facts.sqlite3"},
+            {"server": {"port": 0}, "storage": {"sqlite": "facts.sqlite3"}, "rateLimits": {"enabled": false},
              "apps": [{"id": "app", "bundleId": "com.example.app", "environments": ["Sandbox"],
               "signingKey": {"keyId": "KEY1", "privateKeyFile": "key.p8", "issuerId": "57246542-96fe-1a63-e053-0824d011072a"},
               "apiKeys": [{"key": "admin_key_0123456789", "role": "admin"}],
@@ -64,7 +64,7 @@ final class ExtremeValuesTests: XCTestCase {
         try? FileManager.default.removeItem(at: folder)
     }
 
-    private func call(_ method: String, _ target: String, _ body: JSONObject? = nil) throws -> Int {
+    func call(_ method: String, _ target: String, _ body: JSONObject? = nil) throws -> Int {
         let client = try TestHTTPClient(port: port, timeout: 30)
         try client.send(
             rawRequest(

@@ -687,6 +687,35 @@ class FactStoreContract: XCTestCase {
 
     /// The business figures follow the facts in their commits (docs/METRICS.md, "Kept by the
     /// writer"), whatever order the facts come in, and `rebuildMetrics` gives the same sums again.
+    /// Prices no store charges can still reach a store (rows from before prices were checked):
+    /// their day sums are held at Int64's bounds, on every store and through PostgreSQL's
+    /// roll-up, instead of failing the writer or every read after it.
+    func testDaySumsHoldAtInt64sBoundsInsteadOfFailing() throws {
+        let store = try makeStore()
+        let start: Int64 = 1_767_225_600_000  // 2026-01-01T00:00:00Z
+        for index in 0..<3 {
+            var batch = FactBatch(appId: "app", environment: "Production")
+            batch.transactions = [
+                (
+                    TransactionRecord(
+                        transactionId: "t\(index)", originalTransactionId: "o\(index)", productId: "p", purchaseDate: start + 1000,
+                        expiresDate: start + 2_592_000_000, environment: "Production", signedDate: start, price: .max, currency: "USD"),
+                    "jws-\(index)"
+                )
+            ]
+            XCTAssertEqual(try store.apply(batch), .applied)
+        }
+        func revenue() throws -> Int64? {
+            try store.metricSums(appId: "app", environment: "Production", fromDay: 0).first { $0.key.figure == .revenue }?.value
+        }
+        XCTAssertEqual(try revenue(), .max)
+        if let postgreSQL = store as? PostgreSQLFactStore {
+            try postgreSQL.rollUpMetrics()
+            try postgreSQL.rollUpMetrics()
+            XCTAssertEqual(try revenue(), .max, "rolled up")
+        }
+    }
+
     func testTheFiguresFollowTheFactsAndARebuildGivesTheSame() throws {
         let store = try makeStore()
         let day: Int64 = 86_400_000

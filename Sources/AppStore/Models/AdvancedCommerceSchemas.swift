@@ -4,7 +4,7 @@ enum NestedSchemas {
     static let transactionCommitmentInfo = ModelSchema(
         "TransactionCommitmentInfo",
         [
-            "billingPeriodNumber": .int32, "commitmentExpiresDate": .date, "commitmentPrice": .int64,
+            "billingPeriodNumber": .int32, "commitmentExpiresDate": .date, "commitmentPrice": .price,
             "totalBillingPeriods": .int32,
         ])
 
@@ -12,7 +12,7 @@ enum NestedSchemas {
         "RenewalCommitmentInfo",
         [
             "commitmentAutoRenewProductId": .string, "commitmentAutoRenewStatus": .intEnum,
-            "commitmentRenewalBillingPlanType": .stringEnum, "commitmentRenewalDate": .date, "commitmentRenewalPrice": .int64,
+            "commitmentRenewalBillingPlanType": .stringEnum, "commitmentRenewalDate": .date, "commitmentRenewalPrice": .price,
         ])
 
     static let advancedCommerceDescriptors = ModelSchema(
@@ -24,7 +24,7 @@ enum NestedSchemas {
     static let advancedCommerceOffer = ModelSchema(
         "AdvancedCommerceOffer",
         [
-            "period": .stringEnum, "periodCount": .int32, "price": .int64, "reason": .stringEnum,
+            "period": .stringEnum, "periodCount": .int32, "price": .price, "reason": .stringEnum,
         ])
 
     static let advancedCommerceRefund = ModelSchema(
@@ -37,7 +37,7 @@ enum NestedSchemas {
         "AdvancedCommerceTransactionItem",
         [
             "SKU": .string, "description": .string, "displayName": .string, "offer": .object(advancedCommerceOffer),
-            "price": .int64, "refunds": .array(.object(advancedCommerceRefund)), "revocationDate": .date,
+            "price": .price, "refunds": .array(.object(advancedCommerceRefund)), "revocationDate": .date,
         ])
 
     static let advancedCommerceTransactionInfo = ModelSchema(
@@ -45,20 +45,20 @@ enum NestedSchemas {
         [
             "descriptors": .object(advancedCommerceDescriptors), "estimatedTax": .int64,
             "items": .array(.object(advancedCommerceTransactionItem)), "period": .stringEnum,
-            "requestReferenceId": .string, "taxCode": .string, "taxExclusivePrice": .int64, "taxRate": .string,
+            "requestReferenceId": .string, "taxCode": .string, "taxExclusivePrice": .price, "taxRate": .string,
         ])
 
     static let advancedCommercePriceIncreaseInfo = ModelSchema(
         "AdvancedCommercePriceIncreaseInfo",
         [
-            "dependentSKUs": .array(.string), "price": .int64, "status": .stringEnum,
+            "dependentSKUs": .array(.string), "price": .price, "status": .stringEnum,
         ])
 
     static let advancedCommerceRenewalItem = ModelSchema(
         "AdvancedCommerceRenewalItem",
         [
             "SKU": .string, "description": .string, "displayName": .string, "offer": .object(advancedCommerceOffer),
-            "price": .int64, "priceIncreaseInfo": .object(advancedCommercePriceIncreaseInfo),
+            "price": .price, "priceIncreaseInfo": .object(advancedCommercePriceIncreaseInfo),
         ])
 
     static let advancedCommerceRenewalInfo = ModelSchema(

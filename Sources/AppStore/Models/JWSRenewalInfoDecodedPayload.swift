@@ -9,7 +9,7 @@ package struct JWSRenewalInfoDecodedPayload: AppStoreModel {
             "productId": .string, "autoRenewStatus": .intEnum, "isInBillingRetryPeriod": .bool,
             "priceIncreaseStatus": .intEnum, "gracePeriodExpiresDate": .date, "offerType": .intEnum,
             "offerIdentifier": .string, "signedDate": .date, "environment": .stringEnum,
-            "recentSubscriptionStartDate": .date, "renewalDate": .date, "currency": .string, "renewalPrice": .int64,
+            "recentSubscriptionStartDate": .date, "renewalDate": .date, "currency": .currency, "renewalPrice": .price,
             "offerDiscountType": .stringEnum, "eligibleWinBackOfferIds": .array(.string), "appAccountToken": .uuid,
             "appTransactionId": .string, "offerPeriod": .string,
             "advancedCommerceInfo": .object(NestedSchemas.advancedCommerceRenewalInfo),

@@ -11,7 +11,7 @@ package struct JWSTransactionDecodedPayload: AppStoreModel {
             "type": .stringEnum, "appAccountToken": .uuid, "inAppOwnershipType": .stringEnum, "signedDate": .date,
             "revocationReason": .intEnum, "revocationDate": .date, "isUpgraded": .bool, "offerType": .intEnum,
             "offerIdentifier": .string, "environment": .stringEnum, "storefront": .string, "storefrontId": .string,
-            "transactionReason": .stringEnum, "currency": .string, "price": .int64, "offerDiscountType": .stringEnum,
+            "transactionReason": .stringEnum, "currency": .currency, "price": .price, "offerDiscountType": .stringEnum,
             "appTransactionId": .string, "offerPeriod": .string, "revocationType": .stringEnum,
             "revocationPercentage": .int32, "advancedCommerceInfo": .object(NestedSchemas.advancedCommerceTransactionInfo),
             "billingPlanType": .stringEnum, "commitmentInfo": .object(NestedSchemas.transactionCommitmentInfo),

@@ -11,6 +11,10 @@ package indirect enum FieldType: Sendable {
     case int64
     /// Epoch milliseconds, integer or fractional, possibly negative.
     case date
+    /// A price in whole milliunits, within `Milliunits.priceRange`.
+    case price
+    /// An ISO 4217 code: three capital letters.
+    case currency
     /// Canonical 8-4-4-4-12 text.
     case uuid
     /// An open enum with string raw values: any string decodes.
@@ -93,6 +97,18 @@ package struct ModelSchema: Sendable {
             // rather than trapping wherever it is converted or added to.
             guard Milliseconds.truncating(number) != nil else {
                 throw ModelDecodingError(path: path, problem: "date out of range (years 0 to 9999)")
+            }
+        case .price:
+            guard case .int(let number) = value else { throw mismatch("an integer") }
+            // A price no store charges (Int64.min, 1e18) is refused here, with the payload, so the
+            // figures' arithmetic never meets it.
+            guard Milliunits.price(number) != nil else {
+                throw ModelDecodingError(path: path, problem: "price out of range (0 to \(Milliunits.priceRange.upperBound) milliunits)")
+            }
+        case .currency:
+            guard case .string(let text) = value else { throw mismatch("a currency code") }
+            guard CurrencyCode.isValid(text) else {
+                throw ModelDecodingError(path: path, problem: "not a currency code (three capital letters, ISO 4217)")
             }
         case .uuid:
             guard case .string(let text) = value else { throw mismatch("a UUID string") }

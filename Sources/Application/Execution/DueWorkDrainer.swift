@@ -3,18 +3,28 @@ import Foundation
 import Synchronization
 
 /// Work that waits in the store until it is due (Set App Account Token calls, Google
-/// acknowledgements): drained on `pool` at once when something was queued (`kick`) and by a
-/// timer every `interval`, one drain at a time. Waiting is the timer's, never a pool thread's.
+/// acknowledgements, refund answers): drained on `pool` at once when something was queued
+/// (`kick`) and by a timer every `interval`, one drain at a time. Waiting is the timer's, never a
+/// pool thread's.
 final class DueWorkDrainer: Sendable {
+    /// A kick that arrives while a drain runs is not dropped: that drain read its due list before
+    /// the new work was committed, so it runs once more when it ends (`.runningAndKicked`).
+    private enum State { case idle, running, runningAndKicked }
+
     private let pool: BlockingPool
     private let drain: @Sendable (Date) -> Void
-    private let draining = Mutex(false)
+    private let now: @Sendable () -> Date
+    private let state = Mutex(State.idle)
     /// Set up once in `init`, then only cancelled (in `deinit`): never shared mutable state.
     private nonisolated(unsafe) let timer: any DispatchSourceTimer
 
-    init(interval: TimeInterval, pool: BlockingPool, drain: @escaping @Sendable (Date) -> Void) {
+    init(
+        interval: TimeInterval, pool: BlockingPool, now: @escaping @Sendable () -> Date = { Date() },
+        drain: @escaping @Sendable (Date) -> Void
+    ) {
         self.pool = pool
         self.drain = drain
+        self.now = now
         timer = DispatchSource.makeTimerSource(queue: .global())
         timer.schedule(deadline: .now() + interval, repeating: interval)
         timer.setEventHandler { [weak self] in self?.kick() }
@@ -25,16 +35,30 @@ final class DueWorkDrainer: Sendable {
 
     /// Drains the due work on the pool (a full pool leaves it to the timer).
     func kick() {
-        pool.submit { [self] in
-            guard
-                draining.withLock({ running in
-                    defer { running = true }
-                    return !running
-                })
-            else { return }
-            defer { draining.withLock { $0 = false } }
-            drain(Date())
+        let start = state.withLock { state -> Bool in
+            switch state {
+            case .idle:
+                state = .running
+                return true
+            case .running, .runningAndKicked:
+                state = .runningAndKicked
+                return false
+            }
         }
+        guard start else { return }
+        let submitted = pool.submit { [self] in
+            repeat {
+                drain(now())
+            } while state.withLock { state -> Bool in
+                if state == .runningAndKicked {
+                    state = .running
+                    return true
+                }
+                state = .idle
+                return false
+            }
+        }
+        if !submitted { state.withLock { $0 = .idle } }
     }
 
     /// `base` doubled for each failed attempt, at most `cap` (an hour).

@@ -51,7 +51,7 @@ package struct RefundService: Sendable {
         }
         var consumed: Double?
         if let value = item["consumedPercent"] {
-            guard let number = value.doubleValue, (0...100).contains(number) else {
+            guard let number = value.number(in: 0...100) else {
                 throw ServiceError.badRequest("\(path)consumedPercent must be a number from 0 to 100")
             }
             consumed = number
@@ -70,7 +70,7 @@ package struct RefundService: Sendable {
         guard events.count <= maximumEvents else { throw ServiceError.badRequest("\(path)events: at most \(maximumEvents)") }
         let parsed = try events.enumerated().map { index, event throws(ServiceError) -> UsageRecord.Event in
             guard let text = event["description"]?.stringValue, !text.isEmpty, text.count <= 5000,
-                let instant = event["at"]?.stringValue.flatMap(Milliseconds.parse) ?? event["at"]?.int64Value
+                let instant = event["at"].flatMap(Milliseconds.instant)
             else {
                 throw ServiceError.badRequest(
                     "\(path)events[\(index)] needs \"at\" (ISO 8601 or epoch milliseconds) and a \"description\" of 1 to 5000 characters")

@@ -87,11 +87,13 @@ package struct MetricMomentsChange: Sendable {
         var deltas: [MetricDayKey: Int64] = [:]
         for (moment, value) in old where new[moment] != value {
             if new[moment] == nil { removed.append(moment) }
-            deltas[MetricDayKey(moment, store: store), default: 0] -= value
+            deltas[MetricDayKey(moment, store: store), default: 0] = deltas[MetricDayKey(moment, store: store), default: 0]
+                .addingSaturating(value.negatedSaturating)
         }
         for (moment, value) in new where old[moment] != value {
             put.append((moment, value))
-            deltas[MetricDayKey(moment, store: store), default: 0] += value
+            deltas[MetricDayKey(moment, store: store), default: 0] = deltas[MetricDayKey(moment, store: store), default: 0]
+                .addingSaturating(value)
         }
         removed.sort()
         put.sort { $0.moment < $1.moment }

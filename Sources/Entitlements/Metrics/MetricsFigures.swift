@@ -1,3 +1,5 @@
+import Instants
+
 /// The figures of docs/METRICS.md, as every reading of them answers: the writer-kept day sums
 /// (`MetricsLedger`) and the tests' direct reading of the definitions over whole subscriptions.
 /// Instants are epoch milliseconds; `now` is when the facts are read (a trial that has not ended
@@ -99,6 +101,7 @@ package enum MetricPeriod {
     /// Scaled units to milliunits, to the nearest (halves away from zero).
     package static func milliunits(ofScaled units: Int64) -> Int64 {
         let half = unitsPerMilliunit / 2
-        return units >= 0 ? (units + half) / unitsPerMilliunit : -((-units + half) / unitsPerMilliunit)
+        return units >= 0
+            ? units.addingSaturating(half) / unitsPerMilliunit : -(units.negatedSaturating.addingSaturating(half) / unitsPerMilliunit)
     }
 }

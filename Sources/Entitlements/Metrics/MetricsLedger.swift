@@ -41,12 +41,12 @@ package struct MetricsLedger: MetricsFigures {
         func scaled(_ figure: MetricFigure, _ productId: String, _ period: String, _ value: Int64) -> Int64 {
             guard figure == .mrr else { return value }
             let length = configuredPeriods[productId] ?? period
-            return value * (MetricPeriod.scale(of: length) ?? MetricPeriod.unitsPerMilliunit)
+            return value.multipliedSaturating(by: MetricPeriod.scale(of: length) ?? MetricPeriod.unitsPerMilliunit)
         }
         var byFigure: [MetricFigure: [Int64: MetricAmounts]] = [:]
         for (key, value) in sums where key.day >= firstDay && includes(key.store, key.productId) {
-            byFigure[key.figure, default: [:]][key.day, default: [:]][key.currency, default: 0] +=
-                scaled(key.figure, key.productId, key.period, value)
+            byFigure[key.figure, default: [:]][key.day, default: [:]][key.currency, default: 0].addSaturating(
+                scaled(key.figure, key.productId, key.period, value))
             if key.figure == .lapsedTrial { lapsedByOrigin[key.originDay, default: []].append((key.day, value)) }
         }
         days = byFigure.mapValues(DaySums.init)
@@ -67,11 +67,11 @@ package struct MetricsLedger: MetricsFigures {
     private func stock(_ figure: MetricFigure, at t: Int64) -> MetricAmounts {
         let day = Self.day(t)
         assert(day + 1 >= firstDay, "the sums begin after the instant asked")
-        var total = (days[figure] ?? DaySums()).total(from: day + 1, to: .max).mapValues { -$0 }
+        var total = (days[figure] ?? DaySums()).total(from: day + 1, to: .max).mapValues(\.negatedSaturating)
         if t != Self.midnight(day) {
             assert(momentDays.contains(day), "the moments of the instant's day were not read")
             for stored in moments where stored.moment.figure == figure && stored.moment.at > Self.midnight(day) && stored.moment.at <= t {
-                total[stored.moment.currency, default: 0] += stored.value
+                total[stored.moment.currency, default: 0].addSaturating(stored.value)
             }
         }
         return total
@@ -100,7 +100,7 @@ package struct MetricsLedger: MetricsFigures {
     ) {
         assert(momentDays.contains(day), "the moments of now's day were not read")
         for stored in moments where stored.moment.figure == figure && Self.day(stored.moment.at) == day && stored.moment.at <= t {
-            if accepts(stored.moment) { total[stored.moment.currency, default: 0] += stored.value }
+            if accepts(stored.moment) { total[stored.moment.currency, default: 0].addSaturating(stored.value) }
         }
     }
 
@@ -124,12 +124,12 @@ package struct MetricsLedger: MetricsFigures {
         let nowDay = Self.day(now)
         var lapsed: Int64 = 0
         for origin in first..<end {
-            for entry in lapsedByOrigin[origin] ?? [] where entry.day < nowDay { lapsed += entry.count }
+            for entry in lapsedByOrigin[origin] ?? [] where entry.day < nowDay { lapsed.addSaturating(entry.count) }
         }
         var today: MetricAmounts = [:]
         add(.lapsedTrial, on: nowDay, upTo: now, where: { (first..<end).contains($0.originDay) }, to: &today)
-        lapsed += today[""] ?? 0
-        let decided = Int64(converted) + lapsed
+        lapsed.addSaturating(today[""] ?? 0)
+        let decided = Int64(converted).addingSaturating(lapsed)
         return decided == 0 ? nil : Double(converted) / Double(decided)
     }
 
@@ -166,7 +166,7 @@ private struct DaySums {
         before.reserveCapacity(days.count + 1)
         var running: MetricAmounts = [:]
         for day in days {
-            for (currency, value) in byDay[day]! { running[currency, default: 0] += value }
+            for (currency, value) in byDay[day]! { running[currency, default: 0].addSaturating(value) }
             before.append(running)
         }
     }
@@ -176,7 +176,7 @@ private struct DaySums {
         guard from < to else { return [:] }
         let upper = before[index(to)]
         let lower = before[index(from)]
-        return upper.merging(lower.mapValues { -$0 }, uniquingKeysWith: +)
+        return upper.merging(lower.mapValues(\.negatedSaturating)) { $0.addingSaturating($1) }
     }
 
     /// The position of the first day at or after `day`.

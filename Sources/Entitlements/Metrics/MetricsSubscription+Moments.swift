@@ -8,7 +8,7 @@ extension MetricsSubscription {
         var moments: [MetricMoment: Int64] = [:]
         func add(_ moment: MetricMoment, _ value: Int64) {
             guard value != 0 else { return }
-            let sum = moments[moment, default: 0] + value
+            let sum = moments[moment, default: 0].addingSaturating(value)
             moments[moment] = sum == 0 ? nil : sum
         }
         let ends = periods.indices.map(effectiveEnd(of:))
@@ -16,7 +16,9 @@ extension MetricsSubscription {
         for (index, period) in periods.enumerated() {
             add(MetricMoment(.revenue, at: period.start, productId: period.productId, currency: period.currency), period.priceMilliunits)
             if let refunded = period.refundedAt {
-                add(MetricMoment(.revenue, at: refunded, productId: period.productId, currency: period.currency), -period.priceMilliunits)
+                add(
+                    MetricMoment(.revenue, at: refunded, productId: period.productId, currency: period.currency),
+                    period.priceMilliunits.negatedSaturating)
                 add(MetricMoment(.refund, at: refunded, productId: period.productId), 1)
                 add(
                     MetricMoment(.refundAmount, at: refunded, productId: period.productId, currency: period.currency),
@@ -71,7 +73,7 @@ extension MetricsSubscription {
                 let entering = nowPaid.map { (paidMoments($0, at: t), periods[$0].priceMilliunits) }
                 if let (moments, price) = leaving {
                     add(moments[0], -1)
-                    add(moments[1], -price)
+                    add(moments[1], price.negatedSaturating)
                 }
                 if let (moments, price) = entering {
                     add(moments[0], 1)

@@ -70,9 +70,18 @@ struct GooglePlayHandlers: Sendable {
                 let phases = try (offer["phases"]?.arrayValue ?? []).map { value throws(ServiceError) -> PlayOfferSelection.Phase in
                     guard let phase = value.objectValue, let period = phase["billingPeriod"]?.stringValue.flatMap(ISO8601Duration.init)
                     else { throw ServiceError.badRequest("each phase needs a \"billingPeriod\" such as P1W") }
-                    return PlayOfferSelection.Phase(
-                        billingPeriod: period, cycles: Int(phase["billingCycleCount"]?.int64Value ?? 1),
-                        priceMicros: phase["priceAmountMicros"]?.int64Value ?? Int64(phase["priceAmountMicros"]?.stringValue ?? "") ?? 0)
+                    // Google sends the micros as a string; either form is checked against the prices Entitle accepts.
+                    let micros = phase["priceAmountMicros"].map { value in
+                        value.stringValue.flatMap { Int64($0) }.map(JSONValue.int) ?? value
+                    }
+                    guard let cycles = phase["billingCycleCount"].map({ $0.integer(in: 1...10_000) }) ?? 1,
+                        let priceMicros = micros.map({ $0.integer(in: 0...Milliunits.priceRange.upperBound * 1000) }) ?? 0
+                    else {
+                        throw ServiceError.badRequest(
+                            "a phase's \"billingCycleCount\" must be 1 to 10000 and its \"priceAmountMicros\" 0 to \(Milliunits.priceRange.upperBound * 1000)"
+                        )
+                    }
+                    return PlayOfferSelection.Phase(billingPeriod: period, cycles: Int(cycles), priceMicros: priceMicros)
                 }
                 return PlayOfferSelection.ListedOffer(
                     offerId: id, tags: offer["tags"]?.arrayValue?.compactMap(\.stringValue) ?? [], phases: phases)

@@ -41,8 +41,7 @@ struct RequestBody {
     /// Epoch milliseconds or an ISO 8601 string, in the years 0 to 9999; nil when absent.
     func optionalInstant(_ key: String) throws(ServiceError) -> Int64? {
         guard let value = object[key], value != .null else { return nil }
-        if case .int(let number) = value, let instant = Milliseconds.checked(number) { return instant }
-        guard let text = value.stringValue, let instant = Milliseconds.parse(text) else { throw .badInstant(key) }
+        guard let instant = Milliseconds.instant(value) else { throw .badInstant(key) }
         return instant
     }
 }

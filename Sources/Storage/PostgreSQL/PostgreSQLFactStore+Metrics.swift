@@ -87,7 +87,7 @@ extension PostgreSQLFactStore {
         let rows = try pool.with { db in
             try db.execute(
                 """
-                SELECT day, store, figure, product_id, currency, period, origin_day, SUM(value)::BIGINT FROM (
+                SELECT day, store, figure, product_id, currency, period, origin_day, \(Self.clamped("SUM(value)")) FROM (
                     SELECT day, store, figure, product_id, currency, period, origin_day, value FROM metric_days
                     WHERE app_id = $1 AND environment = $2 AND day >= $3
                     UNION ALL
@@ -133,10 +133,11 @@ extension PostgreSQLFactStore {
                     WITH moved AS (DELETE FROM metric_deltas
                         RETURNING app_id, environment, day, store, figure, product_id, currency, period, origin_day, value)
                     INSERT INTO metric_days (app_id, environment, day, store, figure, product_id, currency, period, origin_day, value)
-                    SELECT app_id, environment, day, store, figure, product_id, currency, period, origin_day, SUM(value) FROM moved
+                    SELECT app_id, environment, day, store, figure, product_id, currency, period, origin_day,
+                        \(clamped("SUM(value)")) FROM moved
                     GROUP BY app_id, environment, day, store, figure, product_id, currency, period, origin_day
                     ON CONFLICT (app_id, environment, day, store, figure, product_id, currency, period, origin_day)
-                    DO UPDATE SET value = metric_days.value + excluded.value
+                    DO UPDATE SET value = \(clamped("metric_days.value::NUMERIC + excluded.value"))
                     """)
             }
             try db.execute("COMMIT")
@@ -144,6 +145,12 @@ extension PostgreSQLFactStore {
             _ = try? db.execute("ROLLBACK")  // the error below is the one to report
             throw error
         }
+    }
+
+    /// A sum (NUMERIC in PostgreSQL) as a BIGINT held at Int64's bounds, as the ledger's own sums
+    /// are: "bigint out of range" would stop every roll-up after it, and every read.
+    static func clamped(_ sum: String) -> String {
+        "LEAST(GREATEST(\(sum), -9223372036854775808), 9223372036854775807)::BIGINT"
     }
 
     /// The advisory lock of the roll-up (any number: it only has to differ from the others').
