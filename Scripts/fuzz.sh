@@ -39,11 +39,37 @@ swiftc "${flags[@]}" -module-name FuzzHTTPParser -o "$out/http-parser" Fuzz/HTTP
 swiftc "${flags[@]}" -module-name FuzzJSON -I "$out" -o "$out/json" Fuzz/JSON/FuzzJSON.swift "$out/JSON.o"
 swiftc "${flags[@]}" -module-name FuzzDecoding -I "$out" -I Sources/COpenSSL -Xcc -fmodule-map-file="$out/CShims.modulemap" \
     -o "$out/decoding" Fuzz/Decoding/FuzzDecoding.swift "$out/Crypto.o" "$out/JSON.o" "$out/CShims.o" -lcrypto
-# Query strings and times: QueryString and the Instants module, compiled into the target.
-swiftc "${flags[@]}" -module-name FuzzInstants -o "$out/instants" Fuzz/Instants/FuzzInstants.swift \
-    Sources/HTTP/QueryString.swift Sources/Instants/*.swift
+# The modules below the use cases, each once: Instants, AppStore, Entitlements, and for the
+# configuration's Google Play members HTTPClient (libcurl through the package's shims) and GooglePlay.
+cat > "$out/CCurlShims.modulemap" <<MAP
+module CCurlShims { header "$PWD/Sources/CCurlShims/include/CCurlShims.h" export * }
+MAP
+clang -fsanitize=address,fuzzer-no-link -g -O1 -I Sources/CCurlShims/include -c Sources/CCurlShims/CCurlShims.c -o "$out/CCurlShims.o"
+c_modules=(-I "$out" -I Sources/COpenSSL -I Sources/CCurl -Xcc -fmodule-map-file="$out/CShims.modulemap"
+           -Xcc -fmodule-map-file="$out/CCurlShims.modulemap")
+module() {  # name, sources...
+    local name="$1"; shift
+    swiftc "${flags[@]}" -wmo -module-name "$name" "${c_modules[@]}" -emit-module -emit-module-path "$out/$name.swiftmodule" \
+        -emit-object -o "$out/$name.o" "$@"
+}
+module Instants Sources/Instants/*.swift
+module AppStore $(find Sources/AppStore -name '*.swift')
+module Entitlements $(find Sources/Entitlements -name '*.swift')
+module HTTPClient Sources/HTTPClient/*.swift
+module GooglePlay Sources/GooglePlay/*.swift
+domain=("$out/JSON.o" "$out/Crypto.o" "$out/Instants.o" "$out/AppStore.o" "$out/Entitlements.o" "$out/CShims.o")
 
-for target in http-parser json decoding instants; do
+# Query strings and times: QueryString, compiled into the target, over the Instants module.
+swiftc "${flags[@]}" -module-name FuzzInstants -I "$out" -o "$out/instants" Fuzz/Instants/FuzzInstants.swift \
+    Sources/HTTP/QueryString.swift "$out/Instants.o" "$out/JSON.o"
+# The usage body and the configuration: the Application sources that read them, compiled into the target.
+swiftc "${flags[@]}" -module-name FuzzUsage "${c_modules[@]}" -o "$out/usage" Fuzz/Usage/FuzzUsage.swift \
+    Sources/Application/Refunds/UsageRequest.swift Sources/Application/Errors/ServiceError.swift "${domain[@]}" -lcrypto
+swiftc "${flags[@]}" -module-name FuzzConfiguration "${c_modules[@]}" -o "$out/configuration" Fuzz/Configuration/FuzzConfiguration.swift \
+    Sources/Application/Configuration/*.swift Sources/Application/Access/RateLimiter.swift Sources/Application/Errors/ServiceError.swift \
+    "${domain[@]}" "$out/HTTPClient.o" "$out/GooglePlay.o" "$out/CCurlShims.o" -lcrypto -lcurl
+
+for target in http-parser json decoding instants usage configuration; do
     [ -n "$only" ] && [ "$only" != "$target" ] && continue
     mkdir -p "$out/corpus-$target"
     echo "fuzzing $target for ${seconds}s"

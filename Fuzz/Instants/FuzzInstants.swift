@@ -1,11 +1,12 @@
 import Foundation
+import Instants
 
 // libFuzzer target: what a request's query string and its times become. The input is read as a
 // query string; each value (and the whole input) is parsed as an instant, as an ISO 8601 duration
 // added to the edges of the accepted range, and as a page limit, the way the endpoints read them.
 // Nothing may trap (the milliseconds conversion once did, and stopped the server), and every
 // instant that comes out must lie in `Milliseconds.range`. Built with the sources of QueryString
-// and the Instants module (see Scripts/fuzz.sh).
+// over the Instants module (see Scripts/fuzz.sh).
 
 private let starts: [Int64] = [Milliseconds.range.lowerBound, -1, 0, 1_795_963_131_888, Milliseconds.range.upperBound]
 

@@ -5,6 +5,8 @@ import Synchronization
 package struct RateLimit: Sendable, Equatable {
     package var perSecond: Double
     package var burst: Double
+    /// The largest rate and burst a configuration may set: a million a second.
+    package static let maximum = 1_000_000.0
 
     package init(perSecond: Double, burst: Double) {
         self.perSecond = perSecond

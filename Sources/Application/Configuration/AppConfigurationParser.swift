@@ -78,12 +78,8 @@ enum AppConfigurationParser {
             path: "\(path).retention", reader: &reader)
         let refunds = reader.object(object, "refunds", path: path)
         app.refunds = RefundPolicyParser.parse(refunds, path: "\(path).refunds", reader: &reader)
-        if let seconds = refunds?["retrySeconds"] {
-            if let value = seconds.doubleValue, value > 0, value <= 3600 {
-                app.refundRetrySeconds = value
-            } else {
-                reader.problem("\(path).refunds.retrySeconds", "expected a number of seconds between 0 and 3600")
-            }
+        if let refunds, let seconds = reader.seconds(refunds, "retrySeconds", path: "\(path).refunds", maximum: 3600) {
+            app.refundRetrySeconds = seconds
         }
         if let name = reader.string(object, "transferPolicy", path: path) {
             if let policy = TransferPolicy(rawValue: name) {
@@ -296,13 +292,7 @@ enum AppConfigurationParser {
             path: path)
         settings.setAppAccountToken = reader.bool(object, "setAppAccountToken", path: path) ?? false
         settings.finishTransactions = reader.bool(object, "finishTransactions", path: path) ?? false
-        if let seconds = object["tokenRetrySeconds"] {
-            if let value = seconds.doubleValue, value > 0, value <= 86_400 {
-                settings.tokenRetrySeconds = value
-            } else {
-                reader.problem("\(path).tokenRetrySeconds", "expected a number of seconds between 0 and 86400")
-            }
-        }
+        if let seconds = reader.seconds(object, "tokenRetrySeconds", path: path, maximum: 86_400) { settings.tokenRetrySeconds = seconds }
         for (key, keyPath) in [("productionURL", \ServerAPISettings.productionURL), ("sandboxURL", \.sandboxURL)] {
             guard let url = reader.string(object, key, path: path) else { continue }
             if URL(string: url)?.scheme == nil { reader.problem("\(path).\(key)", "\"\(url)\" is not a URL") }

@@ -15,8 +15,14 @@ package enum ConfigurationLoader {
             let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "no such file"
             throw ConfigurationError(problems: ["\(path): \(reason)"])
         }
+        return try load(text: [UInt8](data), path: path, environment: environment)
+    }
+
+    /// The configuration in `text`, as if read from `path` (files it names are found beside it).
+    package static func load(text: [UInt8], path: String, environment: [String: String]) throws(ConfigurationError) -> EntitleConfiguration
+    {
         let root: JSONValue
-        do { root = try JSONParser.parse([UInt8](data), rejectDuplicateKeys: false) } catch {
+        do { root = try JSONParser.parse(text, rejectDuplicateKeys: false) } catch {
             throw ConfigurationError(problems: ["\(path): not valid JSON: \(error)"])
         }
         guard let object = root.objectValue else {
@@ -157,12 +163,7 @@ package enum ConfigurationLoader {
             ("headerTimeoutSeconds", \.headerTimeoutSeconds),
             ("idleTimeoutSeconds", \.idleTimeoutSeconds),
         ] {
-            guard let value = object[key] else { continue }
-            guard let seconds = value.doubleValue, seconds > 0, seconds <= 3600 else {
-                reader.problem("server.\(key)", "expected a number of seconds between 0 and 3600")
-                continue
-            }
-            server[keyPath: keyPath] = seconds
+            if let seconds = reader.seconds(object, key, path: "server", maximum: 3600) { server[keyPath: keyPath] = seconds }
         }
         return server
     }

@@ -56,6 +56,34 @@ struct ConfigurationReader {
         return number
     }
 
+    /// A number in `range` (`above`: more than its lower bound); nil, with a problem, for
+    /// anything else. Every configuration number is read here or by `integer`, so none reaches
+    /// the server unbounded (a `burst` of 1e19 trapped at start-up).
+    mutating func number(_ parent: JSONObject, _ key: String, path: String, range: ClosedRange<Double>, above: Bool = false) -> Double? {
+        guard let value = parent[key] else { return nil }
+        guard let number = value.number(in: range), !above || number > range.lowerBound else {
+            let lower = above ? "more than \(Self.text(range.lowerBound))" : "at least \(Self.text(range.lowerBound))"
+            problem("\(path).\(key)", "expected a number \(lower) and at most \(Self.text(range.upperBound))")
+            return nil
+        }
+        return number
+    }
+
+    /// A number of seconds: more than 0, at most `maximum`.
+    mutating func seconds(_ parent: JSONObject, _ key: String, path: String, maximum: Double) -> Double? {
+        guard let value = parent[key] else { return nil }
+        guard let seconds = value.number(in: 0...maximum), seconds > 0 else {
+            problem("\(path).\(key)", "expected a number of seconds more than 0 and at most \(Self.text(maximum))")
+            return nil
+        }
+        return seconds
+    }
+
+    /// `3600`, not `3600.0`.
+    private static func text(_ number: Double) -> String {
+        number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
+    }
+
     mutating func bool(_ parent: JSONObject, _ key: String, path: String) -> Bool? {
         guard let value = parent[key] else { return nil }
         guard let bool = value.boolValue else {

@@ -71,14 +71,7 @@ enum GooglePlayConfigurationParser {
             urls[key] = url
         }
         let caFile = reader.string(object, "caFile", path: path).map { ConfigurationLoader.resolve($0, in: folder) }
-        var retrySeconds: Double?
-        if let seconds = object["acknowledgementRetrySeconds"] {
-            if let value = seconds.doubleValue, value > 0, value <= 3600 {
-                retrySeconds = value
-            } else {
-                reader.problem("\(path).acknowledgementRetrySeconds", "expected a number of seconds between 0 and 3600")
-            }
-        }
+        let retrySeconds = reader.seconds(object, "acknowledgementRetrySeconds", path: path, maximum: 3600)
         guard let packageName, let account, let audience, let email, let jwks else { return nil }
         var settings = GooglePlaySettings(
             packageName: packageName, serviceAccount: account, pushAudience: audience, pushServiceAccountEmail: email, jwks: jwks,

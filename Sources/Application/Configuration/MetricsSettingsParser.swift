@@ -57,7 +57,7 @@ enum MetricsSettingsParser {
         }
         var byCurrency: [String: Double] = [:]
         for (name, value) in rates.members {
-            guard let rate = value.doubleValue, rate > 0, rate.isFinite else {
+            guard let rate = value.number(in: 0...1e12), rate > 0 else {
                 reader.problem("metrics.exchangeRatesFile", "\(name): \(problem)")
                 return nil
             }

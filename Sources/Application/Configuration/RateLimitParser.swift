@@ -13,10 +13,14 @@ enum RateLimitParser {
             guard let limit = reader.object(object, name, path: "rateLimits") else { continue }
             let path = "rateLimits.\(name)"
             reader.checkMembers(limit, allowed: ["perSecond", "burst"], path: path)
-            guard let rate = limit["perSecond"]?.doubleValue, rate > 0, let burst = limit["burst"]?.doubleValue, burst >= 1 else {
+            guard limit["perSecond"] != nil, limit["burst"] != nil else {
                 reader.problem(path, "expected {\"perSecond\": a number above 0, \"burst\": at least 1}")
                 continue
             }
+            // Bounded so the bucket's token count always converts to a whole number (RateLimit headers).
+            guard let rate = reader.number(limit, "perSecond", path: path, range: 0...RateLimit.maximum, above: true),
+                let burst = reader.number(limit, "burst", path: path, range: 1...RateLimit.maximum)
+            else { continue }
             settings[keyPath: keyPath] = RateLimit(perSecond: rate, burst: burst)
         }
         return settings

@@ -43,13 +43,11 @@ enum RefundPolicyParser {
                 reader.problem("\(whenPath).reason", "expected a reason or a list of them")
             }
         }
-        for (key, keyPath) in [("hoursSincePurchaseAtMost", \RefundRule.hoursSincePurchaseAtMost), ("consumedAtLeast", \.consumedAtLeast)] {
-            guard let value = when[key] else { continue }
-            if let number = value.doubleValue, number >= 0 {
-                rule[keyPath: keyPath] = number
-            } else {
-                reader.problem("\(whenPath).\(key)", "expected a number of at least 0")
-            }
+        // A century of hours; a percentage.
+        for (key, keyPath, maximum) in [
+            ("hoursSincePurchaseAtMost", \RefundRule.hoursSincePurchaseAtMost, 876_600.0), ("consumedAtLeast", \.consumedAtLeast, 100),
+        ] {
+            if let number = reader.number(when, key, path: whenPath, range: 0...maximum) { rule[keyPath: keyPath] = number }
         }
         rule.delivered = reader.bool(when, "delivered", path: whenPath)
         rule.refundsInLast365DaysAtLeast = reader.integer(when, "refundsInLast365DaysAtLeast", path: whenPath, range: 0...100_000).map {

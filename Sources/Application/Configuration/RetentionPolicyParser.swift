@@ -48,12 +48,8 @@ enum RetentionPolicyParser {
         rule.billingIssue = reader.bool(when, "billingIssue", path: whenPath)
         rule.autoRenewOff = reader.bool(when, "autoRenewOff", path: whenPath)
         rule.redeemedOfferBefore = reader.bool(when, "redeemedOfferBefore", path: whenPath)
-        if let months = when["monthsSubscribedAtLeast"] {
-            if let number = months.doubleValue, number >= 0 {
-                rule.monthsSubscribedAtLeast = number
-            } else {
-                reader.problem("\(whenPath).monthsSubscribedAtLeast", "expected a number of at least 0")
-            }
+        if let months = reader.number(when, "monthsSubscribedAtLeast", path: whenPath, range: 0...1200) {
+            rule.monthsSubscribedAtLeast = months
         }
         return rule
     }

@@ -119,12 +119,7 @@ enum WebhookConfigurationParser {
             ("maxRetrySeconds", \.maxRetrySeconds, 86_400),
             ("retryWindowSeconds", \.retryWindowSeconds, 30 * 86_400),
         ] {
-            guard let value = object[key] else { continue }
-            guard let seconds = value.doubleValue, seconds > 0, seconds <= limit else {
-                reader.problem("delivery.\(key)", "expected a number of seconds between 0 and \(Int(limit))")
-                continue
-            }
-            settings[keyPath: keyPath] = seconds
+            if let seconds = reader.seconds(object, key, path: "delivery", maximum: limit) { settings[keyPath: keyPath] = seconds }
         }
         if let count = reader.integer(object, "concurrencyPerEndpoint", path: "delivery", range: 1...64) {
             settings.concurrencyPerEndpoint = Int(count)

@@ -12,24 +12,16 @@ package struct RefundService: Sendable {
     let pool: BlockingPool
     let eventWriter: AppEventWriter
 
-    /// The most records one call takes, and events one record carries (Google takes 1,000).
-    static let maximumRecords = 100
-    static let maximumEvents = 1000
-
     /// Records `items` (each one purchase's evidence) for the customer; answers them as stored.
     package func recordUsage(
-        appAccountToken: String, items: [JSONObject], by caller: Caller, now: Date,
+        appAccountToken: String, body: JSONObject, by caller: Caller, now: Date,
         completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void
     ) {
         do {
             let token = try AppAccountToken.validated(appAccountToken)
-            guard !items.isEmpty, items.count <= Self.maximumRecords else {
-                throw ServiceError.badRequest("send one usage item, or \"usage\" with 1 to \(Self.maximumRecords) of them")
-            }
             let recordedAt = Milliseconds.since1970(now)
-            let records = try items.enumerated().map { index, item in
-                try Self.record(item, path: items.count == 1 ? "" : "usage[\(index)].", token: token, at: recordedAt, by: caller.keyName)
-            }
+            let records = try UsageRequest.records(
+                body, token: token, at: recordedAt, by: caller.keyName, newId: { UUID().uuidString.lowercased() })
             var batch = FactBatch(appId: app.id, environment: app.defaultEnvironment.rawValue)
             batch.usage = records
             batch.source = "usage"
@@ -40,46 +32,6 @@ package struct RefundService: Sendable {
         } catch {
             completion(.failure(error))
         }
-    }
-
-    /// One item, checked: it names its purchase, its numbers are in range, its reason known.
-    static func record(_ item: JSONObject, path: String, token: String, at: Int64, by key: String) throws -> UsageRecord {
-        let transactionId = item["transactionId"]?.stringValue
-        let purchaseToken = item["purchaseToken"]?.stringValue
-        guard (transactionId != nil) != (purchaseToken != nil) else {
-            throw ServiceError.badRequest("\(path)transactionId or \(path)purchaseToken: name the purchase, one of them")
-        }
-        var consumed: Double?
-        if let value = item["consumedPercent"] {
-            guard let number = value.number(in: 0...100) else {
-                throw ServiceError.badRequest("\(path)consumedPercent must be a number from 0 to 100")
-            }
-            consumed = number
-        }
-        var delivered: Bool?
-        if let value = item["delivered"] {
-            guard let flag = value.boolValue else { throw ServiceError.badRequest("\(path)delivered must be true or false") }
-            delivered = flag
-        }
-        let reason = item["reason"]?.stringValue
-        if let reason, !UsageRecord.undeliveredReasons.contains(reason) {
-            throw ServiceError.badRequest("\(path)reason must be QUALITY_ISSUE, WRONG_ITEM, SERVER_OUTAGE or OTHER")
-        }
-        if reason != nil && delivered != false { throw ServiceError.badRequest("\(path)reason is for \"delivered\": false") }
-        let events = item["events"]?.arrayValue ?? []
-        guard events.count <= maximumEvents else { throw ServiceError.badRequest("\(path)events: at most \(maximumEvents)") }
-        let parsed = try events.enumerated().map { index, event throws(ServiceError) -> UsageRecord.Event in
-            guard let text = event["description"]?.stringValue, !text.isEmpty, text.count <= 5000,
-                let instant = event["at"].flatMap(Milliseconds.instant)
-            else {
-                throw ServiceError.badRequest(
-                    "\(path)events[\(index)] needs \"at\" (ISO 8601 or epoch milliseconds) and a \"description\" of 1 to 5000 characters")
-            }
-            return UsageRecord.Event(at: instant, description: text)
-        }
-        return UsageRecord(
-            id: UUID().uuidString.lowercased(), appAccountToken: token, transactionId: transactionId, purchaseToken: purchaseToken,
-            consumedPercent: consumed, delivered: delivered, undeliveredReason: reason, events: parsed, recordedAt: at, recordedBy: key)
     }
 
     /// Sets (or with nil `override`, removes) the customer's override; answers it.

@@ -14,18 +14,8 @@ struct RefundHandlers: Sendable {
             let caller = try application.caller(context)
             try caller.requireServerKey("recording usage")
             let body = try RequestBody(context.request)
-            let items: [JSONObject]
-            if let list = body.object["usage"] {
-                let array = list.arrayValue ?? []
-                items = array.compactMap(\.objectValue)
-                guard list.arrayValue != nil, items.count == array.count else {
-                    throw ServiceError.badRequest("\"usage\" must be an array of objects")
-                }
-            } else {
-                items = [body.object]
-            }
             application.services(for: caller).refunds.recordUsage(
-                appAccountToken: context.pathParameters["appAccountToken"] ?? "", items: items, by: caller, now: Date()
+                appAccountToken: context.pathParameters["appAccountToken"] ?? "", body: body.object, by: caller, now: Date()
             ) { result in
                 switch result {
                 case .success(let answer): context.respond(.json(201, JSONValue.object(answer).serializedBytes, app: caller.app.id))
