@@ -119,7 +119,7 @@ let package = Package(
             dependencies: ["GooglePlay", "Crypto", "HTTP", "HTTPClient", "JSON", "TestSupport"],
             path: "Tests/GooglePlayTests"
         ),
-        .testTarget(name: "ApplicationTests", dependencies: ["Application", "Entitlements"], path: "Tests/ApplicationTests"),
+        .testTarget(name: "ApplicationTests", dependencies: ["Application", "Entitlements", "Instants"], path: "Tests/ApplicationTests"),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Entitlements", "TestSupport"], path: "Tests/StorageTests"),
         .testTarget(
             name: "EntitlementsTests",

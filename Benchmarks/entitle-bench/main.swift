@@ -261,9 +261,7 @@ struct StoreReader: FactReading {
         try store.playPurchases(appId: appId, appAccountToken: appAccountToken)
     }
     func playPurchase(token: String) throws -> PlayPurchase? { try store.playPurchase(appId: appId, purchaseToken: token) }
-    func openRetentionRecords(environment: String, originalTransactionId: String) throws -> [RetentionRecord] {
-        try store.retentionRecords(appId: appId, environment: environment, originalTransactionId: originalTransactionId).filter {
-            $0.savedAt == nil
-        }
+    func retentionRecords(environment: String, originalTransactionId: String) throws -> [RetentionRecord] {
+        try store.retentionRecords(appId: appId, environment: environment, originalTransactionId: originalTransactionId)
     }
 }

@@ -92,6 +92,9 @@ package struct FactBatch: Sendable {
     package var refundOutcome: (transactionId: String?, purchaseToken: String?, outcome: String, at: Int64)?
     /// A retention request of Apple's and the answer given, stored once per request identifier.
     package var retention: RetentionRecord?
+    /// The app's `offerCooldownDays` in milliseconds: a promotional offer in `retention` is written
+    /// only when none was answered to its subscription within it (`RetentionRecord.refusal`).
+    package var retentionOfferCooldown: Int64 = 0
     /// `entitle metrics rebuild`: forget the environment's metric moments and day sums first …
     package var clearsMetrics = false
     /// … then compute these subscriptions' moments again from their stored facts.
@@ -111,6 +114,11 @@ package enum ApplyOutcome: Sendable, Equatable {
     case duplicateNotification
     /// The subscription is linked to another account token: nothing was applied.
     case linkConflict(existingToken: String)
+    /// A retention answer whose request identifier is stored: the stored answer stands.
+    case retentionAlreadyAnswered
+    /// A retention answer with a promotional offer, while another offer answered to the same
+    /// subscription is within the cooldown (two requests decided at once): nothing was written.
+    case retentionOfferCooling
     /// Applied, and the subscription moved from the token it was linked to.
     case transferred(from: String)
 }
@@ -302,7 +310,7 @@ package struct AppliedBatch: Sendable {
         self.events = events
         switch outcome {
         case .applied, .transferred: wroteToOutbox = !events.isEmpty || forwards
-        case .duplicateNotification, .linkConflict: wroteToOutbox = false
+        case .duplicateNotification, .linkConflict, .retentionAlreadyAnswered, .retentionOfferCooling: wroteToOutbox = false
         }
     }
 }

@@ -262,8 +262,8 @@ package final class InMemoryFactStore: FactStore {
 
         func insertUsage(_ record: UsageRecord) { set(\.usage, key("", record.id), record) }
 
-        func openRetentionRecords(environment: String, originalTransactionId: String) -> [RetentionRecord] {
-            state.retention(appId, environment, original: originalTransactionId).filter { $0.savedAt == nil }
+        func retentionRecords(environment: String, originalTransactionId: String) -> [RetentionRecord] {
+            state.retention(appId, environment, original: originalTransactionId)
         }
 
         func insertRetentionRecordIfNew(_ record: RetentionRecord) -> Bool {

@@ -38,6 +38,12 @@ package struct HTTPRequest: Sendable {
         headers.first(where: { $0.name == name })?.value
     }
 
+    /// The last line of a header that may be repeated and is read as one comma-separated list
+    /// (RFC 9110 §5.3), where the last element is the newest: `X-Forwarded-For`.
+    package func lastHeader(_ name: String) -> String? {
+        headers.last(where: { $0.name == name })?.value
+    }
+
     /// Whether the connection stays open after the answer (HTTP/1.1 default on, 1.0 default off).
     package var keepAlive: Bool {
         let connection = header("connection")?.lowercased()

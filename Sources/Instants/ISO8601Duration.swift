@@ -9,20 +9,24 @@ package struct ISO8601Duration: Sendable, Equatable {
     package init?(_ text: String) {
         guard text.hasPrefix("P"), text.count > 1 else { return nil }
         var number = ""
+        // Each designator at most once, in ISO 8601's order (`P1M1M` and `P1D1Y` are not durations).
+        var designators = Array("YMWD")[...]
         for character in text.dropFirst() {
             if character.isASCII && character.isNumber {
                 number.append(character)
                 continue
             }
             // Each part is bounded (10,000 years in months) so the calendar arithmetic stays in range.
-            guard let value = Int(number), value <= Self.maximumPart else { return nil }
+            guard let value = Int(number), value <= Self.maximumPart, let position = designators.firstIndex(of: character) else {
+                return nil
+            }
+            designators = designators[(position + 1)...]
             number = ""
             switch character {
             case "Y": years = value
             case "M": months = value
             case "W": weeks = value
-            case "D": days = value
-            default: return nil
+            default: days = value
             }
         }
         guard number.isEmpty else { return nil }

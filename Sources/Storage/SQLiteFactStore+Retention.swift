@@ -43,9 +43,8 @@ extension SQLiteFactStore {
 }
 
 extension SQLiteWriteTransaction {
-    func openRetentionRecords(environment: String, originalTransactionId: String) throws -> [RetentionRecord] {
-        try SQLiteFactStore.retentionRecords(
-            database, appId: appId, environment: environment, originalTransactionId: originalTransactionId, openOnly: true)
+    func retentionRecords(environment: String, originalTransactionId: String) throws -> [RetentionRecord] {
+        try SQLiteFactStore.retentionRecords(database, appId: appId, environment: environment, originalTransactionId: originalTransactionId)
     }
 
     func insertRetentionRecordIfNew(_ record: RetentionRecord) throws -> Bool {

@@ -59,6 +59,13 @@ final class SignedDataVerifierTests: XCTestCase {
             header["alg"] = .string(alg)
             XCTAssertEqual(try status(try chain.sign(transaction(), header: header)), "INVALID_JWT_FORMAT", alg)
         }
+        // RFC 7515 §4.1.11: critical extensions this verifier does not process are refused, as
+        // Apple's library (PyJWT under it) refuses them.
+        for critical in [JSONValue.array(["exp"]), .array([]), "b64"] {
+            var header = try chain.header()
+            header["crit"] = critical
+            XCTAssertEqual(try status(try chain.sign(transaction(), header: header)), "INVALID_JWT_FORMAT", critical.serializedString)
+        }
         var missing = try chain.header()
         missing["x5c"] = nil
         XCTAssertEqual(try status(try chain.sign(transaction(), header: missing)), "INVALID_JWT_FORMAT")

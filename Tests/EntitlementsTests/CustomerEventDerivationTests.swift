@@ -31,7 +31,7 @@ final class CustomerEventDerivationTests: XCTestCase {
         var storedPlay: [PlayPurchase] = []
         func playPurchases(appAccountToken: String) -> [PlayPurchase] { storedPlay.filter { $0.appAccountToken == appAccountToken } }
         func playPurchase(token: String) -> PlayPurchase? { storedPlay.first { $0.purchaseToken == token } }
-        func openRetentionRecords(environment: String, originalTransactionId: String) -> [RetentionRecord] { [] }
+        func retentionRecords(environment: String, originalTransactionId: String) -> [RetentionRecord] { [] }
     }
 
     // MARK: - Google Play

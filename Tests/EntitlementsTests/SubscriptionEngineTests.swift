@@ -256,6 +256,9 @@ final class EntitlementResolverTests: XCTestCase {
         XCTAssertNil(ISO8601Duration("1M"))
         XCTAssertNil(ISO8601Duration("P1H"))
         XCTAssertNil(ISO8601Duration("P"))
+        // Each designator once, in order: P1M1M is not a duration (it was read as one month).
+        for text in ["P1M1M", "P1D1Y", "P1W1M", "P2D3D", "P1Y1Y"] { XCTAssertNil(ISO8601Duration(text), text) }
+        XCTAssertEqual(ISO8601Duration("P1Y2M3W4D").map { [$0.years, $0.months, $0.weeks, $0.days] }, [1, 2, 3, 4])
         // 2026-01-31 plus one calendar month is 2026-02-28 (UTC).
         let january31: Int64 = 1_769_817_600_000
         XCTAssertEqual(ISO8601Duration("P1M")?.end(from: january31), 1_772_236_800_000)

@@ -157,6 +157,33 @@ final class RetentionTests: XCTestCase {
         XCTAssertEqual(events("RETENTION_OFFERED").count, 2, "the retry is not a second answer")
     }
 
+    /// Twelve requests for one subscription at once each read "no offer yet" and answered 5 to 7
+    /// offers; eight copies of one request identifier got three different answers. The writer now
+    /// decides under the subscription's lock: one offer, and one answer per request identifier.
+    func testConcurrentRequestsGetOneOfferAndOneAnswerPerRequest() throws {
+        try subscribe("2000", monthsAgo: 7)
+        let answers = LockedList<JSONValue>()
+        // The server is safe to call from many threads; the test case only hands it the requests.
+        nonisolated(unsafe) let test = self
+        DispatchQueue.concurrentPerform(iterations: 12) { _ in
+            if let (status, answer) = try? test.ask("2000"), status == 200 { answers.append(answer) }
+        }
+        XCTAssertEqual(answers.all.count, 12)
+        XCTAssertEqual(answers.all.filter { $0["promotionalOffer"] != nil }.count, 1, "\(answers.all)")
+        XCTAssertEqual(answers.all.filter { $0["alternateProduct"] != nil }.count, 11, "the next rule answers the others")
+        try waitUntil(timeout: 5, "twelve answers recorded") { self.events("RETENTION_OFFERED").count == 12 }
+
+        let id = UUID().uuidString
+        let copies = LockedList<JSONValue>()
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            if let (status, answer) = try? test.ask("2000", id: id), status == 200 { copies.append(answer) }
+        }
+        XCTAssertEqual(copies.all.count, 8)
+        XCTAssertEqual(Set(copies.all.map(\.serializedString)).count, 1, "every copy gets the answer written first")
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertEqual(events("RETENTION_OFFERED").count, 13, "one record for the eight copies")
+    }
+
     /// The messages managed from the command line through the Retention Messaging API (the
     /// stand-in checks the bearer JWT and keeps each message's review state): limits checked before
     /// anything is sent, check-config warning of rules that answer with unapproved messages, images,

@@ -307,20 +307,28 @@ final class SupportEndpointTests: XCTestCase {
         XCTAssertEqual(limited.status, 429, "five failures from this address: further guesses wait")
         XCTAssertEqual(limited.json["error"]?["code"], "TOO_MANY_ATTEMPTS")
         XCTAssertNotNil(limited.headers["retry-after"])
-        XCTAssertEqual(try signIn().status, 200, "the right admin key is not locked out by failures")
-        // Behind a proxy on this machine, the client is the address the proxy forwarded.
+        let right = try signIn()
+        XCTAssertEqual(right.status, 429, "past the limit the right key gets what a wrong one gets: no oracle")
+        XCTAssertEqual(right.json["error"]?["code"], "TOO_MANY_ATTEMPTS")
+        // Behind a proxy on this machine, the client is the address the proxy forwarded: another
+        // address's admin still signs in.
         XCTAssertEqual(try signIn(headers: ["X-Forwarded-For: 203.0.113.7"]).status, 200)
+        // A client's own X-Forwarded-For line comes before the proxy's: the proxy's last hop counts.
+        XCTAssertEqual(try signIn(headers: ["X-Forwarded-For: 203.0.113.7", "X-Forwarded-For: 127.0.0.1"]).status, 429)
+        XCTAssertEqual(try signIn(headers: ["X-Forwarded-For: 127.0.0.1", "X-Forwarded-For: 203.0.113.7"]).status, 200)
     }
 
-    /// 100 failures spread over addresses used to lock every admin out for five minutes.
-    func testFailuresFromEverywhereDoNotLockOutTheRightKey() throws {
+    /// 100 failures spread over addresses used to lock every admin out for five minutes; then the
+    /// overall limit answered 429 to a wrong key but 200 to the right one from any new address.
+    func testFailuresFromEverywhereDoNotLockOutSupportNorTellAGuesser() throws {
+        XCTAssertEqual(try signIn(headers: ["X-Forwarded-For: 203.0.113.10"]).status, 200, "support signed in here before")
         for client in 0..<100 {
             _ = try signIn("wrong_key_0123456789", headers: ["X-Forwarded-For: 198.51.100.\(client)"])
         }
         let guess = try signIn("wrong_key_0123456789", headers: ["X-Forwarded-For: 203.0.113.9"])
         XCTAssertEqual(guess.status, 429, "the overall limit still bounds guessing from new addresses")
-        XCTAssertEqual(try signIn(headers: ["X-Forwarded-For: 203.0.113.9"]).status, 200)
-        XCTAssertEqual(try signIn().status, 200)
+        XCTAssertEqual(try signIn(headers: ["X-Forwarded-For: 203.0.113.9"]).status, 429, "and the right key there is told the same")
+        XCTAssertEqual(try signIn(headers: ["X-Forwarded-For: 203.0.113.10"]).status, 200, "an address that signed in before gets in")
     }
 
     func testTheConsolePageRunsOnlyItsOwnScript() throws {

@@ -197,8 +197,17 @@ class FactStoreContract: XCTestCase {
         var answered = FactBatch(appId: "app", environment: "Sandbox")
         answered.retention = record
         XCTAssertEqual(try store.apply(answered), .applied)
-        XCTAssertEqual(try store.apply(answered), .applied, "the same request again changes nothing")
+        XCTAssertEqual(try store.apply(answered), .retentionAlreadyAnswered, "the same request again changes nothing")
         XCTAssertEqual(try store.retentionRecord(appId: "app", requestIdentifier: "r-1"), record)
+        // Another request's offer within the cooldown, decided before the first was written, is refused.
+        var second = record
+        second.requestIdentifier = "r-2"
+        second.answeredAt = 2_000
+        var racing = FactBatch(appId: "app", environment: "Sandbox")
+        racing.retention = second
+        racing.retentionOfferCooldown = 30 * 86_400_000
+        XCTAssertEqual(try store.apply(racing), .retentionOfferCooling)
+        XCTAssertNil(try store.retentionRecord(appId: "app", requestIdentifier: "r-2"), "nothing written")
         XCTAssertEqual(try store.retentionRecords(appId: "app", environment: "Sandbox", originalTransactionId: "1000"), [record])
 
         struct Window: EventWriting {

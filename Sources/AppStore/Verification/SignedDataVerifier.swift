@@ -245,6 +245,11 @@ package final class SignedDataVerifier: Sendable {
         guard header["alg"]?.stringValue == "ES256" else {
             return .failure(VerificationFailure(.invalidJWTFormat, "header alg must be ES256"))
         }
+        // RFC 7515 §4.1.11: a recipient must refuse extensions it does not understand, and this
+        // verifier understands none (Apple's library refuses the header too).
+        guard header["crit"] == nil else {
+            return .failure(VerificationFailure(.invalidJWTFormat, "header crit names extensions this verifier does not process"))
+        }
         guard let chain = header["x5c"]?.arrayValue, chain.allSatisfy({ $0.stringValue != nil }) else {
             return .failure(VerificationFailure(.invalidJWTFormat, "header x5c must be an array of certificates"))
         }

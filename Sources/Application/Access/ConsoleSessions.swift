@@ -39,22 +39,23 @@ package final class ConsoleSessions: Sendable {
     /// Opens a session for an admin key. `client` is the address guesses are counted against.
     package func signIn(key: String, client: String, now: Date) throws(ServiceError) -> Session {
         let seconds = Int64(now.timeIntervalSince1970)
-        // The key is checked first: an admin key cannot be guessed, so the right one always signs
-        // in, even while others' failures have filled the limit (a lockout of support by anyone
-        // who posts wrong keys). Only failures are limited.
+        // The limit is asked before the key is looked at: past it, the right key and a wrong one
+        // get the same 429, so the answer tells a guesser nothing (see SignInLimiter for how
+        // support still gets in while others' failures fill the overall limit).
+        if let wait = limiter.retryAfter(client: client, now: seconds) {
+            throw ServiceError(
+                status: 429, code: "TOO_MANY_ATTEMPTS", message: "too many failed sign-ins; try again in \(wait) seconds",
+                details: ["retryAfterSeconds": .int(wait)])
+        }
         // `identify` throws only "unknown key": nil says exactly that, so nothing is lost here.
         let identified = try? authenticator.identify(key: Array(key.utf8))
         guard let found = identified, found.caller.role == .admin else {
-            if let wait = limiter.retryAfter(client: client, now: seconds) {
-                throw ServiceError(
-                    status: 429, code: "TOO_MANY_ATTEMPTS", message: "too many failed sign-ins; try again in \(wait) seconds",
-                    details: ["retryAfterSeconds": .int(wait)])
-            }
             limiter.failed(client: client, now: seconds)
             throw identified == nil
                 ? ServiceError(status: 401, code: "UNAUTHORIZED", message: "unknown API key")
                 : ServiceError.forbidden("the console needs an admin key")
         }
+        limiter.succeeded(client: client, now: seconds)
         let nonce = Hex.encode(SecureRandom.bytes(16))
         let expiresAt = seconds + Int64(settings.sessionHours) * 3600
         let payload = "\(found.index).\(expiresAt).\(nonce)"

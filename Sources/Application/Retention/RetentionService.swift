@@ -8,9 +8,10 @@ package import JSON
 /// `POST /v1/retention/apple`: Apple's realtime Retention Messaging request, asked while a
 /// customer opens the cancellation page. Verified like every signed payload and answered by the
 /// app's retention rules from the customer's stored facts (no call to Apple: a promotional offer
-/// is signed here). The answer is recorded with its event while it is sent, not before: the page
-/// waits for it, and Apple retries a request only seconds later, when the record (keyed by the
-/// `requestIdentifier`, so the retry gets the same answer) is long committed.
+/// is signed here). The answer is sent once its record is committed: the writer decides, under the
+/// subscription's lock, whether it may stand (`RetentionRecord.refusal`), so concurrent requests
+/// for one subscription get at most one offer per cooldown, and copies of one `requestIdentifier`
+/// all get the answer that was written first, on one instance or several.
 package struct RetentionService: Sendable {
     let app: AppConfiguration
     let verification: VerificationService
@@ -20,11 +21,64 @@ package struct RetentionService: Sendable {
     let eventWriter: AppEventWriter
     let instrumentation: any Instrumentation
 
+    /// How often a decision is made again when the writer refuses it because another request's
+    /// offer was written first (each time the committed offer is seen, so once is enough; the rest
+    /// is margin).
+    private static let decisions = 3
+
     package func answer(_ parsed: SignedPayload, now: Date, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {
-        pool.run({ try answerNow(parsed, now: now) }, completion: completion)
+        answer(parsed, now: now, attempt: 1, completion: completion)
     }
 
-    func answerNow(_ parsed: SignedPayload, now: Date) throws -> JSONObject {
+    private func answer(
+        _ parsed: SignedPayload, now: Date, attempt: Int, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void
+    ) {
+        pool.run({ try decide(parsed, now: now) }) { result in
+            switch result {
+            case .failure(let error): completion(.failure(error))
+            case .success(.stored(let response)): completion(.success(response))
+            case .success(.decided(let record, let batch)):
+                store.record(batch, outbox: eventWriter) { written in
+                    switch written {
+                    case .success(.retentionOfferCooling) where attempt < Self.decisions:
+                        answer(parsed, now: now, attempt: attempt + 1, completion: completion)
+                    case .success(.retentionAlreadyAnswered):
+                        pool.run({ try storedAnswer(requestIdentifier: record.requestIdentifier) }, completion: completion)
+                    case .success(.applied), .success(.transferred):
+                        instrumentation.retentionRequest(app: app.id, result: "answered")
+                        instrumentation.retentionAnswered(app: app.id, kind: record.answer.kind, rule: record.rule)
+                        completion(.success(record.response))
+                    case .success(let outcome):
+                        completion(
+                            .failure(
+                                ServiceError(status: 503, code: "UNAVAILABLE", message: "the answer could not be recorded (\(outcome))")))
+                    case .failure(let error):
+                        // Apple shows its default at once; the failure is logged and counted.
+                        instrumentation.backgroundFailed(app: app.id, task: "retention_records", error)
+                        completion(.failure(error))
+                    }
+                }
+            }
+        }
+    }
+
+    /// What a request comes to before it is written: the answer stored for it already, or a
+    /// decision and the batch that records it.
+    enum Decision {
+        case stored(JSONObject)
+        case decided(RetentionRecord, FactBatch)
+    }
+
+    /// The answer stored for a request identifier (another copy of the request wrote it first).
+    private func storedAnswer(requestIdentifier: String) throws -> JSONObject {
+        guard let stored = try store.retentionRecord(appId: app.id, requestIdentifier: requestIdentifier) else {
+            throw ServiceError(status: 503, code: "UNAVAILABLE", message: "the request's stored answer could not be read")
+        }
+        instrumentation.retentionRequest(app: app.id, result: "repeated")
+        return stored.response
+    }
+
+    func decide(_ parsed: SignedPayload, now: Date) throws -> Decision {
         guard let policy = app.retention else {
             throw ServiceError(
                 status: 404, code: "RETENTION_NOT_CONFIGURED",
@@ -39,7 +93,7 @@ package struct RetentionService: Sendable {
         let original = request.string("originalTransactionId") ?? ""
         if let stored = try store.retentionRecord(appId: app.id, requestIdentifier: requestId) {
             instrumentation.retentionRequest(app: app.id, result: "repeated")
-            return stored.response
+            return .stored(stored.response)
         }
         let nowMs = Milliseconds.since1970(now)
         let facts = try store.facts(appId: app.id, environment: environment.rawValue, originalTransactionId: original)
@@ -49,7 +103,7 @@ package struct RetentionService: Sendable {
                 billingRetryGrantsAccess: app.billingRetryGrantsAccess)
         }
         let lastOffer = try store.retentionRecords(appId: app.id, environment: environment.rawValue, originalTransactionId: original)
-            .last { if case .promotionalOffer = $0.answer { true } else { false } }?.answeredAt
+            .filter(\.answer.isPromotionalOffer).map(\.answeredAt).max()
         let retention = RetentionCase(
             subscription: state, transactions: facts?.transactions ?? [], productId: request.string("productId") ?? "",
             locale: request.string("userLocale") ?? "", now: nowMs, lastOfferAt: lastOffer)
@@ -70,16 +124,10 @@ package struct RetentionService: Sendable {
         if case .promotionalOffer(_, let offerId) = decision.answer { record.offerIdentifier = app.offers[offerId]?.offerIdentifier }
         var batch = FactBatch(appId: app.id, environment: environment.rawValue)
         batch.retention = record
+        batch.retentionOfferCooldown = policy.offerCooldown
         batch.source = "retention"
         batch.requestedAt = nowMs
-        let (instrumentation, appId) = (instrumentation, app.id)
-        store.record(batch, outbox: eventWriter) { result in
-            // Not lost in silence: a record that could not be written is logged and counted.
-            if case .failure(let error) = result { instrumentation.backgroundFailed(app: appId, task: "retention_records", error) }
-        }
-        instrumentation.retentionRequest(app: app.id, result: "answered")
-        instrumentation.retentionAnswered(app: app.id, kind: decision.answer.kind, rule: decision.rule)
-        return record.response
+        return .decided(record, batch)
     }
 
     /// The catalog offer signed for this customer, when its eligibility rule admits them.

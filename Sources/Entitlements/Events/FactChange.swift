@@ -13,8 +13,8 @@ package protocol FactReading {
     func grant(id: String) throws -> PromotionalGrant?
     func playPurchases(appAccountToken: String) throws -> [PlayPurchase]
     func playPurchase(token: String) throws -> PlayPurchase?
-    /// A subscription's retention answers that have not saved it (yet).
-    func openRetentionRecords(environment: String, originalTransactionId: String) throws -> [RetentionRecord]
+    /// A subscription's retention answers, oldest first.
+    func retentionRecords(environment: String, originalTransactionId: String) throws -> [RetentionRecord]
     /// Everything a subscriber view of `appAccountToken` shows in `environments`.
     func subscriber(environments: [String], appAccountToken: String) throws -> SubscriberFacts
 }
@@ -133,7 +133,9 @@ package struct FactChange: Sendable {
         if let retentionWindow, !batch.transactions.isEmpty || batch.renewal != nil {
             pending.retentionWindow = retentionWindow
             for original in batch.touchedSubscriptions {
-                let open = try reader.openRetentionRecords(environment: batch.environment, originalTransactionId: original)
+                // Only answers that have not saved the subscription (yet) can be saved by this change.
+                let open = try reader.retentionRecords(environment: batch.environment, originalTransactionId: original)
+                    .filter { $0.savedAt == nil }
                 if !open.isEmpty { pending.openRetention[original] = open }
             }
         }

@@ -9,13 +9,15 @@ package enum MetricsInterval: String, Sendable, CaseIterable {
 
     /// The bucket boundaries covering [from, to): the first bucket starts at or before `from`.
     /// Nil when there would be more than `limit` (a range of centuries in days must cost nothing).
+    /// Buckets are clipped to the instants Entitle accepts (a week holding 0000-12-30 would begin
+    /// before it, a month of December 9999 end in year 10000), so every boundary written reads back.
     package func buckets(from: Int64, to: Int64, limit: Int) -> [(start: Int64, end: Int64)]? {
         var buckets: [(Int64, Int64)] = []
         var start = floor(from)
         while start < to {
             guard buckets.count < limit else { return nil }
             let end = next(start)
-            buckets.append((start, end))
+            buckets.append((max(start, Milliseconds.range.lowerBound), min(end, Milliseconds.range.upperBound)))
             start = end
         }
         return buckets

@@ -20,6 +20,8 @@ package enum RetentionAnswer: Sendable, Equatable {
         case .message(let id), .alternateProduct(let id, _, _), .promotionalOffer(let id, _): id
         }
     }
+
+    package var isPromotionalOffer: Bool { if case .promotionalOffer = self { true } else { false } }
 }
 
 /// One rule of an app's retention policy: when every condition given holds, `answer`.
@@ -89,8 +91,9 @@ package struct RetentionDecision: Sendable, Equatable {
 }
 
 /// An app's retention policy (`apps[].retention`): ordered rules, first match wins, else the
-/// default message. A promotional offer is answered only to a customer its catalog rule admits,
-/// and not to the same subscription again within `offerCooldownDays`; otherwise the next rule.
+/// default message. A promotional offer is answered only to a subscription Entitle knows whose
+/// customer its catalog rule admits, and not to the same subscription again within
+/// `offerCooldownDays`; otherwise the next rule.
 package struct RetentionPolicy: Sendable, Equatable {
     package var defaultMessage: String
     package var offerCooldownDays: Int
@@ -105,12 +108,22 @@ package struct RetentionPolicy: Sendable, Equatable {
         self.rules = rules
     }
 
+    /// `offerCooldownDays` in milliseconds.
+    package var offerCooldown: Int64 { Int64(offerCooldownDays) * 86_400_000 }
+
+    /// Whether an offer answered at `lastOfferAt` keeps another from being answered at `now`
+    /// (the one cooldown rule: the policy's decision and the writer's check both ask it).
+    package static func offerCooling(lastOfferAt: Int64, now: Int64, cooldown: Int64) -> Bool { now - lastOfferAt < cooldown }
+
     /// `offerEligible`: whether the customer passes the catalog offer's eligibility rule.
     package func decide(_ retention: RetentionCase, offerEligible: (String) -> Bool) -> RetentionDecision {
         for (index, rule) in rules.enumerated() where Self.matches(rule, retention) {
             if case .promotionalOffer(_, let offerId) = rule.answer {
-                let cooling = retention.lastOfferAt.map { retention.now - $0 < Int64(offerCooldownDays) * 86_400_000 } ?? false
-                guard !cooling, offerEligible(offerId) else { continue }
+                // An offer's eligibility and cooldown are judged on the subscription: one Entitle
+                // has not stored gets none, whatever else the rule names (a product alone matched).
+                guard retention.subscription != nil else { continue }
+                let cooling = retention.lastOfferAt.map { Self.offerCooling(lastOfferAt: $0, now: retention.now, cooldown: offerCooldown) }
+                guard cooling != true, offerEligible(offerId) else { continue }
             }
             return RetentionDecision(answer: rule.answer, rule: rule.name ?? String(index + 1))
         }

@@ -141,3 +141,18 @@ package enum RetentionAttribution {
         return saves
     }
 }
+
+extension RetentionRecord {
+    /// Why this answer may not be written beside `answered`, its subscription's committed answers
+    /// (nil: it may): its request was answered already, or it offers while another offer is within
+    /// the cooldown (two requests decided at once, each before the other was written).
+    package func refusal(answered: [RetentionRecord], offerCooldown: Int64) -> ApplyOutcome? {
+        if answered.contains(where: { $0.requestIdentifier == requestIdentifier }) { return .retentionAlreadyAnswered }
+        guard case .promotionalOffer = answer else { return nil }
+        let lastOffer = answered.filter(\.answer.isPromotionalOffer).map(\.answeredAt).max()
+        guard let lastOffer, RetentionPolicy.offerCooling(lastOfferAt: lastOffer, now: answeredAt, cooldown: offerCooldown) else {
+            return nil
+        }
+        return .retentionOfferCooling
+    }
+}

@@ -1,22 +1,20 @@
 import Instants
 package import JSON
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The API's date convention: ISO 8601 UTC with milliseconds, plus the same instant in a sibling
 /// `…Ms` member; absent dates are omitted.
 package enum Timestamps {
     /// `2026-12-01T10:00:00.215Z`. Computed by hand (days to civil date, Hinnant's algorithm):
     /// every answer and event carries several of these, and `gmtime_r` + `strftime` cost more
-    /// than the rest of formatting a subscriber. Years outside 1000…9999 take the C library's path.
-    package static func iso(_ milliseconds: Int64) -> String {
+    /// than the rest of formatting a subscriber. Always four digits of year, so the API reads
+    /// back everything it writes (the C library wrote `999-12-31`): an instant outside
+    /// `Milliseconds.range`, which none that entered can be, is written as the nearest edge.
+    package static func iso(_ instant: Int64) -> String {
+        let milliseconds = min(max(instant, Milliseconds.range.lowerBound), Milliseconds.range.upperBound)
         let seconds = milliseconds.floorDivided(by: 1000)
         let days = seconds.floorDivided(by: 86_400)
         let date = CivilDate(daysSince1970: days)
         let (year, month, day) = (date.year, date.month, date.day)
-        guard (1000...9999).contains(year) else { return libraryISO(milliseconds) }
         let secondOfDay = seconds - days * 86_400
         var text = [UInt8](repeating: 0, count: 24)
         func put(_ value: Int64, _ at: Int, _ width: Int) {
@@ -41,17 +39,6 @@ package enum Timestamps {
         put(milliseconds - seconds * 1000, 20, 3)
         text[23] = UInt8(ascii: "Z")
         return String(decoding: text, as: UTF8.self)
-    }
-
-    static func libraryISO(_ milliseconds: Int64) -> String {
-        var seconds = time_t(milliseconds.floorDivided(by: 1000))
-        let remainder = Int(milliseconds - Int64(seconds) * 1000)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        var buffer = [CChar](repeating: 0, count: 32)
-        let length = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S", &parts)
-        let prefix = String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return prefix + "." + String(repeating: "0", count: 3 - String(remainder).count) + String(remainder) + "Z"
     }
 
     /// Adds `key` and `keyMs` when `milliseconds` is present (the names must be new in `object`).

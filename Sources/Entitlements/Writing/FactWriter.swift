@@ -41,6 +41,17 @@ package enum FactWriter {
         if let message = batch.pubsubMessageId, try !store.insertPubSubMessageIfNew(message, receivedAt: batch.requestedAt) {
             return Written(outcome: .duplicateNotification, events: [], undo: true, forwards: false, unnumbered: nil)
         }
+        // Decided under the subscription's lock, against what is committed: of requests answered
+        // at once, one offer stands and one answer per request identifier.
+        if let record = batch.retention {
+            let answered = try store.retentionRecords(environment: batch.environment, originalTransactionId: record.originalTransactionId)
+            if let refusal = record.refusal(answered: answered, offerCooldown: batch.retentionOfferCooldown) {
+                return Written(outcome: refusal, events: [], undo: true, forwards: false, unnumbered: nil)
+            }
+            if try !store.insertRetentionRecordIfNew(record) {
+                return Written(outcome: .retentionAlreadyAnswered, events: [], undo: true, forwards: false, unnumbered: nil)
+            }
+        }
         let pending = try FactChange.read(
             batch, environments: batch.eventWriter?.environments, retentionWindow: batch.eventWriter?.retentionWindow, from: store)
         var outcome = ApplyOutcome.applied
@@ -81,7 +92,6 @@ package enum FactWriter {
         }
         try queueAcknowledgements(of: change, into: store)
         try storeRefundFacts(of: batch, into: store)
-        if let record = batch.retention { _ = try store.insertRetentionRecordIfNew(record) }
         for save in change.retentionSaves {
             try store.markRetentionSaved(requestIdentifier: save.record.requestIdentifier, at: save.at, how: save.how)
         }
@@ -260,6 +270,7 @@ package enum FactWriter {
     package static func lockKeys(_ batch: FactBatch) -> [String] {
         var keys = (batch.touchedSubscriptions + batch.metricsRecomputed).map { "\(batch.appId)\u{1F}\(batch.environment)\u{1F}\($0)" }
         if let grant = batch.grant { keys.append("\(batch.appId)\u{1F}grant\u{1F}\(grant.id)") }
+        if let record = batch.retention { keys.append("\(batch.appId)\u{1F}\(batch.environment)\u{1F}\(record.originalTransactionId)") }
         for token in batch.playPurchases.map(\.purchase.purchaseToken) + batch.playMetricsRecomputed {
             keys.append("\(batch.appId)\u{1F}play\u{1F}\(token)")
         }

@@ -103,11 +103,12 @@ struct ConsoleHandlers: Sendable {
     }
 
     /// Who failed sign-ins are counted against: the connected address, or — when that is a proxy
-    /// on this machine — the address the proxy appended last to `X-Forwarded-For`.
+    /// on this machine — the address the proxy appended last to `X-Forwarded-For` (the last
+    /// element of its last line: a client may send lines of its own before the proxy's).
     static func client(_ context: HTTPRequestContext) -> String {
         let peer = context.peer
         guard peer == "127.0.0.1" || peer == "::1" || peer.hasPrefix("::ffff:127."),
-            let forwarded = context.request.header("x-forwarded-for")?.split(separator: ",").last
+            let forwarded = context.request.lastHeader("x-forwarded-for")?.split(separator: ",").last
         else { return peer }
         return forwarded.trimmingCharacters(in: .whitespaces)
     }

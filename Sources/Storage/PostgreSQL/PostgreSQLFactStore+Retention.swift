@@ -42,9 +42,8 @@ extension PostgreSQLFactStore {
 }
 
 extension PostgreSQLWriteTransaction {
-    func openRetentionRecords(environment: String, originalTransactionId: String) throws -> [RetentionRecord] {
-        try PostgreSQLFactStore.retentionRecords(
-            db, appId: appId, environment: environment, originalTransactionId: originalTransactionId, openOnly: true)
+    func retentionRecords(environment: String, originalTransactionId: String) throws -> [RetentionRecord] {
+        try PostgreSQLFactStore.retentionRecords(db, appId: appId, environment: environment, originalTransactionId: originalTransactionId)
     }
 
     func insertRetentionRecordIfNew(_ record: RetentionRecord) throws -> Bool {
