@@ -48,6 +48,39 @@ final class OpenAPIContractTests: XCTestCase {
         XCTAssertGreaterThan(served.count, 50)
     }
 
+    /// The console's cookie stands for its admin key wherever an admin key is accepted: the
+    /// document says so on exactly the routes that take it (it was missing from the metrics,
+    /// refund requests, events and more), checked by calling each route with the cookie alone.
+    func testTheConsoleCookieIsDocumentedExactlyWhereItIsAccepted() throws {
+        let google = try GooglePlayStandIn(packageName: "com.example.android")
+        let fixture = try fixture(google: google)
+        let (cookie, csrf) = try signIn(fixture)
+        guard let paths = try document()["paths"]?.objectValue else { return XCTFail("the document has no paths") }
+        var checked = 0
+        for (pattern, item) in paths.members {
+            let path = pattern.replacingOccurrences(of: #"\{[^}]+\}"#, with: "x", options: .regularExpression)
+            for (method, operation) in item.objectValue?.members ?? [] {
+                guard let security = operation["security"]?.arrayValue, !security.isEmpty, pattern != "/console/session" else { continue }
+                let schemes = Set(security.flatMap { $0.objectValue?.keys ?? [] })
+                let status = try fixture.call(method.uppercased(), path, key: nil, cookie: cookie, csrf: csrf, body: [:]).status
+                let what = "\(method.uppercased()) \(pattern): \(status)"
+                XCTAssertEqual(
+                    schemes.contains("consoleSession"), schemes.contains("adminKey"), "\(what): the cookie stands for an admin key")
+                XCTAssertEqual(status != 401, schemes.contains("consoleSession"), what)
+                checked += 1
+            }
+        }
+        XCTAssertGreaterThan(checked, 40)
+    }
+
+    /// A console session's cookie and CSRF token, signed in with the admin key.
+    private func signIn(_ fixture: SupportFixture) throws -> (cookie: String, csrf: String) {
+        let reply = try fixture.call("POST", "/console/session", key: nil, body: ["key": .string(SupportFixture.admin)])
+        let cookie = try XCTUnwrap(
+            reply.headers["set-cookie"]?.split(separator: ";").first?.split(separator: "=", maxSplits: 1).last.map(String.init))
+        return (cookie, try XCTUnwrap(reply.json["csrfToken"]?.stringValue))
+    }
+
     func testTheServerServesTheRepositoryDocumentWithoutAKey() throws {
         let google = try GooglePlayStandIn(packageName: "com.example.android")
         let fixture = try fixture(google: google)
@@ -103,8 +136,11 @@ final class OpenAPIContractTests: XCTestCase {
         XCTAssertEqual(granted.status, 201, granted.text)
         let report = packageRoot.appendingPathComponent(".build/test-output/schemathesis")
         try FileManager.default.createDirectory(at: report, withIntermediateDirectories: true)
-        for (role, key) in [
-            ("admin", SupportFixture.admin), ("server", SupportFixture.server), ("client", SupportFixture.client), ("none", nil),
+        let (cookie, csrf) = try signIn(fixture)
+        for (role, headers) in [
+            ("admin", ["Authorization: Bearer \(SupportFixture.admin)"]), ("server", ["Authorization: Bearer \(SupportFixture.server)"]),
+            ("client", ["Authorization: Bearer \(SupportFixture.client)"]), ("none", []),
+            ("console", ["Cookie: entitle_session=\(cookie)", "X-CSRF-Token: \(csrf)"]),
         ] {
             var arguments = [
                 "-m", "schemathesis.cli", "run", fixture.url + "/openapi.json",
@@ -113,12 +149,13 @@ final class OpenAPIContractTests: XCTestCase {
                 "--request-timeout", "20",
                 "--report", "junit", "--report-junit-path", report.appendingPathComponent("\(role).xml").path,
             ]
-            if let key { arguments += ["--header", "Authorization: Bearer \(key)"] }
+            for header in headers { arguments += ["--header", header] }
             // Run in the report folder: schemathesis and Hypothesis keep their caches where they run.
             let run = try runProcess(python, arguments, currentDirectory: report)
             try writeFile(report.appendingPathComponent("\(role).txt"), run.stdout + run.stderr)
             let summary = run.stdout.split(separator: "\n").suffix(40).joined(separator: "\n")
-            XCTAssertEqual(run.status, 0, "schemathesis with the \(role) key:\n\(run.stdout.suffix(20_000))\n\(run.stderr.suffix(4000))")
+            XCTAssertEqual(
+                run.status, 0, "schemathesis with the \(role) credentials:\n\(run.stdout.suffix(20_000))\n\(run.stderr.suffix(4000))")
             XCTAssert(run.stdout.contains("Tested:"), "schemathesis ran (\(role)):\n\(summary)")
         }
     }

@@ -81,11 +81,13 @@ package enum MetricsRendering {
             case .count(let count): lines.append("\(day),\(count)")
             case .rate(let rate): lines.append("\(day),\(rate.map { String($0) } ?? "")")
             case .money(let amounts):
-                for currency in amounts.keys.sorted() { lines.append("\(day),\(currency),\(major(amounts[currency]!))") }
+                for currency in amounts.keys.sorted() { lines.append("\(day),\(CSVField.text(currency)),\(major(amounts[currency]!))") }
             case .churn(let churn): lines.append("\(day),\(churn.total),\(churn.voluntary),\(churn.involuntary),\(churn.other)")
             case .refunds(let count, let amounts):
                 if amounts.isEmpty { lines.append("\(day),\(count),,") }
-                for currency in amounts.keys.sorted() { lines.append("\(day),\(count),\(currency),\(major(amounts[currency]!))") }
+                for currency in amounts.keys.sorted() {
+                    lines.append("\(day),\(count),\(CSVField.text(currency)),\(major(amounts[currency]!))")
+                }
             }
         }
         return lines.joined(separator: "\r\n") + "\r\n"
