@@ -613,6 +613,9 @@ final class GooglePlayEndpointTests: XCTestCase {
         XCTAssertEqual(event["consumptionItemDescription"], "watched episode 3")
         XCTAssertEqual(event["obfuscatedAccountId"]?.stringValue, token)
         XCTAssertEqual(try push(review, messageId: "m-review").json["status"], "duplicate")
+        // Another Pub/Sub message about the same review (its own message id) is stored, but the
+        // review is the one already answered: it was keyed by the message and answered twice.
+        XCTAssertEqual(try push(review, messageId: "m-review-again").json["status"], "applied")
         Thread.sleep(forTimeInterval: 0.5)
         XCTAssertEqual(google.refundReviewCalls.count, 1, "Google keeps the first answer: exactly one is sent")
 

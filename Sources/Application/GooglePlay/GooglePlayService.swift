@@ -180,7 +180,9 @@ package struct GooglePlayService: Sendable {
         stored.originalTransactionId = purchase?.purchaseToken
         stored.environment = purchase?.environment ?? stored.environment
         let request = RefundRequest(
-            id: stored.notificationUUID, store: "play_store", environment: stored.environment,
+            id: RefundRequest.playReviewId(
+                pendingRefundToken: notification.pendingRefundToken, orderId: notification.orderId, messageId: stored.notificationUUID),
+            store: "play_store", environment: stored.environment,
             appAccountToken: Self.customer(notification.obfuscatedAccountId) ?? purchase?.appAccountToken,
             purchaseToken: purchase?.purchaseToken, orderId: notification.orderId, pendingRefundToken: notification.pendingRefundToken,
             reason: notification.refundReason.map(String.init) ?? "UNKNOWN", requestedAt: stored.signedDate,

@@ -51,7 +51,8 @@ package struct RetentionService: Sendable {
                     case .success(let outcome):
                         completion(
                             .failure(
-                                ServiceError(status: 503, code: "UNAVAILABLE", message: "the answer could not be recorded (\(outcome))")))
+                                ServiceError(
+                                    status: 503, code: "STORAGE_UNAVAILABLE", message: "the answer could not be recorded (\(outcome))")))
                     case .failure(let error):
                         // Apple shows its default at once; the failure is logged and counted.
                         instrumentation.backgroundFailed(app: app.id, task: "retention_records", error)
@@ -72,7 +73,7 @@ package struct RetentionService: Sendable {
     /// The answer stored for a request identifier (another copy of the request wrote it first).
     private func storedAnswer(requestIdentifier: String) throws -> JSONObject {
         guard let stored = try store.retentionRecord(appId: app.id, requestIdentifier: requestIdentifier) else {
-            throw ServiceError(status: 503, code: "UNAVAILABLE", message: "the request's stored answer could not be read")
+            throw ServiceError(status: 503, code: "STORAGE_UNAVAILABLE", message: "the request's stored answer could not be read")
         }
         instrumentation.retentionRequest(app: app.id, result: "repeated")
         return stored.response

@@ -23,7 +23,16 @@ package struct RefundRequest: Sendable, Equatable {
     package static let appleWindow: Int64 = 12 * 3_600_000
     package static let googleWindow: Int64 = 24 * 3_600_000
 
-    /// The notification's id (`notificationUUID`, or Google's `pubsub:<app>:<messageId>`).
+    /// A Play refund review's id: what identifies the review (its `pendingRefundToken`, else its
+    /// order), not the Pub/Sub message that told of it, so a second message about the same review
+    /// is the request already stored and Google is answered once (`orders.reviewrefund`).
+    package static func playReviewId(pendingRefundToken: String?, orderId: String?, messageId: String) -> String {
+        if let token = pendingRefundToken, !token.isEmpty { return "play-review:" + token }
+        if let orderId, !orderId.isEmpty { return "play-order:" + orderId }
+        return messageId
+    }
+
+    /// Apple's: the notification's `notificationUUID`; Google's: `playReviewId`.
     package var id: String
     /// `app_store` or `play_store`.
     package var store: String
