@@ -24,6 +24,9 @@ package final class HTTPRequestContext: @unchecked Sendable {
     /// Who the request was authenticated as before routing (the rate limit reads it first), for
     /// the handler not to authenticate it again.
     package var authenticated: (any Sendable)?
+    /// Told the status of the answer as it is sent (set before routing: the failed-verification
+    /// limit counts what the handler answered).
+    package var answered: (@Sendable (Int) -> Void)?
     private let responded = Atomic<Bool>(false)
     private let deliver: @Sendable (HTTPRequestContext, HTTPResponse) -> Void
 
@@ -46,6 +49,7 @@ package final class HTTPRequestContext: @unchecked Sendable {
     /// Sends the answer. Later calls are ignored.
     package func respond(_ response: HTTPResponse) {
         guard !responded.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        answered?(response.status)
         guard !extraHeaders.isEmpty else { return deliver(self, response) }
         var response = response
         response.headers += extraHeaders

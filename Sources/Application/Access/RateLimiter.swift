@@ -22,6 +22,9 @@ package struct RateLimitSettings: Sendable, Equatable {
     package var server = RateLimit(perSecond: 500, burst: 1000)
     package var admin = RateLimit(perSecond: 50, burst: 100)
     package var address = RateLimit(perSecond: 10, burst: 20)
+    /// Posts to the notification and retention routes that fail verification, per address (those
+    /// that verify are never limited): a forged flood is refused before it costs a verification.
+    package var failedVerification = RateLimit(perSecond: 5, burst: 20)
     /// Off: no limit anywhere.
     package var enabled = true
 
@@ -64,6 +67,14 @@ package final class RateLimiter<Caller: Hashable & Sendable>: Sendable {
 
     /// The buckets held now.
     package var bucketCount: Int { buckets.withLock { $0.count } }
+
+    /// Whether `key`'s bucket holds a token at `now`, without taking one.
+    package func hasToken(_ key: Caller, limit: RateLimit, now: Double) -> Bool {
+        buckets.withLock { buckets in
+            guard let bucket = buckets[key] else { return true }
+            return min(limit.burst, bucket.tokens + max(0, now - bucket.updated) * limit.perSecond) >= 1
+        }
+    }
 
     /// Takes a token from `key`'s bucket at `now` (seconds, monotonic).
     package func take(_ key: Caller, limit: RateLimit, now: Double) -> Verdict {

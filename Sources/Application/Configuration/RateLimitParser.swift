@@ -1,14 +1,15 @@
 import JSON
 
-/// `rateLimits` (top level): `{"client"|"server"|"admin"|"address": {"perSecond", "burst"}, "enabled"}`.
+/// `rateLimits` (top level): `{"client"|"server"|"admin"|"address"|"failedVerification": {"perSecond", "burst"}, "enabled"}`.
 enum RateLimitParser {
     static func parse(_ object: JSONObject?, reader: inout ConfigurationReader) -> RateLimitSettings {
         var settings = RateLimitSettings()
         guard let object else { return settings }
-        reader.checkMembers(object, allowed: ["client", "server", "admin", "address", "enabled"], path: "rateLimits")
+        reader.checkMembers(object, allowed: ["client", "server", "admin", "address", "failedVerification", "enabled"], path: "rateLimits")
         settings.enabled = reader.bool(object, "enabled", path: "rateLimits") ?? true
         for (name, keyPath) in [
             ("client", \RateLimitSettings.client), ("server", \.server), ("admin", \.admin), ("address", \.address),
+            ("failedVerification", \.failedVerification),
         ] {
             guard let limit = reader.object(object, name, path: "rateLimits") else { continue }
             let path = "rateLimits.\(name)"

@@ -8,7 +8,10 @@ import JSON
 /// key, per client key and address (a client key ships in every copy of the app: it is many
 /// callers), per client address for what no key authenticates (the console's page and script,
 /// an unknown key). Apple's and Google's notifications and Apple's realtime retention requests
-/// are never refused: their senders retry, but a refused notification is a delayed customer; nor
+/// are never refused while they verify: their senders retry, but a refused notification is a
+/// delayed customer. Posts to them that fail verification (400, 422) take from their address's
+/// `failedVerification` bucket, and an address whose bucket is empty is refused before its body
+/// is read (a forged flood cut everyone else's throughput to a sixth); nor
 /// are the operators' probes (`/healthz`, `/readyz`, `/metrics`), nor sign-in, whose own limiter
 /// slows failures by address and never refuses the right admin key. Every answer under a limit says where it
 /// stands (IETF `RateLimit-Policy` and `RateLimit`); over it, 429 `RATE_LIMITED` with
@@ -18,8 +21,10 @@ struct RateLimitGate: Sendable {
     let settings: RateLimitSettings
     let metrics: Metrics
     private let limiter = RateLimiter<Caller>()
+    /// Failed verifications, by address.
+    private let failures = RateLimiter<String>()
     /// Each scope's name, limit and `RateLimit-Policy` value, made once.
-    private let client, server, admin, address: Scope
+    private let client, server, admin, address, failedVerification: Scope
 
     /// Whose bucket a request takes from; built without formatting text, as it is for every request.
     private enum Caller: Hashable, Sendable {
@@ -38,8 +43,12 @@ struct RateLimitGate: Sendable {
         let policy: String
 
         init(_ role: APIKeyRole?, _ settings: RateLimitSettings) {
-            name = role?.rawValue ?? "address"
-            limit = settings.limit(for: role)
+            self.init(name: role?.rawValue ?? "address", limit: settings.limit(for: role))
+        }
+
+        init(name: String, limit: RateLimit) {
+            self.name = name
+            self.limit = limit
             policy = "\"\(name)\";q=\(Int(limit.burst));w=\(Int((limit.burst / limit.perSecond).rounded(.up)))"
         }
     }
@@ -52,6 +61,12 @@ struct RateLimitGate: Sendable {
         server = Scope(.server, settings)
         admin = Scope(.admin, settings)
         address = Scope(nil, settings)
+        failedVerification = Scope(name: "failed_verification", limit: settings.failedVerification)
+    }
+
+    /// The routes whose posts are authenticated by their signature alone.
+    static func isVerifiedBySignature(_ path: Substring) -> Bool {
+        path == "/v1/notifications/apple" || path == "/v1/notifications/google" || path == "/v1/retention/apple"
     }
 
     /// Never limited (a literal match on the path, without copying it).
@@ -66,7 +81,9 @@ struct RateLimitGate: Sendable {
 
     /// Nil: route the request (its answer will carry the headers); else the 429 to answer.
     func refusal(_ context: HTTPRequestContext) -> HTTPResponse? {
-        guard settings.enabled, !Self.isUnlimited(context.request.path) else { return nil }
+        guard settings.enabled else { return nil }
+        if Self.isVerifiedBySignature(context.request.path) { return failedVerificationRefusal(context) }
+        guard !Self.isUnlimited(context.request.path) else { return nil }
         let (role, caller) = identify(context)
         let scope = self.scope(role)
         let verdict = limiter.take(caller, limit: scope.limit, now: Double(DispatchTime.now().uptimeNanoseconds) / 1e9)
@@ -74,13 +91,35 @@ struct RateLimitGate: Sendable {
             ("RateLimit-Policy", scope.policy), ("RateLimit", "\"\(scope.name)\";r=\(verdict.remaining);t=\(verdict.resetSeconds)"),
         ]
         guard !verdict.allowed else { return nil }
+        return limited(context, scope: scope, retryAfter: verdict.retryAfter, what: "requests for this \(role == nil ? "address" : "key")")
+    }
+
+    /// A post by an address whose failed verifications have used up its bucket: refused at once.
+    /// Otherwise routed, and its answer, when it says the post did not verify, takes a token.
+    private func failedVerificationRefusal(_ context: HTTPRequestContext) -> HTTPResponse? {
+        let address = ConsoleHandlers.client(context)
+        let limit = failedVerification.limit
+        let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
+        guard failures.hasToken(address, limit: limit, now: now) else {
+            let verdict = failures.take(address, limit: limit, now: now)
+            return limited(context, scope: failedVerification, retryAfter: verdict.retryAfter, what: "failed verifications from this address")
+        }
+        let failures = self.failures
+        context.answered = { status in
+            guard status == 400 || status == 422 else { return }
+            _ = failures.take(address, limit: limit, now: Double(DispatchTime.now().uptimeNanoseconds) / 1e9)
+        }
+        return nil
+    }
+
+    private func limited(_ context: HTTPRequestContext, scope: Scope, retryAfter: Int, what: String) -> HTTPResponse {
         metrics.rateLimited(scope: scope.name)
         var response = ErrorAnswer.response(
             for: ServiceError(
-                status: 429, code: "RATE_LIMITED", message: "too many requests for this \(role == nil ? "address" : "key"); slow down",
-                details: ["retryAfterSeconds": .int(Int64(verdict.retryAfter))]),
+                status: 429, code: "RATE_LIMITED", message: "too many \(what); slow down",
+                details: ["retryAfterSeconds": .int(Int64(retryAfter))]),
             app: nil, requestID: context.requestID)
-        response.headers.append(("Retry-After", String(verdict.retryAfter)))
+        response.headers.append(("Retry-After", String(retryAfter)))
         return response
     }
 
