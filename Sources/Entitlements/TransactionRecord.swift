@@ -1,4 +1,5 @@
 package import AppStore
+import Instants
 
 /// The facts of one verified transaction that state derivation needs (docs/ENTITLEMENTS.md).
 /// Dates are epoch milliseconds.
@@ -104,7 +105,7 @@ package struct TransactionRecord: Sendable, Equatable {
         guard revocationDate != nil, let price else { return nil }
         guard let percentage = revocationPercentage else { return price }
         // 100,000 milliunits of a percent are the whole price; round to the nearest milliunit.
-        return (price * min(max(percentage, 0), 100_000) + 50_000) / 100_000
+        return price.multipliedSaturating(by: min(max(percentage, 0), 100_000)).addingSaturating(50_000) / 100_000
     }
 
     /// Merging copies of one transaction: the newer `signedDate` wins (a later refund is never

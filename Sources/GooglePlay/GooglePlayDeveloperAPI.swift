@@ -26,6 +26,11 @@ package struct GooglePlayDeveloperAPI: Sendable {
         try SubscriptionPurchaseV2(json: try send("GET", application + ["purchases", "subscriptionsv2", "tokens", purchaseToken]) ?? [:])
     }
 
+    /// `orders.get` (the Orders API): what the buyer paid for an order, which `productsv2` does not say.
+    package func order(orderId: String) throws(GooglePlayAPIError) -> PlayOrder {
+        PlayOrder(json: try send("GET", application + ["orders", orderId]) ?? [:])
+    }
+
     /// `purchases.productsv2.getproductpurchasev2`.
     package func product(purchaseToken: String) throws(GooglePlayAPIError) -> ProductPurchaseV2 {
         try ProductPurchaseV2(json: try send("GET", application + ["purchases", "productsv2", "tokens", purchaseToken]) ?? [:])

@@ -563,6 +563,41 @@ final class GooglePlayEndpointTests: XCTestCase {
         XCTAssertEqual(listed["state"], "REVOKED", "every unit refunded")
     }
 
+    /// A one-time product's revenue: `productsv2` carries no price, its order does (the Orders
+    /// API's `orders.get`, `total`); a void refunds it whole. Before, one-time products added
+    /// nothing to revenue.
+    func testAOneTimeProductsRevenueIsItsOrdersTotal() throws {
+        google.setProduct("c-1", oneTimeProduct())
+        google.setOrder(
+            "GPA.9",
+            [
+                "orderId": "GPA.9", "purchaseToken": "c-1", "state": "PROCESSED",
+                "total": .object(["currencyCode": "EUR", "units": "5", "nanos": 490_000_000]),
+                "tax": .object(["currencyCode": "EUR", "units": "0", "nanos": 880_000_000]),
+            ])
+        XCTAssertEqual(try post("c-1", product: "extras").status, 200)
+        let midnight = (now - hour) - (now - hour) % (24 * hour)
+        func revenue() throws -> [JSONValue] {
+            let answer = try fixture.call(
+                "GET",
+                "/v1/metrics/revenue?environment=Production&from=\(midnight)&to=\(midnight + 24 * hour)&interval=day&productId=extras",
+                key: SupportFixture.server)
+            XCTAssertEqual(answer.status, 200, answer.text)
+            return answer.json["buckets"]?.arrayValue ?? []
+        }
+        XCTAssertEqual(try revenue().first?["value"], .object(["EUR": .double(5.49)]), "what the buyer paid")
+        let voided: JSONObject = [
+            "voidedPurchaseNotification": .object(["purchaseToken": "c-1", "orderId": "GPA.9", "productType": 2, "refundType": 1])
+        ]
+        google.setProduct("c-1", oneTimeProduct(refundable: 0, acknowledged: true))
+        XCTAssertEqual(try push(voided, messageId: "m-void-c1").json["status"], "applied")
+        let refunds = try fixture.call(
+            "GET", "/v1/metrics/refunds?environment=Production&from=\(midnight)&to=\(midnight + 48 * hour)&interval=day",
+            key: SupportFixture.server)
+        let amounts = (refunds.json["buckets"]?.arrayValue ?? []).compactMap { $0["amounts"]?["EUR"]?.doubleValue }
+        XCTAssertEqual(amounts.reduce(0, +), 5.49, accuracy: 0.000_1, refunds.text)
+    }
+
     /// A resubscription bought in the Play Store after the app's lapsed (`outOfAppPurchaseContext`)
     /// names no customer: it is linked to the lapsed purchase's customer and acknowledged with
     /// that customer's `obfuscatedAccountId`, so Google does not refund it after three days.

@@ -114,6 +114,53 @@ final class MetricsEndpointTests: XCTestCase {
             accepted.text, "start,value\r\n\(iso(from)),0\r\n\(iso(from + day)),0\r\n\(iso(from + 2 * day)),1\r\n", accepted.text)
     }
 
+    /// Revenue is every paid purchase: a 9.99 month and a 1.99 one-time product bought the same day
+    /// made 9.99 (one-time purchases added nothing). Now 11.98; a prorated refund of half of it
+    /// takes back 0.995 (rounded to the milliunit), and the refund rate counts it.
+    func testRevenueCountsOneTimePurchases() throws {
+        try post("m1", original: "m1", from: 7, to: 37, price: 9990, currency: "USD")
+        func oneTime(_ id: String, product: String, type: String, refunded: Bool) throws {
+            var payload: JSONObject = [
+                "transactionId": .string(id), "originalTransactionId": .string(id), "bundleId": "com.example.app",
+                "productId": .string(product), "type": .string(type), "purchaseDate": .int(origin + 7 * day + 60_000),
+                "inAppOwnershipType": "PURCHASED", "environment": "Production", "signedDate": .int(fixture.base + 1), "price": 1990,
+                "currency": "USD", "quantity": 1,
+            ]
+            if refunded {
+                payload["revocationDate"] = .int(origin + 8 * day)
+                payload["revocationReason"] = 0
+                payload["revocationType"] = "REFUND_PRORATED"
+                payload["revocationPercentage"] = 50_000
+                payload["signedDate"] = .int(fixture.base + 2)
+            }
+            let posted = try fixture.call(
+                "POST", "/v1/transactions", key: SupportFixture.server,
+                body: ["signedTransaction": .string(try fixture.chain.sign(payload))])
+            XCTAssertEqual(posted.status, 200, posted.text)
+        }
+        try oneTime("c1", product: "extras", type: "Non-Consumable", refunded: false)
+        let from = origin - origin % day
+        func revenue(_ product: String? = nil) throws -> [JSONValue] {
+            let filter = product.map { "&productId=\($0)" } ?? ""
+            let answer = try fixture.call(
+                "GET", "/v1/metrics/revenue?from=\(from + 7 * day)&to=\(from + 9 * day)&interval=day\(filter)", key: SupportFixture.server)
+            XCTAssertEqual(answer.status, 200, answer.text)
+            return answer.json["buckets"]?.arrayValue ?? []
+        }
+        XCTAssertEqual(try revenue().first?["value"], .object(["USD": .double(11.98)]), "the month and the one-time product")
+        XCTAssertEqual(try revenue("extras").first?["value"], .object(["USD": .double(1.99)]), "a product filter for one-time products")
+        try oneTime("c1", product: "extras", type: "Non-Consumable", refunded: true)
+        let buckets = try revenue()
+        XCTAssertEqual(buckets.count, 2)
+        XCTAssertEqual(buckets.first?["value"], .object(["USD": .double(11.98)]))
+        XCTAssertEqual(buckets.last?["value"], .object(["USD": .double(-0.995)]), "half of 1.99 given back, on the refund's day")
+        let refunds = try fixture.call(
+            "GET", "/v1/metrics/refunds?from=\(from + 7 * day)&to=\(from + 9 * day)&interval=day&productId=extras",
+            key: SupportFixture.server)
+        XCTAssertEqual(refunds.json["buckets"]?.arrayValue?.last?["value"], 1, refunds.text)
+        XCTAssertEqual(refunds.json["buckets"]?.arrayValue?.last?["amounts"], .object(["USD": .double(0.995)]))
+    }
+
     private func iso(_ milliseconds: Int64) -> String {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]

@@ -25,6 +25,8 @@ package final class GooglePlayStandIn: @unchecked Sendable {
         struct Values {
             var subscriptions: [String: JSONObject] = [:]
             var products: [String: JSONObject] = [:]
+            /// `orders.get`'s answers, by order id.
+            var orders: [String: JSONObject] = [:]
             var voided: [JSONObject] = []
             var acknowledgements: [String] = []
             /// Refund reviews answered (`orders.reviewrefund`): every call, and the first body per order
@@ -128,6 +130,11 @@ package final class GooglePlayStandIn: @unchecked Sendable {
     /// A one-time product as `productsv2.getproductpurchasev2` answers it.
     package func setProduct(_ purchaseToken: String, _ purchase: JSONObject) {
         state.values.withLock { $0.products[purchaseToken] = purchase }
+    }
+
+    /// An order as `orders.get` answers it (the Orders API: what the buyer paid, `total`).
+    package func setOrder(_ orderId: String, _ order: JSONObject) {
+        state.values.withLock { $0.orders[orderId] = order }
     }
 
     package func addVoided(_ purchaseToken: String, at milliseconds: Int64, orderId: String? = nil) {
@@ -286,6 +293,13 @@ package final class GooglePlayStandIn: @unchecked Sendable {
                 return context.respond(error(404, "The purchase token was not found."))
             }
             context.respond(.json(200, JSONValue.object(purchase).serializedBytes))
+        }
+        router.add("GET", "/androidpublisher/v3/applications/{package}/orders/{orderId}") { context in
+            guard authorized(context) else { return }
+            guard let order = state.values.withLock({ $0.orders[context.pathParameters["orderId"] ?? ""] }) else {
+                return context.respond(error(404, "Order not found."))
+            }
+            context.respond(.json(200, JSONValue.object(order).serializedBytes))
         }
         for kind in ["subscriptions", "products"] {
             router.add("POST", base + "/\(kind)/{product}/tokens/{action}") { context in

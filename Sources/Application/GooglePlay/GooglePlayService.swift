@@ -336,6 +336,17 @@ package struct GooglePlayService: Sendable {
             details.quantity = item.quantity
             details.refundableQuantity = item.refundableQuantity
             details.consumptionState = item.consumptionState
+            if let orderId = answer.orderId {
+                // The price is the order's (productsv2 carries none). Without it the purchase still
+                // entitles; only the figures miss it, and the failure is logged and counted.
+                do {
+                    let total = try api.order(orderId: orderId).total
+                    details.price = total?.milliunits
+                    details.priceCurrency = total?.currency
+                } catch {
+                    instrumentation.backgroundFailed(app: app.id, task: "play_order_price", error)
+                }
+            }
             return (
                 PlayPurchase(
                     purchaseToken: purchaseToken, kind: .product, productId: item.productId, basePlanId: nil, offerId: item.offerId,

@@ -37,6 +37,9 @@ package struct PlayPurchaseDetails: Sendable, Equatable {
     package var quantity: Int64?
     /// The units not refunded (Google lowers it for a quantity-based partial refund).
     package var refundableQuantity: Int64?
+    /// A one-time product's price: its order's `total` (Orders API), in milliunits of `priceCurrency`.
+    package var price: Int64?
+    package var priceCurrency: String?
     /// `CONSUMPTION_STATE_YET_TO_BE_CONSUMED` or `CONSUMPTION_STATE_CONSUMED`.
     package var consumptionState: String?
 
@@ -104,6 +107,8 @@ package struct PlayPurchaseDetails: Sendable, Equatable {
         object.set("quantity", ifPresent: quantity)
         object.set("refundableQuantity", ifPresent: refundableQuantity)
         object.set("consumptionState", ifPresent: consumptionState)
+        object.set("price", ifPresent: price)
+        object.set("priceCurrency", ifPresent: priceCurrency)
     }
 
     /// From what `write` wrote.
@@ -116,13 +121,15 @@ package struct PlayPurchaseDetails: Sendable, Equatable {
         priceChangeDetails = json["priceChangeDetails"]?.objectValue
         priceStepUpConsentDetails = json["priceStepUpConsentDetails"]?.objectValue
         expiredPurchaseToken = json["expiredPurchaseToken"]?.stringValue
-        recurringPrice = json["recurringPrice"]?.int64Value
+        recurringPrice = json["recurringPrice"]?.integer(in: Milliunits.priceRange)
         recurringPriceCurrency = json["recurringPriceCurrency"]?.stringValue
         periods = json["periods"]?.arrayValue?.compactMap { $0.objectValue.flatMap(PlayPeriod.init(json:)) } ?? []
         purchaseOptionId = json["purchaseOptionId"]?.stringValue
-        quantity = json["quantity"]?.int64Value
-        refundableQuantity = json["refundableQuantity"]?.int64Value
+        quantity = json["quantity"]?.integer(in: 0...Int64(Int32.max))
+        refundableQuantity = json["refundableQuantity"]?.integer(in: 0...Int64(Int32.max))
         consumptionState = json["consumptionState"]?.stringValue
+        price = json["price"]?.integer(in: Milliunits.priceRange)
+        priceCurrency = json["priceCurrency"]?.stringValue
     }
 
     /// As stored: JSON text, nil when there is nothing.

@@ -17,7 +17,7 @@ extension FactStore {
         var after: String?
         while true {
             let page = try playPurchases(appId: appId, after: after, limit: pageSize)
-            let subscriptions = page.filter { $0.kind == .subscription && $0.environment == environment }.map(\.purchaseToken)
+            let subscriptions = page.filter { $0.environment == environment }.map(\.purchaseToken)
             if !subscriptions.isEmpty {
                 var batch = FactBatch(appId: appId, environment: environment)
                 batch.playMetricsRecomputed = subscriptions

@@ -38,6 +38,18 @@ extension MetricsSubscription {
                 if period.refundedAt != nil { add(MetricMoment(.refundedPurchase, at: period.start, productId: period.productId), 1) }
             }
         }
+        for purchase in purchases where purchase.priceMilliunits > 0 {
+            add(
+                MetricMoment(.revenue, at: purchase.at, productId: purchase.productId, currency: purchase.currency),
+                purchase.priceMilliunits)
+            add(MetricMoment(.paidPurchase, at: purchase.at, productId: purchase.productId), 1)
+            guard let refunded = purchase.refundedAt else { continue }
+            let amount = purchase.refundedMilliunits ?? purchase.priceMilliunits
+            add(MetricMoment(.revenue, at: refunded, productId: purchase.productId, currency: purchase.currency), amount.negatedSaturating)
+            add(MetricMoment(.refund, at: refunded, productId: purchase.productId), 1)
+            add(MetricMoment(.refundAmount, at: refunded, productId: purchase.productId, currency: purchase.currency), amount)
+            add(MetricMoment(.refundedPurchase, at: purchase.at, productId: purchase.productId), 1)
+        }
         if !isInBillingRetry, let last = periods.indices.last, !periods[last].isTrial {
             let kind: MetricFigure =
                 expirationReason == 2 ? .churnInvoluntary : (expirationReason == 1 || autoRenewOff) ? .churnVoluntary : .churnOther

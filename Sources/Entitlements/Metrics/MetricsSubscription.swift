@@ -8,6 +8,10 @@ package struct MetricsSubscription: Sendable, Equatable {
     package static let playStore = "play_store"
 
     package var periods: [MetricsPeriod]
+    /// One-time purchases kept under the same key (an App Store consumable, non-consumable or
+    /// non-renewing subscription, a Play one-time product): revenue, refunds and the refund rate
+    /// count them; the subscription figures do not.
+    package var purchases: [MetricsPurchase] = []
     /// Renewal info: a grace period that carries the last period on, billing retry in progress,
     /// auto-renew turned off, and Apple's `expirationIntent` (1 voluntary, 2 billing).
     package var gracePeriodExpiresDate: Int64?
@@ -34,6 +38,14 @@ package struct MetricsSubscription: Sendable, Equatable {
             ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId)
         }
         var periods: [MetricsPeriod] = []
+        // A family member's copy was paid for by the organizer, whose own transaction counts.
+        let oneTime = facts.transactions.filter { $0.expiresDate == nil && $0.ownershipType != "FAMILY_SHARED" }
+        let purchases = oneTime.sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }.map { transaction in
+            MetricsPurchase(
+                transactionId: transaction.transactionId, productId: transaction.productId, at: transaction.purchaseDate,
+                priceMilliunits: transaction.price ?? 0, currency: transaction.currency ?? "", refundedAt: transaction.revocationDate,
+                refundedMilliunits: transaction.refundedMilliunits)
+        }
         for (index, transaction) in ordered.enumerated() {
             guard let expires = transaction.expiresDate else { continue }
             var end = expires
@@ -49,12 +61,27 @@ package struct MetricsSubscription: Sendable, Equatable {
             store: Self.appStore, periods: periods, gracePeriodExpiresDate: renewal?.gracePeriodExpiresDate,
             isInBillingRetry: renewal?.isInBillingRetryPeriod ?? false, autoRenewOff: renewal?.autoRenewStatus == 0,
             expirationReason: renewal?.expirationIntent)
+        self.purchases = purchases
     }
 
-    /// A Google Play subscription: the periods Entitle has seen (`PlayPeriod`); a void refunds
+    /// A Google Play purchase. A one-time product is one purchase at its order's price, refunded
+    /// whole by a void. A subscription: the periods Entitle has seen (`PlayPeriod`); a void refunds
     /// the latest. Google's state says how it ended: on hold is billing retry, expired while
     /// still renewing is a billing failure, auto-renew off is the customer's choice.
     package init(play purchase: PlayPurchase) {
+        guard purchase.kind == .subscription else {
+            self.init(store: Self.playStore, periods: [])
+            if let price = purchase.details.price, let currency = purchase.details.priceCurrency,
+                purchase.googleState != "PENDING", purchase.googleState != "CANCELLED"
+            {
+                purchases = [
+                    MetricsPurchase(
+                        transactionId: purchase.orderId ?? purchase.purchaseToken, productId: purchase.productId, at: purchase.startTime,
+                        priceMilliunits: price, currency: currency, refundedAt: purchase.voidedAt)
+                ]
+            }
+            return
+        }
         let periods = purchase.details.periods.map { period in
             MetricsPeriod(
                 transactionId: period.orderId, productId: Self.playProductId(purchase.productId, basePlanId: purchase.basePlanId),
@@ -117,5 +144,31 @@ package struct MetricsPeriod: Sendable, Equatable {
         self.priceMilliunits = priceMilliunits
         self.currency = currency
         self.refundedAt = refundedAt
+    }
+}
+
+/// One one-time purchase as the figures see it: paid at `at`, perhaps refunded later (all of it,
+/// or the prorated share `TransactionRecord.refundedMilliunits` says).
+package struct MetricsPurchase: Sendable, Equatable {
+    package var transactionId: String
+    package var productId: String
+    package var at: Int64
+    package var priceMilliunits: Int64
+    package var currency: String
+    package var refundedAt: Int64?
+    /// What the refund gave back (the price when not said).
+    package var refundedMilliunits: Int64?
+
+    package init(
+        transactionId: String, productId: String, at: Int64, priceMilliunits: Int64, currency: String, refundedAt: Int64? = nil,
+        refundedMilliunits: Int64? = nil
+    ) {
+        self.transactionId = transactionId
+        self.productId = productId
+        self.at = at
+        self.priceMilliunits = priceMilliunits
+        self.currency = currency
+        self.refundedAt = refundedAt
+        self.refundedMilliunits = refundedMilliunits
     }
 }

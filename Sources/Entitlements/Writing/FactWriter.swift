@@ -157,9 +157,8 @@ package enum FactWriter {
         try keepMetrics(MetricsSubscription(facts), environment: facts.environment, subscription: facts.originalTransactionId, into: store)
     }
 
-    /// A Play subscription's figures (a one-time product's are none), kept under its token.
+    /// A Play purchase's figures (a subscription's, or a one-time product's revenue), kept under its token.
     private static func keepMetrics(ofPlay purchase: PlayPurchase, into store: some FactWriteTransaction) throws {
-        guard purchase.kind == .subscription else { return }
         try keepMetrics(
             MetricsSubscription(play: purchase), environment: purchase.environment, subscription: playMetricsKey(purchase.purchaseToken),
             into: store)

@@ -74,11 +74,11 @@ struct GooglePlayHandlers: Sendable {
                     let micros = phase["priceAmountMicros"].map { value in
                         value.stringValue.flatMap { Int64($0) }.map(JSONValue.int) ?? value
                     }
-                    guard let cycles = phase["billingCycleCount"].map({ $0.integer(in: 1...10_000) }) ?? 1,
+                    guard let cycles = phase["billingCycleCount"].map({ $0.integer(in: 0...10_000) }) ?? 1,
                         let priceMicros = micros.map({ $0.integer(in: 0...Milliunits.priceRange.upperBound * 1000) }) ?? 0
                     else {
                         throw ServiceError.badRequest(
-                            "a phase's \"billingCycleCount\" must be 1 to 10000 and its \"priceAmountMicros\" 0 to \(Milliunits.priceRange.upperBound * 1000)"
+                            "a phase's \"billingCycleCount\" must be 0 (recurring) to 10000 and its \"priceAmountMicros\" 0 to \(Milliunits.priceRange.upperBound * 1000)"
                         )
                     }
                     return PlayOfferSelection.Phase(billingPeriod: period, cycles: Int(cycles), priceMicros: priceMicros)

@@ -102,7 +102,8 @@ struct RateLimitGate: Sendable {
         let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
         guard failures.hasToken(address, limit: limit, now: now) else {
             let verdict = failures.take(address, limit: limit, now: now)
-            return limited(context, scope: failedVerification, retryAfter: verdict.retryAfter, what: "failed verifications from this address")
+            return limited(
+                context, scope: failedVerification, retryAfter: verdict.retryAfter, what: "failed verifications from this address")
         }
         let failures = self.failures
         context.answered = { status in
