@@ -56,8 +56,11 @@ package final class EntitleServer: Sendable {
         httpServer = try HTTPServer(
             configuration: http,
             handler: { context in
-                if let refusal = gate.refusal(context) { return context.respond(refusal) }
-                router.handle(context)
+                switch gate.admit(context) {
+                case .route: router.handle(context)
+                case .refuse(let refusal): context.respond(refusal)
+                case .deferred: break
+                }
             }, observer: logger)
         metrics.attach(httpServer.statistics, pool: application.pool, outbound: application.outbound)
     }

@@ -79,11 +79,25 @@ struct RateLimitGate: Sendable {
         }
     }
 
-    /// Nil: route the request (its answer will carry the headers); else the 429 to answer.
-    func refusal(_ context: HTTPRequestContext) -> HTTPResponse? {
-        guard settings.enabled else { return nil }
+    /// How long a refused post of a failed-verification flood waits for its answer.
+    static let refusalPause: DispatchTimeInterval = .seconds(1)
+
+    /// Whether a request is routed, or refused (answered now, or later by the gate itself).
+    enum Admission {
+        case route
+        case refuse(HTTPResponse)
+        case deferred
+    }
+
+    func admit(_ context: HTTPRequestContext) -> Admission {
+        guard settings.enabled else { return .route }
         if Self.isVerifiedBySignature(context.request.path) { return failedVerificationRefusal(context) }
-        guard !Self.isUnlimited(context.request.path) else { return nil }
+        return refusal(context).map(Admission.refuse) ?? .route
+    }
+
+    /// Nil: route the request (its answer will carry the headers); else the 429 to answer.
+    private func refusal(_ context: HTTPRequestContext) -> HTTPResponse? {
+        guard settings.enabled, !Self.isUnlimited(context.request.path) else { return nil }
         let (role, caller) = identify(context)
         let scope = self.scope(role)
         let verdict = limiter.take(caller, limit: scope.limit, now: Double(DispatchTime.now().uptimeNanoseconds) / 1e9)
@@ -96,21 +110,26 @@ struct RateLimitGate: Sendable {
 
     /// A post by an address whose failed verifications have used up its bucket: refused at once.
     /// Otherwise routed, and its answer, when it says the post did not verify, takes a token.
-    private func failedVerificationRefusal(_ context: HTTPRequestContext) -> HTTPResponse? {
+    private func failedVerificationRefusal(_ context: HTTPRequestContext) -> Admission {
         let address = ConsoleHandlers.client(context)
         let limit = failedVerification.limit
         let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
         guard failures.hasToken(address, limit: limit, now: now) else {
             let verdict = failures.take(address, limit: limit, now: now)
-            return limited(
+            let refusal = limited(
                 context, scope: failedVerification, retryAfter: verdict.retryAfter, what: "failed verifications from this address")
+            // Answered after a pause, on a timer (no thread waits): a sender that posts again as soon
+            // as it is answered, as a flood does, is slowed to one post a second per connection,
+            // where answering at once let 32 connections take half the server.
+            DispatchQueue.global().asyncAfter(deadline: .now() + Self.refusalPause) { context.respond(refusal) }
+            return .deferred
         }
         let failures = self.failures
         context.answered = { status in
             guard status == 400 || status == 422 else { return }
             _ = failures.take(address, limit: limit, now: Double(DispatchTime.now().uptimeNanoseconds) / 1e9)
         }
-        return nil
+        return .route
     }
 
     private func limited(_ context: HTTPRequestContext, scope: Scope, retryAfter: Int, what: String) -> HTTPResponse {
