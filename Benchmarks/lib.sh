@@ -22,3 +22,14 @@ start_server() {
 }
 
 stop_server() { kill "$SERVER_PID"; wait "$SERVER_PID" || true; SERVER_PID=""; }
+
+# The promotional-offer signing load (ratelimit.sh, flood.sh): "$WORK/sign.lua" for wrk, with the
+# client key and offer their configurations name.
+write_sign_script() {
+  cat > "$WORK/sign.lua" <<'LUA'
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Authorization"] = "Bearer client_bench_key_not_secret"
+wrk.body = '{"productId":"pro.monthly","offerId":"winback50","appAccountToken":"7e3fb20b-4cdb-47cc-936d-99d65f608138"}'
+LUA
+}

@@ -16,12 +16,7 @@ config() {  # RATE-LIMITS-JSON
    "offers": {"winback50": {"productId": "pro.monthly", "offerIdentifier": "winback50", "eligibility": "any"}}}]}
 JSON
 }
-cat > "$WORK/sign.lua" <<'LUA'
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["Authorization"] = "Bearer client_bench_key_not_secret"
-wrk.body = '{"productId":"pro.monthly","offerId":"winback50","appAccountToken":"7e3fb20b-4cdb-47cc-936d-99d65f608138"}'
-LUA
+write_sign_script
 run() {  # RATE-LIMITS-JSON → requests/s
   config "$1"
   start_server

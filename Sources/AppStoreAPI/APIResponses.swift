@@ -64,7 +64,7 @@ package struct StatusResponse: AppStoreModel {
         (json["data"]?.arrayValue ?? []).flatMap { group in
             (group["lastTransactions"]?.arrayValue ?? []).map { item in
                 (
-                    group["subscriptionGroupIdentifier"]?.stringValue, item["status"]?.int64Value,
+                    group["subscriptionGroupIdentifier"]?.stringValue, item["status"]?.integer(in: Int64(Int32.min)...Int64(Int32.max)),
                     item["signedTransactionInfo"]?.stringValue, item["signedRenewalInfo"]?.stringValue
                 )
             }

@@ -203,7 +203,7 @@ package final class AppStoreServerAPIClient: Sendable {
         let json = (try? JSONParser.parse(response.body))?.objectValue
         let retryAfter = response.header("Retry-After").flatMap { Int64($0) }
         return .api(
-            status: response.status, code: json?["errorCode"]?.int64Value.map(APIErrorCode.init),
+            status: response.status, code: json?["errorCode"]?.integer(in: 0...Int64(Int32.max)).map(APIErrorCode.init),
             message: json?["errorMessage"]?.stringValue, retryAfter: retryAfter, environment: environment)
     }
 

@@ -85,7 +85,7 @@ package final class EntitleApplication: Sendable {
             completion(.failure(error))
             return
         }
-        let claimed = parsed.payload["appAppleId"]?.int64Value
+        let claimed = parsed.payload["appAppleId"]?.integer(in: Int64.min...Int64.max)
         guard let services = apps.values.first(where: { $0.app.appAppleId != nil && $0.app.appAppleId == claimed }) else {
             completion(
                 .failure(

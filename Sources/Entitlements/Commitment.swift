@@ -27,9 +27,10 @@ package struct TransactionCommitment: Sendable, Equatable {
     /// From Apple's `commitmentInfo` object, the payload's or the stored copy (the same members).
     package init(apple json: JSONObject) {
         self.init(
-            billingPeriodNumber: json["billingPeriodNumber"]?.int64Value, totalBillingPeriods: json["totalBillingPeriods"]?.int64Value,
+            billingPeriodNumber: json["billingPeriodNumber"]?.integer(in: AppleMembers.periods),
+            totalBillingPeriods: json["totalBillingPeriods"]?.integer(in: AppleMembers.periods),
             commitmentExpiresDate: AppleMembers.milliseconds(json["commitmentExpiresDate"]),
-            commitmentPrice: json["commitmentPrice"]?.int64Value)
+            commitmentPrice: json["commitmentPrice"]?.integer(in: Milliunits.priceRange))
     }
 
     /// Apple's members, for storage and for the answers (which add the ISO form of the date).
@@ -67,11 +68,11 @@ package struct RenewalCommitment: Sendable, Equatable {
     /// From Apple's renewal-info `commitmentInfo` object, the payload's or the stored copy.
     package init(apple json: JSONObject) {
         self.init(
-            autoRenewStatus: json["commitmentAutoRenewStatus"]?.int64Value,
+            autoRenewStatus: json["commitmentAutoRenewStatus"]?.integer(in: Int64(Int32.min)...Int64(Int32.max)),
             autoRenewProductId: json["commitmentAutoRenewProductId"]?.stringValue,
             renewalBillingPlanType: json["commitmentRenewalBillingPlanType"]?.stringValue,
             renewalDate: AppleMembers.milliseconds(json["commitmentRenewalDate"]),
-            renewalPrice: json["commitmentRenewalPrice"]?.int64Value)
+            renewalPrice: json["commitmentRenewalPrice"]?.integer(in: Milliunits.priceRange))
     }
 
     package func write<Object: JSONObjectBuilder>(into object: inout Object, isoDates: Bool) {
@@ -109,7 +110,9 @@ package enum StoredCommitment {
 /// Apple's dates in these objects: epoch milliseconds, possibly fractional (truncated, as every
 /// App Store date is); in answers also as ISO text beside (`…Ms` the number), as everywhere.
 enum AppleMembers {
-    static func milliseconds(_ value: JSONValue?) -> Int64? { value?.doubleValue.flatMap(Milliseconds.truncating) }
+    static func milliseconds(_ value: JSONValue?) -> Int64? { Milliseconds.truncating(value) }
+    /// A commitment's billing periods (Apple's are 1 to 12), as `int32` members.
+    static let periods: ClosedRange<Int64> = 0...Int64(Int32.max)
 
     static func date<Object: JSONObjectBuilder>(_ object: inout Object, _ key: String, _ instant: Int64?, iso: Bool) {
         guard let instant else { return }

@@ -76,7 +76,7 @@ package final class GoogleAccessTokens: Sendable {
             if response.status >= 500 || response.status == 429 { throw .unavailable(status: response.status, message: reason) }
             throw .auth("the token endpoint refused the service account: \(reason)")
         }
-        return (token, json?["expires_in"]?.int64Value ?? 3600)
+        return (token, json?["expires_in"]?.integer(in: 1...31_536_000) ?? 3600)
     }
 
     static func formEscape(_ text: String) -> String { URLBuilder.escape(text) }

@@ -102,6 +102,8 @@ package struct PubSubPushVerifier: Sendable {
     static let issuers: Set<String> = ["accounts.google.com", "https://accounts.google.com"]
     /// Clock skew allowed for `iat` (a token is never accepted after its `exp`).
     static let skewSeconds: Int64 = 60
+    /// Epoch seconds a token's `exp` and `iat` may name: the years 1970 to 9999.
+    static let seconds: ClosedRange<Int64> = 0...253_402_300_799
 
     package func verify(authorization: String?, now: Date = Date()) throws(Refusal) {
         guard let authorization, authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else {
@@ -124,10 +126,10 @@ package struct PubSubPushVerifier: Sendable {
             throw Refusal(reason: "the token is not the configured service account's")
         }
         guard claims["email_verified"]?.boolValue == true else { throw Refusal(reason: "the token's e-mail is not verified") }
-        guard let expires = claims["exp"]?.int64Value, expires > seconds else {
+        guard let expires = claims["exp"]?.integer(in: Self.seconds), expires > seconds else {
             throw Refusal(reason: "the token has expired")
         }
-        if let issuedAt = claims["iat"]?.int64Value, issuedAt - Self.skewSeconds > seconds {
+        if let issuedAt = claims["iat"]?.integer(in: Self.seconds), issuedAt - Self.skewSeconds > seconds {
             throw Refusal(reason: "the token was issued in the future")
         }
     }

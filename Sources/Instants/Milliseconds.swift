@@ -36,6 +36,15 @@ package enum Milliseconds {
 
     package static func date(_ milliseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(milliseconds) / 1000) }
 
+    /// A number of milliseconds in JSON (Apple's dates may have a fraction), truncated; nil for
+    /// anything else or an instant out of range.
+    package static func truncating(_ value: JSONValue?) -> Int64? {
+        value?.number(in: -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude).flatMap(truncating)
+    }
+
+    /// A stored instant (an `…Ms` member Entitle wrote): a whole number in `range`, or nil.
+    package static func stored(_ value: JSONValue?) -> Int64? { value?.integer(in: range) }
+
     /// An instant in JSON as callers write it: epoch milliseconds (a whole number) or the text
     /// `parse` reads; nil for anything else or an instant out of range.
     package static func instant(_ value: JSONValue) -> Int64? {

@@ -92,10 +92,13 @@ package struct ModelSchema: Sendable {
         case .int64, .intEnum:
             guard case .int = value else { throw mismatch("an integer") }
         case .date:
-            guard let number = value.doubleValue else { throw mismatch("a number of milliseconds") }
+            switch value {
+            case .int, .double: break
+            default: throw mismatch("a number of milliseconds")
+            }
             // A date no one can mean (past year 9999, or 1e300) is refused here, with the payload,
             // rather than trapping wherever it is converted or added to.
-            guard Milliseconds.truncating(number) != nil else {
+            guard Milliseconds.truncating(value) != nil else {
                 throw ModelDecodingError(path: path, problem: "date out of range (years 0 to 9999)")
             }
         case .price:
@@ -145,8 +148,9 @@ extension AppStoreModel {
 
     package func string(_ key: String) -> String? { json[key]?.stringValue }
     package func bool(_ key: String) -> Bool? { json[key]?.boolValue }
-    package func int64(_ key: String) -> Int64? { json[key]?.int64Value }
+    /// An integer member, its range the schema's (`int32`, or any of Int64's for `int64` and open enums).
+    package func int64(_ key: String) -> Int64? { json[key]?.integer(in: Int64.min...Int64.max) }
     /// Milliseconds, truncated to a whole millisecond (docs/APP_STORE.md §4.1).
-    package func milliseconds(_ key: String) -> Int64? { json[key]?.doubleValue.flatMap(Milliseconds.truncating) }
+    package func milliseconds(_ key: String) -> Int64? { Milliseconds.truncating(json[key]) }
     func object<Model: AppStoreModel>(_ key: String) -> Model? { json[key]?.objectValue.map(Model.init(validated:)) }
 }

@@ -1,5 +1,6 @@
 package import Crypto
 package import Foundation
+import Instants
 import JSON
 import Synchronization
 
@@ -174,7 +175,9 @@ package final class SignedDataVerifier: Sendable {
                 override
                 ?? (configuration.onlineChecks
                     ? clock()
-                    : payload.json[signedDateKey]?.doubleValue.map { Date(timeIntervalSince1970: ($0 / 1000).rounded(.towardZero)) }
+                    : Milliseconds.truncating(payload.json[signedDateKey]).map {
+                        Date(timeIntervalSince1970: Double($0.floorDivided(by: 1000)))
+                    }
                         ?? clock())
             if let failure = verifySignature(parsed.segments, effectiveDate: effective) { return .invalid(failure) }
         }

@@ -96,7 +96,7 @@ package struct CustomerHistory: Sendable {
             object["payload"] = .object(payload)
             object["summary"] = .string(Self.summary(fact.kind, payload))
             // A transaction happened when it was bought; renewal info is news when Apple signed it.
-            let at = fact.kind == .transaction ? payload["purchaseDate"]?.int64Value ?? fact.signedDate : fact.signedDate
+            let at = fact.kind == .transaction ? Milliseconds.truncating(payload["purchaseDate"]) ?? fact.signedDate : fact.signedDate
             entries.append(Self.at(at, order: fact.kind == .transaction ? 1 : 2, object))
         }
         for notification in try store.notifications(appId: app.id, environment: name, originalTransactionId: original)
@@ -117,7 +117,7 @@ package struct CustomerHistory: Sendable {
             if payload["revocationDate"] != nil { text += " (revoked)" }
             return text
         case .renewalInfo:
-            let renews = payload["autoRenewStatus"]?.int64Value == 1 ? "renews" : "does not renew"
+            let renews = payload["autoRenewStatus"] == .int(1) ? "renews" : "does not renew"
             let next = payload["autoRenewProductId"]?.stringValue.map { " to \($0)" } ?? ""
             return "Renewal info: \(renews)\(next)"
         }

@@ -1,3 +1,4 @@
+import Instants
 import JSON
 
 /// One period of a Google Play subscription: the order Google charged for it, from its start to
@@ -50,8 +51,9 @@ package struct PlayPeriod: Sendable, Equatable {
     }
 
     init?(json: JSONObject) {
-        guard let orderId = json["orderId"]?.stringValue, let start = json["start"]?.int64Value, let end = json["end"]?.int64Value,
-            let price = json["price"]?.int64Value, let currency = json["currency"]?.stringValue
+        guard let orderId = json["orderId"]?.stringValue, let start = Milliseconds.stored(json["start"]),
+            let end = Milliseconds.stored(json["end"]), let price = json["price"]?.integer(in: Milliunits.priceRange),
+            let currency = json["currency"]?.stringValue
         else { return nil }
         self.init(
             orderId: orderId, start: start, end: end, priceMilliunits: price, currency: currency, isTrial: json["trial"]?.boolValue ?? false

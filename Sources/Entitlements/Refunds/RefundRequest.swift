@@ -1,3 +1,4 @@
+import Instants
 package import JSON
 
 /// A store asking the developer about a refund a customer requested: Apple's
@@ -124,16 +125,16 @@ package struct RefundRequest: Sendable, Equatable {
             appAccountToken: json["appAccountToken"]?.stringValue, transactionId: json["transactionId"]?.stringValue,
             originalTransactionId: json["originalTransactionId"]?.stringValue, purchaseToken: json["purchaseToken"]?.stringValue,
             orderId: json["orderId"]?.stringValue, pendingRefundToken: json["pendingRefundToken"]?.stringValue,
-            reason: json["reason"]?.stringValue ?? "", requestedAt: json["requestedAtMs"]?.int64Value ?? 0,
-            deadline: json["deadlineMs"]?.int64Value ?? 0)
+            reason: json["reason"]?.stringValue ?? "", requestedAt: Milliseconds.stored(json["requestedAtMs"]) ?? 0,
+            deadline: Milliseconds.stored(json["deadlineMs"]) ?? 0)
         self.status = status
-        attempts = Int(json["attempts"]?.int64Value ?? 0)
-        nextAt = json["nextAttemptAtMs"]?.int64Value ?? requestedAt
+        attempts = Int(json["attempts"]?.integer(in: 0...Int64(Int32.max)) ?? 0)
+        nextAt = Milliseconds.stored(json["nextAttemptAtMs"]) ?? requestedAt
         answer = json["answer"]?.objectValue
         decidedBy = json["decidedBy"]?.stringValue
-        sentAt = json["sentAtMs"]?.int64Value
+        sentAt = Milliseconds.stored(json["sentAtMs"])
         error = json["error"]?.stringValue
         outcome = json["outcome"]?.stringValue
-        outcomeAt = json["outcomeAtMs"]?.int64Value
+        outcomeAt = Milliseconds.stored(json["outcomeAtMs"])
     }
 }

@@ -1,3 +1,4 @@
+import Instants
 package import JSON
 
 /// What a customer did with a purchase, as the app's server says (`POST …/usage`): the evidence a
@@ -93,12 +94,12 @@ package struct UsageRecord: Sendable, Equatable {
         guard let id = json["id"]?.stringValue, let token = json["appAccountToken"]?.stringValue else { return nil }
         self.init(
             id: id, appAccountToken: token, transactionId: json["transactionId"]?.stringValue,
-            purchaseToken: json["purchaseToken"]?.stringValue, consumedPercent: json["consumedPercent"]?.doubleValue,
+            purchaseToken: json["purchaseToken"]?.stringValue, consumedPercent: json["consumedPercent"]?.number(in: 0...100),
             delivered: json["delivered"]?.boolValue, undeliveredReason: json["reason"]?.stringValue,
             events: (json["events"]?.arrayValue ?? []).compactMap { item in
-                guard let at = item["atMs"]?.int64Value, let description = item["description"]?.stringValue else { return nil }
+                guard let at = Milliseconds.stored(item["atMs"]), let description = item["description"]?.stringValue else { return nil }
                 return Event(at: at, description: description)
-            }, recordedAt: json["recordedAtMs"]?.int64Value ?? 0, recordedBy: json["recordedBy"]?.stringValue ?? "")
+            }, recordedAt: Milliseconds.stored(json["recordedAtMs"]) ?? 0, recordedBy: json["recordedBy"]?.stringValue ?? "")
     }
 }
 
@@ -133,6 +134,6 @@ package struct RefundOverride: Sendable, Equatable {
         guard let token = json["appAccountToken"]?.stringValue, let override = json["override"]?.stringValue else { return nil }
         self.init(
             appAccountToken: token, override: override, reason: json["reason"]?.stringValue, setBy: json["setBy"]?.stringValue ?? "",
-            setAt: json["setAtMs"]?.int64Value ?? 0)
+            setAt: Milliseconds.stored(json["setAtMs"]) ?? 0)
     }
 }

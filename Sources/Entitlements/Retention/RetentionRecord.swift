@@ -1,3 +1,4 @@
+import Instants
 package import JSON
 
 /// One realtime request of Apple's and the answer Entitle gave, stored under Apple's
@@ -80,10 +81,10 @@ package struct RetentionRecord: Sendable, Equatable {
         self.init(
             requestIdentifier: id, environment: json["environment"]?.stringValue ?? "", originalTransactionId: original,
             appAccountToken: json["appAccountToken"]?.stringValue, productId: json["productId"]?.stringValue ?? "",
-            locale: json["locale"]?.stringValue ?? "", answeredAt: json["answeredAtMs"]?.int64Value ?? 0, answer: answer,
+            locale: json["locale"]?.stringValue ?? "", answeredAt: Milliseconds.stored(json["answeredAtMs"]) ?? 0, answer: answer,
             offerIdentifier: json["offerIdentifier"]?.stringValue, rule: json["rule"]?.stringValue ?? "",
             response: json["response"]?.objectValue ?? [:])
-        savedAt = json["savedAtMs"]?.int64Value
+        savedAt = Milliseconds.stored(json["savedAtMs"])
         savedBy = json["savedBy"]?.stringValue
     }
 }

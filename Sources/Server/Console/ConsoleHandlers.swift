@@ -49,7 +49,7 @@ struct ConsoleHandlers: Sendable {
             context.respond(response)
         } catch let error as ServiceError where error.httpStatus == 429 {
             var response = ErrorAnswer.response(for: error, app: nil, requestID: context.requestID)
-            response.headers.append(("Retry-After", String(error.details["retryAfterSeconds"]?.int64Value ?? 60)))
+            response.headers.append(("Retry-After", String(error.details["retryAfterSeconds"]?.integer(in: 1...86_400) ?? 60)))
             context.respond(response)
         } catch {
             context.reply(error: error, app: nil)

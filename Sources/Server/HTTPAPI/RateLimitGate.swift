@@ -11,7 +11,7 @@ import JSON
 /// are never refused while they verify: their senders retry, but a refused notification is a
 /// delayed customer. Posts to them that fail verification (400, 422) take from their address's
 /// `failedVerification` bucket, and an address whose bucket is empty is refused before its body
-/// is read (a forged flood cut everyone else's throughput to a sixth); nor
+/// is read, the answer held a second (a forged flood cut everyone else's throughput to a tenth); nor
 /// are the operators' probes (`/healthz`, `/readyz`, `/metrics`), nor sign-in, whose own limiter
 /// slows failures by address and never refuses the right admin key. Every answer under a limit says where it
 /// stands (IETF `RateLimit-Policy` and `RateLimit`); over it, 429 `RATE_LIMITED` with
@@ -108,8 +108,9 @@ struct RateLimitGate: Sendable {
         return limited(context, scope: scope, retryAfter: verdict.retryAfter, what: "requests for this \(role == nil ? "address" : "key")")
     }
 
-    /// A post by an address whose failed verifications have used up its bucket: refused at once.
-    /// Otherwise routed, and its answer, when it says the post did not verify, takes a token.
+    /// A post by an address whose failed verifications have used up its bucket: refused unread,
+    /// the 429 sent after `refusalPause`. Otherwise routed, and its answer, when it says the post
+    /// did not verify, takes a token.
     private func failedVerificationRefusal(_ context: HTTPRequestContext) -> Admission {
         let address = ConsoleHandlers.client(context)
         let limit = failedVerification.limit
