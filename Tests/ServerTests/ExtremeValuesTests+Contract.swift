@@ -109,6 +109,46 @@ extension ExtremeValuesTests {
         XCTAssertGreaterThan(posted, 100)
     }
 
+    /// Every number of a notification (its own and its `data`, `summary`, `appData` members), of an
+    /// app transaction and of a realtime retention request, at each extreme: a clear answer, never
+    /// a stop, and the server still reads.
+    func testEveryNumberOfNotificationsAppTransactionsAndRetentionRequestsSurvives() throws {
+        let base = TestChain.milliseconds(chain.mintedAt)
+        let notification: JSONObject = [
+            "notificationType": "TEST", "notificationUUID": "6f1c0e0a-0000-4000-8000-00000000aaaa", "version": "2.0",
+            "signedDate": .int(base + 2), "data": .object(["bundleId": "com.example.app", "environment": "Sandbox"]),
+        ]
+        let appTransaction: JSONObject = [
+            "receiptType": "Sandbox", "bundleId": "com.example.app", "applicationVersion": "1", "receiptCreationDate": .int(base),
+            "originalPurchaseDate": .int(base), "originalApplicationVersion": "1", "appTransactionId": "7000",
+        ]
+        let realtime: JSONObject = [
+            "originalTransactionId": "1000", "appAppleId": 1234, "productId": "pro.monthly", "userLocale": "en-US",
+            "requestIdentifier": "5f3c2b1a-9d8e-4f7a-8b6c-1e2d3f4a5b6c", "signedDate": .int(base + 1), "environment": "Sandbox",
+        ]
+        var posted = 0
+        for (schema, payload, route, member) in [
+            (ResponseBodyV2DecodedPayload.schema, notification, "/v1/notifications/apple", "signedPayload"),
+            (AppTransaction.schema, appTransaction, "/v1/verify", "signedAppTransaction"),
+            (DecodedRealtimeRequestBody.schema, realtime, "/v1/retention/apple", "signedPayload"),
+        ] {
+            for path in Self.numericPaths(of: schema) {
+                for value in Self.extremeNumbers {
+                    var changed = JSONValue.object(payload).setting(path, to: value).objectValue!
+                    if schema.name == "ResponseBodyV2DecodedPayload" {
+                        changed["notificationUUID"] = .string(UUID().uuidString.lowercased())
+                    }
+                    let status = try call("POST", route, [member: .string(try chain.sign(changed))])
+                    XCTAssertNotEqual(status, 500, "\(route) \(path.map(\.description).joined(separator: ".")) = \(value.serializedString)")
+                    posted += 1
+                }
+            }
+        }
+        XCTAssertGreaterThan(posted, 50)
+        XCTAssertEqual(try call("GET", "/v1/notifications?limit=5"), 200)
+        XCTAssertEqual(try call("GET", "/healthz"), 200)
+    }
+
     /// The paths of every integer, date and price member of a schema, nested objects included.
     static func numericPaths(of schema: ModelSchema, prefix: [JSONPathStep] = []) -> [[JSONPathStep]] {
         schema.fields.sorted { $0.key < $1.key }.flatMap { key, type -> [[JSONPathStep]] in
