@@ -146,15 +146,11 @@ package struct ProductPurchaseV2: Sendable {
 }
 
 /// `orders.get`'s answer, the part the figures need: `total`, what the buyer paid (as Apple's
-/// `price` is the customer's price), and the order's `state` (`PROCESSED`, `REFUNDED`, …).
+/// `price` is the customer's price).
 package struct PlayOrder: Sendable {
     package var total: PlayMoney?
-    package var state: String?
 
-    package init(json: JSONObject) {
-        total = PlayMoney(json["total"]?.objectValue)
-        state = json["state"]?.stringValue
-    }
+    package init(json: JSONObject) { total = PlayMoney(json["total"]?.objectValue) }
 }
 
 /// Google's Money (`{"currencyCode": "EUR", "units": "4", "nanos": 990000000}`: 4.99 EUR), in

@@ -13,18 +13,13 @@ final class DueWorkDrainer: Sendable {
 
     private let pool: BlockingPool
     private let drain: @Sendable (Date) -> Void
-    private let now: @Sendable () -> Date
     private let state = Mutex(State.idle)
     /// Set up once in `init`, then only cancelled (in `deinit`): never shared mutable state.
     private nonisolated(unsafe) let timer: any DispatchSourceTimer
 
-    init(
-        interval: TimeInterval, pool: BlockingPool, now: @escaping @Sendable () -> Date = { Date() },
-        drain: @escaping @Sendable (Date) -> Void
-    ) {
+    init(interval: TimeInterval, pool: BlockingPool, drain: @escaping @Sendable (Date) -> Void) {
         self.pool = pool
         self.drain = drain
-        self.now = now
         timer = DispatchSource.makeTimerSource(queue: .global())
         timer.schedule(deadline: .now() + interval, repeating: interval)
         timer.setEventHandler { [weak self] in self?.kick() }
@@ -48,7 +43,7 @@ final class DueWorkDrainer: Sendable {
         guard start else { return }
         let submitted = pool.submit { [self] in
             repeat {
-                drain(now())
+                drain(Date())
             } while state.withLock { state -> Bool in
                 if state == .runningAndKicked {
                     state = .running

@@ -21,7 +21,7 @@ package struct RefundService: Sendable {
             let token = try AppAccountToken.validated(appAccountToken)
             let recordedAt = Milliseconds.since1970(now)
             let records = try UsageRequest.records(
-                body, token: token, at: recordedAt, by: caller.keyName, newId: { UUID().uuidString.lowercased() })
+                body, token: token, at: recordedAt, by: caller.keyName, newId: eventWriter.composer.newId)
             var batch = FactBatch(appId: app.id, environment: app.defaultEnvironment.rawValue)
             batch.usage = records
             batch.source = "usage"

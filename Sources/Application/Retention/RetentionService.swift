@@ -43,7 +43,14 @@ package struct RetentionService: Sendable {
                     case .success(.retentionOfferCooling) where attempt < Self.decisions:
                         answer(parsed, now: now, attempt: attempt + 1, completion: completion)
                     case .success(.retentionAlreadyAnswered):
-                        pool.run({ try storedAnswer(requestIdentifier: record.requestIdentifier) }, completion: completion)
+                        pool.run(
+                            {
+                                guard let stored = try storedAnswer(requestIdentifier: record.requestIdentifier) else {
+                                    throw ServiceError(
+                                        status: 503, code: "STORAGE_UNAVAILABLE", message: "the request's stored answer could not be read")
+                                }
+                                return stored
+                            }, completion: completion)
                     case .success(.applied), .success(.transferred):
                         instrumentation.retentionRequest(app: app.id, result: "answered")
                         instrumentation.retentionAnswered(app: app.id, kind: record.answer.kind, rule: record.rule)
@@ -70,11 +77,10 @@ package struct RetentionService: Sendable {
         case decided(RetentionRecord, FactBatch)
     }
 
-    /// The answer stored for a request identifier (another copy of the request wrote it first).
-    private func storedAnswer(requestIdentifier: String) throws -> JSONObject {
-        guard let stored = try store.retentionRecord(appId: app.id, requestIdentifier: requestIdentifier) else {
-            throw ServiceError(status: 503, code: "STORAGE_UNAVAILABLE", message: "the request's stored answer could not be read")
-        }
+    /// The answer stored for a request identifier (Apple asked again, or another copy of the
+    /// request was written first), counted as repeated; nil when there is none.
+    private func storedAnswer(requestIdentifier: String) throws -> JSONObject? {
+        guard let stored = try store.retentionRecord(appId: app.id, requestIdentifier: requestIdentifier) else { return nil }
         instrumentation.retentionRequest(app: app.id, result: "repeated")
         return stored.response
     }
@@ -92,10 +98,7 @@ package struct RetentionService: Sendable {
         }
         let requestId = request.string("requestIdentifier")?.lowercased() ?? ""
         let original = request.string("originalTransactionId") ?? ""
-        if let stored = try store.retentionRecord(appId: app.id, requestIdentifier: requestId) {
-            instrumentation.retentionRequest(app: app.id, result: "repeated")
-            return .stored(stored.response)
-        }
+        if let stored = try storedAnswer(requestIdentifier: requestId) { return .stored(stored) }
         let nowMs = Milliseconds.since1970(now)
         let facts = try store.facts(appId: app.id, environment: environment.rawValue, originalTransactionId: original)
         let state = facts.flatMap {

@@ -40,9 +40,9 @@ package struct MetricsSubscription: Sendable, Equatable {
         var periods: [MetricsPeriod] = []
         // A family member's copy was paid for by the organizer, whose own transaction counts.
         let oneTime = facts.transactions.filter { $0.expiresDate == nil && $0.ownershipType != "FAMILY_SHARED" }
-        let purchases = oneTime.sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }.map { transaction in
+        let purchases = oneTime.map { transaction in
             MetricsPurchase(
-                transactionId: transaction.transactionId, productId: transaction.productId, at: transaction.purchaseDate,
+                productId: transaction.productId, at: transaction.purchaseDate,
                 priceMilliunits: transaction.price ?? 0, currency: transaction.currency ?? "", refundedAt: transaction.revocationDate,
                 refundedMilliunits: transaction.refundedMilliunits)
         }
@@ -76,7 +76,7 @@ package struct MetricsSubscription: Sendable, Equatable {
             {
                 purchases = [
                     MetricsPurchase(
-                        transactionId: purchase.orderId ?? purchase.purchaseToken, productId: purchase.productId, at: purchase.startTime,
+                        productId: purchase.productId, at: purchase.startTime,
                         priceMilliunits: price, currency: currency, refundedAt: purchase.voidedAt)
                 ]
             }
@@ -150,7 +150,6 @@ package struct MetricsPeriod: Sendable, Equatable {
 /// One one-time purchase as the figures see it: paid at `at`, perhaps refunded later (all of it,
 /// or the prorated share `TransactionRecord.refundedMilliunits` says).
 package struct MetricsPurchase: Sendable, Equatable {
-    package var transactionId: String
     package var productId: String
     package var at: Int64
     package var priceMilliunits: Int64
@@ -160,10 +159,8 @@ package struct MetricsPurchase: Sendable, Equatable {
     package var refundedMilliunits: Int64?
 
     package init(
-        transactionId: String, productId: String, at: Int64, priceMilliunits: Int64, currency: String, refundedAt: Int64? = nil,
-        refundedMilliunits: Int64? = nil
+        productId: String, at: Int64, priceMilliunits: Int64, currency: String, refundedAt: Int64? = nil, refundedMilliunits: Int64? = nil
     ) {
-        self.transactionId = transactionId
         self.productId = productId
         self.at = at
         self.priceMilliunits = priceMilliunits

@@ -69,11 +69,11 @@ struct RateLimitGate: Sendable {
         path == "/v1/notifications/apple" || path == "/v1/notifications/google" || path == "/v1/retention/apple"
     }
 
-    /// Never limited (a literal match on the path, without copying it).
+    /// Never limited by a key's or address's bucket (a literal match on the path, without copying
+    /// it); the routes a signature authenticates are `admit`'s, before this is asked.
     static func isUnlimited(_ path: Substring) -> Bool {
         switch path {
-        case "/v1/notifications/apple", "/v1/notifications/google", "/v1/retention/apple", "/healthz", "/readyz", "/metrics",
-            "/console/session":
+        case "/healthz", "/readyz", "/metrics", "/console/session":
             true
         default: false
         }
