@@ -200,6 +200,13 @@ package final class InMemoryFactStore: FactStore {
             var days = state.metricDays[key(environment, "")] ?? [:]
             for (dayKey, delta) in change.dayDeltas { days[dayKey, default: 0].addSaturating(delta) }
             set(\.metricDays, key(environment, ""), days)
+            for width in MetricBucketWidth.allCases {
+                var buckets = state.metricDays[key(environment, "\(width)")] ?? [:]
+                for (_, bucketKey, delta) in change.bucketDeltas.filter({ $0.width == width }) {
+                    buckets[bucketKey, default: 0].addSaturating(delta)
+                }
+                set(\.metricDays, key(environment, "\(width)"), buckets)
+            }
         }
 
         func clearMetrics(environment: String) {
@@ -207,6 +214,7 @@ package final class InMemoryFactStore: FactStore {
                 set(\.metricMoments, subscription, nil)
             }
             set(\.metricDays, key(environment, ""), nil)
+            for width in MetricBucketWidth.allCases { set(\.metricDays, key(environment, "\(width)"), nil) }
         }
 
         func putTransaction(_ record: TransactionRecord, jws: String) {
@@ -614,6 +622,15 @@ package final class InMemoryFactStore: FactStore {
             (state.metricDays[Key(app: appId, environment: environment, id: "")] ?? [:]).filter { $0.key.day >= fromDay }.map {
                 ($0.key, $0.value)
             }
+        }
+    }
+
+    package func metricBucketSums(
+        appId: String, environment: String, width: MetricBucketWidth, buckets: ClosedRange<Int64>
+    ) throws -> [(key: MetricDayKey, value: Int64)] {
+        state.withLock { state in
+            (state.metricDays[Key(app: appId, environment: environment, id: "\(width)")] ?? [:]).filter { buckets.contains($0.key.day) }
+                .map { ($0.key, $0.value) }
         }
     }
 

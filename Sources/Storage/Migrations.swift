@@ -199,5 +199,14 @@ enum Migrations {
             product_id TEXT NOT NULL, currency TEXT NOT NULL, period TEXT NOT NULL, origin_day INTEGER NOT NULL, value INTEGER NOT NULL,
             PRIMARY KEY (app_id, environment, day, store, figure, product_id, currency, period, origin_day)) WITHOUT ROWID;
         """,
+        // 18: the figures' sums per hour and per minute (`width` in milliseconds, `bucket` its
+        // number), so that reading them at an instant costs the same whatever its day holds.
+        """
+        CREATE TABLE metric_buckets (
+            app_id TEXT NOT NULL, environment TEXT NOT NULL, width INTEGER NOT NULL, bucket INTEGER NOT NULL, store TEXT NOT NULL,
+            figure TEXT NOT NULL, product_id TEXT NOT NULL, currency TEXT NOT NULL, period TEXT NOT NULL, origin_day INTEGER NOT NULL,
+            value INTEGER NOT NULL,
+            PRIMARY KEY (app_id, environment, width, bucket, store, figure, product_id, currency, period, origin_day)) WITHOUT ROWID;
+        """,
     ]
 }

@@ -795,8 +795,42 @@ class FactStoreContract: XCTestCase {
         XCTAssertEqual(try ledger().activeSubscriptions(at: now), 0)
         let before = try sums()
         XCTAssertFalse(before.isEmpty)
+        // The hour and minute sums: read back as written, and what they stand for at an instant
+        // gives the figures every moment of its day gives.
+        func buckets(_ width: MetricBucketWidth) throws -> [String] {
+            try store.metricBucketSums(appId: "app", environment: "Production", width: width, buckets: Int64.min...Int64.max)
+                .filter { $0.value != 0 }.map { "\($0.key) \($0.value)" }.sorted()
+        }
+        let hours = try buckets(.hour)
+        let minutes = try buckets(.minute)
+        XCTAssertEqual(hours.count, before.count, "each day change also lands in one hour and one minute")
+        XCTAssertEqual(minutes.count, before.count)
+        for t in [d(10) + 5_400_123, d(20) + 59_999, d(37) - 1, d(45) + 1] {
+            let range = MetricsInstant.momentRange(around: t)
+            let standing = MetricsInstant.moments(
+                at: t,
+                hours: try store.metricBucketSums(
+                    appId: "app", environment: "Production", width: .hour, buckets: MetricsInstant.hours(around: t)),
+                minutes: try store.metricBucketSums(
+                    appId: "app", environment: "Production", width: .minute, buckets: MetricsInstant.minutes(around: t)),
+                moments: try store.metricMoments(appId: "app", environment: "Production", from: range.from, to: range.to))
+            let fine = MetricsLedger(
+                firstDay: 0, sums: try store.metricSums(appId: "app", environment: "Production", fromDay: 0), momentDays: [t / day],
+                moments: standing, configuredPeriods: [:], includes: { _, _ in true })
+            let whole = MetricsLedger(
+                firstDay: 0, sums: try store.metricSums(appId: "app", environment: "Production", fromDay: 0), momentDays: [t / day],
+                moments: try store.metricMoments(appId: "app", environment: "Production", from: t / day * day, to: (t / day + 1) * day),
+                configuredPeriods: [:], includes: { _, _ in true })
+            XCTAssertEqual(fine.activeSubscriptions(at: t), whole.activeSubscriptions(at: t), "\(t)")
+            XCTAssertEqual(fine.mrr(at: t), whole.mrr(at: t), "\(t)")
+            XCTAssertEqual(
+                fine.churned(from: t / day * day, to: (t / day + 1) * day, now: t),
+                whole.churned(from: t / day * day, to: (t / day + 1) * day, now: t))
+        }
         XCTAssertEqual(try store.rebuildMetrics(appId: "app", environment: "Production", pageSize: 1), 2)
         XCTAssertEqual(try sums(), before, "a rebuild gives the sums the writer kept")
+        XCTAssertEqual(try buckets(.hour), hours)
+        XCTAssertEqual(try buckets(.minute), minutes)
         XCTAssertEqual(try ledger().mrr(at: d(10)), ["USD": 9990, "EUR": 4166])
         XCTAssertEqual(
             try store.metricSums(appId: "app", environment: "Sandbox", fromDay: 0).filter { $0.value != 0 }.count, 7,
@@ -843,10 +877,16 @@ final class PostgreSQLFactStoreTests: FactStoreContract {
         let before = try sums()
         XCTAssertEqual(before.count, 7, "revenue, a paid purchase, active and MRR in and out, the churn due at its end: \(before)")
         XCTAssertEqual(try count("metric_days"), "0")
-        XCTAssertEqual(try count("metric_deltas"), "7")
+        XCTAssertEqual(try count("metric_deltas"), "21", "each change to a day, an hour and a minute sum")
+        let hours = try store.metricBucketSums(appId: "app", environment: "Production", width: .hour, buckets: 0...Int64.max)
+            .map { "\($0.key) \($0.value)" }.sorted()
         try store.rollUpMetrics()
         XCTAssertEqual(try count("metric_deltas"), "0")
         XCTAssertEqual(try count("metric_days"), "7")
+        XCTAssertEqual(try count("metric_buckets"), "14")
+        XCTAssertEqual(
+            try store.metricBucketSums(appId: "app", environment: "Production", width: .hour, buckets: 0...Int64.max)
+                .map { "\($0.key) \($0.value)" }.sorted(), hours)
         XCTAssertEqual(try sums(), before)
         XCTAssertEqual(try store.rebuildMetrics(appId: "app", environment: "Production"), 1)
         try store.rollUpMetrics()
@@ -893,7 +933,7 @@ final class PostgreSQLFactStoreTests: FactStoreContract {
         }
         wait(for: [answered, wasReported], timeout: 30)
         XCTAssertEqual(reported.all, ["metrics_rollup: 23514"], "the check violation, under its task")
-        XCTAssertEqual(try Self.rows(of: "metric_deltas", in: url), "7", "the changes are still there to fold")
+        XCTAssertEqual(try Self.rows(of: "metric_deltas", in: url), "21", "the changes (day, hour, minute) are still there to fold")
     }
 
     /// Two instances starting at once on a new database: the advisory lock lets one apply the
@@ -909,7 +949,7 @@ final class PostgreSQLFactStoreTests: FactStoreContract {
         }
         XCTAssertEqual(failures.all, [])
         let applied = try runProcess("psql", [url, "-At", "-c", "SELECT count(*), max(version) FROM schema_migrations"])
-        XCTAssertEqual(applied.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "12|12", "each of the twelve migrations once")
+        XCTAssertEqual(applied.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "13|13", "each of the thirteen migrations once")
         // Migration 5: the signed texts compressed with lz4, where the server was built with it.
         let compression = try runProcess(
             "psql",
@@ -969,7 +1009,7 @@ final class SQLiteFactStoreTests: FactStoreContract {
         XCTAssertEqual(try reopened.integrityCheck(), "ok")
         let mode = try runProcess("sqlite3", [path, "PRAGMA journal_mode; PRAGMA user_version;"])
         XCTAssertEqual(mode.status, 0, "the sqlite3 command line (Debian's sqlite3) is needed: \(mode.stderr)")
-        XCTAssertEqual(mode.stdout, "wal\n17\n")
+        XCTAssertEqual(mode.stdout, "wal\n18\n")
     }
 
     /// A file a newer Entitle migrated is refused at start-up, untouched.

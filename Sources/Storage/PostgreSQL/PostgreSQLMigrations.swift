@@ -194,6 +194,17 @@ enum PostgreSQLMigrations {
             app_id TEXT NOT NULL, environment TEXT NOT NULL, day BIGINT NOT NULL, store TEXT NOT NULL, figure TEXT NOT NULL,
             product_id TEXT NOT NULL, currency TEXT NOT NULL, period TEXT NOT NULL, origin_day BIGINT NOT NULL, value BIGINT NOT NULL);
         """,
+        // 13: the figures' sums per hour and per minute (`width` in milliseconds, `bucket` its
+        // number). Writers append their changes to `metric_deltas` as for the days (a width of a
+        // day there is a day sum's change; its `day` is the bucket's number), the roll-up folds each.
+        """
+        CREATE TABLE metric_buckets (
+            app_id TEXT NOT NULL, environment TEXT NOT NULL, width BIGINT NOT NULL, bucket BIGINT NOT NULL, store TEXT NOT NULL,
+            figure TEXT NOT NULL, product_id TEXT NOT NULL, currency TEXT NOT NULL, period TEXT NOT NULL, origin_day BIGINT NOT NULL,
+            value BIGINT NOT NULL,
+            PRIMARY KEY (app_id, environment, width, bucket, store, figure, product_id, currency, period, origin_day));
+        ALTER TABLE metric_deltas ADD COLUMN width BIGINT NOT NULL DEFAULT 86400000;
+        """,
     ]
 
     static func migrate(_ pool: PostgreSQLPool) throws {
