@@ -278,6 +278,12 @@ package protocol FactStore: Sendable {
     func metricBucketSums(
         appId: String, environment: String, width: MetricBucketWidth, buckets: ClosedRange<Int64>
     ) throws -> [(key: MetricDayKey, value: Int64)]
+    /// The totals per key (its `day` unused) of an environment's hour or minute sums, over `stocks`
+    /// for the stock figures and over `flows` for the others (`MetricsInstant`): what a read of
+    /// the figures at an instant adds up, whatever its day holds.
+    func metricBucketTotals(
+        appId: String, environment: String, width: MetricBucketWidth, stocks: MetricBucketSpan, flows: MetricBucketSpan
+    ) throws -> [(key: MetricDayKey, value: Int64)]
     /// The environment's metric moments whose instant is in [from, to).
     func metricMoments(appId: String, environment: String, from: Int64, to: Int64) throws -> [StoredMetricMoment]
     /// Notifications received since `since`, counted per hour, environment and type.

@@ -634,6 +634,13 @@ package final class InMemoryFactStore: FactStore {
         }
     }
 
+    package func metricBucketTotals(
+        appId: String, environment: String, width: MetricBucketWidth, stocks: MetricBucketSpan, flows: MetricBucketSpan
+    ) throws -> [(key: MetricDayKey, value: Int64)] {
+        let sums = try metricBucketSums(appId: appId, environment: environment, width: width, buckets: Int64.min...Int64.max)
+        return MetricBucketSpan.totals(sums, stocks: stocks, flows: flows)
+    }
+
     package func metricMoments(appId: String, environment: String, from: Int64, to: Int64) throws -> [StoredMetricMoment] {
         state.withLock { state in
             state.metricMoments.filter { $0.key.app == appId && $0.key.environment == environment }.flatMap { _, stored in

@@ -135,12 +135,14 @@ final class MetricsLedgerTests: XCTestCase {
                 instants.append(start + random.next(200 * day))
             }
             for t in instants {
-                func read(_ width: MetricBucketWidth, _ range: ClosedRange<Int64>) -> [(key: MetricDayKey, value: Int64)] {
-                    (buckets[width] ?? [:]).filter { range.contains($0.key.day) }.map { ($0.key, $0.value) }
+                func read(
+                    _ width: MetricBucketWidth, _ spans: (stocks: MetricBucketSpan, flows: MetricBucketSpan)
+                ) -> [(key: MetricDayKey, value: Int64)] {
+                    MetricBucketSpan.totals((buckets[width] ?? [:]).map { ($0.key, $0.value) }, stocks: spans.stocks, flows: spans.flows)
                 }
                 let range = MetricsInstant.momentRange(around: t)
                 let standing = MetricsInstant.moments(
-                    at: t, hours: read(.hour, MetricsInstant.hours(around: t)), minutes: read(.minute, MetricsInstant.minutes(around: t)),
+                    at: t, hours: read(.hour, MetricsInstant.hours(before: t)), minutes: read(.minute, MetricsInstant.minutes(before: t)),
                     moments: stored.filter { $0.moment.at >= range.from && $0.moment.at < range.to })
                 let ledger = MetricsLedger(
                     firstDay: 0, sums: sums.map { ($0.key, $0.value) }, momentDays: [t.floorDivided(by: day)], moments: standing,

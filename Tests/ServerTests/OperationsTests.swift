@@ -394,6 +394,9 @@ private struct FailingStore: FactStore {
     func metricBucketSums(
         appId: String, environment: String, width: MetricBucketWidth, buckets: ClosedRange<Int64>
     ) throws -> [(key: MetricDayKey, value: Int64)] { throw error }
+    func metricBucketTotals(
+        appId: String, environment: String, width: MetricBucketWidth, stocks: MetricBucketSpan, flows: MetricBucketSpan
+    ) throws -> [(key: MetricDayKey, value: Int64)] { throw error }
     func notificationCounts(appId: String, since: Int64) throws -> [NotificationCount] { throw error }
     func playPurchases(appId: String, appAccountToken: String) throws -> [PlayPurchase] { throw error }
     func playPurchase(appId: String, purchaseToken: String) throws -> PlayPurchase? { throw error }

@@ -805,14 +805,25 @@ class FactStoreContract: XCTestCase {
         let minutes = try buckets(.minute)
         XCTAssertEqual(hours.count, before.count, "each day change also lands in one hour and one minute")
         XCTAssertEqual(minutes.count, before.count)
-        for t in [d(10) + 5_400_123, d(20) + 59_999, d(37) - 1, d(45) + 1] {
+        func totals(
+            _ width: MetricBucketWidth, _ spans: (stocks: MetricBucketSpan, flows: MetricBucketSpan)
+        ) throws -> [(key: MetricDayKey, value: Int64)] {
+            let summed = try store.metricBucketTotals(
+                appId: "app", environment: "Production", width: width, stocks: spans.stocks, flows: spans.flows)
+            let rows = MetricBucketSpan.totals(
+                try store.metricBucketSums(appId: "app", environment: "Production", width: width, buckets: Int64.min...Int64.max),
+                stocks: spans.stocks, flows: spans.flows)
+            XCTAssertEqual(
+                summed.filter { $0.value != 0 }.map { "\($0.key) \($0.value)" }.sorted(),
+                rows.filter { $0.value != 0 }.map { "\($0.key) \($0.value)" }.sorted(), "the store's totals are the rows' sums")
+            return summed
+        }
+        for t in [d(10) + 5_400_123, d(20) + 59_999, d(37) - 1, d(45) + 1, d(7) + 3_600_000, d(37) + 60_000] {
             let range = MetricsInstant.momentRange(around: t)
             let standing = MetricsInstant.moments(
                 at: t,
-                hours: try store.metricBucketSums(
-                    appId: "app", environment: "Production", width: .hour, buckets: MetricsInstant.hours(around: t)),
-                minutes: try store.metricBucketSums(
-                    appId: "app", environment: "Production", width: .minute, buckets: MetricsInstant.minutes(around: t)),
+                hours: try totals(.hour, MetricsInstant.hours(before: t)),
+                minutes: try totals(.minute, MetricsInstant.minutes(before: t)),
                 moments: try store.metricMoments(appId: "app", environment: "Production", from: range.from, to: range.to))
             let fine = MetricsLedger(
                 firstDay: 0, sums: try store.metricSums(appId: "app", environment: "Production", fromDay: 0), momentDays: [t / day],

@@ -107,14 +107,19 @@ package final class MetricsService: Sendable {
     /// many facts that day holds), as the filter sees them.
     private func ledger(_ filter: Filter, firstDay: Int64, instant: Int64) throws -> MetricsLedger {
         let (appId, environment) = (app.id, filter.environment)
+        func totals(
+            _ width: MetricBucketWidth, _ spans: (stocks: MetricBucketSpan, flows: MetricBucketSpan)
+        ) throws -> [(
+            key: MetricDayKey, value: Int64
+        )] {
+            try store.metricBucketTotals(appId: appId, environment: environment, width: width, stocks: spans.stocks, flows: spans.flows)
+        }
         let sums = try store.metricSums(appId: appId, environment: environment, fromDay: firstDay)
         let range = MetricsInstant.momentRange(around: instant)
         var moments = MetricsInstant.moments(
             at: instant,
-            hours: try store.metricBucketSums(
-                appId: appId, environment: environment, width: .hour, buckets: MetricsInstant.hours(around: instant)),
-            minutes: try store.metricBucketSums(
-                appId: appId, environment: environment, width: .minute, buckets: MetricsInstant.minutes(around: instant)),
+            hours: try totals(.hour, MetricsInstant.hours(before: instant)),
+            minutes: try totals(.minute, MetricsInstant.minutes(before: instant)),
             moments: try store.metricMoments(appId: appId, environment: environment, from: range.from, to: range.to))
         let momentDays: Set<Int64> = [Self.day(instant)]
         let products = app.products

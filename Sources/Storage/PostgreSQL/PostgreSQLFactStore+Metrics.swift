@@ -129,6 +129,31 @@ extension PostgreSQLFactStore {
         return Self.sums(rows)
     }
 
+    /// Summed by PostgreSQL (one row a key, whatever the day holds), the deltas not rolled up yet included.
+    package func metricBucketTotals(
+        appId: String, environment: String, width: MetricBucketWidth, stocks: MetricBucketSpan, flows: MetricBucketSpan
+    ) throws -> [(key: MetricDayKey, value: Int64)] {
+        let rows = try pool.with { db in
+            try db.execute(
+                """
+                SELECT 0, store, figure, product_id, currency, period, origin_day, \(Self.clamped("SUM(value)")) FROM (
+                    SELECT bucket, store, figure, product_id, currency, period, origin_day, value FROM metric_buckets
+                    WHERE app_id = $1 AND environment = $2 AND width = $3
+                    UNION ALL
+                    SELECT day, store, figure, product_id, currency, period, origin_day, value FROM metric_deltas
+                    WHERE app_id = $1 AND environment = $2 AND width = $3) AS sums
+                WHERE (figure = ANY($4::text[]) AND bucket BETWEEN $5 AND $6) OR (NOT figure = ANY($4::text[]) AND bucket BETWEEN $7 AND $8)
+                GROUP BY store, figure, product_id, currency, period, origin_day
+                """,
+                [
+                    .text(appId), .text(environment), .integer(width.rawValue), .texts(MetricBucketSpan.stockFigures),
+                    .integer(stocks.first), .integer(stocks.last), .integer(flows.first), .integer(flows.last),
+                ]
+            ).rows
+        }
+        return Self.sums(rows)
+    }
+
     /// Sums from eight columns: bucket (or day), store, figure, product, currency, period, origin day, value.
     private static func sums(_ rows: [[String?]]) -> [(key: MetricDayKey, value: Int64)] {
         rows.compactMap { row in
