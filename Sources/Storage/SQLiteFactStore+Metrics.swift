@@ -111,25 +111,26 @@ extension SQLiteFactStore {
         appId: String, environment: String, width: MetricBucketWidth, stocks: MetricBucketSpan, flows: MetricBucketSpan
     ) throws -> [(key: MetricDayKey, value: Int64)] {
         let stockList = MetricBucketSpan.stockFigures.map { "'\($0)'" }.joined(separator: ", ")
+        // The key's range over both spans first, so that only their buckets are read.
+        let low = min(stocks.first, flows.first)
+        let high = max(stocks.last, flows.last)
+        guard low <= high else { return [] }
         do {
             return try read { database in
                 let query = try database.statement(
                     """
                     SELECT 0, store, figure, product_id, currency, period, origin_day, SUM(value) FROM metric_buckets
-                    WHERE app_id = ? AND environment = ? AND width = ?
+                    WHERE app_id = ? AND environment = ? AND width = ? AND bucket BETWEEN ? AND ?
                         AND ((figure IN (\(stockList)) AND bucket BETWEEN ? AND ?) OR (figure NOT IN (\(stockList)) AND bucket BETWEEN ? AND ?))
                     GROUP BY store, figure, product_id, currency, period, origin_day
                     """
                 ).bind([
-                    .text(appId), .text(environment), .integer(width.rawValue), .integer(stocks.first), .integer(stocks.last),
-                    .integer(flows.first), .integer(flows.last),
+                    .text(appId), .text(environment), .integer(width.rawValue), .integer(low), .integer(high), .integer(stocks.first),
+                    .integer(stocks.last), .integer(flows.first), .integer(flows.last),
                 ])
                 return try Self.sums(query)
             }
         } catch let error as StorageError where error.message.contains("integer overflow") {
-            let low = min(stocks.first, flows.first)
-            let high = max(stocks.last, flows.last)
-            guard low <= high else { return [] }
             return MetricBucketSpan.totals(
                 try metricBucketSums(appId: appId, environment: environment, width: width, buckets: low...high), stocks: stocks,
                 flows: flows)

@@ -138,16 +138,17 @@ extension PostgreSQLFactStore {
                 """
                 SELECT 0, store, figure, product_id, currency, period, origin_day, \(Self.clamped("SUM(value)")) FROM (
                     SELECT bucket, store, figure, product_id, currency, period, origin_day, value FROM metric_buckets
-                    WHERE app_id = $1 AND environment = $2 AND width = $3
+                    WHERE app_id = $1 AND environment = $2 AND width = $3 AND bucket BETWEEN $9 AND $10
                     UNION ALL
                     SELECT day, store, figure, product_id, currency, period, origin_day, value FROM metric_deltas
-                    WHERE app_id = $1 AND environment = $2 AND width = $3) AS sums
+                    WHERE app_id = $1 AND environment = $2 AND width = $3 AND day BETWEEN $9 AND $10) AS sums
                 WHERE (figure = ANY($4::text[]) AND bucket BETWEEN $5 AND $6) OR (NOT figure = ANY($4::text[]) AND bucket BETWEEN $7 AND $8)
                 GROUP BY store, figure, product_id, currency, period, origin_day
                 """,
                 [
                     .text(appId), .text(environment), .integer(width.rawValue), .texts(MetricBucketSpan.stockFigures),
                     .integer(stocks.first), .integer(stocks.last), .integer(flows.first), .integer(flows.last),
+                    .integer(min(stocks.first, flows.first)), .integer(max(stocks.last, flows.last)),
                 ]
             ).rows
         }
