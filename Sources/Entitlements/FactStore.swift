@@ -273,6 +273,8 @@ package protocol FactStore: Sendable {
     func subscriptions(appId: String, environment: String, after: String?, limit: Int) throws -> [SubscriptionFacts]
     /// The day sums of an environment's business figures, from `fromDay` (days since 1970) on.
     func metricSums(appId: String, environment: String, fromDay: Int64) throws -> [(key: MetricDayKey, value: Int64)]
+    /// The same of the stock figures alone (active, trials, MRR): what a read at one instant needs.
+    func metricStockSums(appId: String, environment: String, fromDay: Int64) throws -> [(key: MetricDayKey, value: Int64)]
     /// The hour or minute sums of an environment's business figures (`MetricsInstant`), the key's
     /// `day` being the bucket's number, for the buckets in `buckets`.
     func metricBucketSums(

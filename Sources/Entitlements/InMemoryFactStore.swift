@@ -625,6 +625,10 @@ package final class InMemoryFactStore: FactStore {
         }
     }
 
+    package func metricStockSums(appId: String, environment: String, fromDay: Int64) throws -> [(key: MetricDayKey, value: Int64)] {
+        try metricSums(appId: appId, environment: environment, fromDay: fromDay).filter { $0.key.figure.isStock }
+    }
+
     package func metricBucketSums(
         appId: String, environment: String, width: MetricBucketWidth, buckets: ClosedRange<Int64>
     ) throws -> [(key: MetricDayKey, value: Int64)] {

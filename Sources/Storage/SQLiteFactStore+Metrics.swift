@@ -78,16 +78,28 @@ extension SQLiteWriteTransaction {
 
 extension SQLiteFactStore {
     package func metricSums(appId: String, environment: String, fromDay: Int64) throws -> [(key: MetricDayKey, value: Int64)] {
+        try daySums(appId: appId, environment: environment, fromDay: fromDay, figures: "")
+    }
+
+    package func metricStockSums(appId: String, environment: String, fromDay: Int64) throws -> [(key: MetricDayKey, value: Int64)] {
+        try daySums(appId: appId, environment: environment, fromDay: fromDay, figures: "AND figure IN (\(Self.stockList))")
+    }
+
+    private func daySums(appId: String, environment: String, fromDay: Int64, figures: String) throws -> [(key: MetricDayKey, value: Int64)]
+    {
         try read { database in
             let query = try database.statement(
                 """
                 SELECT day, store, figure, product_id, currency, period, origin_day, value FROM metric_days
-                WHERE app_id = ? AND environment = ? AND day >= ?
+                WHERE app_id = ? AND environment = ? AND day >= ? \(figures)
                 """
             ).bind([.text(appId), .text(environment), .integer(fromDay)])
             return try Self.sums(query)
         }
     }
+
+    /// The stock figures' names as an SQL list.
+    private static let stockList = MetricBucketSpan.stockFigures.map { "'\($0)'" }.joined(separator: ", ")
 
     package func metricBucketSums(
         appId: String, environment: String, width: MetricBucketWidth, buckets: ClosedRange<Int64>
@@ -105,36 +117,28 @@ extension SQLiteFactStore {
         }
     }
 
-    /// Summed by SQLite (a read reads one row a key, whatever the day holds); a sum past Int64's
-    /// range, which SQLite refuses, is summed here from the rows instead, held at its bound.
+    /// The rows of the spans' figures, summed here: SQLite's GROUP BY sorts them in a temporary
+    /// B-tree first, which cost more than reading them (and its SUM refuses a total past Int64's
+    /// range, which is held at its bound here).
     package func metricBucketTotals(
         appId: String, environment: String, width: MetricBucketWidth, stocks: MetricBucketSpan, flows: MetricBucketSpan
     ) throws -> [(key: MetricDayKey, value: Int64)] {
-        let stockList = MetricBucketSpan.stockFigures.map { "'\($0)'" }.joined(separator: ", ")
-        // The key's range over both spans first, so that only their buckets are read.
-        let low = min(stocks.first, flows.first)
-        let high = max(stocks.last, flows.last)
-        guard low <= high else { return [] }
-        do {
-            return try read { database in
-                let query = try database.statement(
-                    """
-                    SELECT 0, store, figure, product_id, currency, period, origin_day, SUM(value) FROM metric_buckets
-                    WHERE app_id = ? AND environment = ? AND width = ? AND bucket BETWEEN ? AND ?
-                        AND ((figure IN (\(stockList)) AND bucket BETWEEN ? AND ?) OR (figure NOT IN (\(stockList)) AND bucket BETWEEN ? AND ?))
-                    GROUP BY store, figure, product_id, currency, period, origin_day
-                    """
-                ).bind([
-                    .text(appId), .text(environment), .integer(width.rawValue), .integer(low), .integer(high), .integer(stocks.first),
-                    .integer(stocks.last), .integer(flows.first), .integer(flows.last),
-                ])
-                return try Self.sums(query)
-            }
-        } catch let error as StorageError where error.message.contains("integer overflow") {
-            return MetricBucketSpan.totals(
-                try metricBucketSums(appId: appId, environment: environment, width: width, buckets: low...high), stocks: stocks,
-                flows: flows)
+        guard let range = MetricBucketSpan.covering(stocks, flows) else { return [] }
+        let stockList = Self.stockList
+        let rows = try read { database in
+            let query = try database.statement(
+                """
+                SELECT bucket, store, figure, product_id, currency, period, origin_day, value FROM metric_buckets
+                WHERE app_id = ? AND environment = ? AND width = ? AND bucket BETWEEN ? AND ?
+                    AND ((figure IN (\(stockList)) AND bucket BETWEEN ? AND ?) OR (figure NOT IN (\(stockList)) AND bucket BETWEEN ? AND ?))
+                """
+            ).bind([
+                .text(appId), .text(environment), .integer(width.rawValue), .integer(range.lowerBound), .integer(range.upperBound),
+                .integer(stocks.first), .integer(stocks.last), .integer(flows.first), .integer(flows.last),
+            ])
+            return try Self.sums(query)
         }
+        return MetricBucketSpan.totals(rows, stocks: stocks, flows: flows)
     }
 
     /// Sums from eight columns: bucket (or day), store, figure, product, currency, period, origin day, value.

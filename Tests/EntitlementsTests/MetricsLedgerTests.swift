@@ -103,11 +103,12 @@ final class MetricsLedgerTests: XCTestCase {
         let hour: Int64 = 3_600_000
         let minute: Int64 = 60_000
         for _ in 0..<12 {
-            // A third of the periods begin and end on a minute, a third on an hour: stock changes
+            // A quarter of the periods begin and end on a minute, a quarter on ten minutes, a quarter
+            // on an hour: stock changes
             // exactly at a bucket's boundary are where a bucket is easiest to count twice.
             let subscriptions = population(&random).enumerated().map { index, subscription in
                 var aligned = subscription
-                let width = [minute, hour, 1][index % 3]
+                let width = [minute, 10 * minute, hour, 1][index % 4]
                 aligned.periods = subscription.periods.map { period in
                     var period = period
                     period.start -= period.start % width
@@ -131,7 +132,9 @@ final class MetricsLedgerTests: XCTestCase {
             var instants: [Int64] = []
             for _ in 0..<12 {
                 let at = stored[Int(random.next(Int64(stored.count)))].moment.at
-                for base in [at, at - at % minute, at - at % hour, at - at % day] { instants += [base - 1, base, base + 1] }
+                for base in [at, at - at % minute, at - at % (10 * minute), at - at % hour, at - at % day] {
+                    instants += [base - 1, base, base + 1]
+                }
                 instants.append(start + random.next(200 * day))
             }
             for t in instants {
@@ -140,16 +143,24 @@ final class MetricsLedgerTests: XCTestCase {
                 ) -> [(key: MetricDayKey, value: Int64)] {
                     MetricBucketSpan.totals((buckets[width] ?? [:]).map { ($0.key, $0.value) }, stocks: spans.stocks, flows: spans.flows)
                 }
-                let range = MetricsInstant.momentRange(around: t)
-                let standing = MetricsInstant.moments(
-                    at: t, hours: read(.hour, MetricsInstant.hours(before: t)), minutes: read(.minute, MetricsInstant.minutes(before: t)),
-                    moments: stored.filter { $0.moment.at >= range.from && $0.moment.at < range.to })
+                let standing = MetricsInstant.standing(
+                    at: t, totals: read,
+                    moments: { from, to in stored.filter { $0.moment.at >= from && $0.moment.at < to } })
                 let ledger = MetricsLedger(
                     firstDay: 0, sums: sums.map { ($0.key, $0.value) }, momentDays: [t.floorDivided(by: day)], moments: standing,
                     configuredPeriods: configured, includes: { _, _ in true })
                 XCTAssertEqual(ledger.activeSubscriptions(at: t), reference.activeSubscriptions(at: t), "active at \(t)")
                 XCTAssertEqual(ledger.activeTrials(at: t), reference.activeTrials(at: t), "trials at \(t)")
                 XCTAssertEqual(ledger.mrr(at: t), reference.mrr(at: t), "MRR at \(t)")
+                let stocksOnly = MetricsLedger(
+                    firstDay: t.floorDivided(by: day), sums: sums.map { ($0.key, $0.value) }, momentDays: [t.floorDivided(by: day)],
+                    moments: MetricsInstant.standing(
+                        at: t, flows: false, totals: read,
+                        moments: { from, to in stored.filter { $0.moment.at >= from && $0.moment.at < to } }),
+                    configuredPeriods: configured, includes: { _, _ in true })
+                XCTAssertEqual(stocksOnly.activeSubscriptions(at: t), reference.activeSubscriptions(at: t), "active at \(t), stocks only")
+                XCTAssertEqual(stocksOnly.activeTrials(at: t), reference.activeTrials(at: t), "trials at \(t), stocks only")
+                XCTAssertEqual(stocksOnly.mrr(at: t), reference.mrr(at: t), "MRR at \(t), stocks only")
                 let today = t - ((t % day) + day) % day
                 for bucket in [(today - day, today), (today, today + day), (today - 7 * day, today + day)] {
                     for name in MetricName.allCases {

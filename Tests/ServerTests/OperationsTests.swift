@@ -390,6 +390,7 @@ private struct FailingStore: FactStore {
     func deliveries(appId: String, eventId: String) throws -> [WebhookDelivery] { throw error }
     func subscriptions(appId: String, environment: String, after: String?, limit: Int) throws -> [SubscriptionFacts] { throw error }
     func metricSums(appId: String, environment: String, fromDay: Int64) throws -> [(key: MetricDayKey, value: Int64)] { throw error }
+    func metricStockSums(appId: String, environment: String, fromDay: Int64) throws -> [(key: MetricDayKey, value: Int64)] { throw error }
     func metricMoments(appId: String, environment: String, from: Int64, to: Int64) throws -> [StoredMetricMoment] { throw error }
     func metricBucketSums(
         appId: String, environment: String, width: MetricBucketWidth, buckets: ClosedRange<Int64>

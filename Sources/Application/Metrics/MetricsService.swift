@@ -46,7 +46,7 @@ package final class MetricsService: Sendable {
         guard enabled else { return completion(.failure(Self.turnedOff)) }
         pool.run(
             {
-                let metrics = try self.ledger(filter, firstDay: Self.day(at), instant: at)
+                let metrics = try self.ledger(filter, firstDay: Self.day(at), instant: at, flows: false)
                 var answer: JSONObject = ["environment": .string(filter.environment)]
                 Timestamps.set(&answer, "at", at)
                 Timestamps.set(&answer, "factsReadAt", now)
@@ -102,25 +102,22 @@ package final class MetricsService: Sendable {
 
     private static func day(_ instant: Int64) -> Int64 { instant.floorDivided(by: MetricMoment.dayMs) }
 
-    /// The day sums from `firstDay` on and what stands for the day of `instant` at it (its hours'
-    /// and minutes' sums and its minute's moments, `MetricsInstant`: a read costs the same however
-    /// many facts that day holds), as the filter sees them.
-    private func ledger(_ filter: Filter, firstDay: Int64, instant: Int64) throws -> MetricsLedger {
+    /// The day sums from `firstDay` on and what stands for the day of `instant` at it (its hours',
+    /// ten minutes' and minutes' sums and its minute's moments, `MetricsInstant`: a read costs the
+    /// same however many facts that day holds), as the filter sees them; `flows` false for a read
+    /// of the stocks at `instant` alone (the summary).
+    private func ledger(_ filter: Filter, firstDay: Int64, instant: Int64, flows: Bool = true) throws -> MetricsLedger {
         let (appId, environment) = (app.id, filter.environment)
-        func totals(
-            _ width: MetricBucketWidth, _ spans: (stocks: MetricBucketSpan, flows: MetricBucketSpan)
-        ) throws -> [(
-            key: MetricDayKey, value: Int64
-        )] {
-            try store.metricBucketTotals(appId: appId, environment: environment, width: width, stocks: spans.stocks, flows: spans.flows)
-        }
-        let sums = try store.metricSums(appId: appId, environment: environment, fromDay: firstDay)
-        let range = MetricsInstant.momentRange(around: instant)
-        var moments = MetricsInstant.moments(
-            at: instant,
-            hours: try totals(.hour, MetricsInstant.hours(before: instant)),
-            minutes: try totals(.minute, MetricsInstant.minutes(before: instant)),
-            moments: try store.metricMoments(appId: appId, environment: environment, from: range.from, to: range.to))
+        let sums =
+            try flows
+            ? store.metricSums(appId: appId, environment: environment, fromDay: firstDay)
+            : store.metricStockSums(appId: appId, environment: environment, fromDay: firstDay)
+        var moments = try MetricsInstant.standing(
+            at: instant, flows: flows,
+            totals: { width, spans in
+                try store.metricBucketTotals(appId: appId, environment: environment, width: width, stocks: spans.stocks, flows: spans.flows)
+            },
+            moments: { from, to in try store.metricMoments(appId: appId, environment: environment, from: from, to: to) })
         let momentDays: Set<Int64> = [Self.day(instant)]
         let products = app.products
         // Google Play's products are kept as Google names them: read as the catalog's.

@@ -156,9 +156,22 @@ package struct MetricDayKey: Hashable, Sendable, Comparable {
 }
 
 /// The finer sums kept beside the day sums, so that reading the figures at an instant costs the
-/// same whatever its day holds: the hours of its day before its hour, the minutes of its hour
-/// before its minute, and the moments of its minute (`MetricsInstant.moments`).
+/// same whatever its day holds (`MetricsInstant.standing`), coarsest first: each divides the one
+/// before it, and the day divides by the first.
 package enum MetricBucketWidth: Int64, Sendable, CaseIterable, Hashable {
     case hour = 3_600_000
+    case tenMinutes = 600_000
     case minute = 60_000
+
+    /// The width of the bucket this one's lie in (the day, for hours).
+    package var coarser: Int64 {
+        switch self {
+        case .hour: MetricMoment.dayMs
+        case .tenMinutes: MetricBucketWidth.hour.rawValue
+        case .minute: MetricBucketWidth.tenMinutes.rawValue
+        }
+    }
+
+    /// The width whose moments a read takes one bucket of.
+    package static let finest = MetricBucketWidth.minute
 }

@@ -11,6 +11,22 @@ package struct MetricBucketSpan: Sendable, Equatable {
     }
 
     package func contains(_ bucket: Int64) -> Bool { first <= bucket && bucket <= last }
+
+    package var isEmpty: Bool { last < first }
+
+    /// What a read asks for of the figures it does not need.
+    package static let none = MetricBucketSpan(0, through: -1)
+
+    /// The buckets from the first of either span to the last of either (the key range a store
+    /// reads), nil when both are empty.
+    package static func covering(_ a: MetricBucketSpan, _ b: MetricBucketSpan) -> ClosedRange<Int64>? {
+        switch (a.isEmpty, b.isEmpty) {
+        case (true, true): nil
+        case (false, true): a.first...a.last
+        case (true, false): b.first...b.last
+        case (false, false): min(a.first, b.first)...max(a.last, b.last)
+        }
+    }
 }
 
 extension MetricBucketSpan {
@@ -34,10 +50,12 @@ extension MetricBucketSpan {
 }
 
 /// What the ledger needs of the day an instant falls in, from sums whose number does not grow with
-/// the day's facts: the total of its day's whole hours before its hour, of its hour's whole minutes
-/// before its minute, and the moments of its minute. Each total stands as one moment, placed where
-/// the ledger counts it, so the ledger adds up exactly what every moment of the day would have
-/// given it at that instant, and nothing else.
+/// the day's facts: for each width of `MetricBucketWidth`, coarsest first, the total of the whole
+/// buckets of that width between the start of the instant's coarser bucket (its day, for hours)
+/// and the start of its own, then the moments of its minute. Each total stands as one moment,
+/// placed where the ledger counts it, so the ledger adds up exactly what every moment of the day
+/// would have given it at that instant, and nothing else. A read takes at most 23 hour, 5
+/// ten-minute and 9 minute rows a key, whatever the day holds.
 ///
 /// A stock's bucket k holds the changes in ((k − 1)w, kw] (a change at a boundary is the bucket's
 /// that ends there, as for days), a flow's those in [kw, (k + 1)w).
@@ -47,53 +65,51 @@ package enum MetricsInstant {
         (MetricBucketSpan(from / width + 1, through: to / width), MetricBucketSpan(from / width, through: to / width - 1))
     }
 
-    /// The hour buckets whose totals stand for the part of `t`'s day before its hour.
-    package static func hours(before t: Int64) -> (stocks: MetricBucketSpan, flows: MetricBucketSpan) {
-        spans(width: MetricBucketWidth.hour.rawValue, from: midnight(t), to: start(t, .hour))
-    }
-
-    /// The minute buckets whose totals stand for the part of `t`'s hour before its minute.
-    package static func minutes(before t: Int64) -> (stocks: MetricBucketSpan, flows: MetricBucketSpan) {
-        spans(width: MetricBucketWidth.minute.rawValue, from: start(t, .hour), to: start(t, .minute))
+    /// The buckets of `width` whose totals stand for the part of `t`'s coarser bucket before its
+    /// own bucket of `width`.
+    package static func spans(_ width: MetricBucketWidth, before t: Int64) -> (stocks: MetricBucketSpan, flows: MetricBucketSpan) {
+        spans(width: width.rawValue, from: start(t, width.coarser), to: start(t, width.rawValue))
     }
 
     /// The moments to read for `t`: those of its minute, [from, to).
     package static func momentRange(around t: Int64) -> (from: Int64, to: Int64) {
-        (start(t, .minute), start(t, .minute) + MetricBucketWidth.minute.rawValue)
+        let minute = MetricBucketWidth.finest.rawValue
+        return (start(t, minute), start(t, minute) + minute)
     }
 
-    private static func midnight(_ t: Int64) -> Int64 { t.floorDivided(by: MetricMoment.dayMs) * MetricMoment.dayMs }
-    private static func start(_ t: Int64, _ width: MetricBucketWidth) -> Int64 {
-        t.floorDivided(by: width.rawValue) * width.rawValue
-    }
+    private static func start(_ t: Int64, _ width: Int64) -> Int64 { t.floorDivided(by: width) * width }
 
-    /// The moments that stand for the day of `t` at `t`: the hours' and minutes' totals read over
-    /// the spans above (a key's `day` is not used), and the moments read over `momentRange`.
-    package static func moments(
-        at t: Int64, hours: [(key: MetricDayKey, value: Int64)], minutes: [(key: MetricDayKey, value: Int64)],
-        moments: [StoredMetricMoment]
-    ) -> [StoredMetricMoment] {
-        let hourStart = start(t, .hour)
-        let minuteStart = start(t, .minute)
+    /// The moments that stand for the day of `t` at `t`, from the totals `totals` gives for each
+    /// width over `spans(width, before: t)` (a key's `day` is not used) and the moments `moments`
+    /// gives over `momentRange(around: t)`. `flows` false: only the stocks are asked (their flow
+    /// span is `MetricBucketSpan.none`), for a read of the figures at `t` alone.
+    package static func standing(
+        at t: Int64, flows: Bool = true,
+        totals: (_ width: MetricBucketWidth, _ spans: (stocks: MetricBucketSpan, flows: MetricBucketSpan)) throws -> [(
+            key: MetricDayKey, value: Int64
+        )],
+        moments: (_ from: Int64, _ to: Int64) throws -> [StoredMetricMoment]
+    ) rethrows -> [StoredMetricMoment] {
         var standing: [StoredMetricMoment] = []
-        // A total counts where the ledger looks for it: a stock's at its span's end (after the
-        // day's midnight, at or before t), a flow's at its span's start (in t's day, before t).
-        func add(_ totals: [(key: MetricDayKey, value: Int64)], stocksAt: Int64, flowsAt: Int64) {
-            for (key, value) in totals where value != 0 {
+        for width in MetricBucketWidth.allCases {
+            // A total counts where the ledger looks for it: a stock's at its span's end (after the
+            // coarser bucket's start, at or before t), a flow's at its span's start (before t).
+            let (stocksAt, flowsAt) = (start(t, width.rawValue), start(t, width.coarser))
+            var asked = spans(width, before: t)
+            if !flows { asked.flows = .none }
+            for (key, value) in try totals(width, asked) where value != 0 {
                 let moment = MetricMoment(
                     key.figure, at: key.figure.isStock ? stocksAt : flowsAt, productId: key.productId, currency: key.currency,
                     period: key.period, originDay: key.originDay)
                 standing.append(StoredMetricMoment(store: key.store, moment: moment, value: value))
             }
         }
-        add(hours, stocksAt: hourStart, flowsAt: midnight(t))
-        add(minutes, stocksAt: minuteStart, flowsAt: hourStart)
-        for stored in moments {
+        let (from, to) = momentRange(around: t)
+        for stored in try moments(from, to) where flows || stored.moment.figure.isStock {
             // A stock change at the minute's start is its previous minute's (a bucket's end is in it).
             let inMinute =
                 stored.moment.figure.isStock
-                ? stored.moment.at > minuteStart && stored.moment.at <= minuteStart + MetricBucketWidth.minute.rawValue
-                : stored.moment.at >= minuteStart && stored.moment.at < minuteStart + MetricBucketWidth.minute.rawValue
+                ? stored.moment.at > from && stored.moment.at <= to : stored.moment.at >= from && stored.moment.at < to
             if inMinute { standing.append(stored) }
         }
         return standing

@@ -90,17 +90,27 @@ extension PostgreSQLFactStore {
     }
 
     package func metricSums(appId: String, environment: String, fromDay: Int64) throws -> [(key: MetricDayKey, value: Int64)] {
+        try daySums(appId: appId, environment: environment, fromDay: fromDay, figures: MetricFigure.allCases.map(\.rawValue))
+    }
+
+    package func metricStockSums(appId: String, environment: String, fromDay: Int64) throws -> [(key: MetricDayKey, value: Int64)] {
+        try daySums(appId: appId, environment: environment, fromDay: fromDay, figures: MetricBucketSpan.stockFigures)
+    }
+
+    private func daySums(
+        appId: String, environment: String, fromDay: Int64, figures: [String]
+    ) throws -> [(key: MetricDayKey, value: Int64)] {
         let rows = try pool.with { db in
             try db.execute(
                 """
                 SELECT day, store, figure, product_id, currency, period, origin_day, \(Self.clamped("SUM(value)")) FROM (
                     SELECT day, store, figure, product_id, currency, period, origin_day, value FROM metric_days
-                    WHERE app_id = $1 AND environment = $2 AND day >= $3
+                    WHERE app_id = $1 AND environment = $2 AND day >= $3 AND figure = ANY($4::text[])
                     UNION ALL
                     SELECT day, store, figure, product_id, currency, period, origin_day, value FROM metric_deltas
-                    WHERE app_id = $1 AND environment = $2 AND width = \(MetricMoment.dayMs) AND day >= $3) AS sums
+                    WHERE app_id = $1 AND environment = $2 AND width = \(MetricMoment.dayMs) AND day >= $3 AND figure = ANY($4::text[])) AS sums
                 GROUP BY day, store, figure, product_id, currency, period, origin_day
-                """, [.text(appId), .text(environment), .integer(fromDay)]
+                """, [.text(appId), .text(environment), .integer(fromDay), .texts(figures)]
             ).rows
         }
         return Self.sums(rows)
@@ -133,6 +143,7 @@ extension PostgreSQLFactStore {
     package func metricBucketTotals(
         appId: String, environment: String, width: MetricBucketWidth, stocks: MetricBucketSpan, flows: MetricBucketSpan
     ) throws -> [(key: MetricDayKey, value: Int64)] {
+        guard let range = MetricBucketSpan.covering(stocks, flows) else { return [] }
         let rows = try pool.with { db in
             try db.execute(
                 """
@@ -148,7 +159,7 @@ extension PostgreSQLFactStore {
                 [
                     .text(appId), .text(environment), .integer(width.rawValue), .texts(MetricBucketSpan.stockFigures),
                     .integer(stocks.first), .integer(stocks.last), .integer(flows.first), .integer(flows.last),
-                    .integer(min(stocks.first, flows.first)), .integer(max(stocks.last, flows.last)),
+                    .integer(range.lowerBound), .integer(range.upperBound),
                 ]
             ).rows
         }
