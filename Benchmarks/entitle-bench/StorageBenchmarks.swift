@@ -56,6 +56,25 @@ enum StorageBenchmarks {
             }
             _ = try store.apply(batch)
         }
+        // `--today N`: N first purchases of new customers spread over today's hours so far (UTC),
+        // as a launch day looks: what a read of today's figures must not pay for.
+        let today = Int(options["today"] ?? "") ?? 0
+        let clock = Int64(Date().timeIntervalSince1970 * 1000)
+        let midnight = clock - clock % 86_400_000
+        var bought = 0
+        while bought < today {
+            var batch = FactBatch(appId: "bench", environment: "Sandbox")
+            for _ in 0..<min(1000, today - bought) {
+                let at = midnight + (clock - midnight) * Int64(bought) / Int64(today)
+                let record = TransactionRecord(
+                    transactionId: "n\(bought)", originalTransactionId: "n\(bought)", productId: "pro.monthly",
+                    subscriptionGroupIdentifier: "G1", purchaseDate: at, expiresDate: at + 30 * 86_400_000, environment: "Sandbox",
+                    signedDate: at, appAccountToken: token(subscribers + bought), price: 9990, currency: "USD")
+                batch.transactions.append((record, "bench"))
+                bought += 1
+            }
+            _ = try store.apply(batch)
+        }
         print(
             JSONValue.object([
                 "name": "fill-db.transactions", "value": .double(Double(total) / Date().timeIntervalSince(start)),

@@ -273,6 +273,19 @@ package protocol FactStore: Sendable {
     func subscriptions(appId: String, environment: String, after: String?, limit: Int) throws -> [SubscriptionFacts]
     /// The day sums of an environment's business figures, from `fromDay` (days since 1970) on.
     func metricSums(appId: String, environment: String, fromDay: Int64) throws -> [(key: MetricDayKey, value: Int64)]
+    /// The same of the stock figures alone (active, trials, MRR): what a read at one instant needs.
+    func metricStockSums(appId: String, environment: String, fromDay: Int64) throws -> [(key: MetricDayKey, value: Int64)]
+    /// The hour or minute sums of an environment's business figures (`MetricsInstant`), the key's
+    /// `day` being the bucket's number, for the buckets in `buckets`.
+    func metricBucketSums(
+        appId: String, environment: String, width: MetricBucketWidth, buckets: ClosedRange<Int64>
+    ) throws -> [(key: MetricDayKey, value: Int64)]
+    /// The totals per key (its `day` unused) of an environment's hour or minute sums, over `stocks`
+    /// for the stock figures and over `flows` for the others (`MetricsInstant`): what a read of
+    /// the figures at an instant adds up, whatever its day holds.
+    func metricBucketTotals(
+        appId: String, environment: String, width: MetricBucketWidth, stocks: MetricBucketSpan, flows: MetricBucketSpan
+    ) throws -> [(key: MetricDayKey, value: Int64)]
     /// The environment's metric moments whose instant is in [from, to).
     func metricMoments(appId: String, environment: String, from: Int64, to: Int64) throws -> [StoredMetricMoment]
     /// Notifications received since `since`, counted per hour, environment and type.

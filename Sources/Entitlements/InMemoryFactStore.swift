@@ -200,6 +200,13 @@ package final class InMemoryFactStore: FactStore {
             var days = state.metricDays[key(environment, "")] ?? [:]
             for (dayKey, delta) in change.dayDeltas { days[dayKey, default: 0].addSaturating(delta) }
             set(\.metricDays, key(environment, ""), days)
+            for width in MetricBucketWidth.allCases {
+                var buckets = state.metricDays[key(environment, "\(width)")] ?? [:]
+                for (_, bucketKey, delta) in change.bucketDeltas.filter({ $0.width == width }) {
+                    buckets[bucketKey, default: 0].addSaturating(delta)
+                }
+                set(\.metricDays, key(environment, "\(width)"), buckets)
+            }
         }
 
         func clearMetrics(environment: String) {
@@ -207,6 +214,7 @@ package final class InMemoryFactStore: FactStore {
                 set(\.metricMoments, subscription, nil)
             }
             set(\.metricDays, key(environment, ""), nil)
+            for width in MetricBucketWidth.allCases { set(\.metricDays, key(environment, "\(width)"), nil) }
         }
 
         func putTransaction(_ record: TransactionRecord, jws: String) {
@@ -615,6 +623,26 @@ package final class InMemoryFactStore: FactStore {
                 ($0.key, $0.value)
             }
         }
+    }
+
+    package func metricStockSums(appId: String, environment: String, fromDay: Int64) throws -> [(key: MetricDayKey, value: Int64)] {
+        try metricSums(appId: appId, environment: environment, fromDay: fromDay).filter { $0.key.figure.isStock }
+    }
+
+    package func metricBucketSums(
+        appId: String, environment: String, width: MetricBucketWidth, buckets: ClosedRange<Int64>
+    ) throws -> [(key: MetricDayKey, value: Int64)] {
+        state.withLock { state in
+            (state.metricDays[Key(app: appId, environment: environment, id: "\(width)")] ?? [:]).filter { buckets.contains($0.key.day) }
+                .map { ($0.key, $0.value) }
+        }
+    }
+
+    package func metricBucketTotals(
+        appId: String, environment: String, width: MetricBucketWidth, stocks: MetricBucketSpan, flows: MetricBucketSpan
+    ) throws -> [(key: MetricDayKey, value: Int64)] {
+        let sums = try metricBucketSums(appId: appId, environment: environment, width: width, buckets: Int64.min...Int64.max)
+        return MetricBucketSpan.totals(sums, stocks: stocks, flows: flows)
     }
 
     package func metricMoments(appId: String, environment: String, from: Int64, to: Int64) throws -> [StoredMetricMoment] {

@@ -199,5 +199,32 @@ enum Migrations {
             product_id TEXT NOT NULL, currency TEXT NOT NULL, period TEXT NOT NULL, origin_day INTEGER NOT NULL, value INTEGER NOT NULL,
             PRIMARY KEY (app_id, environment, day, store, figure, product_id, currency, period, origin_day)) WITHOUT ROWID;
         """,
+        // 18: the figures' sums per hour, ten minutes and minute (`width` in milliseconds,
+        // `bucket` its number), so that reading them at an instant costs the same whatever its day
+        // holds, filled from the moments already kept.
+        """
+        CREATE TABLE metric_buckets (
+            app_id TEXT NOT NULL, environment TEXT NOT NULL, width INTEGER NOT NULL, bucket INTEGER NOT NULL, store TEXT NOT NULL,
+            figure TEXT NOT NULL, product_id TEXT NOT NULL, currency TEXT NOT NULL, period TEXT NOT NULL, origin_day INTEGER NOT NULL,
+            value INTEGER NOT NULL,
+            PRIMARY KEY (app_id, environment, width, bucket, store, figure, product_id, currency, period, origin_day)) WITHOUT ROWID;
+        """ + metricBucketsFromMoments,
     ]
+
+    /// The hour, ten-minute and minute sums of every kept moment, as the writer adds them
+    /// (`MetricMoment.bucket`: a stock change's bucket is the first whose end it reaches), each
+    /// sum held at Int64's bounds (SQLite's `+` gives a REAL past them, which the clamp takes
+    /// back to the bound; its SUM would stop the migration instead). `floor` of x / w is
+    /// (x − ((x % w) + w) % w) / w, as SQLite's `/` truncates.
+    static let metricBucketsFromMoments = """
+        INSERT INTO metric_buckets (app_id, environment, width, bucket, store, figure, product_id, currency, period, origin_day, value)
+        SELECT app_id, environment, w.width,
+            CASE WHEN figure IN ('active', 'trial', 'mrr')
+                THEN (at - 1 - (((at - 1) % w.width) + w.width) % w.width) / w.width + 1
+                ELSE (at - ((at % w.width) + w.width) % w.width) / w.width END,
+            store, figure, product_id, currency, period, origin_day, value
+        FROM metric_moments, (SELECT 3600000 AS width UNION ALL SELECT 600000 UNION ALL SELECT 60000) AS w WHERE true
+        ON CONFLICT (app_id, environment, width, bucket, store, figure, product_id, currency, period, origin_day)
+        DO UPDATE SET value = MAX(MIN(value + excluded.value, 9223372036854775807), -9223372036854775808);
+        """
 }

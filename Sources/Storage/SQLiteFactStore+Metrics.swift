@@ -53,10 +53,23 @@ extension SQLiteWriteTransaction {
                 .text(key.currency), .text(key.period), .integer(key.originDay), .integer(delta),
             ]).run()
         }
+        for (width, key, delta) in change.bucketDeltas {
+            try database.statement(
+                """
+                INSERT INTO metric_buckets (app_id, environment, width, bucket, store, figure, product_id, currency, period, origin_day, value)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (app_id, environment, width, bucket, store, figure, product_id, currency, period, origin_day)
+                DO UPDATE SET value = MAX(MIN(value + excluded.value, 9223372036854775807), -9223372036854775808)
+                """
+            ).bind([
+                .text(appId), .text(environment), .integer(width.rawValue), .integer(key.day), .text(key.store), .text(key.figure.rawValue),
+                .text(key.productId), .text(key.currency), .text(key.period), .integer(key.originDay), .integer(delta),
+            ]).run()
+        }
     }
 
     func clearMetrics(environment: String) throws {
-        for table in ["metric_moments", "metric_days"] {
+        for table in ["metric_moments", "metric_days", "metric_buckets"] {
             try database.statement("DELETE FROM \(table) WHERE app_id = ? AND environment = ?").bind([.text(appId), .text(environment)])
                 .run()
         }
@@ -65,23 +78,80 @@ extension SQLiteWriteTransaction {
 
 extension SQLiteFactStore {
     package func metricSums(appId: String, environment: String, fromDay: Int64) throws -> [(key: MetricDayKey, value: Int64)] {
+        try daySums(appId: appId, environment: environment, fromDay: fromDay, figures: "")
+    }
+
+    package func metricStockSums(appId: String, environment: String, fromDay: Int64) throws -> [(key: MetricDayKey, value: Int64)] {
+        try daySums(appId: appId, environment: environment, fromDay: fromDay, figures: "AND figure IN (\(Self.stockList))")
+    }
+
+    private func daySums(appId: String, environment: String, fromDay: Int64, figures: String) throws -> [(key: MetricDayKey, value: Int64)]
+    {
         try read { database in
             let query = try database.statement(
                 """
                 SELECT day, store, figure, product_id, currency, period, origin_day, value FROM metric_days
-                WHERE app_id = ? AND environment = ? AND day >= ?
+                WHERE app_id = ? AND environment = ? AND day >= ? \(figures)
                 """
             ).bind([.text(appId), .text(environment), .integer(fromDay)])
-            var sums: [(key: MetricDayKey, value: Int64)] = []
-            while try query.step() {
-                guard let figure = query.text(2).flatMap(MetricFigure.init(rawValue:)) else { continue }
-                let key = MetricDayKey(
-                    store: query.text(1) ?? "", figure: figure, day: query.int64(0) ?? 0, productId: query.text(3) ?? "",
-                    currency: query.text(4) ?? "", period: query.text(5) ?? "", originDay: query.int64(6) ?? 0)
-                sums.append((key, query.int64(7) ?? 0))
-            }
-            return sums
+            return try Self.sums(query)
         }
+    }
+
+    /// The stock figures' names as an SQL list.
+    private static let stockList = MetricBucketSpan.stockFigures.map { "'\($0)'" }.joined(separator: ", ")
+
+    package func metricBucketSums(
+        appId: String, environment: String, width: MetricBucketWidth, buckets: ClosedRange<Int64>
+    ) throws -> [(key: MetricDayKey, value: Int64)] {
+        try read { database in
+            let query = try database.statement(
+                """
+                SELECT bucket, store, figure, product_id, currency, period, origin_day, value FROM metric_buckets
+                WHERE app_id = ? AND environment = ? AND width = ? AND bucket BETWEEN ? AND ?
+                """
+            ).bind([
+                .text(appId), .text(environment), .integer(width.rawValue), .integer(buckets.lowerBound), .integer(buckets.upperBound),
+            ])
+            return try Self.sums(query)
+        }
+    }
+
+    /// The rows of the spans' figures, summed here: SQLite's GROUP BY sorts them in a temporary
+    /// B-tree first, which cost more than reading them (and its SUM refuses a total past Int64's
+    /// range, which is held at its bound here).
+    package func metricBucketTotals(
+        appId: String, environment: String, width: MetricBucketWidth, stocks: MetricBucketSpan, flows: MetricBucketSpan
+    ) throws -> [(key: MetricDayKey, value: Int64)] {
+        guard let range = MetricBucketSpan.covering(stocks, flows) else { return [] }
+        let stockList = Self.stockList
+        let rows = try read { database in
+            let query = try database.statement(
+                """
+                SELECT bucket, store, figure, product_id, currency, period, origin_day, value FROM metric_buckets
+                WHERE app_id = ? AND environment = ? AND width = ? AND bucket BETWEEN ? AND ?
+                    AND ((figure IN (\(stockList)) AND bucket BETWEEN ? AND ?) OR (figure NOT IN (\(stockList)) AND bucket BETWEEN ? AND ?))
+                """
+            ).bind([
+                .text(appId), .text(environment), .integer(width.rawValue), .integer(range.lowerBound), .integer(range.upperBound),
+                .integer(stocks.first), .integer(stocks.last), .integer(flows.first), .integer(flows.last),
+            ])
+            return try Self.sums(query)
+        }
+        return MetricBucketSpan.totals(rows, stocks: stocks, flows: flows)
+    }
+
+    /// Sums from eight columns: bucket (or day), store, figure, product, currency, period, origin day, value.
+    static func sums(_ query: SQLiteStatement) throws -> [(key: MetricDayKey, value: Int64)] {
+        var sums: [(key: MetricDayKey, value: Int64)] = []
+        while try query.step() {
+            guard let figure = query.text(2).flatMap(MetricFigure.init(rawValue:)) else { continue }
+            let key = MetricDayKey(
+                store: query.text(1) ?? "", figure: figure, day: query.int64(0) ?? 0, productId: query.text(3) ?? "",
+                currency: query.text(4) ?? "", period: query.text(5) ?? "", originDay: query.int64(6) ?? 0)
+            sums.append((key, query.int64(7) ?? 0))
+        }
+        return sums
     }
 
     package func metricMoments(appId: String, environment: String, from: Int64, to: Int64) throws -> [StoredMetricMoment] {

@@ -107,6 +107,11 @@ package enum StorageMigration {
             name: "metric_days",
             columns: ["app_id", "environment", "day", "store", "figure", "product_id", "currency", "period", "origin_day", "value"],
             order: "app_id, environment, day, store, figure, product_id, currency, period, origin_day"),
+        Table(
+            name: "metric_buckets",
+            columns: [
+                "app_id", "environment", "width", "bucket", "store", "figure", "product_id", "currency", "period", "origin_day", "value",
+            ], order: "app_id, environment, width, bucket, store, figure, product_id, currency, period, origin_day"),
     ]
 
     package static func copy(from sqlitePath: String, to url: String, progress: (String) -> Void = { _ in }) throws -> [TableReport] {

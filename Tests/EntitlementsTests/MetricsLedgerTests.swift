@@ -1,4 +1,5 @@
 import Entitlements
+import Instants
 import XCTest
 
 /// The day sums give every figure the definitions give, on populations no one chose: random
@@ -86,6 +87,86 @@ final class MetricsLedgerTests: XCTestCase {
                         XCTAssertEqual(
                             ledger.value(name, start: bucket.start, end: bucket.end, now: now),
                             reference.value(name, start: bucket.start, end: bucket.end, now: now), "\(name) in \(interval) \(bucket)")
+                    }
+                }
+            }
+        }
+    }
+
+    /// A read at an instant takes, of its day, only the hours before its hour, the minutes before
+    /// its minute and the moments of its minute (`MetricsInstant`): the figures are still the
+    /// definitions' at every instant, on and beside every bucket's boundary (a stock change at a
+    /// midnight, an hour or a minute belongs to the bucket that ends there).
+    func testHourAndMinuteSumsGiveWhatEveryMomentOfTheDayGives() {
+        var random = Random(state: 20_261_204)
+        let configured = ["weekly": "P1W"]
+        let hour: Int64 = 3_600_000
+        let minute: Int64 = 60_000
+        for _ in 0..<12 {
+            // A quarter of the periods begin and end on a minute, a quarter on ten minutes, a quarter
+            // on an hour: stock changes
+            // exactly at a bucket's boundary are where a bucket is easiest to count twice.
+            let subscriptions = population(&random).enumerated().map { index, subscription in
+                var aligned = subscription
+                let width = [minute, 10 * minute, hour, 1][index % 4]
+                aligned.periods = subscription.periods.map { period in
+                    var period = period
+                    period.start -= period.start % width
+                    period.end = max(period.start, period.end - period.end % width)
+                    period.refundedAt = period.refundedAt.map { $0 - $0 % width }
+                    return period
+                }
+                return aligned
+            }
+            var sums: [MetricDayKey: Int64] = [:]
+            var buckets: [MetricBucketWidth: [MetricDayKey: Int64]] = [:]
+            var stored: [StoredMetricMoment] = []
+            for subscription in subscriptions {
+                let change = MetricMomentsChange(from: [:], to: subscription.moments, store: subscription.store)
+                for (key, delta) in change.dayDeltas { sums[key, default: 0] += delta }
+                for (width, key, delta) in change.bucketDeltas { buckets[width, default: [:]][key, default: 0] += delta }
+                stored += change.put.map { StoredMetricMoment(store: subscription.store, moment: $0.moment, value: $0.value) }
+            }
+            let reference = ReferenceMetrics(subscriptions: subscriptions, configuredPeriods: configured)
+            // Instants at and beside the moments themselves and the boundaries of their buckets.
+            var instants: [Int64] = []
+            for _ in 0..<12 {
+                let at = stored[Int(random.next(Int64(stored.count)))].moment.at
+                for base in [at, at - at % minute, at - at % (10 * minute), at - at % hour, at - at % day] {
+                    instants += [base - 1, base, base + 1]
+                }
+                instants.append(start + random.next(200 * day))
+            }
+            for t in instants {
+                func read(
+                    _ width: MetricBucketWidth, _ spans: (stocks: MetricBucketSpan, flows: MetricBucketSpan)
+                ) -> [(key: MetricDayKey, value: Int64)] {
+                    MetricBucketSpan.totals((buckets[width] ?? [:]).map { ($0.key, $0.value) }, stocks: spans.stocks, flows: spans.flows)
+                }
+                let standing = MetricsInstant.standing(
+                    at: t, totals: read,
+                    moments: { from, to in stored.filter { $0.moment.at >= from && $0.moment.at < to } })
+                let ledger = MetricsLedger(
+                    firstDay: 0, sums: sums.map { ($0.key, $0.value) }, momentDays: [t.floorDivided(by: day)], moments: standing,
+                    configuredPeriods: configured, includes: { _, _ in true })
+                XCTAssertEqual(ledger.activeSubscriptions(at: t), reference.activeSubscriptions(at: t), "active at \(t)")
+                XCTAssertEqual(ledger.activeTrials(at: t), reference.activeTrials(at: t), "trials at \(t)")
+                XCTAssertEqual(ledger.mrr(at: t), reference.mrr(at: t), "MRR at \(t)")
+                let stocksOnly = MetricsLedger(
+                    firstDay: t.floorDivided(by: day), sums: sums.map { ($0.key, $0.value) }, momentDays: [t.floorDivided(by: day)],
+                    moments: MetricsInstant.standing(
+                        at: t, flows: false, totals: read,
+                        moments: { from, to in stored.filter { $0.moment.at >= from && $0.moment.at < to } }),
+                    configuredPeriods: configured, includes: { _, _ in true })
+                XCTAssertEqual(stocksOnly.activeSubscriptions(at: t), reference.activeSubscriptions(at: t), "active at \(t), stocks only")
+                XCTAssertEqual(stocksOnly.activeTrials(at: t), reference.activeTrials(at: t), "trials at \(t), stocks only")
+                XCTAssertEqual(stocksOnly.mrr(at: t), reference.mrr(at: t), "MRR at \(t), stocks only")
+                let today = t - ((t % day) + day) % day
+                for bucket in [(today - day, today), (today, today + day), (today - 7 * day, today + day)] {
+                    for name in MetricName.allCases {
+                        XCTAssertEqual(
+                            ledger.value(name, start: bucket.0, end: bucket.1, now: t),
+                            reference.value(name, start: bucket.0, end: bucket.1, now: t), "\(name) over \(bucket) at \(t)")
                     }
                 }
             }

@@ -390,7 +390,14 @@ private struct FailingStore: FactStore {
     func deliveries(appId: String, eventId: String) throws -> [WebhookDelivery] { throw error }
     func subscriptions(appId: String, environment: String, after: String?, limit: Int) throws -> [SubscriptionFacts] { throw error }
     func metricSums(appId: String, environment: String, fromDay: Int64) throws -> [(key: MetricDayKey, value: Int64)] { throw error }
+    func metricStockSums(appId: String, environment: String, fromDay: Int64) throws -> [(key: MetricDayKey, value: Int64)] { throw error }
     func metricMoments(appId: String, environment: String, from: Int64, to: Int64) throws -> [StoredMetricMoment] { throw error }
+    func metricBucketSums(
+        appId: String, environment: String, width: MetricBucketWidth, buckets: ClosedRange<Int64>
+    ) throws -> [(key: MetricDayKey, value: Int64)] { throw error }
+    func metricBucketTotals(
+        appId: String, environment: String, width: MetricBucketWidth, stocks: MetricBucketSpan, flows: MetricBucketSpan
+    ) throws -> [(key: MetricDayKey, value: Int64)] { throw error }
     func notificationCounts(appId: String, since: Int64) throws -> [NotificationCount] { throw error }
     func playPurchases(appId: String, appAccountToken: String) throws -> [PlayPurchase] { throw error }
     func playPurchase(appId: String, purchaseToken: String) throws -> PlayPurchase? { throw error }

@@ -1,14 +1,19 @@
 import Entitlements
 import Foundation
 import JSON
-import Storage
 import TestSupport
 import XCTest
+
+@testable import Storage
 
 /// The same contract for the SQLite store and the in-memory one.
 class FactStoreContract: XCTestCase {
     /// The contract itself runs in the subclasses; the base class has no store to test.
     func makeStore() throws -> any FactStore { throw XCTSkip("the contract runs in the subclasses") }
+    /// The database `makeStore()` last made, as the version before the figures' bucket sums left
+    /// it (no bucket sums, its moments kept), opened again so that it migrates; nil where there
+    /// is no schema.
+    func migratedFromBeforeTheBucketSums() throws -> (any FactStore)? { nil }
 
     private func transaction(
         _ id: String, original: String = "1000", signed: Int64, revoked: Int64? = nil,
@@ -795,8 +800,62 @@ class FactStoreContract: XCTestCase {
         XCTAssertEqual(try ledger().activeSubscriptions(at: now), 0)
         let before = try sums()
         XCTAssertFalse(before.isEmpty)
+        XCTAssertEqual(
+            try store.metricStockSums(appId: "app", environment: "Production", fromDay: d(10) / day).map { "\($0.key) \($0.value)" }
+                .sorted(),
+            try store.metricSums(appId: "app", environment: "Production", fromDay: d(10) / day).filter { $0.key.figure.isStock }
+                .map { "\($0.key) \($0.value)" }.sorted(), "the stocks' day sums are the day sums of the stocks")
+        // The hour, ten-minute and minute sums: read back as written, and what they stand for at an instant
+        // gives the figures every moment of its day gives.
+        func buckets(_ width: MetricBucketWidth, in read: any FactStore = store) throws -> [String] {
+            try read.metricBucketSums(appId: "app", environment: "Production", width: width, buckets: Int64.min...Int64.max)
+                .filter { $0.value != 0 }.map { "\($0.key) \($0.value)" }.sorted()
+        }
+        var keptBuckets: [MetricBucketWidth: [String]] = [:]
+        for width in MetricBucketWidth.allCases {
+            keptBuckets[width] = try buckets(width)
+            XCTAssertEqual(keptBuckets[width]?.count, before.count, "each day change also lands in one bucket of \(width)")
+        }
+        // A database of the version before the bucket sums gets them from its moments when it
+        // migrates: the same the writer keeps.
+        if let migrated = try migratedFromBeforeTheBucketSums() {
+            for width in MetricBucketWidth.allCases {
+                XCTAssertEqual(try buckets(width, in: migrated), keptBuckets[width], "\(width) migrated")
+            }
+        }
+        func totals(
+            _ width: MetricBucketWidth, _ spans: (stocks: MetricBucketSpan, flows: MetricBucketSpan)
+        ) throws -> [(key: MetricDayKey, value: Int64)] {
+            let summed = try store.metricBucketTotals(
+                appId: "app", environment: "Production", width: width, stocks: spans.stocks, flows: spans.flows)
+            let rows = MetricBucketSpan.totals(
+                try store.metricBucketSums(appId: "app", environment: "Production", width: width, buckets: Int64.min...Int64.max),
+                stocks: spans.stocks, flows: spans.flows)
+            XCTAssertEqual(
+                summed.filter { $0.value != 0 }.map { "\($0.key) \($0.value)" }.sorted(),
+                rows.filter { $0.value != 0 }.map { "\($0.key) \($0.value)" }.sorted(), "the store's totals are the rows' sums")
+            return summed
+        }
+        for t in [d(10) + 5_400_123, d(20) + 59_999, d(37) - 1, d(45) + 1, d(7) + 3_600_000, d(37) + 60_000] {
+            let standing = try MetricsInstant.standing(
+                at: t, totals: totals,
+                moments: { from, to in try store.metricMoments(appId: "app", environment: "Production", from: from, to: to) })
+            let fine = MetricsLedger(
+                firstDay: 0, sums: try store.metricSums(appId: "app", environment: "Production", fromDay: 0), momentDays: [t / day],
+                moments: standing, configuredPeriods: [:], includes: { _, _ in true })
+            let whole = MetricsLedger(
+                firstDay: 0, sums: try store.metricSums(appId: "app", environment: "Production", fromDay: 0), momentDays: [t / day],
+                moments: try store.metricMoments(appId: "app", environment: "Production", from: t / day * day, to: (t / day + 1) * day),
+                configuredPeriods: [:], includes: { _, _ in true })
+            XCTAssertEqual(fine.activeSubscriptions(at: t), whole.activeSubscriptions(at: t), "\(t)")
+            XCTAssertEqual(fine.mrr(at: t), whole.mrr(at: t), "\(t)")
+            XCTAssertEqual(
+                fine.churned(from: t / day * day, to: (t / day + 1) * day, now: t),
+                whole.churned(from: t / day * day, to: (t / day + 1) * day, now: t))
+        }
         XCTAssertEqual(try store.rebuildMetrics(appId: "app", environment: "Production", pageSize: 1), 2)
         XCTAssertEqual(try sums(), before, "a rebuild gives the sums the writer kept")
+        for width in MetricBucketWidth.allCases { XCTAssertEqual(try buckets(width), keptBuckets[width], "\(width)") }
         XCTAssertEqual(try ledger().mrr(at: d(10)), ["USD": 9990, "EUR": 4166])
         XCTAssertEqual(
             try store.metricSums(appId: "app", environment: "Sandbox", fromDay: 0).filter { $0.value != 0 }.count, 7,
@@ -817,13 +876,29 @@ final class InMemoryFactStoreTests: FactStoreContract {
 /// The same contract on PostgreSQL: a fresh database per test on the test cluster. Skips (with
 /// the reason printed) only when no PostgreSQL server is installed.
 final class PostgreSQLFactStoreTests: FactStoreContract {
+    private var url: String?
+
     override func makeStore() throws -> any FactStore {
         do {
-            return try PostgreSQLFactStore(url: try PostgreSQLTestCluster.freshDatabase(), poolSize: 4)
+            let url = try PostgreSQLTestCluster.freshDatabase()
+            self.url = url
+            return try PostgreSQLFactStore(url: url, poolSize: 4)
         } catch let unavailable as PostgreSQLTestCluster.Unavailable {
             print("PostgreSQL tests skipped: \(unavailable)")
             throw XCTSkip("PostgreSQL unavailable: \(unavailable)")
         }
+    }
+
+    override func migratedFromBeforeTheBucketSums() throws -> (any FactStore)? {
+        let url = try XCTUnwrap(url)
+        let connection = try PostgreSQLConnection(conninfo: url)
+        try connection.executeScript(
+            """
+            DELETE FROM metric_deltas WHERE width <> \(MetricMoment.dayMs);
+            DROP TABLE metric_buckets; ALTER TABLE metric_deltas DROP COLUMN width;
+            DELETE FROM schema_migrations WHERE version = 13;
+            """)
+        return try PostgreSQLFactStore(url: url, poolSize: 1)
     }
 
     /// On PostgreSQL the writers append their changes to the day sums and a roll-up folds them in
@@ -843,10 +918,17 @@ final class PostgreSQLFactStoreTests: FactStoreContract {
         let before = try sums()
         XCTAssertEqual(before.count, 7, "revenue, a paid purchase, active and MRR in and out, the churn due at its end: \(before)")
         XCTAssertEqual(try count("metric_days"), "0")
-        XCTAssertEqual(try count("metric_deltas"), "7")
+        let widths = MetricBucketWidth.allCases.count
+        XCTAssertEqual(try count("metric_deltas"), "\(7 * (1 + widths))", "each change to a day sum and one of each bucket width")
+        let hours = try store.metricBucketSums(appId: "app", environment: "Production", width: .hour, buckets: 0...Int64.max)
+            .map { "\($0.key) \($0.value)" }.sorted()
         try store.rollUpMetrics()
         XCTAssertEqual(try count("metric_deltas"), "0")
         XCTAssertEqual(try count("metric_days"), "7")
+        XCTAssertEqual(try count("metric_buckets"), "\(7 * widths)")
+        XCTAssertEqual(
+            try store.metricBucketSums(appId: "app", environment: "Production", width: .hour, buckets: 0...Int64.max)
+                .map { "\($0.key) \($0.value)" }.sorted(), hours)
         XCTAssertEqual(try sums(), before)
         XCTAssertEqual(try store.rebuildMetrics(appId: "app", environment: "Production"), 1)
         try store.rollUpMetrics()
@@ -893,7 +975,7 @@ final class PostgreSQLFactStoreTests: FactStoreContract {
         }
         wait(for: [answered, wasReported], timeout: 30)
         XCTAssertEqual(reported.all, ["metrics_rollup: 23514"], "the check violation, under its task")
-        XCTAssertEqual(try Self.rows(of: "metric_deltas", in: url), "7", "the changes are still there to fold")
+        XCTAssertEqual(try Self.rows(of: "metric_deltas", in: url), "21", "the changes (day, hour, minute) are still there to fold")
     }
 
     /// Two instances starting at once on a new database: the advisory lock lets one apply the
@@ -909,7 +991,7 @@ final class PostgreSQLFactStoreTests: FactStoreContract {
         }
         XCTAssertEqual(failures.all, [])
         let applied = try runProcess("psql", [url, "-At", "-c", "SELECT count(*), max(version) FROM schema_migrations"])
-        XCTAssertEqual(applied.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "12|12", "each of the twelve migrations once")
+        XCTAssertEqual(applied.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "13|13", "each of the thirteen migrations once")
         // Migration 5: the signed texts compressed with lz4, where the server was built with it.
         let compression = try runProcess(
             "psql",
@@ -950,6 +1032,13 @@ final class SQLiteFactStoreTests: FactStoreContract {
         try SQLiteFactStore(path: folder.appendingPathComponent("entitle.sqlite3").path)
     }
 
+    override func migratedFromBeforeTheBucketSums() throws -> (any FactStore)? {
+        let path = folder.appendingPathComponent("entitle.sqlite3").path
+        let database = try SQLiteDatabase(path: path)
+        try database.execute("DROP TABLE metric_buckets; PRAGMA user_version = 17")
+        return try SQLiteFactStore(path: path)
+    }
+
     func testDurableAcrossReopenAndMigrationsRunOnce() throws {
         let path = folder.appendingPathComponent("entitle.sqlite3").path
         do {
@@ -969,7 +1058,7 @@ final class SQLiteFactStoreTests: FactStoreContract {
         XCTAssertEqual(try reopened.integrityCheck(), "ok")
         let mode = try runProcess("sqlite3", [path, "PRAGMA journal_mode; PRAGMA user_version;"])
         XCTAssertEqual(mode.status, 0, "the sqlite3 command line (Debian's sqlite3) is needed: \(mode.stderr)")
-        XCTAssertEqual(mode.stdout, "wal\n17\n")
+        XCTAssertEqual(mode.stdout, "wal\n18\n")
     }
 
     /// A file a newer Entitle migrated is refused at start-up, untouched.

@@ -46,7 +46,7 @@ package final class MetricsService: Sendable {
         guard enabled else { return completion(.failure(Self.turnedOff)) }
         pool.run(
             {
-                let metrics = try self.ledger(filter, firstDay: Self.day(at), instants: [at])
+                let metrics = try self.ledger(filter, firstDay: Self.day(at), instant: at, flows: false)
                 var answer: JSONObject = ["environment": .string(filter.environment)]
                 Timestamps.set(&answer, "at", at)
                 Timestamps.set(&answer, "factsReadAt", now)
@@ -89,7 +89,7 @@ package final class MetricsService: Sendable {
         }
         pool.run(
             {
-                let metrics = try self.ledger(filter, firstDay: min(Self.day(first.start), Self.day(now)), instants: [now])
+                let metrics = try self.ledger(filter, firstDay: min(Self.day(first.start), Self.day(now)), instant: now)
                 let values = buckets.map { bucket in (bucket.start, metrics.value(name, start: bucket.start, end: bucket.end, now: now)) }
                 return Series(name: name, interval: interval, filter: filter, from: from, to: to, factsReadAt: now, buckets: values)
             }, completion: completion)
@@ -102,15 +102,23 @@ package final class MetricsService: Sendable {
 
     private static func day(_ instant: Int64) -> Int64 { instant.floorDivided(by: MetricMoment.dayMs) }
 
-    /// The sums from `firstDay` on and the moments of the days of `instants`, as the filter sees them.
-    private func ledger(_ filter: Filter, firstDay: Int64, instants: [Int64]) throws -> MetricsLedger {
-        let momentDays = Set(instants.map(Self.day))
-        let sums = try store.metricSums(appId: app.id, environment: filter.environment, fromDay: firstDay)
-        var moments: [StoredMetricMoment] = []
-        for day in momentDays {
-            moments += try store.metricMoments(
-                appId: app.id, environment: filter.environment, from: day * MetricMoment.dayMs, to: (day + 1) * MetricMoment.dayMs)
-        }
+    /// The day sums from `firstDay` on and what stands for the day of `instant` at it (its hours',
+    /// ten minutes' and minutes' sums and its minute's moments, `MetricsInstant`: a read costs the
+    /// same however many facts that day holds), as the filter sees them; `flows` false for a read
+    /// of the stocks at `instant` alone (the summary).
+    private func ledger(_ filter: Filter, firstDay: Int64, instant: Int64, flows: Bool = true) throws -> MetricsLedger {
+        let (appId, environment) = (app.id, filter.environment)
+        let sums =
+            try flows
+            ? store.metricSums(appId: appId, environment: environment, fromDay: firstDay)
+            : store.metricStockSums(appId: appId, environment: environment, fromDay: firstDay)
+        var moments = try MetricsInstant.standing(
+            at: instant, flows: flows,
+            totals: { width, spans in
+                try store.metricBucketTotals(appId: appId, environment: environment, width: width, stocks: spans.stocks, flows: spans.flows)
+            },
+            moments: { from, to in try store.metricMoments(appId: appId, environment: environment, from: from, to: to) })
+        let momentDays: Set<Int64> = [Self.day(instant)]
         let products = app.products
         // Google Play's products are kept as Google names them: read as the catalog's.
         var playCatalog: [String: String] = [:]

@@ -65,8 +65,13 @@ package struct MetricMoment: Hashable, Sendable, Comparable {
     /// The day whose sum holds the moment. A flow's is the day it happens in. A stock change's is
     /// the first day whose midnight it reaches (a change at exactly midnight counts there), so a
     /// stock at any midnight is read from sums alone.
-    package var day: Int64 {
-        figure.isStock ? (at - 1).floorDivided(by: Self.dayMs) + 1 : at.floorDivided(by: Self.dayMs)
+    package var day: Int64 { bucket(Self.dayMs) }
+
+    /// The same for buckets of `width` milliseconds (an hour, a minute): a flow's holds it, a stock
+    /// change's is the first whose end it reaches, so the bucket `k` of a stock covers
+    /// ((k − 1) × width, k × width] and a flow's [k × width, (k + 1) × width).
+    package func bucket(_ width: Int64) -> Int64 {
+        figure.isStock ? (at - 1).floorDivided(by: width) + 1 : at.floorDivided(by: width)
     }
 
     package static func < (a: MetricMoment, b: MetricMoment) -> Bool {
@@ -80,24 +85,36 @@ package struct MetricMomentsChange: Sendable {
     package var put: [(moment: MetricMoment, value: Int64)] = []
     /// Per day sum: the amount it changes by.
     package var dayDeltas: [(key: MetricDayKey, delta: Int64)] = []
+    /// Per hour and per minute sum (`MetricBucketWidth`; the key's `day` is the bucket's number):
+    /// what a read of one instant adds up instead of every moment of its day.
+    package var bucketDeltas: [(width: MetricBucketWidth, key: MetricDayKey, delta: Int64)] = []
 
     package var isEmpty: Bool { removed.isEmpty && put.isEmpty }
 
     package init(from old: [MetricMoment: Int64], to new: [MetricMoment: Int64], store: String) {
         var deltas: [MetricDayKey: Int64] = [:]
+        var bucketed: [MetricBucketWidth: [MetricDayKey: Int64]] = [:]
+        func add(_ moment: MetricMoment, _ value: Int64) {
+            deltas[MetricDayKey(moment, store: store), default: 0].addSaturating(value)
+            for width in MetricBucketWidth.allCases {
+                bucketed[width, default: [:]][MetricDayKey(moment, store: store, bucket: moment.bucket(width.rawValue)), default: 0]
+                    .addSaturating(value)
+            }
+        }
         for (moment, value) in old where new[moment] != value {
             if new[moment] == nil { removed.append(moment) }
-            deltas[MetricDayKey(moment, store: store), default: 0] = deltas[MetricDayKey(moment, store: store), default: 0]
-                .addingSaturating(value.negatedSaturating)
+            add(moment, value.negatedSaturating)
         }
         for (moment, value) in new where old[moment] != value {
             put.append((moment, value))
-            deltas[MetricDayKey(moment, store: store), default: 0] = deltas[MetricDayKey(moment, store: store), default: 0]
-                .addingSaturating(value)
+            add(moment, value)
         }
         removed.sort()
         put.sort { $0.moment < $1.moment }
         dayDeltas = deltas.filter { $0.value != 0 }.map { ($0.key, $0.value) }.sorted { $0.key < $1.key }
+        for width in MetricBucketWidth.allCases {
+            bucketDeltas += (bucketed[width] ?? [:]).filter { $0.value != 0 }.map { (width, $0.key, $0.value) }.sorted { $0.key < $1.key }
+        }
     }
 }
 
@@ -123,9 +140,9 @@ package struct MetricDayKey: Hashable, Sendable, Comparable {
         self.originDay = originDay
     }
 
-    init(_ moment: MetricMoment, store: String) {
+    init(_ moment: MetricMoment, store: String, bucket: Int64? = nil) {
         self.init(
-            store: store, figure: moment.figure, day: moment.day, productId: moment.productId, currency: moment.currency,
+            store: store, figure: moment.figure, day: bucket ?? moment.day, productId: moment.productId, currency: moment.currency,
             period: moment.period,
             originDay: moment.originDay)
     }
@@ -136,4 +153,25 @@ package struct MetricDayKey: Hashable, Sendable, Comparable {
             ? (a.store, a.figure, a.day) < (b.store, b.figure, b.day)
             : (a.productId, a.currency, a.period, a.originDay) < (b.productId, b.currency, b.period, b.originDay)
     }
+}
+
+/// The finer sums kept beside the day sums, so that reading the figures at an instant costs the
+/// same whatever its day holds (`MetricsInstant.standing`), coarsest first: each divides the one
+/// before it, and the day divides by the first.
+package enum MetricBucketWidth: Int64, Sendable, CaseIterable, Hashable {
+    case hour = 3_600_000
+    case tenMinutes = 600_000
+    case minute = 60_000
+
+    /// The width of the bucket this one's lie in (the day, for hours).
+    package var coarser: Int64 {
+        switch self {
+        case .hour: MetricMoment.dayMs
+        case .tenMinutes: MetricBucketWidth.hour.rawValue
+        case .minute: MetricBucketWidth.tenMinutes.rawValue
+        }
+    }
+
+    /// The width whose moments a read takes one bucket of.
+    package static let finest = MetricBucketWidth.minute
 }

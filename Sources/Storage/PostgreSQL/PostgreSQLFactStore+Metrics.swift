@@ -30,19 +30,25 @@ extension PostgreSQLWriteTransaction {
                 """,
                 scope + Self.columns(change.put.map(\.moment)) + [.text(store), .integers(change.put.map(\.value))])
         }
-        if !change.dayDeltas.isEmpty {
-            let keys = change.dayDeltas.map(\.key)
+        // Day, hour and minute changes in one array statement; `width` says which sum each folds into.
+        let deltas =
+            change.dayDeltas.map { (width: MetricMoment.dayMs, key: $0.key, delta: $0.delta) }
+            + change.bucketDeltas.map { (width: $0.width.rawValue, key: $0.key, delta: $0.delta) }
+        if !deltas.isEmpty {
+            let keys = deltas.map(\.key)
             try db.executeLater(
                 """
-                INSERT INTO metric_deltas (app_id, environment, day, store, figure, product_id, currency, period, origin_day, value)
+                INSERT INTO metric_deltas (app_id, environment, width, day, store, figure, product_id, currency, period, origin_day, value)
                 SELECT $1, $2, d.*
-                FROM unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[], $10::bigint[])
-                    AS d(day, store, figure, product_id, currency, period, origin_day, value)
+                FROM unnest($3::bigint[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[],
+                    $11::bigint[])
+                    AS d(width, day, store, figure, product_id, currency, period, origin_day, value)
                 """,
                 [
-                    .text(appId), .text(environment), .integers(keys.map(\.day)), .texts(keys.map(\.store)),
-                    .texts(keys.map(\.figure.rawValue)), .texts(keys.map(\.productId)), .texts(keys.map(\.currency)),
-                    .texts(keys.map(\.period)), .integers(keys.map(\.originDay)), .integers(change.dayDeltas.map(\.delta)),
+                    .text(appId), .text(environment), .integers(deltas.map(\.width)), .integers(keys.map(\.day)),
+                    .texts(keys.map(\.store)), .texts(keys.map(\.figure.rawValue)), .texts(keys.map(\.productId)),
+                    .texts(keys.map(\.currency)), .texts(keys.map(\.period)), .integers(keys.map(\.originDay)),
+                    .integers(deltas.map(\.delta)),
                 ])
         }
     }
@@ -56,7 +62,7 @@ extension PostgreSQLWriteTransaction {
     }
 
     func clearMetrics(environment: String) throws {
-        for table in ["metric_moments", "metric_days", "metric_deltas"] {
+        for table in ["metric_moments", "metric_days", "metric_buckets", "metric_deltas"] {
             try db.executeLater("DELETE FROM \(table) WHERE app_id = $1 AND environment = $2", [.text(appId), .text(environment)])
         }
     }
@@ -84,20 +90,85 @@ extension PostgreSQLFactStore {
     }
 
     package func metricSums(appId: String, environment: String, fromDay: Int64) throws -> [(key: MetricDayKey, value: Int64)] {
+        try daySums(appId: appId, environment: environment, fromDay: fromDay, figures: MetricFigure.allCases.map(\.rawValue))
+    }
+
+    package func metricStockSums(appId: String, environment: String, fromDay: Int64) throws -> [(key: MetricDayKey, value: Int64)] {
+        try daySums(appId: appId, environment: environment, fromDay: fromDay, figures: MetricBucketSpan.stockFigures)
+    }
+
+    private func daySums(
+        appId: String, environment: String, fromDay: Int64, figures: [String]
+    ) throws -> [(key: MetricDayKey, value: Int64)] {
         let rows = try pool.with { db in
             try db.execute(
                 """
                 SELECT day, store, figure, product_id, currency, period, origin_day, \(Self.clamped("SUM(value)")) FROM (
                     SELECT day, store, figure, product_id, currency, period, origin_day, value FROM metric_days
-                    WHERE app_id = $1 AND environment = $2 AND day >= $3
+                    WHERE app_id = $1 AND environment = $2 AND day >= $3 AND figure = ANY($4::text[])
                     UNION ALL
                     SELECT day, store, figure, product_id, currency, period, origin_day, value FROM metric_deltas
-                    WHERE app_id = $1 AND environment = $2 AND day >= $3) AS sums
+                    WHERE app_id = $1 AND environment = $2 AND width = \(MetricMoment.dayMs) AND day >= $3 AND figure = ANY($4::text[])) AS sums
                 GROUP BY day, store, figure, product_id, currency, period, origin_day
-                """, [.text(appId), .text(environment), .integer(fromDay)]
+                """, [.text(appId), .text(environment), .integer(fromDay), .texts(figures)]
             ).rows
         }
-        return rows.compactMap { row in
+        return Self.sums(rows)
+    }
+
+    package func metricBucketSums(
+        appId: String, environment: String, width: MetricBucketWidth, buckets: ClosedRange<Int64>
+    ) throws -> [(key: MetricDayKey, value: Int64)] {
+        let rows = try pool.with { db in
+            try db.execute(
+                """
+                SELECT bucket, store, figure, product_id, currency, period, origin_day, \(Self.clamped("SUM(value)")) FROM (
+                    SELECT bucket, store, figure, product_id, currency, period, origin_day, value FROM metric_buckets
+                    WHERE app_id = $1 AND environment = $2 AND width = $3 AND bucket BETWEEN $4 AND $5
+                    UNION ALL
+                    SELECT day, store, figure, product_id, currency, period, origin_day, value FROM metric_deltas
+                    WHERE app_id = $1 AND environment = $2 AND width = $3 AND day BETWEEN $4 AND $5) AS sums
+                GROUP BY bucket, store, figure, product_id, currency, period, origin_day
+                """,
+                [
+                    .text(appId), .text(environment), .integer(width.rawValue), .integer(buckets.lowerBound),
+                    .integer(buckets.upperBound),
+                ]
+            ).rows
+        }
+        return Self.sums(rows)
+    }
+
+    /// Summed by PostgreSQL (one row a key, whatever the day holds), the deltas not rolled up yet included.
+    package func metricBucketTotals(
+        appId: String, environment: String, width: MetricBucketWidth, stocks: MetricBucketSpan, flows: MetricBucketSpan
+    ) throws -> [(key: MetricDayKey, value: Int64)] {
+        guard let range = MetricBucketSpan.covering(stocks, flows) else { return [] }
+        let rows = try pool.with { db in
+            try db.execute(
+                """
+                SELECT 0, store, figure, product_id, currency, period, origin_day, \(Self.clamped("SUM(value)")) FROM (
+                    SELECT bucket, store, figure, product_id, currency, period, origin_day, value FROM metric_buckets
+                    WHERE app_id = $1 AND environment = $2 AND width = $3 AND bucket BETWEEN $9 AND $10
+                    UNION ALL
+                    SELECT day, store, figure, product_id, currency, period, origin_day, value FROM metric_deltas
+                    WHERE app_id = $1 AND environment = $2 AND width = $3 AND day BETWEEN $9 AND $10) AS sums
+                WHERE (figure = ANY($4::text[]) AND bucket BETWEEN $5 AND $6) OR (NOT figure = ANY($4::text[]) AND bucket BETWEEN $7 AND $8)
+                GROUP BY store, figure, product_id, currency, period, origin_day
+                """,
+                [
+                    .text(appId), .text(environment), .integer(width.rawValue), .texts(MetricBucketSpan.stockFigures),
+                    .integer(stocks.first), .integer(stocks.last), .integer(flows.first), .integer(flows.last),
+                    .integer(range.lowerBound), .integer(range.upperBound),
+                ]
+            ).rows
+        }
+        return Self.sums(rows)
+    }
+
+    /// Sums from eight columns: bucket (or day), store, figure, product, currency, period, origin day, value.
+    private static func sums(_ rows: [[String?]]) -> [(key: MetricDayKey, value: Int64)] {
+        rows.compactMap { row in
             func number(_ index: Int) -> Int64 { row[index].flatMap { Int64($0) } ?? 0 }
             guard let figure = row[2].flatMap(MetricFigure.init(rawValue:)) else { return nil }
             let key = MetricDayKey(
@@ -131,10 +202,18 @@ extension PostgreSQLFactStore {
                 try db.execute(
                     """
                     WITH moved AS (DELETE FROM metric_deltas
-                        RETURNING app_id, environment, day, store, figure, product_id, currency, period, origin_day, value)
+                        RETURNING app_id, environment, width, day, store, figure, product_id, currency, period, origin_day, value),
+                    buckets AS (
+                        INSERT INTO metric_buckets
+                            (app_id, environment, width, bucket, store, figure, product_id, currency, period, origin_day, value)
+                        SELECT app_id, environment, width, day, store, figure, product_id, currency, period, origin_day,
+                            \(clamped("SUM(value)")) FROM moved WHERE width <> \(MetricMoment.dayMs)
+                        GROUP BY app_id, environment, width, day, store, figure, product_id, currency, period, origin_day
+                        ON CONFLICT (app_id, environment, width, bucket, store, figure, product_id, currency, period, origin_day)
+                        DO UPDATE SET value = \(clamped("metric_buckets.value::NUMERIC + excluded.value")))
                     INSERT INTO metric_days (app_id, environment, day, store, figure, product_id, currency, period, origin_day, value)
                     SELECT app_id, environment, day, store, figure, product_id, currency, period, origin_day,
-                        \(clamped("SUM(value)")) FROM moved
+                        \(clamped("SUM(value)")) FROM moved WHERE width = \(MetricMoment.dayMs)
                     GROUP BY app_id, environment, day, store, figure, product_id, currency, period, origin_day
                     ON CONFLICT (app_id, environment, day, store, figure, product_id, currency, period, origin_day)
                     DO UPDATE SET value = \(clamped("metric_days.value::NUMERIC + excluded.value"))

@@ -194,7 +194,33 @@ enum PostgreSQLMigrations {
             app_id TEXT NOT NULL, environment TEXT NOT NULL, day BIGINT NOT NULL, store TEXT NOT NULL, figure TEXT NOT NULL,
             product_id TEXT NOT NULL, currency TEXT NOT NULL, period TEXT NOT NULL, origin_day BIGINT NOT NULL, value BIGINT NOT NULL);
         """,
+        // 13: the figures' sums per hour, ten minutes and minute (`width` in milliseconds,
+        // `bucket` its number), filled from the moments already kept. Writers append their changes
+        // to `metric_deltas` as for the days (a width of a day there is a day sum's change; its
+        // `day` is the bucket's number), the roll-up folds each.
+        """
+        CREATE TABLE metric_buckets (
+            app_id TEXT NOT NULL, environment TEXT NOT NULL, width BIGINT NOT NULL, bucket BIGINT NOT NULL, store TEXT NOT NULL,
+            figure TEXT NOT NULL, product_id TEXT NOT NULL, currency TEXT NOT NULL, period TEXT NOT NULL, origin_day BIGINT NOT NULL,
+            value BIGINT NOT NULL,
+            PRIMARY KEY (app_id, environment, width, bucket, store, figure, product_id, currency, period, origin_day));
+        ALTER TABLE metric_deltas ADD COLUMN width BIGINT NOT NULL DEFAULT 86400000;
+        """ + metricBucketsFromMoments,
     ]
+
+    /// The hour, ten-minute and minute sums of every kept moment, as the writer adds them
+    /// (`MetricMoment.bucket`), each held at BIGINT's bounds (SUM of a BIGINT is a NUMERIC).
+    static let metricBucketsFromMoments = """
+        INSERT INTO metric_buckets (app_id, environment, width, bucket, store, figure, product_id, currency, period, origin_day, value)
+        SELECT app_id, environment, width, bucket, store, figure, product_id, currency, period, origin_day,
+            \(PostgreSQLFactStore.clamped("SUM(value)"))
+        FROM (SELECT m.app_id, m.environment, w.width,
+                CASE WHEN m.figure IN ('active', 'trial', 'mrr') THEN floor((m.at - 1)::NUMERIC / w.width)::BIGINT + 1
+                    ELSE floor(m.at::NUMERIC / w.width)::BIGINT END AS bucket,
+                m.store, m.figure, m.product_id, m.currency, m.period, m.origin_day, m.value
+            FROM metric_moments m, (VALUES (3600000::BIGINT), (600000), (60000)) AS w(width)) AS spread
+        GROUP BY app_id, environment, width, bucket, store, figure, product_id, currency, period, origin_day;
+        """
 
     static func migrate(_ pool: PostgreSQLPool) throws {
         try pool.with { connection in
