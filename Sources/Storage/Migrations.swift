@@ -211,7 +211,8 @@ enum Migrations {
         """ + metricBucketsFromMoments,
     ]
 
-    /// The hour, ten-minute and minute sums of every kept moment, as the writer adds them
+    /// The hour, ten-minute and minute sums of every kept moment read to the instant
+    /// (`MetricFigure.isReadToTheInstant`), as the writer adds them
     /// (`MetricMoment.bucket`: a stock change's bucket is the first whose end it reaches), each
     /// sum held at Int64's bounds (SQLite's `+` gives a REAL past them, which the clamp takes
     /// back to the bound; its SUM would stop the migration instead). `floor` of x / w is
@@ -223,7 +224,8 @@ enum Migrations {
                 THEN (at - 1 - (((at - 1) % w.width) + w.width) % w.width) / w.width + 1
                 ELSE (at - ((at % w.width) + w.width) % w.width) / w.width END,
             store, figure, product_id, currency, period, origin_day, value
-        FROM metric_moments, (SELECT 3600000 AS width UNION ALL SELECT 600000 UNION ALL SELECT 60000) AS w WHERE true
+        FROM metric_moments, (SELECT 3600000 AS width UNION ALL SELECT 600000 UNION ALL SELECT 60000) AS w
+        WHERE figure IN ('active', 'trial', 'mrr', 'lapsed_trial', 'churn_voluntary', 'churn_involuntary', 'churn_other')
         ON CONFLICT (app_id, environment, width, bucket, store, figure, product_id, currency, period, origin_day)
         DO UPDATE SET value = MAX(MIN(value + excluded.value, 9223372036854775807), -9223372036854775808);
         """

@@ -32,6 +32,9 @@ package enum MetricFigure: String, Sendable, CaseIterable, Comparable {
     package var waitsForItsInstant: Bool {
         self == .lapsedTrial || self == .churnVoluntary || self == .churnInvoluntary || self == .churnOther
     }
+    /// Read to the instant within a day: the stocks, and the flows that wait for their instant.
+    /// Only these have hour, ten-minute and minute sums; every other flow is read by whole days.
+    package var isReadToTheInstant: Bool { isStock || waitsForItsInstant }
 
     package static func < (a: MetricFigure, b: MetricFigure) -> Bool { a.rawValue < b.rawValue }
 }
@@ -96,6 +99,7 @@ package struct MetricMomentsChange: Sendable {
         var bucketed: [MetricBucketWidth: [MetricDayKey: Int64]] = [:]
         func add(_ moment: MetricMoment, _ value: Int64) {
             deltas[MetricDayKey(moment, store: store), default: 0].addSaturating(value)
+            guard moment.figure.isReadToTheInstant else { return }
             for width in MetricBucketWidth.allCases {
                 bucketed[width, default: [:]][MetricDayKey(moment, store: store, bucket: moment.bucket(width.rawValue)), default: 0]
                     .addSaturating(value)

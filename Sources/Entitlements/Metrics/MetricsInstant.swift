@@ -105,7 +105,7 @@ package enum MetricsInstant {
             }
         }
         let (from, to) = momentRange(around: t)
-        for stored in try moments(from, to) where flows || stored.moment.figure.isStock {
+        for stored in try moments(from, to) where stored.moment.figure.isReadToTheInstant && (flows || stored.moment.figure.isStock) {
             // A stock change at the minute's start is its previous minute's (a bucket's end is in it).
             let inMinute =
                 stored.moment.figure.isStock

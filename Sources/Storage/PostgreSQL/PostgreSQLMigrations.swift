@@ -208,7 +208,8 @@ enum PostgreSQLMigrations {
         """ + metricBucketsFromMoments,
     ]
 
-    /// The hour, ten-minute and minute sums of every kept moment, as the writer adds them
+    /// The hour, ten-minute and minute sums of every kept moment read to the instant
+    /// (`MetricFigure.isReadToTheInstant`), as the writer adds them
     /// (`MetricMoment.bucket`), each held at BIGINT's bounds (SUM of a BIGINT is a NUMERIC).
     static let metricBucketsFromMoments = """
         INSERT INTO metric_buckets (app_id, environment, width, bucket, store, figure, product_id, currency, period, origin_day, value)
@@ -218,7 +219,8 @@ enum PostgreSQLMigrations {
                 CASE WHEN m.figure IN ('active', 'trial', 'mrr') THEN floor((m.at - 1)::NUMERIC / w.width)::BIGINT + 1
                     ELSE floor(m.at::NUMERIC / w.width)::BIGINT END AS bucket,
                 m.store, m.figure, m.product_id, m.currency, m.period, m.origin_day, m.value
-            FROM metric_moments m, (VALUES (3600000::BIGINT), (600000), (60000)) AS w(width)) AS spread
+            FROM metric_moments m, (VALUES (3600000::BIGINT), (600000), (60000)) AS w(width)
+            WHERE m.figure IN ('active', 'trial', 'mrr', 'lapsed_trial', 'churn_voluntary', 'churn_involuntary', 'churn_other')) AS spread
         GROUP BY app_id, environment, width, bucket, store, figure, product_id, currency, period, origin_day;
         """
 
