@@ -268,7 +268,9 @@ package final class InMemoryFactStore: FactStore {
             set(\.revisions, key(environment, originalTransactionId), revision)
         }
 
-        func insertUsage(_ record: UsageRecord) { set(\.usage, key("", record.id), record) }
+        func insertUsage(_ record: UsageRecord) {
+            if state.usage[key("", record.id)] == nil { set(\.usage, key("", record.id), record) }
+        }
 
         func retentionRecords(environment: String, originalTransactionId: String) -> [RetentionRecord] {
             state.retention(appId, environment, original: originalTransactionId)
@@ -464,7 +466,7 @@ package final class InMemoryFactStore: FactStore {
             return $0
         }
         return WebhookDelivery(
-            id: "delivery-\(number)", appId: app, kind: kind, eventId: eventId, eventType: eventType, endpoint: endpoint,
+            id: "\(number)", appId: app, kind: kind, eventId: eventId, eventType: eventType, endpoint: endpoint,
             status: .pending, attempts: 0, nextAt: at, createdAt: at, windowStart: at, body: body)
     }
 
@@ -514,7 +516,8 @@ package final class InMemoryFactStore: FactStore {
     package func deliveries(appId: String, status: WebhookDelivery.Status?, limit: Int) throws -> [WebhookDelivery] {
         state.withLock { state in
             Array(
-                state.deliveries.filter { $0.appId == appId && (status == nil || $0.status == status) }.reversed().prefix(limit)
+                state.deliveries.filter { $0.appId == appId && (status == nil || $0.status == status) }
+                    .sorted(by: WebhookDelivery.listedBefore).prefix(limit)
                     .map { delivery in
                         var listed = delivery
                         listed.body = ""

@@ -148,7 +148,7 @@ extension SQLiteFactStore {
             let query = try database.statement(
                 """
                 SELECT \(Self.deliveryColumns) FROM deliveries d WHERE d.app_id = ? AND (? IS NULL OR d.status = ?)
-                ORDER BY d.created_at DESC, d.id LIMIT ?
+                ORDER BY d.created_at DESC, d.id DESC LIMIT ?
                 """
             ).bind([.text(appId), .from(status?.rawValue), .from(status?.rawValue), .integer(Int64(limit))])
             var found: [WebhookDelivery] = []

@@ -64,7 +64,10 @@ extension SQLiteFactStore {
 extension SQLiteWriteTransaction {
     func insertUsage(_ record: UsageRecord) throws {
         try database.statement(
-            "INSERT OR REPLACE INTO usage_records (app_id, id, app_account_token, recorded_at, body) VALUES (?, ?, ?, ?, ?)"
+            """
+            INSERT INTO usage_records (app_id, id, app_account_token, recorded_at, body) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT (app_id, id) DO NOTHING
+            """
         ).bind([
             .text(appId), .text(record.id), .text(record.appAccountToken), .integer(record.recordedAt), .text(StoredJSON.text(record.json)),
         ]).run()

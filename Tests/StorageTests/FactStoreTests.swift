@@ -160,6 +160,16 @@ class FactStoreContract: XCTestCase {
         first.refundRequest = request
         XCTAssertEqual(try store.apply(first), .applied)
         XCTAssertEqual(try store.usage(appId: "app", appAccountToken: token), [usage("u-1", at: 10), usage("u-2", at: 20)])
+        // A usage record is a fact: one with a stored id changes nothing (not its body, not when
+        // it was recorded); records of one instant are listed by id.
+        var rewrite = FactBatch(appId: "app", environment: "Sandbox")
+        var changed = usage("u-1", at: 30)
+        changed.consumedPercent = 99
+        rewrite.usage = [changed, usage("u-0", at: 20), usage("u-3", at: 20)]
+        XCTAssertEqual(try store.apply(rewrite), .applied)
+        XCTAssertEqual(
+            try store.usage(appId: "app", appAccountToken: token),
+            [usage("u-1", at: 10), usage("u-0", at: 20), usage("u-2", at: 20), usage("u-3", at: 20)])
         XCTAssertEqual(try store.refundOverride(appId: "app", appAccountToken: token)?.override, "ALWAYS_GRANT")
         XCTAssertEqual(try store.dueRefundRequests(appId: "app", now: 99, limit: 10), [])
         XCTAssertEqual(try store.dueRefundRequests(appId: "app", now: 100, limit: 10), [request])
@@ -629,6 +639,42 @@ class FactStoreContract: XCTestCase {
         XCTAssertEqual(try store.deliveries(appId: "app", status: .pending, limit: 10).count, 4, "two endpoints each")
     }
 
+    /// Lists with ties, answered the same on every store: the deliveries of one event to every
+    /// endpoint (made at one instant) and of the next at that instant, newest made first; the
+    /// notifications of one second, newest first, paged one at a time without a row twice or
+    /// one skipped.
+    func testListsAnswerTiesInOneOrder() throws {
+        let store = try makeStore()
+        let writer = RecordingWriter(endpoints: ["https://hooks.example/a", "https://hooks.example/b", "https://hooks.example/c"])
+        var first = batch([transaction("1000", signed: 10)], notification: "n-1")
+        first.eventWriter = writer
+        XCTAssertEqual(try store.apply(first), .applied)
+        var renewal = batch([transaction("1001", signed: 11)], notification: "n-2")
+        renewal.transactions[0].record.purchaseDate = 2_000
+        renewal.eventWriter = writer
+        XCTAssertEqual(try store.apply(renewal), .applied)
+        XCTAssertEqual(try store.apply(batch([], notification: "n-3")), .applied)
+        let listed = try store.deliveries(appId: "app", status: nil, limit: 10)
+        XCTAssertEqual(Set(listed.map(\.createdAt)).count, 1, "all made at one instant")
+        XCTAssertEqual(
+            listed.map(\.eventType), ["RENEWAL", "RENEWAL", "RENEWAL", "INITIAL_PURCHASE", "INITIAL_PURCHASE", "INITIAL_PURCHASE"])
+        XCTAssertEqual(listed.map(\.endpoint), ["c", "b", "a", "c", "b", "a"].map { "https://hooks.example/\($0)" })
+        XCTAssertEqual(listed, listed.sorted(by: WebhookDelivery.listedBefore))
+        XCTAssertEqual(try store.deliveries(appId: "app", status: nil, limit: 2), Array(listed.prefix(2)), "a shorter page is its start")
+        let notifications = try store.notifications(appId: "app", limit: 10, before: nil)
+        XCTAssertEqual(Set(notifications.map(\.receivedAt)).count, 1, "all received in one second")
+        XCTAssertEqual(notifications.map(\.notificationUUID), ["n-3", "n-2", "n-1"])
+        var paged: [String] = []
+        var before: Int64? = nil
+        while let next = try store.notifications(appId: "app", limit: 1, before: before).first {
+            paged.append(next.notificationUUID)
+            before = next.sequence
+            XCTAssertLessThanOrEqual(paged.count, 3, "a page came twice")
+            if paged.count > 3 { break }
+        }
+        XCTAssertEqual(paged, ["n-3", "n-2", "n-1"])
+    }
+
     func testDeliveriesToEndpointsNoLongerConfiguredAreMarkedFailed() throws {
         let store = try makeStore()
         var first = batch([transaction("1000", signed: 10)])
@@ -982,7 +1028,9 @@ final class PostgreSQLFactStoreTests: FactStoreContract {
         }
         wait(for: [answered, wasReported], timeout: 30)
         XCTAssertEqual(reported.all, ["metrics_rollup: 23514"], "the check violation, under its task")
-        XCTAssertEqual(try Self.rows(of: "metric_deltas", in: url), "21", "the changes (day, hour, minute) are still there to fold")
+        XCTAssertEqual(
+            try Self.rows(of: "metric_deltas", in: url), "\(7 + 5 * MetricBucketWidth.allCases.count)",
+            "the changes (day, and the buckets of the figures read to the instant) are still there to fold")
     }
 
     /// Two instances starting at once on a new database: the advisory lock lets one apply the

@@ -66,6 +66,13 @@ package struct ForwardedNotification: Sendable, Equatable {
 
 /// One POST to make: an event to a webhook endpoint, or a notification forwarded.
 package struct WebhookDelivery: Sendable, Equatable {
+    /// The order deliveries are listed in, on every store: newest first, and of those made at one
+    /// instant (one event fans out to every endpoint at once) the last made first, so the order
+    /// is total. The SQL stores say it as `ORDER BY created_at DESC, id DESC` (ids are numbers).
+    package static func listedBefore(_ a: WebhookDelivery, _ b: WebhookDelivery) -> Bool {
+        a.createdAt != b.createdAt ? a.createdAt > b.createdAt : (Int64(a.id) ?? 0) > (Int64(b.id) ?? 0)
+    }
+
     package enum Kind: String, Sendable { case event, forward }
     package enum Status: String, Sendable, CaseIterable { case pending, delivered, failed }
 

@@ -32,6 +32,7 @@ package protocol FactWriteTransaction: FactReading {
     /// A retention answer; false when its request identifier is stored (Apple asked again).
     func insertRetentionRecordIfNew(_ record: RetentionRecord) throws -> Bool
     func markRetentionSaved(requestIdentifier: String, at: Int64, how: String) throws
+    /// A usage record, unless one with its id is stored: a record is a fact, never rewritten.
     func insertUsage(_ record: UsageRecord) throws
     /// Sets the customer's override, or removes it (nil).
     func putRefundOverride(appAccountToken: String, _ override: RefundOverride?) throws

@@ -56,7 +56,7 @@ extension PostgreSQLWriteTransaction {
         try db.executeLater(
             """
             INSERT INTO usage_records (app_id, id, app_account_token, recorded_at, body) VALUES ($1, $2, $3, $4, $5)
-            ON CONFLICT (app_id, id) DO UPDATE SET body = EXCLUDED.body
+            ON CONFLICT (app_id, id) DO NOTHING
             """,
             [
                 .text(appId), .text(record.id), .text(record.appAccountToken), .integer(record.recordedAt),
