@@ -8,10 +8,11 @@ import Synchronization
 /// the connection is closed, so a store let go of has let go of its file (another process may take
 /// it at once: a backup, `sqlite3`, the next start).
 final class WriterLoop: @unchecked Sendable {
-    /// One queued write. `write` runs inside the group's transaction, in its own savepoint;
+    /// One queued write. `write` runs inside the group's transaction, in its own savepoint, and
+    /// answers why that savepoint could not be undone (nil: it stands or was undone whole);
     /// `report` runs once the commit is known (nil: committed; else why it failed).
     struct Pending: @unchecked Sendable {
-        let write: (SQLiteDatabase) -> Void
+        let write: (SQLiteDatabase) -> (any Error)?
         let report: (_ commitError: (any Error)?) -> Void
     }
 
@@ -40,7 +41,11 @@ final class WriterLoop: @unchecked Sendable {
     ) {
         let box = ResultBox<T>()
         let pending = Pending(
-            write: { database in box.result = Self.inSavepoint(database, body) },
+            write: { database in
+                let (result, undoError) = Self.inSavepoint(database, body)
+                box.result = result
+                return undoError
+            },
             report: { commitError in
                 if let commitError { completion(.failure(commitError)) } else { completion(box.result!) }
             })
@@ -63,24 +68,32 @@ final class WriterLoop: @unchecked Sendable {
     /// Carries a result from the writer thread to a waiting caller (the semaphore orders the accesses).
     private final class ResultBox<T>: @unchecked Sendable { var result: Result<T, any Error>? }
 
-    private static func inSavepoint<T: Sendable>(_ database: SQLiteDatabase, _ body: (SQLiteDatabase) throws -> T) -> Result<T, any Error> {
+    /// The write's result, and why undoing it failed: then part of it may still be in the
+    /// group's transaction, and the group must not commit.
+    private static func inSavepoint<T: Sendable>(
+        _ database: SQLiteDatabase, _ body: (SQLiteDatabase) throws -> T
+    ) -> (Result<T, any Error>, undoError: (any Error)?) {
         do {
             try database.run("SAVEPOINT write")
-            do {
-                let value = try body(database)
-                try database.run("RELEASE write")
-                return .success(value)
-            } catch let answer as RolledBack<T> {
-                try database.run("ROLLBACK TO write")
-                try database.run("RELEASE write")
-                return .success(answer.value)
-            } catch {
-                try? database.run("ROLLBACK TO write")
-                try? database.run("RELEASE write")
-                return .failure(error)
-            }
         } catch {
-            return .failure(error)
+            return (.failure(error), nil)
+        }
+        let result: Result<T, any Error>
+        do {
+            let value = try body(database)
+            try database.run("RELEASE write")
+            return (.success(value), nil)
+        } catch let answer as RolledBack<T> {
+            result = .success(answer.value)
+        } catch {
+            result = .failure(error)
+        }
+        do {
+            try database.run("ROLLBACK TO write")
+            try database.run("RELEASE write")
+            return (result, nil)
+        } catch {
+            return (.failure(error), error)
         }
     }
 
@@ -111,17 +124,29 @@ final class WriterLoop: @unchecked Sendable {
         }
     }
 
+    /// One transaction for the group. A write that could not be undone fails the whole group:
+    /// everything is rolled back and every write in it told so, as committing would keep part of
+    /// a write its caller was told had failed.
     private func commit(_ pending: [Pending]) {
         defer { database.resetAll() }
         var commitError: (any Error)?
         do {
             try database.run("BEGIN IMMEDIATE")
-            for item in pending { item.write(database) }
+            for item in pending {
+                if let undoError = item.write(database) { throw GroupRolledBack(cause: undoError) }
+            }
             try database.run("COMMIT")
         } catch {
+            // Should even this fail, the next BEGIN fails and says so: nothing commits in silence.
             try? database.execute("ROLLBACK")
             commitError = error
         }
         for item in pending { item.report(commitError) }
+    }
+
+    /// Why every write of a group failed: one of them could not be undone.
+    struct GroupRolledBack: Error, CustomStringConvertible {
+        let cause: any Error
+        var description: String { "a write could not be undone (\(cause)), so its whole group was rolled back" }
     }
 }
