@@ -115,9 +115,9 @@ package final class AppServices: Sendable {
     ) {
         let work: @Sendable () -> Void = { [self] in
             let outcome = verification.verify(jws, kind: kind)
-            instrumentation.verified(app: app.id, source: "verify", kind: kind.rawValue, result: outcome.result.statusName)
+            instrumentation.record(.verified(app: app.id, source: "verify", kind: kind.rawValue, result: outcome.result.statusName))
             for item in outcome.nested {
-                instrumentation.verified(app: app.id, source: "verify", kind: item.kind.rawValue, result: item.result.statusName)
+                instrumentation.record(.verified(app: app.id, source: "verify", kind: item.kind.rawValue, result: item.result.statusName))
             }
             completion(outcome)
         }

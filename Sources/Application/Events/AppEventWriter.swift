@@ -29,12 +29,12 @@ struct AppEventWriter: Sendable {
     /// the deliverers.
     func committed(_ events: [OutboxEvent]) {
         for event in events {
-            instrumentation.eventWritten(app: app.id, type: event.type)
+            instrumentation.record(.eventWritten(app: app.id, type: event.type))
             // Saves are counted by the rule that answered (rare: its body is read for it).
             if event.type == CustomerEvent.Kind.retentionSaved.rawValue,
                 let rule = JSONParser.storedObject(event.body)?["retention"]?["rule"]?.stringValue
             {
-                instrumentation.retentionSaved(app: app.id, rule: rule)
+                instrumentation.record(.retentionSaved(app: app.id, rule: rule))
             }
         }
         deliveries?.wake()

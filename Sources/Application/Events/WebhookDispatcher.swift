@@ -69,7 +69,8 @@ package final class WebhookDispatcher: Sendable {
             return
         }
         let oldest = backlog.oldestPendingCreatedAt.map { max(0, Date().timeIntervalSince1970 - Double($0) / 1000) } ?? 0
-        instrumentation.deliveryBacklog(app: app.id, pending: backlog.pending, failed: backlog.failed, oldestPendingSeconds: oldest)
+        instrumentation.record(
+            .deliveryBacklog(app: app.id, pending: backlog.pending, failed: backlog.failed, oldestPendingSeconds: oldest))
     }
 }
 
@@ -218,8 +219,9 @@ final class DeliveryLane: Sendable {
             case .retry: "retry"
             case .failed: "failed"
             }
-        instrumentation.deliveryAttempted(
-            app: app, endpoint: label, kind: kind.rawValue, result: resultName, httpStatus: status, error: failure)
+        instrumentation.record(
+            .deliveryAttempted(
+                app: app, endpoint: label, kind: kind.rawValue, result: resultName, httpStatus: status, error: failure))
         return DeliveryOutcome(id: delivery.id, result: result, httpStatus: status, error: failure)
     }
 }

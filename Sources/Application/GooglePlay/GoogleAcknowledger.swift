@@ -64,7 +64,7 @@ private struct Acknowledgements: Sendable {
                 _ = try attempt(stored, answer: answer, attempts: pending.attempts, now: now)
             }
             let late = try store.pendingAcknowledgements(appId: app.id, queuedBefore: nowMs - Self.lateAfter)
-            instrumentation.unacknowledgedPurchases(app: app.id, count: late)
+            instrumentation.record(.unacknowledgedPurchases(app: app.id, count: late))
         } catch {
             instrumentation.backgroundFailed(app: app.id, task: "google_acknowledgements", error)
         }

@@ -119,7 +119,7 @@ package struct GooglePlayService: Sendable {
     /// (a notification is only a signal) and stored with it.
     func push(_ json: JSONObject, messageId: String, receivedAt: Date) throws -> PushOutcome {
         let notification = DeveloperNotification(json)
-        instrumentation.notificationReceived(app: app.id, type: "GOOGLE_" + notification.typeName)
+        instrumentation.record(.notificationReceived(app: app.id, type: "GOOGLE_" + notification.typeName))
         // A redelivery of a message already applied: answered without asking Google again (the
         // write would find the duplicate too, but only after a read Google counts against quota).
         if try store.hasPubSubMessage(appId: app.id, messageId: messageId) { return .duplicate }
@@ -150,7 +150,7 @@ package struct GooglePlayService: Sendable {
         } catch Duplicate.message {
             return .duplicate
         }
-        if read.0.voidedAt != nil { instrumentation.refundDecided(app: app.id, store: "play_store", outcome: "REFUNDED") }
+        if read.0.voidedAt != nil { instrumentation.record(.refundDecided(app: app.id, store: "play_store", outcome: "REFUNDED")) }
         return .applied
     }
 
@@ -194,7 +194,7 @@ package struct GooglePlayService: Sendable {
         batch.source = "googlePlay"
         batch.requestedAt = now
         guard try store.record(batch, outbox: eventWriter) != .duplicateNotification else { return .duplicate }
-        instrumentation.refundRequested(app: app.id, store: request.store, reason: request.reason)
+        instrumentation.record(.refundRequested(app: app.id, store: request.store, reason: request.reason))
         refundReviews?.kick()
         return .applied
     }

@@ -46,15 +46,15 @@ package struct NotificationIngestion: Sendable {
             }
             store.record(batch, outbox: eventWriter) { result in
                 let outcome = result.map { $0 == .duplicateNotification ? Outcome.duplicate : .applied }
-                if case .success(let value) = outcome { instrumentation.notificationOutcome(app: app.id, result: value.rawValue) }
+                if case .success(let value) = outcome { instrumentation.record(.notificationOutcome(app: app.id, result: value.rawValue)) }
                 if case .success(.applied) = outcome {
                     if batch.finishesPurchases { appleCalls?.kick() }
                     if let request = batch.refundRequest {
-                        instrumentation.refundRequested(app: app.id, store: request.store, reason: request.reason)
+                        instrumentation.record(.refundRequested(app: app.id, store: request.store, reason: request.reason))
                         refundReviews?.kick()
                     }
                     if let outcome = batch.refundOutcome {
-                        instrumentation.refundDecided(app: app.id, store: "app_store", outcome: outcome.outcome)
+                        instrumentation.record(.refundDecided(app: app.id, store: "app_store", outcome: outcome.outcome))
                     }
                 }
                 completion(outcome)
@@ -73,22 +73,23 @@ package struct NotificationIngestion: Sendable {
     /// Verification and the facts to store (CPU only unless the app uses online checks).
     func batch(_ parsed: SignedPayload, body: String?, source: String, receivedAt: Date) throws -> FactBatch {
         let verified = verification.verifiedNotification(parsed)
-        instrumentation.verified(
-            app: app.id, source: source, kind: SignedPayloadKind.notification.rawValue,
-            result: verified.statusName)
+        instrumentation.record(
+            .verified(
+                app: app.id, source: source, kind: SignedPayloadKind.notification.rawValue,
+                result: verified.statusName))
         guard case .valid(let (notification, environment)) = verified else {
-            instrumentation.notificationOutcome(app: app.id, result: verified.statusName)
+            instrumentation.record(.notificationOutcome(app: app.id, result: verified.statusName))
             remember(parsed, refusedWith: verified.statusName, reason: verified.failure!.reason, at: receivedAt)
             throw verified.failure!
         }
-        instrumentation.notificationReceived(app: app.id, type: notification.notification.notificationType?.rawValue ?? "UNKNOWN")
+        instrumentation.record(.notificationReceived(app: app.id, type: notification.notification.notificationType?.rawValue ?? "UNKNOWN"))
         let nested: [(SignedPayloadKind, String?)] = [
             (.transaction, notification.transactionResult?.statusName),
             (.renewalInfo, notification.renewalInfoResult?.statusName),
             (.appTransaction, notification.appTransactionResult?.statusName),
         ]
         for case let (kind, result?) in nested {
-            instrumentation.verified(app: app.id, source: source, kind: kind.rawValue, result: result)
+            instrumentation.record(.verified(app: app.id, source: source, kind: kind.rawValue, result: result))
         }
         var batch: FactBatch
         do {
@@ -96,7 +97,7 @@ package struct NotificationIngestion: Sendable {
                 notification, jws: parsed.text, appId: app.id, environment: environment.rawValue,
                 receivedAt: Milliseconds.since1970(receivedAt))
         } catch {
-            instrumentation.notificationOutcome(app: app.id, result: error.refusalName)
+            instrumentation.record(.notificationOutcome(app: app.id, result: error.refusalName))
             remember(parsed, refusedWith: error.refusalName, reason: error.message, at: receivedAt)
             throw error
         }

@@ -91,6 +91,6 @@ package struct TransactionIngestion: Sendable {
     }
 
     private func count(_ kind: SignedPayloadKind, _ result: String) {
-        instrumentation.verified(app: app.id, source: "transaction", kind: kind.rawValue, result: result)
+        instrumentation.record(.verified(app: app.id, source: "transaction", kind: kind.rawValue, result: result))
     }
 }

@@ -143,7 +143,7 @@ package struct OfferService: Sendable {
                 request.transactionId = customer.transactionId
                 let answer = try introductoryOfferEligibility(
                     request, transactions: transactions, environment: environment, timestamp: now)
-                if answer["jws"] != nil { instrumentation.offerSigned(app: app.id, kind: "intro-eligibility-jws") }
+                if answer["jws"] != nil { instrumentation.record(.offerSigned(app: app.id, kind: "intro-eligibility-jws")) }
                 return answer
             }, completion: completion)
     }
@@ -155,8 +155,8 @@ package struct OfferService: Sendable {
     ) throws -> JSONObject {
         var answer = try signPromotionalOffer(request, subscriptions: status.subscriptions, nonce: nonce, timestamp: now)
         if let environment { answer["environment"] = .string(environment.rawValue) }
-        instrumentation.offerSigned(app: app.id, kind: "v1")
-        if answer["jws"] != nil { instrumentation.offerSigned(app: app.id, kind: "promotional-jws") }
+        instrumentation.record(.offerSigned(app: app.id, kind: "v1"))
+        if answer["jws"] != nil { instrumentation.record(.offerSigned(app: app.id, kind: "promotional-jws")) }
         return answer
     }
 

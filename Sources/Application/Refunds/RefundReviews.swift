@@ -122,7 +122,7 @@ private struct RefundAnswering: Sendable {
         batch.source = "refundReview"
         batch.requestedAt = now
         _ = try store.record(batch, outbox: eventWriter)
-        if let result { instrumentation.refundAnswered(app: app.id, store: request.store, result: result) }
+        if let result { instrumentation.record(.refundAnswered(app: app.id, store: request.store, result: result)) }
     }
 
     /// What the app knows of the request's purchase and customer now.

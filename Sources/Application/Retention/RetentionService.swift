@@ -52,8 +52,8 @@ package struct RetentionService: Sendable {
                                 return stored
                             }, completion: completion)
                     case .success(.applied), .success(.transferred):
-                        instrumentation.retentionRequest(app: app.id, result: "answered")
-                        instrumentation.retentionAnswered(app: app.id, kind: record.answer.kind, rule: record.rule)
+                        instrumentation.record(.retentionRequest(app: app.id, result: "answered"))
+                        instrumentation.record(.retentionAnswered(app: app.id, kind: record.answer.kind, rule: record.rule))
                         completion(.success(record.response))
                     case .success(let outcome):
                         completion(
@@ -81,7 +81,7 @@ package struct RetentionService: Sendable {
     /// request was written first), counted as repeated; nil when there is none.
     private func storedAnswer(requestIdentifier: String) throws -> JSONObject? {
         guard let stored = try store.retentionRecord(appId: app.id, requestIdentifier: requestIdentifier) else { return nil }
-        instrumentation.retentionRequest(app: app.id, result: "repeated")
+        instrumentation.record(.retentionRequest(app: app.id, result: "repeated"))
         return stored.response
     }
 
@@ -93,7 +93,7 @@ package struct RetentionService: Sendable {
         }
         let verified = verification.verifiedRealtimeRequest(parsed)
         guard case .valid(let (request, environment)) = verified else {
-            instrumentation.retentionRequest(app: app.id, result: "refused")
+            instrumentation.record(.retentionRequest(app: app.id, result: "refused"))
             throw verified.failure!
         }
         let requestId = request.string("requestIdentifier")?.lowercased() ?? ""

@@ -57,37 +57,15 @@ package final class RecentFailures: Sendable {
     }
 }
 
-/// Passes every count on, and remembers verification failures for the overview.
+/// Passes every observation on, and remembers verification failures for the overview.
 struct FailureCountingInstrumentation: Instrumentation {
     let inner: any Instrumentation
     let failures: RecentFailures
 
-    func verified(app: String, source: String, kind: String, result: String) {
-        inner.verified(app: app, source: source, kind: kind, result: result)
-        if result != "VALID" { failures.record(app: app, source: source, kind: kind, result: result, at: Milliseconds.now) }
+    func record(_ observation: Observation) {
+        inner.record(observation)
+        if case .verified(let app, let source, let kind, let result) = observation, result != "VALID" {
+            failures.record(app: app, source: source, kind: kind, result: result, at: Milliseconds.now)
+        }
     }
-
-    func notificationReceived(app: String, type: String) { inner.notificationReceived(app: app, type: type) }
-    func notificationOutcome(app: String, result: String) { inner.notificationOutcome(app: app, result: result) }
-    func offerSigned(app: String, kind: String) { inner.offerSigned(app: app, kind: kind) }
-    func refundRequested(app: String, store: String, reason: String) { inner.refundRequested(app: app, store: store, reason: reason) }
-    func retentionRequest(app: String, result: String) { inner.retentionRequest(app: app, result: result) }
-    func retentionAnswered(app: String, kind: String, rule: String) { inner.retentionAnswered(app: app, kind: kind, rule: rule) }
-    func retentionSaved(app: String, rule: String) { inner.retentionSaved(app: app, rule: rule) }
-    func refundAnswered(app: String, store: String, result: String) { inner.refundAnswered(app: app, store: store, result: result) }
-    func refundDecided(app: String, store: String, outcome: String) { inner.refundDecided(app: app, store: store, outcome: outcome) }
-    func eventWritten(app: String, type: String) { inner.eventWritten(app: app, type: type) }
-    func deliveryAttempted(app: String, endpoint: String, kind: String, result: String, httpStatus: Int?, error: String?) {
-        inner.deliveryAttempted(app: app, endpoint: endpoint, kind: kind, result: result, httpStatus: httpStatus, error: error)
-    }
-    func deliveryBacklog(app: String, pending: Int, failed: Int, oldestPendingSeconds: Double) {
-        inner.deliveryBacklog(app: app, pending: pending, failed: failed, oldestPendingSeconds: oldestPendingSeconds)
-    }
-    func supportAction(app: String, key: String, action: String, target: String) {
-        inner.supportAction(app: app, key: key, action: action, target: target)
-    }
-    func backgroundFailed(app: String, task: String, code: String, message: String) {
-        inner.backgroundFailed(app: app, task: task, code: code, message: message)
-    }
-    func unacknowledgedPurchases(app: String, count: Int) { inner.unacknowledgedPurchases(app: app, count: count) }
 }

@@ -222,9 +222,10 @@ package struct SyncService: Sendable {
             do { result = verification.verifiedRenewalInfo(try SignedPayload(jws), environment: environment) } catch {
                 result = .invalid(error)
             }
-            instrumentation.verified(
-                app: app.id, source: "sync", kind: SignedPayloadKind.renewalInfo.rawValue,
-                result: result.statusName)
+            instrumentation.record(
+                .verified(
+                    app: app.id, source: "sync", kind: SignedPayloadKind.renewalInfo.rawValue,
+                    result: result.statusName))
             switch result {
             case .valid(let (payload, _)):
                 guard let record = RenewalRecord(payload) else { continue }
@@ -250,9 +251,10 @@ package struct SyncService: Sendable {
             } catch {
                 verdict = .invalid(error)
             }
-            instrumentation.verified(
-                app: app.id, source: "sync", kind: SignedPayloadKind.transaction.rawValue,
-                result: verdict.statusName)
+            instrumentation.record(
+                .verified(
+                    app: app.id, source: "sync", kind: SignedPayloadKind.transaction.rawValue,
+                    result: verdict.statusName))
             switch verdict {
             case .valid(let (payload, _)):
                 if let record = TransactionRecord(payload) { batch.transactions.append((record, jws)) }

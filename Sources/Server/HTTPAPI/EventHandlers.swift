@@ -71,7 +71,7 @@ struct EventHandlers: Sendable {
             let (feed, caller) = try feedAndCaller(context, "webhook deliveries")
             let app = caller.app.id
             let id = context.pathParameters["id"] ?? ""
-            application.instrumentation.supportAction(app: app, key: caller.keyName, action: "redeliver", target: id)
+            application.instrumentation.record(.supportAction(app: app, key: caller.keyName, action: "redeliver", target: id))
             feed.retry(deliveryId: id, now: Date()) { result in
                 context.reply(
                     result.flatMap { delivery in

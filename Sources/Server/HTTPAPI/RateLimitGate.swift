@@ -134,7 +134,7 @@ struct RateLimitGate: Sendable {
     }
 
     private func limited(_ context: HTTPRequestContext, scope: Scope, retryAfter: Int, what: String) -> HTTPResponse {
-        metrics.rateLimited(scope: scope.name)
+        metrics.record(.rateLimited(scope: scope.name))
         var response = ErrorAnswer.response(
             for: ServiceError(
                 status: 429, code: "RATE_LIMITED", message: "too many \(what); slow down",

@@ -36,8 +36,9 @@ struct RefundHandlers: Sendable {
             let refunds = application.services(for: caller).refunds
             let reply: @Sendable (Result<JSONObject, any Error>) -> Void = { result in
                 if case .success = result, context.request.method != "GET" {
-                    application.instrumentation.supportAction(
-                        app: caller.app.id, key: caller.keyName, action: "refund override \(context.request.method)", target: token)
+                    application.instrumentation.record(
+                        .supportAction(
+                            app: caller.app.id, key: caller.keyName, action: "refund override \(context.request.method)", target: token))
                 }
                 context.reply(result.map(JSONValue.object), app: caller.app.id)
             }

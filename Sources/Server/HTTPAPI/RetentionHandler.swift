@@ -39,8 +39,10 @@ struct RetentionHandler: Sendable {
             let app = caller.app.id
             application.services(for: caller).retentionMessaging.perform(operation, environment: environment) { result in
                 if case .success = result, context.request.method != "GET" {
-                    application.instrumentation.supportAction(
-                        app: app, key: caller.keyName, action: "retention \(context.request.method)", target: String(context.request.path))
+                    application.instrumentation.record(
+                        .supportAction(
+                            app: app, key: caller.keyName, action: "retention \(context.request.method)",
+                            target: String(context.request.path)))
                 }
                 context.reply(result.map(JSONValue.object), app: app)
             }

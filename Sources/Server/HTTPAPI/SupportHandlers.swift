@@ -16,7 +16,7 @@ struct SupportHandlers: Sendable {
     }
 
     private func audit(_ caller: Caller, _ action: String, _ target: String) {
-        application.instrumentation.supportAction(app: caller.app.id, key: caller.keyName, action: action, target: target)
+        application.instrumentation.record(.supportAction(app: caller.app.id, key: caller.keyName, action: action, target: target))
     }
 
     // MARK: - POST/DELETE /v1/subscribers/{appAccountToken}/entitlements/{entitlementId}/grants

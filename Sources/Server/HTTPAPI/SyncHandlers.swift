@@ -15,7 +15,7 @@ struct SyncHandlers: Sendable {
         try caller.requireServerKey("sync")
         let services = application.services(for: caller)
         let target = context.pathParameters["appAccountToken"] ?? context.pathParameters["transactionId"] ?? "backfill"
-        application.instrumentation.supportAction(app: caller.app.id, key: caller.keyName, action: "sync", target: target)
+        application.instrumentation.record(.supportAction(app: caller.app.id, key: caller.keyName, action: "sync", target: target))
         return (services, try services.requireSync())
     }
 

@@ -1,4 +1,4 @@
-import Application
+package import Application
 import HTTP
 import Synchronization
 
@@ -47,68 +47,8 @@ package final class Metrics: Instrumentation, Sendable {
         let state = Mutex(Shard())
     }
 
-    /// The use-case counter families, each with its label names and help text.
-    enum Family: Int, CaseIterable {
-        case verifications, notificationsReceived, notificationOutcomes, offersSigned, events, deliveries, backgroundErrors
-        case refundRequests, refundAnswers, refundOutcomes, retentionRequests, retentionAnswers, retentionSaves, rateLimited
-
-        var name: String {
-            switch self {
-            case .verifications: "entitle_verifications_total"
-            case .notificationsReceived: "entitle_notifications_received_total"
-            case .notificationOutcomes: "entitle_notification_outcomes_total"
-            case .offersSigned: "entitle_offers_signed_total"
-            case .events: "entitle_events_total"
-            case .deliveries: "entitle_webhook_deliveries_total"
-            case .backgroundErrors: "entitle_background_errors_total"
-            case .refundRequests: "entitle_refund_requests_total"
-            case .refundAnswers: "entitle_refund_answers_total"
-            case .refundOutcomes: "entitle_refund_outcomes_total"
-            case .retentionRequests: "entitle_retention_requests_total"
-            case .retentionAnswers: "entitle_retention_answers_total"
-            case .retentionSaves: "entitle_retention_saves_total"
-            case .rateLimited: "entitle_rate_limited_total"
-            }
-        }
-
-        var labels: [String] {
-            switch self {
-            case .verifications: ["app", "source", "kind", "result"]
-            case .notificationsReceived: ["app", "type"]
-            case .notificationOutcomes: ["app", "result"]
-            case .offersSigned: ["app", "kind"]
-            case .events: ["app", "type"]
-            case .deliveries: ["app", "endpoint", "kind", "result"]
-            case .backgroundErrors: ["app", "task", "code"]
-            case .refundRequests: ["app", "store", "reason"]
-            case .refundAnswers: ["app", "store", "result"]
-            case .refundOutcomes: ["app", "store", "outcome"]
-            case .retentionRequests: ["app", "result"]
-            case .retentionAnswers: ["app", "kind", "rule"]
-            case .retentionSaves: ["app", "rule"]
-            case .rateLimited: ["scope"]
-            }
-        }
-
-        var help: String {
-            switch self {
-            case .verifications: "Signed-data verifications, by app, source, kind and result."
-            case .notificationsReceived: "Verified App Store Server Notifications, by app and type."
-            case .notificationOutcomes: "What became of each notification: applied, duplicate, or the refusal's status."
-            case .offersSigned: "Offer signatures made, by app and kind."
-            case .events: "Events committed to the outbox, by app and type."
-            case .deliveries: "Delivery attempts (events to webhooks, forwarded notifications): delivered, retry, or failed (dead)."
-            case .backgroundErrors: "Failures of background tasks (deliveries, Apple and Google calls, start-up), by task and code."
-            case .refundRequests: "Refund requests the stores sent, by store and reason."
-            case .refundAnswers: "Refund requests answered: sent (in time), late, failed (refused by the store), no_consent."
-            case .refundOutcomes: "What the stores decided of refund requests: REFUNDED or DECLINED."
-            case .retentionRequests: "Apple's realtime retention requests: answered, repeated (the stored answer again), refused."
-            case .retentionAnswers: "Retention answers given, by kind and rule."
-            case .retentionSaves: "Retention answers that saved their subscription, by rule."
-            case .rateLimited: "Requests refused 429 by a rate limit, by scope (client, server, admin key; address)."
-            }
-        }
-    }
+    /// The use-case counter families (`Observation.CounterFamily`: each observation says its own).
+    typealias Family = Observation.CounterFamily
 
     /// One series: its family and label values (in the family's label order). Counting hashes
     /// these few short strings; formatting and escaping wait for a scrape.
@@ -144,48 +84,17 @@ package final class Metrics: Instrumentation, Sendable {
 
     // MARK: - Instrumentation
 
-    package func verified(app: String, source: String, kind: String, result: String) {
-        count(.verifications, [app, source, kind, result])
+    /// An observation's counter, or the gauge it sets.
+    package func record(_ observation: Observation) {
+        switch observation {
+        case .deliveryBacklog(let app, let pending, let failed, let oldestPendingSeconds):
+            backlogs.withLock { $0[app] = (pending, failed, oldestPendingSeconds) }
+        case .unacknowledgedPurchases(let app, let count):
+            unacknowledged.withLock { $0[app] = count }
+        default:
+            if let counter = observation.counter { count(counter.family, counter.values) }
+        }
     }
-
-    package func notificationReceived(app: String, type: String) { count(.notificationsReceived, [app, type]) }
-
-    package func notificationOutcome(app: String, result: String) { count(.notificationOutcomes, [app, result]) }
-
-    package func offerSigned(app: String, kind: String) { count(.offersSigned, [app, kind]) }
-
-    package func refundRequested(app: String, store: String, reason: String) { count(.refundRequests, [app, store, reason]) }
-
-    package func refundAnswered(app: String, store: String, result: String) { count(.refundAnswers, [app, store, result]) }
-
-    package func refundDecided(app: String, store: String, outcome: String) { count(.refundOutcomes, [app, store, outcome]) }
-
-    package func retentionRequest(app: String, result: String) { count(.retentionRequests, [app, result]) }
-
-    package func retentionAnswered(app: String, kind: String, rule: String) { count(.retentionAnswers, [app, kind, rule]) }
-
-    package func retentionSaved(app: String, rule: String) { count(.retentionSaves, [app, rule]) }
-
-    func rateLimited(scope: String) { count(.rateLimited, [scope]) }
-
-    package func eventWritten(app: String, type: String) { count(.events, [app, type]) }
-
-    package func deliveryAttempted(app: String, endpoint: String, kind: String, result: String, httpStatus: Int?, error: String?) {
-        count(.deliveries, [app, endpoint, kind, result])
-    }
-
-    package func deliveryBacklog(app: String, pending: Int, failed: Int, oldestPendingSeconds: Double) {
-        backlogs.withLock { $0[app] = (pending, failed, oldestPendingSeconds) }
-    }
-
-    /// Support actions are logged (ServerInstrumentation), not counted.
-    package func supportAction(app: String, key: String, action: String, target: String) {}
-
-    package func backgroundFailed(app: String, task: String, code: String, message: String) {
-        count(.backgroundErrors, [app, task, code])
-    }
-
-    package func unacknowledgedPurchases(app: String, count: Int) { unacknowledged.withLock { $0[app] = count } }
 
     private func count(_ family: Family, _ values: [String]) {
         let series = Series(family: family, values: values)
