@@ -38,6 +38,7 @@ package final class EntitleApplication: Sendable {
         let failures = RecentFailures()
         let counting = FailureCountingInstrumentation(inner: instrumentation, failures: failures)
         self.instrumentation = counting
+        store.unreadableRows.observe { row in counting.record(.unreadableRow(table: row.table, key: row.key)) }
         var apps: [String: AppServices] = [:]
         for app in configuration.apps {
             apps[app.id] = try AppServices(
@@ -196,6 +197,14 @@ package final class EntitleApplication: Sendable {
                             ? "ok" : "warning: \(count) purchases unacknowledged for more than a day (Google refunds them after three)")
                 }
                 checks["googleAcknowledgements"] = .object(acknowledgements)
+            }
+            // A warning too: the rows stay unreadable wherever the server runs; support must act.
+            let unreadable = store.unreadableRows.rows
+            if !unreadable.isEmpty {
+                checks["storedRows"] = .object([
+                    "warning": .string("\(unreadable.count) stored rows could not be read and are left out of every answer"),
+                    "rows": .array(unreadable.map { .object(UnreadableRowsJSON.object($0)) }),
+                ])
             }
             completion(Readiness(ready: storageReady && rootsReady, checks: checks))
         }

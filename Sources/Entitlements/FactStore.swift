@@ -233,6 +233,8 @@ package protocol FactStore: Sendable {
     func notifications(appId: String, limit: Int, before: Int64?) throws -> [StoredNotification]
     /// A cheap query proving the store answers (for `/readyz`).
     func checkHealth() throws
+    /// The stored rows its reads met and could not read (left out of their answers).
+    var unreadableRows: UnreadableRows { get }
 
     // MARK: Events and deliveries (the outbox)
 

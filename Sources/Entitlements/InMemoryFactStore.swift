@@ -399,6 +399,9 @@ package final class InMemoryFactStore: FactStore {
         state.withLock { $0.retention(appId, environment, original: originalTransactionId) }
     }
 
+    /// Records are kept as values, never as text: none is ever unreadable.
+    package let unreadableRows = UnreadableRows()
+
     package func usage(appId: String, appAccountToken: String) throws -> [UsageRecord] {
         state.withLock { state in
             state.usage.filter { $0.key.app == appId && $0.value.appAccountToken == appAccountToken }.map(\.value)

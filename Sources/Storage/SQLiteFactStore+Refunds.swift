@@ -7,11 +7,15 @@ extension SQLiteFactStore {
     package func usage(appId: String, appAccountToken: String) throws -> [UsageRecord] {
         try read { database in
             let query = try database.statement(
-                "SELECT body FROM usage_records WHERE app_id = ? AND app_account_token = ? ORDER BY recorded_at, id"
+                "SELECT body, id FROM usage_records WHERE app_id = ? AND app_account_token = ? ORDER BY recorded_at, id"
             ).bind([.text(appId), .text(appAccountToken)])
             var found: [UsageRecord] = []
             while try query.step() {
-                if let record = StoredJSON.object(query.text(0)).flatMap(UsageRecord.init(stored:)) { found.append(record) }
+                if let record = StoredJSON.object(query.text(0)).flatMap(UsageRecord.init(stored:)) {
+                    found.append(record)
+                } else {
+                    unreadableRows.record(UnreadableRow(table: "usage_records", key: query.text(1) ?? ""))
+                }
             }
             return found
         }
@@ -21,13 +25,19 @@ extension SQLiteFactStore {
         try read { database in
             let query = try database.statement("SELECT body FROM refund_overrides WHERE app_id = ? AND app_account_token = ?")
                 .bind([.text(appId), .text(appAccountToken)])
-            return try query.step() ? StoredJSON.object(query.text(0)).flatMap(RefundOverride.init(stored:)) : nil
+            guard try query.step() else { return nil }
+            guard let override = StoredJSON.object(query.text(0)).flatMap(RefundOverride.init(stored:)) else {
+                unreadableRows.record(UnreadableRow(table: "refund_overrides", key: appAccountToken))
+                return nil
+            }
+            return override
         }
     }
 
     package func refundRequests(appId: String, limit: Int) throws -> [RefundRequest] {
         try read { database in
             try Self.refundRequests(
+                unreadable: unreadableRows,
                 database.statement(
                     "SELECT \(Self.refundColumns) FROM refund_requests WHERE app_id = ? ORDER BY requested_at DESC, id LIMIT ?"
                 ).bind([.text(appId), .integer(Int64(limit))]))
@@ -37,6 +47,7 @@ extension SQLiteFactStore {
     package func dueRefundRequests(appId: String, now: Int64, limit: Int) throws -> [RefundRequest] {
         try read { database in
             try Self.refundRequests(
+                unreadable: unreadableRows,
                 database.statement(
                     """
                     SELECT \(Self.refundColumns) FROM refund_requests
@@ -46,13 +57,18 @@ extension SQLiteFactStore {
         }
     }
 
-    static let refundColumns = "body, outcome, outcome_at"
+    static let refundColumns = "body, outcome, outcome_at, id, store, status, requested_at"
 
-    /// The request in `body`, with the outcome its own columns hold (set by a later notification).
-    static func refundRequests(_ query: SQLiteStatement) throws -> [RefundRequest] {
+    /// The request in `body`, with the outcome its own columns hold (set by a later notification);
+    /// one whose body cannot be read is reported with what its columns say.
+    static func refundRequests(unreadable: UnreadableRows, _ query: SQLiteStatement) throws -> [RefundRequest] {
         var found: [RefundRequest] = []
         while try query.step() {
-            guard var request = StoredJSON.object(query.text(0)).flatMap(RefundRequest.init(stored:)) else { continue }
+            guard var request = StoredJSON.object(query.text(0)).flatMap(RefundRequest.init(stored:)) else {
+                unreadable.record(
+                    .refundRequest(id: query.text(3) ?? "", store: query.text(4) ?? "", status: query.text(5), requestedAt: query.int64(6)))
+                continue
+            }
             request.outcome = query.text(1)
             request.outcomeAt = query.int64(2)
             found.append(request)

@@ -7,33 +7,46 @@ extension SQLiteFactStore {
     package func retentionRecord(appId: String, requestIdentifier: String) throws -> RetentionRecord? {
         try read { database in
             try Self.retentionRecords(
-                database.statement("SELECT body, saved_at, saved_by FROM retention_records WHERE app_id = ? AND request_identifier = ?")
-                    .bind([.text(appId), .text(requestIdentifier)])
+                unreadable: unreadableRows,
+                database.statement(
+                    "SELECT body, saved_at, saved_by, request_identifier FROM retention_records WHERE app_id = ? AND request_identifier = ?"
+                )
+                .bind([.text(appId), .text(requestIdentifier)])
             ).first
         }
     }
 
     package func retentionRecords(appId: String, environment: String, originalTransactionId: String) throws -> [RetentionRecord] {
-        try read { try Self.retentionRecords($0, appId: appId, environment: environment, originalTransactionId: originalTransactionId) }
+        try read {
+            try Self.retentionRecords(
+                $0, unreadable: unreadableRows, appId: appId, environment: environment, originalTransactionId: originalTransactionId)
+        }
     }
 
     static func retentionRecords(
-        _ database: SQLiteDatabase, appId: String, environment: String, originalTransactionId: String, openOnly: Bool = false
+        _ database: SQLiteDatabase, unreadable: UnreadableRows, appId: String, environment: String, originalTransactionId: String,
+        openOnly: Bool = false
     ) throws -> [RetentionRecord] {
         try retentionRecords(
+            unreadable: unreadable,
             database.statement(
                 """
-                SELECT body, saved_at, saved_by FROM retention_records
+                SELECT body, saved_at, saved_by, request_identifier FROM retention_records
                 WHERE app_id = ? AND environment = ? AND original_transaction_id = ?\(openOnly ? " AND saved_at IS NULL" : "")
                 ORDER BY answered_at, request_identifier
                 """
             ).bind([.text(appId), .text(environment), .text(originalTransactionId)]))
     }
 
-    static func retentionRecords(_ query: SQLiteStatement) throws -> [RetentionRecord] {
+    /// Each answer in `body`, with its save from its own columns; one whose body cannot be read is
+    /// reported (and so is not there to say an offer was given).
+    static func retentionRecords(unreadable: UnreadableRows, _ query: SQLiteStatement) throws -> [RetentionRecord] {
         var found: [RetentionRecord] = []
         while try query.step() {
-            guard var record = StoredJSON.object(query.text(0)).flatMap(RetentionRecord.init(stored:)) else { continue }
+            guard var record = StoredJSON.object(query.text(0)).flatMap(RetentionRecord.init(stored:)) else {
+                unreadable.record(UnreadableRow(table: "retention_records", key: query.text(3) ?? ""))
+                continue
+            }
             record.savedAt = query.int64(1)
             record.savedBy = query.text(2)
             found.append(record)
@@ -44,7 +57,8 @@ extension SQLiteFactStore {
 
 extension SQLiteWriteTransaction {
     func retentionRecords(environment: String, originalTransactionId: String) throws -> [RetentionRecord] {
-        try SQLiteFactStore.retentionRecords(database, appId: appId, environment: environment, originalTransactionId: originalTransactionId)
+        try SQLiteFactStore.retentionRecords(
+            database, unreadable: unreadable, appId: appId, environment: environment, originalTransactionId: originalTransactionId)
     }
 
     func insertRetentionRecordIfNew(_ record: RetentionRecord) throws -> Bool {

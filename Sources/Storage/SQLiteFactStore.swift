@@ -19,6 +19,7 @@ package final class SQLiteFactStore: FactStore {
     let leases = Mutex<[String: Int64]>([:])
     /// What the writer thread remembers between batches (used by it only).
     let memory = WriterMemory()
+    package let unreadableRows = UnreadableRows()
     private let readers = Mutex<[DatabaseBox]>([])
 
     /// Lets a connection live in a `Mutex` (see `SQLiteDatabase`'s invariant).
@@ -81,19 +82,26 @@ package final class SQLiteFactStore: FactStore {
     /// is written in one SQLite transaction (each inside its own savepoint, so one batch's conflict
     /// rolls back only that batch) and shares one WAL sync. Completions run after the commit.
     package func write(_ batch: FactBatch, completion: @escaping @Sendable (Result<AppliedBatch, any Error>) -> Void) {
-        writerLoop.enqueue({ [memory] in try Self.writeOrRollBack(batch, into: $0, memory: memory) }, completion: completion)
+        writerLoop.enqueue(
+            { [memory, unreadableRows] in try Self.writeOrRollBack(batch, into: $0, memory: memory, unreadable: unreadableRows) },
+            completion: completion)
     }
 
     /// Blocks until the batch is durable (tests, the CLI, handlers already off the event loops).
     package func write(_ batch: FactBatch) throws -> AppliedBatch {
-        try writerLoop.perform { [memory] in try Self.writeOrRollBack(batch, into: $0, memory: memory) }
+        try writerLoop.perform { [memory, unreadableRows] in
+            try Self.writeOrRollBack(batch, into: $0, memory: memory, unreadable: unreadableRows)
+        }
     }
 
     deinit { writerLoop.stop() }
 
     /// A batch through the one writer; what it must undo is rolled back, its answer kept.
-    static func writeOrRollBack(_ batch: FactBatch, into database: SQLiteDatabase, memory: WriterMemory) throws -> AppliedBatch {
-        let written = try FactWriter.write(batch, into: SQLiteWriteTransaction(database: database, appId: batch.appId, memory: memory))
+    static func writeOrRollBack(
+        _ batch: FactBatch, into database: SQLiteDatabase, memory: WriterMemory, unreadable: UnreadableRows
+    ) throws -> AppliedBatch {
+        let written = try FactWriter.write(
+            batch, into: SQLiteWriteTransaction(database: database, appId: batch.appId, memory: memory, unreadable: unreadable))
         if written.undo { throw WriterLoop.RolledBack(value: written.applied) }
         return written.applied
     }

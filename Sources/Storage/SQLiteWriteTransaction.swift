@@ -6,6 +6,7 @@ struct SQLiteWriteTransaction: FactWriteTransaction {
     let database: SQLiteDatabase
     let appId: String
     let memory: SQLiteFactStore.WriterMemory
+    let unreadable: UnreadableRows
 
     // MARK: Reading
 

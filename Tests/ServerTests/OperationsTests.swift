@@ -5,9 +5,10 @@ import Foundation
 import HTTP
 import JSON
 import Server
-import Storage
 import TestSupport
 import XCTest
+
+@testable import Storage
 
 #if canImport(Glibc)
 import Glibc
@@ -110,6 +111,54 @@ final class OperationsTests: XCTestCase {
         for line in lines { XCTAssertFalse(line.serializedString.contains("not_secret"), line.serializedString) }
         // Start-up said that unsigned data is accepted beside Production.
         XCTAssertTrue(lines.contains { $0["level"] == "warn" && $0["msg"]?.stringValue?.contains("Xcode") == true }, "\(lines)")
+    }
+
+    /// A stored row whose JSON no longer parses was left out of every read in silence: a pending
+    /// refund request among them was never answered inside Apple's window, and nobody knew. Now
+    /// it is counted once, shown on `/readyz` (still ready) and in the overview, with its deadline.
+    func testAnUnreadableRowIsReportedAndAPendingRefundRequestKeepsItsDeadline() throws {
+        let configuration = try ConfigurationLoader.load(path: try writeConfig(), environment: [:])
+        let path = folder.appendingPathComponent("unreadable.sqlite3").path
+        let store = try SQLiteFactStore(path: path)
+        let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+        var batch = FactBatch(appId: "example", environment: "Sandbox")
+        let requestedAt: Int64 = 1_796_400_000_000
+        batch.refundRequest = RefundRequest(
+            id: "n-corrupt", store: "app_store", environment: "Sandbox", appAccountToken: token, transactionId: "1",
+            originalTransactionId: "1", reason: "LEGAL", requestedAt: requestedAt, deadline: requestedAt + RefundRequest.appleWindow)
+        batch.usage = [
+            UsageRecord(
+                id: "u-corrupt", appAccountToken: token, transactionId: "1", purchaseToken: nil, consumedPercent: 10, delivered: true,
+                undeliveredReason: nil, events: [], recordedAt: requestedAt, recordedBy: "server")
+        ]
+        XCTAssertEqual(try store.apply(batch), .applied)
+        XCTAssertEqual(try store.dueRefundRequests(appId: "example", now: .max, limit: 10).map(\.id), ["n-corrupt"])
+        let raw = try SQLiteDatabase(path: path)
+        try raw.execute("UPDATE refund_requests SET body = '{not json'; UPDATE usage_records SET body = '[]'")
+        let server = try EntitleServer(configuration: configuration, logOutput: nil, store: store)
+        XCTAssertEqual(try store.dueRefundRequests(appId: "example", now: .max, limit: 10), [], "it cannot be answered")
+        XCTAssertEqual(try store.dueRefundRequests(appId: "example", now: .max, limit: 10), [], "read again")
+        XCTAssertEqual(try store.usage(appId: "example", appAccountToken: token), [])
+
+        let ready = server.handle(HTTPRequest(method: "GET", target: "/readyz"))
+        XCTAssertEqual(ready.status, 200, "a warning: another instance would read the rows no better")
+        let stored = try XCTUnwrap(try JSONParser.parse(ready.body)["checks"]?["storedRows"])
+        XCTAssertEqual(stored["warning"], "2 stored rows could not be read and are left out of every answer")
+        let rows = try XCTUnwrap(stored["rows"]?.arrayValue)
+        XCTAssertEqual(rows.map { $0["table"] }, ["refund_requests", "usage_records"])
+        XCTAssertEqual(rows.map { $0["key"] }, ["n-corrupt", "u-corrupt"])
+        XCTAssertEqual(rows[0]["deadlineMs"], .int(requestedAt + RefundRequest.appleWindow), "still due, and by when")
+        XCTAssertNil(rows[1]["deadline"])
+
+        let metrics = String(decoding: server.handle(HTTPRequest(method: "GET", target: "/metrics")).body, as: UTF8.self)
+        XCTAssertTrue(metrics.contains("entitle_storage_unreadable_rows_total{table=\"refund_requests\"} 1\n"), metrics)
+        XCTAssertTrue(metrics.contains("entitle_storage_unreadable_rows_total{table=\"usage_records\"} 1\n"), "counted once each")
+
+        let overview = server.handle(
+            HTTPRequest(method: "GET", target: "/v1/stats", headers: [("authorization", "Bearer admin_example_not_secret_0001")]))
+        XCTAssertEqual(overview.status, 200)
+        let shown = try XCTUnwrap(try JSONParser.parse(overview.body)["stats"]?["unreadableRows"]?.arrayValue)
+        XCTAssertEqual(shown.map { $0["key"] }, ["n-corrupt", "u-corrupt"])
     }
 
     /// A store failure is 503 and retryable; an error nobody anticipated is 500 `INTERNAL` with
@@ -368,6 +417,7 @@ private struct FailingStore: FactStore {
     func dueRefundRequests(appId: String, now: Int64, limit: Int) throws -> [RefundRequest] { throw error }
     func notifications(appId: String, limit: Int, before: Int64?) throws -> [StoredNotification] { throw error }
     func checkHealth() throws { throw error }
+    let unreadableRows = UnreadableRows()
     func events(appId: String, after sequence: Int64, limit: Int) throws -> [OutboxEvent] { throw error }
     func event(appId: String, id: String) throws -> OutboxEvent? { throw error }
     func claimDeliveries(appId: String, endpoint: String, now: Int64, leaseUntil: Int64, limit: Int) throws -> [WebhookDelivery] {

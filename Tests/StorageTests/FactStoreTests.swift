@@ -14,6 +14,8 @@ class FactStoreContract: XCTestCase {
     /// it (no bucket sums, its moments kept), opened again so that it migrates; nil where there
     /// is no schema.
     func migratedFromBeforeTheBucketSums() throws -> (any FactStore)? { nil }
+    /// Runs `sql` on the database `makeStore()` last made, behind the store's back (false: no SQL).
+    func spoil(_ sql: String) throws -> Bool { false }
 
     private func transaction(
         _ id: String, original: String = "1000", signed: Int64, revoked: Int64? = nil,
@@ -199,6 +201,36 @@ class FactStoreContract: XCTestCase {
         (expected.outcome, expected.outcomeAt) = ("DECLINED", 200)
         XCTAssertEqual(try store.refundRequests(appId: "app", limit: 10), [expected], "the first decision stands")
         XCTAssertEqual(try store.dueRefundRequests(appId: "app", now: .max, limit: 10), [], "answered: no longer due")
+    }
+
+    /// Rows whose stored JSON no longer parses are left out of the reads and reported once each,
+    /// a pending refund request with its deadline (the retention record with its request id).
+    func testUnreadableRowsAreReportedNotDroppedInSilence() throws {
+        let store = try makeStore()
+        let record = RetentionRecord(
+            requestIdentifier: "r-1", environment: "Sandbox", originalTransactionId: "1000", appAccountToken: nil, productId: "pro.monthly",
+            locale: "en-US", answeredAt: 1_000, answer: .message(messageIdentifier: "m"), offerIdentifier: nil, rule: "loyal",
+            response: [:])
+        var batch = FactBatch(appId: "app", environment: "Sandbox")
+        batch.retention = record
+        batch.refundRequest = RefundRequest(
+            id: "g-1", store: MetricsSubscription.playStore, environment: "Sandbox", appAccountToken: nil, transactionId: nil,
+            originalTransactionId: nil, reason: "OTHER", requestedAt: 500, deadline: 500 + RefundRequest.googleWindow)
+        XCTAssertEqual(try store.apply(batch), .applied)
+        guard try spoil("UPDATE retention_records SET body = 'nonsense'; UPDATE refund_requests SET body = '{\"id\": 7}'") else {
+            throw XCTSkip("this store keeps values, not text: no row can be unreadable")
+        }
+        let told = Told()
+        store.unreadableRows.observe { told.append($0) }
+        XCTAssertNil(try store.retentionRecord(appId: "app", requestIdentifier: "r-1"))
+        XCTAssertEqual(try store.retentionRecords(appId: "app", environment: "Sandbox", originalTransactionId: "1000"), [])
+        XCTAssertEqual(try store.dueRefundRequests(appId: "app", now: .max, limit: 10), [])
+        let expected = [
+            UnreadableRow(table: "retention_records", key: "r-1"),
+            UnreadableRow(table: "refund_requests", key: "g-1", deadline: 500 + RefundRequest.googleWindow),
+        ]
+        XCTAssertEqual(store.unreadableRows.rows, expected)
+        XCTAssertEqual(told.all, expected, "each told once, however often read")
     }
 
     /// Retention answers on every store: once per request identifier, by subscription, and the
@@ -940,6 +972,11 @@ final class PostgreSQLFactStoreTests: FactStoreContract {
         }
     }
 
+    override func spoil(_ sql: String) throws -> Bool {
+        try PostgreSQLConnection(conninfo: try XCTUnwrap(url)).executeScript(sql)
+        return true
+    }
+
     override func migratedFromBeforeTheBucketSums() throws -> (any FactStore)? {
         let url = try XCTUnwrap(url)
         let connection = try PostgreSQLConnection(conninfo: url)
@@ -1087,6 +1124,11 @@ final class SQLiteFactStoreTests: FactStoreContract {
         try SQLiteFactStore(path: folder.appendingPathComponent("entitle.sqlite3").path)
     }
 
+    override func spoil(_ sql: String) throws -> Bool {
+        try SQLiteDatabase(path: folder.appendingPathComponent("entitle.sqlite3").path).execute(sql)
+        return true
+    }
+
     override func migratedFromBeforeTheBucketSums() throws -> (any FactStore)? {
         let path = folder.appendingPathComponent("entitle.sqlite3").path
         let database = try SQLiteDatabase(path: path)
@@ -1151,4 +1193,12 @@ final class SQLiteFactStoreTests: FactStoreContract {
             XCTAssertEqual(mode & 0o777, 0o600, "\(file) is \(String(mode, radix: 8))")
         }
     }
+}
+
+/// What an `UnreadableRows` observer was told, in order.
+private final class Told: @unchecked Sendable {
+    private let lock = NSLock()
+    private var rows: [UnreadableRow] = []
+    func append(_ row: UnreadableRow) { lock.withLock { rows.append(row) } }
+    var all: [UnreadableRow] { lock.withLock { rows } }
 }

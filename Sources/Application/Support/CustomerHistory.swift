@@ -56,7 +56,7 @@ package struct CustomerHistory: Sendable {
                 // Google's notifications name the purchase token where Apple's name a subscription.
                 entries += try store.notifications(
                     appId: app.id, environment: purchase.environment, originalTransactionId: purchase.purchaseToken
-                ).filter { $0.store == "play_store" }.map(Self.entry)
+                ).filter { $0.store == "play_store" }.map(notificationEntry)
             }
         }
         entries += try store.usage(appId: app.id, appAccountToken: token).map(Self.entry)
@@ -88,20 +88,27 @@ package struct CustomerHistory: Sendable {
         let name = environment.rawValue
         var entries: [Entry] = []
         for fact in try store.signedFacts(appId: app.id, environment: name, originalTransactionId: original) {
-            let payload = (try? SignedPayload(fact.jws))?.payload ?? [:]
+            let decoded = (try? SignedPayload(fact.jws))?.payload
+            let payload = decoded ?? [:]
             var object = Self.base(fact.kind.rawValue, name, source: "App Store (signed by Apple)")
             object["originalTransactionId"] = .string(original)
             if fact.kind == .transaction { object["transactionId"] = .string(fact.id) }
             Timestamps.set(&object, "signedDate", fact.signedDate)
-            object["payload"] = .object(payload)
-            object["summary"] = .string(Self.summary(fact.kind, payload))
+            if decoded == nil {
+                Self.markCorrupt(&object)
+                store.unreadableRows.record(
+                    UnreadableRow(table: fact.kind == .transaction ? "transactions" : "renewal_infos", key: fact.id))
+            } else {
+                object["payload"] = .object(payload)
+                object["summary"] = .string(Self.summary(fact.kind, payload))
+            }
             // A transaction happened when it was bought; renewal info is news when Apple signed it.
             let at = fact.kind == .transaction ? Milliseconds.truncating(payload["purchaseDate"]) ?? fact.signedDate : fact.signedDate
             entries.append(Self.at(at, order: fact.kind == .transaction ? 1 : 2, object))
         }
         for notification in try store.notifications(appId: app.id, environment: name, originalTransactionId: original)
         where notification.store == "app_store" {
-            entries.append(Self.entry(notification))
+            entries.append(notificationEntry(notification))
         }
         for record in try store.retentionRecords(appId: app.id, environment: name, originalTransactionId: original) {
             entries += Self.entries(record)
@@ -123,9 +130,15 @@ package struct CustomerHistory: Sendable {
         }
     }
 
-    private static func entry(_ notification: StoredNotification) -> Entry {
+    /// A stored item whose signed data no longer decodes: shown as corrupt, never as an empty one.
+    private static func markCorrupt(_ object: inout JSONObject) {
+        object["corrupt"] = .bool(true)
+        object["summary"] = .string("Corrupt: the stored signed data cannot be decoded (restore it from a backup)")
+    }
+
+    private func notificationEntry(_ notification: StoredNotification) -> Entry {
         let fromGoogle = notification.store == "play_store"
-        var object = base(
+        var object = Self.base(
             "notification", notification.environment,
             source: fromGoogle ? "Google Play real-time developer notification" : "App Store Server Notification")
         object["store"] = .string(notification.store)
@@ -138,14 +151,18 @@ package struct CustomerHistory: Sendable {
             object[fromGoogle ? "purchaseToken" : "originalTransactionId"] = .string(original)
         }
         object["summary"] = .string([notification.notificationType, notification.subtype].compactMap { $0 }.joined(separator: " · "))
-        object["payload"] = .object(
-            fromGoogle ? JSONParser.storedObject(notification.jws) ?? [:] : decodedNotification(notification.jws))
-        return at(notification.signedDate, order: 0, object)
+        if let payload = fromGoogle ? JSONParser.storedObject(notification.jws) : Self.decodedNotification(notification.jws) {
+            object["payload"] = .object(payload)
+        } else {
+            Self.markCorrupt(&object)
+            store.unreadableRows.record(UnreadableRow(table: "notifications", key: notification.notificationUUID))
+        }
+        return Self.at(notification.signedDate, order: 0, object)
     }
 
     /// The notification's payload with the signed items inside it decoded as well.
-    private static func decodedNotification(_ jws: String) -> JSONObject {
-        guard var payload = (try? SignedPayload(jws))?.payload else { return [:] }
+    private static func decodedNotification(_ jws: String) -> JSONObject? {
+        guard var payload = (try? SignedPayload(jws))?.payload else { return nil }
         if var data = payload["data"]?.objectValue {
             for (signed, decoded) in [("signedTransactionInfo", "transactionInfo"), ("signedRenewalInfo", "renewalInfo")] {
                 if let inner = data[signed]?.stringValue, let decodedPayload = (try? SignedPayload(inner))?.payload {

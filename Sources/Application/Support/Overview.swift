@@ -47,6 +47,7 @@ package final class Overview: Sendable {
         for member in subscribers.members { answer[member.key] = member.value }
         answer["notifications"] = .object(try notifications(now: now))
         answer["verificationFailures"] = .object(verificationFailures(now: now))
+        answer["unreadableRows"] = .array(store.unreadableRows.rows.map { .object(UnreadableRowsJSON.object($0)) })
         let backlog = try store.deliveryBacklog(appId: app.id)
         var deliveries: JSONObject = ["pending": .int(Int64(backlog.pending)), "failed": .int(Int64(backlog.failed))]
         Timestamps.set(&deliveries, "oldestPendingCreatedAt", backlog.oldestPendingCreatedAt)

@@ -24,6 +24,9 @@ package struct RefundRequest: Sendable, Equatable {
     package static let appleWindow: Int64 = 12 * 3_600_000
     package static let googleWindow: Int64 = 24 * 3_600_000
 
+    /// The window of the store a request came from (`app_store`, `play_store`).
+    package static func window(store: String) -> Int64 { store == MetricsSubscription.playStore ? googleWindow : appleWindow }
+
     /// A Play refund review's id: what identifies the review (its `pendingRefundToken`, else its
     /// order), not the Pub/Sub message that told of it, so a second message about the same review
     /// is the request already stored and Google is answered once (`orders.reviewrefund`).

@@ -233,8 +233,17 @@ extension ConsoleAssets {
             const notifications = stats.notifications;
             const byType = (counts) => el("ul", { class: "plain" },
               Object.entries(counts.byType).map(([type, count]) => el("li", { text: `${type}: ${count}` })));
+            // Stored rows the server could not read are left out of every answer: support must see them.
+            const unreadable = stats.unreadableRows || [];
+            const unreadableCard = unreadable.length === 0 ? [] : [
+              el("section", { class: "card warning", role: "alert", "aria-labelledby": "unreadable-heading" },
+                el("h2", { id: "unreadable-heading", text: "Stored rows that could not be read" }),
+                el("p", { text: "These are left out of every answer until repaired from a backup." }),
+                el("ul", { class: "plain" }, unreadable.map((row) => el("li", {
+                  text: `${row.table} ${row.key}` + (row.deadline ? ` (a refund request still due: answer it by ${when(row.deadline)})` : "") }))))];
             fill(heading("Overview"),
               el("p", { class: "muted", text: "Customers counted at " + when(stats.subscribersCountedAt) + "; the rest as of " + when(stats.generatedAt) }),
+              ...unreadableCard,
               ...sections,
               el("section", { class: "card", "aria-labelledby": "notifications-heading" },
                 el("h2", { id: "notifications-heading", text: "Notifications" }),

@@ -6,9 +6,15 @@ extension PostgreSQLFactStore {
     package func usage(appId: String, appAccountToken: String) throws -> [UsageRecord] {
         try pool.with { db in
             try db.execute(
-                "SELECT body FROM usage_records WHERE app_id = $1 AND app_account_token = $2 ORDER BY recorded_at, id",
+                "SELECT body, id FROM usage_records WHERE app_id = $1 AND app_account_token = $2 ORDER BY recorded_at, id",
                 [.text(appId), .text(appAccountToken)]
-            ).rows.compactMap { StoredJSON.object($0[0]).flatMap(UsageRecord.init(stored:)) }
+            ).rows.compactMap { row in
+                guard let record = StoredJSON.object(row[0]).flatMap(UsageRecord.init(stored:)) else {
+                    unreadableRows.record(UnreadableRow(table: "usage_records", key: row[1] ?? ""))
+                    return nil
+                }
+                return record
+            }
         }
     }
 
@@ -16,15 +22,22 @@ extension PostgreSQLFactStore {
         try pool.with { db in
             try db.execute(
                 "SELECT body FROM refund_overrides WHERE app_id = $1 AND app_account_token = $2", [.text(appId), .text(appAccountToken)]
-            ).rows.first.flatMap { StoredJSON.object($0[0]).flatMap(RefundOverride.init(stored:)) }
+            ).rows.first.flatMap { row in
+                guard let override = StoredJSON.object(row[0]).flatMap(RefundOverride.init(stored:)) else {
+                    unreadableRows.record(UnreadableRow(table: "refund_overrides", key: appAccountToken))
+                    return nil
+                }
+                return override
+            }
         }
     }
 
     package func refundRequests(appId: String, limit: Int) throws -> [RefundRequest] {
         try pool.with { db in
             Self.refundRequests(
+                unreadable: unreadableRows,
                 try db.execute(
-                    "SELECT body, outcome, outcome_at FROM refund_requests WHERE app_id = $1 ORDER BY requested_at DESC, id LIMIT $2",
+                    "SELECT body, outcome, outcome_at, id, store, status, requested_at FROM refund_requests WHERE app_id = $1 ORDER BY requested_at DESC, id LIMIT $2",
                     [.text(appId), .integer(Int64(limit))]))
         }
     }
@@ -32,18 +45,23 @@ extension PostgreSQLFactStore {
     package func dueRefundRequests(appId: String, now: Int64, limit: Int) throws -> [RefundRequest] {
         try pool.with { db in
             Self.refundRequests(
+                unreadable: unreadableRows,
                 try db.execute(
                     """
-                    SELECT body, outcome, outcome_at FROM refund_requests
+                    SELECT body, outcome, outcome_at, id, store, status, requested_at FROM refund_requests
                     WHERE app_id = $1 AND status = 'PENDING' AND next_at <= $2 ORDER BY next_at LIMIT $3
                     """, [.text(appId), .integer(now), .integer(Int64(limit))]))
         }
     }
 
     /// The request in `body`, with the outcome its own columns hold.
-    static func refundRequests(_ rows: PGRows) -> [RefundRequest] {
+    static func refundRequests(unreadable: UnreadableRows, _ rows: PGRows) -> [RefundRequest] {
         rows.rows.compactMap { row in
-            guard var request = StoredJSON.object(row[0]).flatMap(RefundRequest.init(stored:)) else { return nil }
+            guard var request = StoredJSON.object(row[0]).flatMap(RefundRequest.init(stored:)) else {
+                unreadable.record(
+                    .refundRequest(id: row[3] ?? "", store: row[4] ?? "", status: row[5], requestedAt: row[6].flatMap { Int64($0) }))
+                return nil
+            }
             request.outcome = row[1]
             request.outcomeAt = row[2].flatMap { Int64($0) }
             return request

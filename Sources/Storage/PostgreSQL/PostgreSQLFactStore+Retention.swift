@@ -6,8 +6,9 @@ extension PostgreSQLFactStore {
     package func retentionRecord(appId: String, requestIdentifier: String) throws -> RetentionRecord? {
         try pool.with { db in
             Self.retentionRecords(
+                unreadable: unreadableRows,
                 try db.execute(
-                    "SELECT body, saved_at, saved_by FROM retention_records WHERE app_id = $1 AND request_identifier = $2",
+                    "SELECT body, saved_at, saved_by, request_identifier FROM retention_records WHERE app_id = $1 AND request_identifier = $2",
                     [.text(appId), .text(requestIdentifier)])
             ).first
         }
@@ -15,25 +16,31 @@ extension PostgreSQLFactStore {
 
     package func retentionRecords(appId: String, environment: String, originalTransactionId: String) throws -> [RetentionRecord] {
         try pool.with {
-            try Self.retentionRecords($0, appId: appId, environment: environment, originalTransactionId: originalTransactionId)
+            try Self.retentionRecords(
+                $0, unreadable: unreadableRows, appId: appId, environment: environment, originalTransactionId: originalTransactionId)
         }
     }
 
     static func retentionRecords(
-        _ db: PostgreSQLConnection, appId: String, environment: String, originalTransactionId: String, openOnly: Bool = false
+        _ db: PostgreSQLConnection, unreadable: UnreadableRows, appId: String, environment: String, originalTransactionId: String,
+        openOnly: Bool = false
     ) throws -> [RetentionRecord] {
         retentionRecords(
+            unreadable: unreadable,
             try db.execute(
                 """
-                SELECT body, saved_at, saved_by FROM retention_records
+                SELECT body, saved_at, saved_by, request_identifier FROM retention_records
                 WHERE app_id = $1 AND environment = $2 AND original_transaction_id = $3\(openOnly ? " AND saved_at IS NULL" : "")
                 ORDER BY answered_at, request_identifier
                 """, [.text(appId), .text(environment), .text(originalTransactionId)]))
     }
 
-    static func retentionRecords(_ rows: PGRows) -> [RetentionRecord] {
+    static func retentionRecords(unreadable: UnreadableRows, _ rows: PGRows) -> [RetentionRecord] {
         rows.rows.compactMap { row in
-            guard var record = StoredJSON.object(row[0]).flatMap(RetentionRecord.init(stored:)) else { return nil }
+            guard var record = StoredJSON.object(row[0]).flatMap(RetentionRecord.init(stored:)) else {
+                unreadable.record(UnreadableRow(table: "retention_records", key: row[3] ?? ""))
+                return nil
+            }
             record.savedAt = row[1].flatMap { Int64($0) }
             record.savedBy = row[2]
             return record
@@ -43,7 +50,8 @@ extension PostgreSQLFactStore {
 
 extension PostgreSQLWriteTransaction {
     func retentionRecords(environment: String, originalTransactionId: String) throws -> [RetentionRecord] {
-        try PostgreSQLFactStore.retentionRecords(db, appId: appId, environment: environment, originalTransactionId: originalTransactionId)
+        try PostgreSQLFactStore.retentionRecords(
+            db, unreadable: unreadable, appId: appId, environment: environment, originalTransactionId: originalTransactionId)
     }
 
     func insertRetentionRecordIfNew(_ record: RetentionRecord) throws -> Bool {

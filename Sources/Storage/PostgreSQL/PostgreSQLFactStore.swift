@@ -35,6 +35,7 @@ package final class PostgreSQLFactStore: FactStore {
     /// Told of a failure of the store's own background work (`metrics_rollup`), which no caller
     /// waits for: the server logs and counts it.
     private let reportBackgroundFailure: @Sendable (_ task: String, _ error: any Error) -> Void
+    package let unreadableRows = UnreadableRows()
 
     /// `url` is a libpq connection string (`postgresql://user:pass@host:5432/db`); `poolSize`
     /// bounds the connections (and concurrent transactions) of this process. Failures of the
@@ -88,7 +89,8 @@ package final class PostgreSQLFactStore: FactStore {
                     try db.executeLater("SAVEPOINT b\(index)")
                     do {
                         let facts = try FactWriter.writeFacts(
-                            item.0, into: PostgreSQLWriteTransaction(db: db, appId: item.0.appId, heldLocks: held))
+                            item.0,
+                            into: PostgreSQLWriteTransaction(db: db, appId: item.0.appId, unreadable: unreadableRows, heldLocks: held))
                         if facts.undo {
                             db.discardDeferred()
                             try db.execute("ROLLBACK TO SAVEPOINT b\(index)")
@@ -108,12 +110,14 @@ package final class PostgreSQLFactStore: FactStore {
                 for index in written.indices {
                     guard case .success(var facts) = written[index] else { continue }
                     try FactWriter.writeEvents(
-                        &facts, into: PostgreSQLWriteTransaction(db: db, appId: group[index].0.appId, heldLocks: held),
+                        &facts,
+                        into: PostgreSQLWriteTransaction(db: db, appId: group[index].0.appId, unreadable: unreadableRows, heldLocks: held),
                         sequences: &sequences)
                     written[index] = .success(facts)
                 }
                 for (app, next) in sequences {
-                    try PostgreSQLWriteTransaction(db: db, appId: app, heldLocks: held).eventsWritten(through: next - 1)
+                    try PostgreSQLWriteTransaction(db: db, appId: app, unreadable: unreadableRows, heldLocks: held).eventsWritten(
+                        through: next - 1)
                 }
                 return written.map { $0.map(\.applied) }
             }
@@ -153,13 +157,13 @@ package final class PostgreSQLFactStore: FactStore {
     package func rollUpMetrics() throws { try pool.with { try Self.rollUpMetrics($0) } }
 
     package func write(_ batch: FactBatch) throws -> AppliedBatch {
-        try pool.transaction { try Self.write(batch, $0) }
+        try pool.transaction { [unreadableRows] in try Self.write(batch, $0, unreadable: unreadableRows) }
     }
 
     /// A batch through `FactWriter` on the transaction's connection; what it must undo is rolled
     /// back (to the batch's savepoint), its answer kept.
-    static func write(_ batch: FactBatch, _ db: PostgreSQLConnection) throws -> AppliedBatch {
-        let written = try FactWriter.write(batch, into: PostgreSQLWriteTransaction(db: db, appId: batch.appId))
+    static func write(_ batch: FactBatch, _ db: PostgreSQLConnection, unreadable: UnreadableRows) throws -> AppliedBatch {
+        let written = try FactWriter.write(batch, into: PostgreSQLWriteTransaction(db: db, appId: batch.appId, unreadable: unreadable))
         if written.undo { throw PostgreSQLPool.RolledBackAnswer(value: written.applied) }
         return written.applied
     }

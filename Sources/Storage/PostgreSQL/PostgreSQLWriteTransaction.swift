@@ -10,6 +10,7 @@ import Foundation
 struct PostgreSQLWriteTransaction: FactWriteTransaction {
     let db: PostgreSQLConnection
     let appId: String
+    let unreadable: UnreadableRows
     /// Locks this transaction took already (a group commit takes all of its batches' at once).
     var heldLocks: Set<String> = []
     /// Subscriptions read for this batch. The writer reads before it writes (and holds their
