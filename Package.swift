@@ -93,7 +93,7 @@ let package = Package(
         // Helpers shared by the test targets: subprocesses, temporary folders, the conformance folder.
         .target(
             name: "TestSupport",
-            dependencies: ["Crypto", "HTTP", "JSON"],
+            dependencies: ["Crypto", "Entitlements", "HTTP", "JSON", "Storage"],
             path: "Tests/TestSupport",
             exclude: ["make-chain.sh", "webhook-receiver.py", "console-browser.py", "run-under-unit-filter.py", "Fixtures-README.md"]
         ),

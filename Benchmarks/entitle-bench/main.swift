@@ -6,6 +6,7 @@ import Foundation
 import HTTP
 import JSON
 import Server
+import Storage
 
 /// `swift run -c release entitle-bench [--seconds N] [--filter NAME]`
 /// One JSON object per line (`{"name","value","unit","threads"}`), then a table. Names are stable.
@@ -79,7 +80,8 @@ func makeInProcessServer() throws -> EntitleServer {
         """#.utf8
     ).write(to: folder.appendingPathComponent("entitle.json"))
     let configuration = try ConfigurationLoader.load(path: folder.appendingPathComponent("entitle.json").path)
-    return try EntitleServer(configuration: configuration, logOutput: nil, store: InMemoryFactStore())
+    return try EntitleServer(
+        configuration: configuration, logOutput: nil, store: SQLiteFactStore(path: folder.appendingPathComponent("sign.sqlite3").path))
 }
 let inProcess = try makeInProcessServer()
 let signRequest = HTTPRequest(
@@ -208,7 +210,10 @@ do {
     let composer = EventComposer(
         appId: "bench", rules: rules, endpoints: [EventEndpoint(url: "https://hooks.example/entitle", environments: nil, types: nil)],
         clock: { 1_793_000_000_000 }, newId: { "0e65a1c2-8d3b-4f7e-9a10-2b3c4d5e6f70" })
-    let store = InMemoryFactStore()
+    let eventsFolder = FileManager.default.temporaryDirectory.appendingPathComponent("entitle-bench-events-\(getpid())")
+    try FileManager.default.createDirectory(at: eventsFolder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: eventsFolder) }
+    let store = try SQLiteFactStore(path: eventsFolder.appendingPathComponent("events.sqlite3").path)
     var seed = FactBatch(appId: "bench", environment: "Sandbox")
     seed.transactions = before.transactions.map { ($0, "jws") }
     seed.renewal = before.renewal.map { ($0, "jws") }

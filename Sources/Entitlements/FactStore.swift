@@ -192,9 +192,9 @@ package struct SubscriptionFacts: Sendable, Equatable {
     }
 }
 
-/// Durable storage of verified facts. The domain defines it; `Storage` implements it on SQLite
-/// (PostgreSQL later) and `InMemoryFactStore` serves fast tests. Implementations block: call
-/// them off the event loops.
+/// Durable storage of verified facts. The domain defines it; `Storage` implements it twice, on
+/// SQLite and on PostgreSQL, and tests run on those (`makeTemporaryStore`). Implementations
+/// block: call them off the event loops.
 package protocol FactStore: Sendable {
     /// Writes the batch atomically through `FactWriter`; when it returns, the facts and the
     /// events they caused are durable.

@@ -1,6 +1,7 @@
 import AppStore
 import Entitlements
 import JSON
+import TestSupport
 import XCTest
 
 /// The write path without HTTP: a batch through the in-memory store's `FactWriter`, its events
@@ -29,7 +30,7 @@ final class EventComposerTests: XCTestCase {
     }
 
     func testAPurchaseWritesItsEventsWithTheInjectedClockAndIds() throws {
-        let store = InMemoryFactStore()
+        let store = try makeTemporaryStore()
         var batch = purchase(signed: 10, expires: 1_800_000_100_000)
         batch.eventWriter = composer(endpoints: [
             EventEndpoint(url: "https://hooks.example/all", environments: nil, types: nil),
@@ -52,7 +53,7 @@ final class EventComposerTests: XCTestCase {
     }
 
     func testFactsAlreadyStoredCauseNoEventAndAnOlderCopyChangesNothing() throws {
-        let store = InMemoryFactStore()
+        let store = try makeTemporaryStore()
         var first = purchase(signed: 10, expires: 1_800_000_100_000)
         first.eventWriter = composer()
         XCTAssertEqual(try store.write(first).events.count, 1)

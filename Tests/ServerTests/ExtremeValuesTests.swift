@@ -94,7 +94,7 @@ final class ExtremeValuesTests: XCTestCase {
     func testEveryRouteSurvivesExtremeNumbersAndTimes() throws {
         let probe = try EntitleServer(
             configuration: ConfigurationLoader.load(path: folder.appendingPathComponent("entitle.json").path, environment: [:]),
-            logOutput: nil, store: InMemoryFactStore())
+            logOutput: nil, store: try makeTemporaryStore())
         let routes = probe.routes
         XCTAssertGreaterThan(routes.count, 30)
         // A customer with a subscription and a grant, so every subscriber route evaluates facts.

@@ -20,7 +20,7 @@ final class OfferEndpointTests: XCTestCase {
             environment: [:])
         configuration.server.port = 0
         configuration.server.eventLoops = 1
-        entitle = try EntitleServer(configuration: configuration, logOutput: nil, store: InMemoryFactStore())
+        entitle = try EntitleServer(configuration: configuration, logOutput: nil, store: try makeTemporaryStore())
     }
 
     private var publicKeyPEM: String {

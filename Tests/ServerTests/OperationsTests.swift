@@ -63,7 +63,7 @@ final class OperationsTests: XCTestCase {
                 )
             ]),
             environment: [:])
-        let logged = try LoggedServer(configuration, store: InMemoryFactStore())
+        let logged = try LoggedServer(configuration, store: try makeTemporaryStore())
         defer { logged.stop() }
         let (server, reader) = (logged.server, logged.reader)
         var lines: [JSONValue] = []
@@ -258,7 +258,7 @@ final class OperationsTests: XCTestCase {
                 """
             )
         ])
-        let store = InMemoryFactStore()
+        let store = try makeTemporaryStore()
         let stored = Date().addingTimeInterval(-25 * 3600)
         var batch = FactBatch(appId: "example", environment: "Production")
         batch.playPurchases = [

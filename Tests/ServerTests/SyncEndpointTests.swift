@@ -45,7 +45,7 @@ final class SyncEndpointTests: XCTestCase {
         return try EntitleServer(
             configuration: ConfigurationLoader.load(
                 path: folder.appendingPathComponent("entitle.json").path,
-                environment: [:]), logOutput: nil, store: InMemoryFactStore())
+                environment: [:]), logOutput: nil, store: try makeTemporaryStore())
     }
 
     private func post(

@@ -41,7 +41,8 @@ final class VerifyEndpointTests: XCTestCase {
     }
 
     private func server(_ path: String) throws -> EntitleServer {
-        try EntitleServer(configuration: ConfigurationLoader.load(path: path, environment: [:]), logOutput: nil, store: InMemoryFactStore())
+        try EntitleServer(
+            configuration: ConfigurationLoader.load(path: path, environment: [:]), logOutput: nil, store: try makeTemporaryStore())
     }
 
     private func post(_ server: EntitleServer, app: Int, _ body: JSONObject, role: String = "server") -> (Int, JSONValue, HTTPResponse) {
