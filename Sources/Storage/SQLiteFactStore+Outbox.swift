@@ -112,20 +112,15 @@ extension SQLiteFactStore {
                     delivered[at * 1000 + Int64(outcome.httpStatus ?? 0), default: []].append(id)
                     continue
                 }
-                let (status, at, deliveredAt): (WebhookDelivery.Status, Int64, Int64?) =
-                    switch outcome.result {
-                    case .delivered(let at): (.delivered, at, at)
-                    case .retry(let at): (.pending, at, nil)
-                    case .failed(let at): (.failed, at, nil)
-                    }
+                let settled = outcome.settlement
                 try database.statement(
                     """
                     UPDATE deliveries SET status = ?, attempts = attempts + 1, next_at = ?, last_status = ?, last_error = ?,
                         delivered_at = ? WHERE id = ? AND status = 'pending'
                     """
                 ).bind([
-                    .text(status.rawValue), .integer(at), .from(outcome.httpStatus.map(Int64.init)), .from(outcome.error),
-                    .from(deliveredAt), .integer(id),
+                    .text(settled.status.rawValue), .integer(settled.nextAt), .from(settled.lastStatus.map(Int64.init)),
+                    .from(settled.lastError), .from(settled.deliveredAt), .integer(id),
                 ]).run()
             }
             for (key, ids) in delivered {

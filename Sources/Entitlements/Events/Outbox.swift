@@ -141,6 +141,33 @@ package struct DeliveryOutcome: Sendable, Equatable {
         self.httpStatus = httpStatus
         self.error = error
     }
+
+    /// What the attempt makes of its pending delivery's row, which every store writes as given
+    /// (one attempt more; a delivery no longer pending is left as it is).
+    package struct Settlement: Sendable, Equatable {
+        package var status: WebhookDelivery.Status
+        /// When it is due next (pending), or was last tried.
+        package var nextAt: Int64
+        package var deliveredAt: Int64?
+        package var lastStatus: Int?
+        package var lastError: String?
+
+        package init(status: WebhookDelivery.Status, nextAt: Int64, deliveredAt: Int64?, lastStatus: Int?, lastError: String?) {
+            self.status = status
+            self.nextAt = nextAt
+            self.deliveredAt = deliveredAt
+            self.lastStatus = lastStatus
+            self.lastError = lastError
+        }
+    }
+
+    package var settlement: Settlement {
+        switch result {
+        case .delivered(let at): Settlement(status: .delivered, nextAt: at, deliveredAt: at, lastStatus: httpStatus, lastError: nil)
+        case .retry(let at): Settlement(status: .pending, nextAt: at, deliveredAt: nil, lastStatus: httpStatus, lastError: error)
+        case .failed(let at): Settlement(status: .failed, nextAt: at, deliveredAt: nil, lastStatus: httpStatus, lastError: error)
+        }
+    }
 }
 
 /// The delivery backlog of an app (metrics).

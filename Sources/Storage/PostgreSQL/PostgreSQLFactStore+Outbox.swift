@@ -67,20 +67,15 @@ extension PostgreSQLFactStore {
         try pool.transaction { db in
             for outcome in outcomes {
                 guard let id = Int64(outcome.id) else { continue }
-                let (status, at, deliveredAt): (WebhookDelivery.Status, Int64, Int64?) =
-                    switch outcome.result {
-                    case .delivered(let at): (.delivered, at, at)
-                    case .retry(let at): (.pending, at, nil)
-                    case .failed(let at): (.failed, at, nil)
-                    }
+                let settled = outcome.settlement
                 try db.execute(
                     """
                     UPDATE deliveries SET status = $1, attempts = attempts + 1, next_at = $2, last_status = $3, last_error = $4,
                         delivered_at = $5 WHERE id = $6 AND status = 'pending'
                     """,
                     [
-                        .text(status.rawValue), .integer(at), .from(outcome.httpStatus.map(Int64.init)), .from(outcome.error),
-                        .from(deliveredAt), .integer(id),
+                        .text(settled.status.rawValue), .integer(settled.nextAt), .from(settled.lastStatus.map(Int64.init)),
+                        .from(settled.lastError), .from(settled.deliveredAt), .integer(id),
                     ])
             }
         }
