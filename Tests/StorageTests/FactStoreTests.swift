@@ -44,7 +44,8 @@ class FactStoreContract: XCTestCase {
     }
 
     func testHealthCheckAnswers() throws {
-        XCTAssertNoThrow(try makeStore().checkHealth())
+        let store = try makeStore()
+        XCTAssertNoThrow(try store.checkHealth())
     }
 
     func testNewestSignedCopyWins() throws {
