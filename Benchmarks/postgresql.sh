@@ -7,17 +7,21 @@
 #     entitle-bench fill-db into SQLite, moved with entitle migrate-storage) against GET /healthz p99
 #     of the same instance in the same run.
 # PostgreSQL runs as a throw-away cluster (Scripts/postgresql-test-cluster.sh) on the same 2 cores.
-# Usage: Benchmarks/postgresql.sh [--quick] [--ingest-only]
-#   --quick: 100,000 transactions, 40,000 notifications, two rounds (three without); --ingest-only: the three ingest figures
+# Usage: Benchmarks/postgresql.sh [--quick] [--ingest-only] [--first-purchases]
+#   --quick: 100,000 transactions, 40,000 notifications, two rounds (three without); --ingest-only: the three ingest figures;
+#   --first-purchases: the ingest load is first purchases of new customers (SUBSCRIBED with its renewal info, a new
+#   customer each: a launch or an import) instead of renewals of 5,000 known subscriptions
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 LARGE=1000000; NOTIFICATIONS=80000; ROUNDS=3
 INGEST_ONLY=""
+SHAPE="renewals"
 for argument in "$@"; do
   case "$argument" in
     --quick) LARGE=100000; NOTIFICATIONS=40000; ROUNDS=2 ;;
     --ingest-only) INGEST_ONLY=1 ;;
-    *) echo "usage: $0 [--quick] [--ingest-only]" >&2; exit 2 ;;
+    --first-purchases) SHAPE="first-purchases" ;;
+    *) echo "usage: $0 [--quick] [--ingest-only] [--first-purchases]" >&2; exit 2 ;;
   esac
 done
 . "$ROOT/Benchmarks/lib.sh"
@@ -58,7 +62,7 @@ rps() { awk '/Requests\/sec/ {print $2}' "$1"; }
 p99() { awk '$1 == "99%" {print $2}' "$1"; }
 ratio() { python3 -c "import sys; print(round(float(sys.argv[1]) / float(sys.argv[2]), 2))" "$1" "$2"; }
 
-"$BIN/entitle-bench" sign-notifications --chain "$WORK/chain" --count "$NOTIFICATIONS" --out "$WORK/bodies.txt"
+"$BIN/entitle-bench" sign-notifications --chain "$WORK/chain" --count "$NOTIFICATIONS" --shape "$SHAPE" --out "$WORK/bodies.txt"
 
 # The machine's speed drifts by a factor of two within minutes (steal time), so the three ingest
 # set-ups run in rounds, one after the other, each round on fresh databases; every ratio is taken
@@ -97,7 +101,7 @@ print(f"ingest, PostgreSQL, two instances: {median([two / one for _, one, two in
 PY
 }
 if [ -n "$INGEST_ONLY" ]; then
-  echo; echo "== Entitle PostgreSQL ingest ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, PostgreSQL on the same machine) =="
+  echo; echo "== Entitle PostgreSQL ingest of $SHAPE ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, PostgreSQL on the same machine) =="
   report_ingest; exit 0
 fi
 
@@ -121,7 +125,7 @@ done
 stop_server
 
 echo
-echo "== Entitle PostgreSQL benchmark ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, PostgreSQL on the same machine) =="
+echo "== Entitle PostgreSQL benchmark, ingest of $SHAPE ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, PostgreSQL on the same machine) =="
 report_ingest
 echo "migrate-storage of $LARGE transactions: ${MIGRATE_SECONDS} s ($(tail -1 "$WORK/migrate.txt"))"
 python3 - "$WORK/reads.txt" "$LARGE" <<'PY'

@@ -97,6 +97,11 @@ enum StorageBenchmarks {
         let base = Int64(Date().timeIntervalSince1970 * 1000)
         let run = UInt32.random(in: 0...UInt32.max)
         var output: [UInt8] = []
+        if options["shape"] == "first-purchases" {
+            output = try signFirstPurchases(count: count, run: run, base: base, key: key, header: header)
+            try Data(output).write(to: URL(fileURLWithPath: out))
+            return 0
+        }
         for index in 0..<count {
             let transaction = try JWSSigner.sign(
                 header: header,
@@ -120,6 +125,49 @@ enum StorageBenchmarks {
         }
         try Data(output).write(to: URL(fileURLWithPath: out))
         return 0
+    }
+
+    /// `--shape first-purchases`: what a launch or an import looks like — a SUBSCRIBED
+    /// (INITIAL_BUY) notification with its signed renewal info for a new customer each (its own
+    /// original transaction and app account token), rather than renewals of 5,000 known ones.
+    static func signFirstPurchases(
+        count: Int, run: UInt32, base: Int64, key: P256.Signing.PrivateKey, header: JSONObject
+    ) throws -> [UInt8] {
+        var output: [UInt8] = []
+        for index in 0..<count {
+            let original = "fo\(run)-\(index)"
+            let token = String(format: "%08x-0000-4000-8000-%012d", run, index)
+            let transaction = try JWSSigner.sign(
+                header: header,
+                payload: [
+                    "transactionId": .string(original), "originalTransactionId": .string(original),
+                    "bundleId": "com.example.app", "productId": "pro.monthly", "type": "Auto-Renewable Subscription",
+                    "environment": "Sandbox", "purchaseDate": .int(base), "originalPurchaseDate": .int(base),
+                    "expiresDate": .int(base + 30 * 86_400_000), "signedDate": .int(base + Int64(index % 1000)),
+                    "appAccountToken": .string(token), "price": 9990, "currency": "USD", "inAppOwnershipType": "PURCHASED",
+                ], with: key)
+            let renewal = try JWSSigner.sign(
+                header: header,
+                payload: [
+                    "originalTransactionId": .string(original), "productId": "pro.monthly", "autoRenewProductId": "pro.monthly",
+                    "autoRenewStatus": 1, "environment": "Sandbox", "signedDate": .int(base + Int64(index % 1000)),
+                    "renewalDate": .int(base + 30 * 86_400_000),
+                ], with: key)
+            let notification = try JWSSigner.sign(
+                header: header,
+                payload: [
+                    "notificationType": "SUBSCRIBED", "subtype": "INITIAL_BUY",
+                    "notificationUUID": .string(String(format: "%08x-0001-4000-8000-%012d", run, index)),
+                    "signedDate": .int(base + Int64(index % 1000)),
+                    "data": .object([
+                        "bundleId": "com.example.app", "environment": "Sandbox", "signedTransactionInfo": .string(transaction),
+                        "signedRenewalInfo": .string(renewal),
+                    ]),
+                ], with: key)
+            JSONValue.object(["signedPayload": .string(notification)]).write(into: &output)
+            output.append(0x0A)
+        }
+        return output
     }
 
     /// `--count` Retention Messaging realtime requests (app 1234, Sandbox), each with its own

@@ -134,7 +134,8 @@ package final class EntitleApplication: Sendable {
         for (id, services) in apps.sorted(by: { $0.key < $1.key }) {
             let endpoints = Set(services.app.webhooks.map(\.url) + services.app.forwardNotifications.values)
             do {
-                let abandoned = try store.abandonDeliveries(appId: id, keeping: endpoints, now: Milliseconds.since1970(now))
+                let abandoned = try store.abandonDeliveries(
+                    appId: id, keeping: endpoints, WebhookDelivery.abandoned(at: Milliseconds.since1970(now)))
                 if abandoned > 0 {
                     warnings.append("app \(id): \(abandoned) pending deliveries to endpoints no longer configured were marked failed")
                 }

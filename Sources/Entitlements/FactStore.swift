@@ -247,20 +247,21 @@ package protocol FactStore: Sendable {
     func record(_ outcomes: [DeliveryOutcome]) throws
     /// Newest first; `status` nil lists all.
     func deliveries(appId: String, status: WebhookDelivery.Status?, limit: Int) throws -> [WebhookDelivery]
-    /// Makes a delivery pending and due at `now`, with a fresh retry window; nil when unknown.
-    func retryDelivery(appId: String, id: String, now: Int64) throws -> WebhookDelivery?
+    /// Writes `rearming` (`WebhookDelivery.rearmed(at:)`) over a delivery; nil when unknown.
+    func retryDelivery(appId: String, id: String, _ rearming: WebhookDelivery.Rearming) throws -> WebhookDelivery?
     func deliveryBacklog(appId: String) throws -> DeliveryBacklog
-    /// Marks failed the pending deliveries to endpoints no longer configured (at start-up), so
-    /// they neither wait forever nor count as backlog; returns how many.
-    func abandonDeliveries(appId: String, keeping endpoints: Set<String>, now: Int64) throws -> Int
+    /// Writes `abandonment` (`WebhookDelivery.abandoned(at:)`) over the pending deliveries to
+    /// endpoints not in `endpoints`; returns how many.
+    func abandonDeliveries(appId: String, keeping endpoints: Set<String>, _ abandonment: WebhookDelivery.Abandonment) throws -> Int
 
     // MARK: Support (grants, a customer's history, the overview)
 
     /// A customer's promotional grants in one environment, oldest first.
     func grants(appId: String, environment: String, appAccountToken: String) throws -> [PromotionalGrant]
     func grant(appId: String, id: String) throws -> PromotionalGrant?
-    /// Grants of every environment neither expired nor revoked at `now`.
-    func activeGrants(appId: String, at now: Int64) throws -> [PromotionalGrant]
+    /// The app's grants that have not expired at `now` (a narrowing on an indexed column: which
+    /// of them are active is `PromotionalGrant.isActive(at:)`'s to say; `activeGrants` asks it).
+    func grants(appId: String, unexpiredAt now: Int64) throws -> [PromotionalGrant]
     /// The stored signed copies of one subscription: each transaction's newest, the renewal info.
     func signedFacts(appId: String, environment: String, originalTransactionId: String) throws -> [SignedFact]
     /// The notifications about one subscription, oldest first.
@@ -290,8 +291,9 @@ package protocol FactStore: Sendable {
     ) throws -> [(key: MetricDayKey, value: Int64)]
     /// The environment's metric moments whose instant is in [from, to).
     func metricMoments(appId: String, environment: String, from: Int64, to: Int64) throws -> [StoredMetricMoment]
-    /// Notifications received since `since`, counted per hour, environment and type.
-    func notificationCounts(appId: String, since: Int64) throws -> [NotificationCount]
+    /// Notifications received since `since`, counted per `width` (`NotificationCount.hour`),
+    /// environment and type, in the order of the hours, then the types.
+    func notificationCounts(appId: String, since: Int64, width: Int64) throws -> [NotificationCount]
 
     // MARK: Google Play
 
@@ -344,6 +346,11 @@ extension FactStore {
     /// For stores whose writes are quick and in memory: write now, then call back.
     package func write(_ batch: FactBatch, completion: @escaping @Sendable (Result<AppliedBatch, any Error>) -> Void) {
         completion(Result { try write(batch) })
+    }
+
+    /// Grants of every environment active at `now` (`PromotionalGrant.isActive(at:)`).
+    package func activeGrants(appId: String, at now: Int64) throws -> [PromotionalGrant] {
+        try grants(appId: appId, unexpiredAt: now).filter { $0.isActive(at: now) }
     }
 
     /// The batch's outcome alone (tools, tests and writes that cause no events).

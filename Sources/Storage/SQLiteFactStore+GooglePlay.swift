@@ -91,7 +91,7 @@ extension SQLiteFactStore {
             let query = try database.statement(
                 """
                 SELECT purchase_token, kind, product_id, attempts, queued_at, next_at FROM play_acknowledgements
-                WHERE app_id = ? AND next_at <= ? ORDER BY next_at LIMIT ?
+                WHERE app_id = ? AND next_at <= ? ORDER BY next_at, purchase_token LIMIT ?
                 """
             ).bind([.text(appId), .integer(now), .integer(Int64(limit))])
             var due: [PendingAcknowledgement] = []

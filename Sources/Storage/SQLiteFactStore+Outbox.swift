@@ -103,36 +103,27 @@ extension SQLiteFactStore {
         guard !outcomes.isEmpty else { return }
         defer { leases.withLock { leases in for outcome in outcomes { leases[outcome.id] = nil } } }
         try writerLoop.perform { database in
-            // Deliveries that succeeded at one instant with one status (nearly all of a round)
-            // are settled by one statement.
-            var delivered: [Int64: [Int64]] = [:]
+            // Deliveries settled alike (nearly all of a round: delivered at one instant with one
+            // status) are written by one statement, each settlement as the domain gives it.
+            var alike: [DeliveryOutcome.Settlement: [Int64]] = [:]
             for outcome in outcomes {
                 guard let id = Int64(outcome.id) else { continue }
-                if case .delivered(let at) = outcome.result, outcome.httpStatus == 200 || outcome.httpStatus == 204 {
-                    delivered[at * 1000 + Int64(outcome.httpStatus ?? 0), default: []].append(id)
-                    continue
-                }
-                let settled = outcome.settlement
-                try database.statement(
-                    """
-                    UPDATE deliveries SET status = ?, attempts = attempts + 1, next_at = ?, last_status = ?, last_error = ?,
-                        delivered_at = ? WHERE id = ? AND status = 'pending'
-                    """
-                ).bind([
-                    .text(settled.status.rawValue), .integer(settled.nextAt), .from(settled.lastStatus.map(Int64.init)),
-                    .from(settled.lastError), .from(settled.deliveredAt), .integer(id),
-                ]).run()
+                alike[outcome.settlement, default: []].append(id)
             }
-            for (key, ids) in delivered {
-                let (at, status) = (key / 1000, key % 1000)
+            for (settled, ids) in alike {
                 for chunk in stride(from: 0, to: ids.count, by: 64).map({ Array(ids[$0..<min($0 + 64, ids.count)]) }) {
                     let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
                     try database.statement(
                         """
-                        UPDATE deliveries SET status = 'delivered', attempts = attempts + 1, next_at = ?1, delivered_at = ?1,
-                            last_status = ?2, last_error = NULL WHERE status = 'pending' AND id IN (\(marks))
+                        UPDATE deliveries SET status = ?, attempts = attempts + 1, next_at = ?, last_status = ?, last_error = ?,
+                            delivered_at = ? WHERE status = 'pending' AND id IN (\(marks))
                         """
-                    ).bind([.integer(at), .integer(status)] + chunk.map(SQLiteValue.integer)).run()
+                    ).bind(
+                        [
+                            .text(settled.status.rawValue), .integer(settled.nextAt), .from(settled.lastStatus.map(Int64.init)),
+                            .from(settled.lastError), .from(settled.deliveredAt),
+                        ] + chunk.map(SQLiteValue.integer)
+                    ).run()
                 }
             }
         }
@@ -152,28 +143,36 @@ extension SQLiteFactStore {
         }
     }
 
-    package func retryDelivery(appId: String, id: String, now: Int64) throws -> WebhookDelivery? {
+    package func retryDelivery(appId: String, id: String, _ rearming: WebhookDelivery.Rearming) throws -> WebhookDelivery? {
         guard let number = Int64(id) else { return nil }
         return try writerLoop.perform { database in
             try database.statement(
-                "UPDATE deliveries SET status = 'pending', next_at = ?, window_start = ? WHERE app_id = ? AND id = ?"
-            ).bind([.integer(now), .integer(now), .text(appId), .integer(number)]).run()
+                "UPDATE deliveries SET status = ?, next_at = ?, window_start = ? WHERE app_id = ? AND id = ?"
+            ).bind([
+                .text(rearming.status.rawValue), .integer(rearming.nextAt), .integer(rearming.windowStart), .text(appId),
+                .integer(number),
+            ]).run()
             guard database.changes > 0 else { return nil }
             let query = try database.statement("SELECT \(Self.deliveryColumns) FROM deliveries d WHERE d.id = ?").bind([.integer(number)])
             return try query.step() ? Self.delivery(query) : nil
         }
     }
 
-    package func abandonDeliveries(appId: String, keeping endpoints: Set<String>, now: Int64) throws -> Int {
+    package func abandonDeliveries(
+        appId: String, keeping endpoints: Set<String>, _ abandonment: WebhookDelivery.Abandonment
+    ) throws -> Int {
         let kept = endpoints.sorted()
         return try writerLoop.perform { database in
             let marks = Array(repeating: "?", count: kept.count).joined(separator: ",")
             try database.statement(
                 """
-                UPDATE deliveries SET status = 'failed', next_at = ?, last_error = 'endpoint no longer configured'
+                UPDATE deliveries SET status = ?, next_at = ?, last_error = ?
                 WHERE app_id = ? AND status = 'pending' AND endpoint NOT IN (\(marks))
                 """
-            ).bind([.integer(now), .text(appId)] + kept.map(SQLiteValue.text)).run()
+            ).bind(
+                [.text(abandonment.status.rawValue), .integer(abandonment.nextAt), .text(abandonment.lastError), .text(appId)]
+                    + kept.map(SQLiteValue.text)
+            ).run()
             return database.changes
         }
     }

@@ -51,7 +51,7 @@ extension SQLiteFactStore {
                 database.statement(
                     """
                     SELECT \(Self.refundColumns) FROM refund_requests
-                    WHERE app_id = ? AND status = 'PENDING' AND next_at <= ? ORDER BY next_at LIMIT ?
+                    WHERE app_id = ? AND status = 'PENDING' AND next_at <= ? ORDER BY next_at, id LIMIT ?
                     """
                 ).bind([.text(appId), .integer(now), .integer(Int64(limit))]))
         }

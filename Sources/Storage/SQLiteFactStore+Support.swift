@@ -63,14 +63,11 @@ extension SQLiteFactStore {
         try read { try Self.grant($0, appId: appId, id: id) }
     }
 
-    package func activeGrants(appId: String, at now: Int64) throws -> [PromotionalGrant] {
+    package func grants(appId: String, unexpiredAt now: Int64) throws -> [PromotionalGrant] {
         try read { database in
             let query = try database.statement(
-                """
-                SELECT \(Self.grantColumns) FROM grants WHERE app_id = ? AND expires_date > ? AND starts_at <= ?
-                    AND (revoked_at IS NULL OR revoked_at > ?)
-                """
-            ).bind([.text(appId), .integer(now), .integer(now), .integer(now)])
+                "SELECT \(Self.grantColumns) FROM grants WHERE app_id = ? AND expires_date > ? ORDER BY expires_date, id"
+            ).bind([.text(appId), .integer(now)])
             var found: [PromotionalGrant] = []
             while try query.step() { found.append(Self.grant(query)) }
             return found
@@ -190,14 +187,15 @@ extension SQLiteFactStore {
         }
     }
 
-    package func notificationCounts(appId: String, since: Int64) throws -> [NotificationCount] {
+    package func notificationCounts(appId: String, since: Int64, width: Int64) throws -> [NotificationCount] {
         try read { database in
             let query = try database.statement(
                 """
-                SELECT received_at / 3600000 * 3600000 AS hour, environment, notification_type, COUNT(*) FROM notifications
-                WHERE app_id = ? AND received_at >= ? GROUP BY hour, environment, notification_type ORDER BY hour, notification_type
+                SELECT received_at / ?1 * ?1 AS hour, environment, notification_type, COUNT(*) FROM notifications
+                WHERE app_id = ?2 AND received_at >= ?3 GROUP BY hour, environment, notification_type
+                ORDER BY hour, notification_type, environment
                 """
-            ).bind([.text(appId), .integer(since)])
+            ).bind([.integer(max(1, width)), .text(appId), .integer(since)])
             var found: [NotificationCount] = []
             while try query.step() {
                 found.append(

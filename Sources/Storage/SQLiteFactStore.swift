@@ -148,7 +148,7 @@ package final class SQLiteFactStore: FactStore {
             let query = try database.statement(
                 """
                 SELECT environment, kind, transaction_id, app_account_token, attempts FROM apple_calls
-                WHERE app_id = ? AND next_at <= ? ORDER BY next_at LIMIT ?
+                WHERE app_id = ? AND next_at <= ? ORDER BY next_at, environment, kind, transaction_id LIMIT ?
                 """
             ).bind([.text(appId), .integer(now), .integer(Int64(limit))])
             var due: [PendingAppleCall] = []

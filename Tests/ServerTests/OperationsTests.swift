@@ -425,12 +425,14 @@ private struct FailingStore: FactStore {
     }
     func record(_ outcomes: [DeliveryOutcome]) throws { throw error }
     func deliveries(appId: String, status: WebhookDelivery.Status?, limit: Int) throws -> [WebhookDelivery] { throw error }
-    func retryDelivery(appId: String, id: String, now: Int64) throws -> WebhookDelivery? { throw error }
+    func retryDelivery(appId: String, id: String, _ rearming: WebhookDelivery.Rearming) throws -> WebhookDelivery? { throw error }
     func deliveryBacklog(appId: String) throws -> DeliveryBacklog { throw error }
-    func abandonDeliveries(appId: String, keeping endpoints: Set<String>, now: Int64) throws -> Int { throw error }
+    func abandonDeliveries(appId: String, keeping endpoints: Set<String>, _ abandonment: WebhookDelivery.Abandonment) throws -> Int {
+        throw error
+    }
     func grants(appId: String, environment: String, appAccountToken: String) throws -> [PromotionalGrant] { throw error }
     func grant(appId: String, id: String) throws -> PromotionalGrant? { throw error }
-    func activeGrants(appId: String, at now: Int64) throws -> [PromotionalGrant] { throw error }
+    func grants(appId: String, unexpiredAt now: Int64) throws -> [PromotionalGrant] { throw error }
     func signedFacts(appId: String, environment: String, originalTransactionId: String) throws -> [SignedFact] { throw error }
     func notifications(appId: String, environment: String, originalTransactionId: String) throws -> [StoredNotification] {
         throw error
@@ -448,7 +450,7 @@ private struct FailingStore: FactStore {
     func metricBucketTotals(
         appId: String, environment: String, width: MetricBucketWidth, stocks: MetricBucketSpan, flows: MetricBucketSpan
     ) throws -> [(key: MetricDayKey, value: Int64)] { throw error }
-    func notificationCounts(appId: String, since: Int64) throws -> [NotificationCount] { throw error }
+    func notificationCounts(appId: String, since: Int64, width: Int64) throws -> [NotificationCount] { throw error }
     func playPurchases(appId: String, appAccountToken: String) throws -> [PlayPurchase] { throw error }
     func playPurchase(appId: String, purchaseToken: String) throws -> PlayPurchase? { throw error }
     func hasPubSubMessage(appId: String, messageId: String) throws -> Bool { throw error }

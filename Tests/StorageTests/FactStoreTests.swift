@@ -587,9 +587,9 @@ class FactStoreContract: XCTestCase {
         XCTAssertEqual(secondPage, [try XCTUnwrap(try store.facts(appId: "app", environment: "Sandbox", originalTransactionId: "2000"))])
         XCTAssertEqual(try store.subscriptions(appId: "app", environment: "Production", after: nil, limit: 10), [])
         // Both notifications were received at 6 ms (hour 0).
-        let counts = try store.notificationCounts(appId: "app", since: 0)
+        let counts = try store.notificationCounts(appId: "app", since: 0, width: NotificationCount.hour)
         XCTAssertEqual(counts, [NotificationCount(hourStart: 0, environment: "Sandbox", notificationType: "DID_RENEW", count: 2)])
-        XCTAssertEqual(try store.notificationCounts(appId: "app", since: 7), [])
+        XCTAssertEqual(try store.notificationCounts(appId: "app", since: 7, width: NotificationCount.hour), [])
     }
 
     // MARK: - Google Play
@@ -712,17 +712,80 @@ class FactStoreContract: XCTestCase {
         XCTAssertEqual(paged, ["n-3", "n-2", "n-1"])
     }
 
+    /// The other lists at a tie: refund requests made at one instant, grants expiring at one
+    /// instant, notifications of one hour in two environments. Both stores answer one order.
+    func testTheOtherListsAnswerTiesInOneOrder() throws {
+        let store = try makeStore()
+        for id in ["r-b", "r-c", "r-a"] {
+            var batch = FactBatch(appId: "app", environment: "Sandbox")
+            batch.refundRequest = RefundRequest(
+                id: id, store: "app_store", environment: "Sandbox", appAccountToken: customer, transactionId: id,
+                originalTransactionId: id, reason: "OTHER", requestedAt: 100, deadline: 100 + RefundRequest.appleWindow)
+            XCTAssertEqual(try store.apply(batch), .applied)
+        }
+        XCTAssertEqual(try store.refundRequests(appId: "app", limit: 10).map(\.id), ["r-a", "r-b", "r-c"], "newest, then by id")
+        XCTAssertEqual(try store.refundRequests(appId: "app", limit: 2).map(\.id), ["r-a", "r-b"], "a shorter page is its start")
+        XCTAssertEqual(try store.dueRefundRequests(appId: "app", now: 100, limit: 10).map(\.id), ["r-a", "r-b", "r-c"])
+
+        for (id, startsAt, revokedAt) in [("g-b", 1_000, nil), ("g-a", 1_000, 1_500), ("g-c", 3_000, nil)] as [(String, Int64, Int64?)] {
+            var batch = FactBatch(appId: "app", environment: "Sandbox")
+            batch.grant = PromotionalGrant(
+                id: id, appAccountToken: customer, environment: "Sandbox", entitlement: "pro", startsAt: startsAt, expiresDate: 5_000,
+                reason: nil, grantedBy: "support", revokedAt: revokedAt, revokedBy: revokedAt.map { _ in "lead" })
+            XCTAssertEqual(try store.apply(batch), .applied)
+        }
+        XCTAssertEqual(try store.grants(appId: "app", unexpiredAt: 2_000).map(\.id), ["g-a", "g-b", "g-c"], "by expiry, then id")
+        XCTAssertEqual(try store.activeGrants(appId: "app", at: 2_000).map(\.id), ["g-b"], "neither revoked nor yet to start")
+        XCTAssertEqual(try store.grants(appId: "app", unexpiredAt: 5_000), [])
+
+        for (uuid, environment) in [("n-1", "Sandbox"), ("n-2", "Production"), ("n-3", "Sandbox")] {
+            var batch = FactBatch(appId: "app", environment: environment)
+            batch.notification = StoredNotification(
+                notificationUUID: uuid, appId: "app", environment: environment, notificationType: "DID_RENEW", subtype: nil,
+                signedDate: 5, receivedAt: 6, originalTransactionId: nil, jws: "n")
+            XCTAssertEqual(try store.apply(batch), .applied)
+        }
+        XCTAssertEqual(
+            try store.notificationCounts(appId: "app", since: 0, width: NotificationCount.hour),
+            [
+                NotificationCount(hourStart: 0, environment: "Production", notificationType: "DID_RENEW", count: 1),
+                NotificationCount(hourStart: 0, environment: "Sandbox", notificationType: "DID_RENEW", count: 2),
+            ])
+    }
+
+    /// A manual retry and an abandonment are written as the domain gives them; what they do not
+    /// name (the attempts, the last answer) is kept.
+    func testRearmingAndAbandonmentAreWrittenAsGiven() throws {
+        let store = try makeStore()
+        var first = batch([transaction("1000", signed: 10)])
+        first.eventWriter = RecordingWriter(endpoints: ["https://hooks.example/a", "https://hooks.example/b"])
+        XCTAssertEqual(try store.apply(first), .applied)
+        let claimed = try store.claimDeliveries(appId: "app", endpoint: "https://hooks.example/a", now: 100, leaseUntil: 500, limit: 10)
+        try store.record([DeliveryOutcome(id: claimed[0].id, result: .failed(at: 300), httpStatus: 410, error: "gone")])
+        let rearming = WebhookDelivery.rearmed(at: 1_000)
+        let retried = try XCTUnwrap(try store.retryDelivery(appId: "app", id: claimed[0].id, rearming))
+        XCTAssertEqual(
+            [retried.status.rawValue, "\(retried.nextAt)", "\(retried.windowStart)", "\(retried.attempts)", "\(retried.lastStatus ?? 0)"],
+            [rearming.status.rawValue, "1000", "1000", "1", "410"])
+        let abandonment = WebhookDelivery.abandoned(at: 2_000)
+        XCTAssertEqual(try store.abandonDeliveries(appId: "app", keeping: [], abandonment), 2)
+        let abandoned = try store.deliveries(appId: "app", status: .failed, limit: 10)
+        XCTAssertEqual(abandoned.map(\.nextAt), [2_000, 2_000])
+        XCTAssertEqual(Set(abandoned.map(\.lastError)), [abandonment.lastError])
+        XCTAssertEqual(abandoned.first { $0.id == claimed[0].id }?.lastStatus, 410, "its last answer is kept")
+    }
+
     func testDeliveriesToEndpointsNoLongerConfiguredAreMarkedFailed() throws {
         let store = try makeStore()
         var first = batch([transaction("1000", signed: 10)])
         first.eventWriter = RecordingWriter()
         XCTAssertEqual(try store.apply(first), .applied)
-        XCTAssertEqual(try store.abandonDeliveries(appId: "app", keeping: ["https://hooks.example/a"], now: 50), 1)
+        XCTAssertEqual(try store.abandonDeliveries(appId: "app", keeping: ["https://hooks.example/a"], WebhookDelivery.abandoned(at: 50)), 1)
         let failed = try store.deliveries(appId: "app", status: .failed, limit: 10)
         XCTAssertEqual(failed.map(\.endpoint), ["https://hooks.example/b"])
         XCTAssertEqual(failed.first?.lastError, "endpoint no longer configured")
         XCTAssertEqual(try store.deliveries(appId: "app", status: .pending, limit: 10).map(\.endpoint), ["https://hooks.example/a"])
-        XCTAssertEqual(try store.abandonDeliveries(appId: "app", keeping: [], now: 60), 1)
+        XCTAssertEqual(try store.abandonDeliveries(appId: "app", keeping: [], WebhookDelivery.abandoned(at: 60)), 1)
     }
 
     func testADuplicateNotificationWritesNoEvent() throws {
@@ -773,10 +836,10 @@ class FactStoreContract: XCTestCase {
         XCTAssertEqual(try store.deliveries(appId: "app", status: .failed, limit: 10).map(\.id), [forward[0].id])
         XCTAssertEqual(try store.deliveryBacklog(appId: "app"), DeliveryBacklog(pending: 0, failed: 1, oldestPendingCreatedAt: nil))
 
-        let retried = try XCTUnwrap(try store.retryDelivery(appId: "app", id: forward[0].id, now: 1_000))
+        let retried = try XCTUnwrap(try store.retryDelivery(appId: "app", id: forward[0].id, WebhookDelivery.rearmed(at: 1_000)))
         XCTAssertEqual(retried.status, .pending)
         XCTAssertEqual(retried.windowStart, 1_000, "a manual retry opens a new window")
-        XCTAssertNil(try store.retryDelivery(appId: "app", id: "unknown", now: 1_000))
+        XCTAssertNil(try store.retryDelivery(appId: "app", id: "unknown", WebhookDelivery.rearmed(at: 1_000)))
         XCTAssertEqual(
             try store.claimDeliveries(appId: "app", endpoint: "https://old.example/apple", now: 1_000, leaseUntil: 2_000, limit: 10).count,
             1)

@@ -48,7 +48,8 @@ package struct EventFeed: Sendable {
     package func retry(deliveryId: String, now: Date, completion: @escaping @Sendable (Result<JSONObject?, any Error>) -> Void) {
         pool.run(
             {
-                let delivery = try store.retryDelivery(appId: app.id, id: deliveryId, now: Milliseconds.since1970(now))
+                let delivery = try store.retryDelivery(
+                    appId: app.id, id: deliveryId, WebhookDelivery.rearmed(at: Milliseconds.since1970(now)))
                 if delivery != nil { eventWriter.deliveries?.wake() }
                 return delivery.map(Self.json)
             }, completion: completion)

@@ -21,7 +21,7 @@ package final class Overview: Sendable {
     let failures: RecentFailures
     static let cacheSeconds: Int64 = 15
     private static let page = 500
-    private static let hour: Int64 = 3_600_000
+    private static let hour = NotificationCount.hour
     private let cached = Mutex<(at: Int64, subscribers: JSONObject)?>(nil)
     /// Held while counting, so requests arriving meanwhile wait for that walk and read its result
     /// instead of walking the store again (they are on the blocking pool, where waiting is allowed).
@@ -155,7 +155,7 @@ package final class Overview: Sendable {
             return ["total": .int(Int64(types.values.reduce(0, +))), "byType": .object(object)]
         }
         let firstHour = now / Self.hour * Self.hour - 23 * Self.hour
-        let hours = try store.notificationCounts(appId: app.id, since: firstHour)
+        let hours = try store.notificationCounts(appId: app.id, since: firstHour, width: Self.hour)
         let hourly: [JSONValue] = (0..<24).map { index in
             let start = firstHour + Int64(index) * Self.hour
             var object: JSONObject = [:]
@@ -164,8 +164,8 @@ package final class Overview: Sendable {
             return .object(object)
         }
         return [
-            "lastHour": .object(byType(try store.notificationCounts(appId: app.id, since: now - Self.hour))),
-            "lastDay": .object(byType(try store.notificationCounts(appId: app.id, since: now - 24 * Self.hour))),
+            "lastHour": .object(byType(try store.notificationCounts(appId: app.id, since: now - Self.hour, width: Self.hour))),
+            "lastDay": .object(byType(try store.notificationCounts(appId: app.id, since: now - 24 * Self.hour, width: Self.hour))),
             "hourly": .array(hourly),
         ]
     }

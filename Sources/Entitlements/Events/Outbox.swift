@@ -144,7 +144,7 @@ package struct DeliveryOutcome: Sendable, Equatable {
 
     /// What the attempt makes of its pending delivery's row, which every store writes as given
     /// (one attempt more; a delivery no longer pending is left as it is).
-    package struct Settlement: Sendable, Equatable {
+    package struct Settlement: Sendable, Hashable {
         package var status: WebhookDelivery.Status
         /// When it is due next (pending), or was last tried.
         package var nextAt: Int64
@@ -180,5 +180,31 @@ package struct DeliveryBacklog: Sendable, Equatable {
         self.pending = pending
         self.failed = failed
         self.oldestPendingCreatedAt = oldestPendingCreatedAt
+    }
+}
+
+extension WebhookDelivery {
+    /// What a manual retry (support's) makes of a delivery, which every store writes as given:
+    /// pending, due at once, and its retry window starting again, so the schedule gives it every
+    /// attempt anew whatever it had used up.
+    package struct Rearming: Sendable, Equatable {
+        package let status: Status
+        package let nextAt: Int64
+        package let windowStart: Int64
+    }
+
+    package static func rearmed(at now: Int64) -> Rearming { Rearming(status: .pending, nextAt: now, windowStart: now) }
+
+    /// What becomes of a pending delivery whose endpoint is no longer configured (found at
+    /// start-up): failed at `now`, saying why, so it neither waits forever nor counts as backlog.
+    /// Its attempts and last answer are kept.
+    package struct Abandonment: Sendable, Equatable {
+        package let status: Status
+        package let nextAt: Int64
+        package let lastError: String
+    }
+
+    package static func abandoned(at now: Int64) -> Abandonment {
+        Abandonment(status: .failed, nextAt: now, lastError: "endpoint no longer configured")
     }
 }

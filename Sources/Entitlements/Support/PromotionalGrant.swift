@@ -50,6 +50,11 @@ package struct PromotionalGrant: Sendable, Equatable {
         return now < expiresDate ? "ACTIVE" : "EXPIRED"
     }
 
+    /// Whether it entitles at `now`: given, not yet expired, not revoked by then. The one
+    /// definition of an active grant; the stores only narrow their reads to grants not yet
+    /// expired (`FactStore.grants(appId:unexpiredAt:)`).
+    package func isActive(at now: Int64) -> Bool { state(at: now) == "ACTIVE" }
+
     /// The grant as the entitlement resolver weighs it, beside the store's: active beats inactive,
     /// the later expiry wins among active ones, the more recent among inactive ones.
     package func productGrant(at now: Int64) -> ProductGrant? {

@@ -21,6 +21,9 @@ package struct SignedFact: Sendable, Equatable {
 
 /// How many notifications of one type arrived in one hour (the console's chart and `/v1/stats`).
 package struct NotificationCount: Sendable, Equatable {
+    /// Notifications are counted per hour: the stores group by this width, which is decided here.
+    package static let hour: Int64 = 3_600_000
+
     /// The hour, as the epoch milliseconds it starts at.
     package var hourStart: Int64
     package var environment: String

@@ -78,7 +78,7 @@ extension PostgreSQLFactStore {
             try db.execute(
                 """
                 SELECT purchase_token, kind, product_id, attempts, queued_at, next_at FROM play_acknowledgements
-                WHERE app_id = $1 AND next_at <= $2 ORDER BY next_at LIMIT $3
+                WHERE app_id = $1 AND next_at <= $2 ORDER BY next_at, purchase_token LIMIT $3
                 """, [.text(appId), .integer(now), .integer(Int64(limit))]
             ).rows.map { row in
                 PendingAcknowledgement(

@@ -92,14 +92,18 @@ extension PostgreSQLFactStore {
         }
     }
 
-    package func retryDelivery(appId: String, id: String, now: Int64) throws -> WebhookDelivery? {
+    package func retryDelivery(appId: String, id: String, _ rearming: WebhookDelivery.Rearming) throws -> WebhookDelivery? {
         guard let number = Int64(id) else { return nil }
         return try pool.with { db in
             try db.execute(
                 """
-                UPDATE deliveries d SET status = 'pending', next_at = $1, window_start = $1 WHERE app_id = $2 AND id = $3
+                UPDATE deliveries d SET status = $1, next_at = $2, window_start = $3 WHERE app_id = $4 AND id = $5
                 RETURNING \(Self.deliveryColumns)
-                """, [.integer(now), .text(appId), .integer(number)]
+                """,
+                [
+                    .text(rearming.status.rawValue), .integer(rearming.nextAt), .integer(rearming.windowStart), .text(appId),
+                    .integer(number),
+                ]
             ).rows.first.map { Self.delivery($0) }
         }
     }
@@ -117,13 +121,19 @@ extension PostgreSQLFactStore {
         }
     }
 
-    package func abandonDeliveries(appId: String, keeping endpoints: Set<String>, now: Int64) throws -> Int {
+    package func abandonDeliveries(
+        appId: String, keeping endpoints: Set<String>, _ abandonment: WebhookDelivery.Abandonment
+    ) throws -> Int {
         try pool.with { db in
             try db.execute(
                 """
-                UPDATE deliveries SET status = 'failed', next_at = $2, last_error = 'endpoint no longer configured'
-                WHERE app_id = $1 AND status = 'pending' AND NOT (endpoint = ANY ($3::text[]))
-                """, [.text(appId), .integer(now), .texts(endpoints.sorted())]
+                UPDATE deliveries SET status = $2, next_at = $3, last_error = $4
+                WHERE app_id = $1 AND status = 'pending' AND NOT (endpoint = ANY ($5::text[]))
+                """,
+                [
+                    .text(appId), .text(abandonment.status.rawValue), .integer(abandonment.nextAt), .text(abandonment.lastError),
+                    .texts(endpoints.sorted()),
+                ]
             ).affected
         }
     }

@@ -49,7 +49,7 @@ extension PostgreSQLFactStore {
                 try db.execute(
                     """
                     SELECT body, outcome, outcome_at, id, store, status, requested_at FROM refund_requests
-                    WHERE app_id = $1 AND status = 'PENDING' AND next_at <= $2 ORDER BY next_at LIMIT $3
+                    WHERE app_id = $1 AND status = 'PENDING' AND next_at <= $2 ORDER BY next_at, id LIMIT $3
                     """, [.text(appId), .integer(now), .integer(Int64(limit))]))
         }
     }

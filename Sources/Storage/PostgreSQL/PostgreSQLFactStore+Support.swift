@@ -40,13 +40,11 @@ extension PostgreSQLFactStore {
         try pool.with { try Self.grant($0, appId: appId, id: id) }
     }
 
-    package func activeGrants(appId: String, at now: Int64) throws -> [PromotionalGrant] {
+    package func grants(appId: String, unexpiredAt now: Int64) throws -> [PromotionalGrant] {
         try pool.with { db in
             try db.execute(
-                """
-                SELECT \(Self.grantColumns) FROM grants WHERE app_id = $1 AND expires_date > $2 AND starts_at <= $2
-                    AND (revoked_at IS NULL OR revoked_at > $2)
-                """, [.text(appId), .integer(now)]
+                "SELECT \(Self.grantColumns) FROM grants WHERE app_id = $1 AND expires_date > $2 ORDER BY expires_date, id",
+                [.text(appId), .integer(now)]
             ).rows.map(Self.grant)
         }
     }
@@ -153,13 +151,13 @@ extension PostgreSQLFactStore {
         }
     }
 
-    package func notificationCounts(appId: String, since: Int64) throws -> [NotificationCount] {
+    package func notificationCounts(appId: String, since: Int64, width: Int64) throws -> [NotificationCount] {
         try pool.with { db in
             try db.execute(
                 """
-                SELECT received_at / 3600000 * 3600000 AS hour, environment, notification_type, COUNT(*) FROM notifications
-                WHERE app_id = $1 AND received_at >= $2 GROUP BY 1, 2, 3 ORDER BY 1, 3
-                """, [.text(appId), .integer(since)]
+                SELECT received_at / $3 * $3 AS hour, environment, notification_type, COUNT(*) FROM notifications
+                WHERE app_id = $1 AND received_at >= $2 GROUP BY 1, 2, 3 ORDER BY 1, 3, 2
+                """, [.text(appId), .integer(since), .integer(max(1, width))]
             ).rows.map { row in
                 NotificationCount(
                     hourStart: Int64(row[0] ?? "0") ?? 0, environment: row[1] ?? "", notificationType: row[2] ?? "",

@@ -336,7 +336,7 @@ package final class PostgreSQLFactStore: FactStore {
             try db.execute(
                 """
                 SELECT environment, kind, transaction_id, app_account_token, attempts FROM apple_calls
-                WHERE app_id = $1 AND next_at <= $2 ORDER BY next_at LIMIT $3
+                WHERE app_id = $1 AND next_at <= $2 ORDER BY next_at, environment, kind, transaction_id LIMIT $3
                 """, [.text(appId), .integer(now), .integer(Int64(limit))]
             ).rows.compactMap { row in
                 // A kind this version does not make (written by a newer one) stays queued for it.
