@@ -780,7 +780,8 @@ class FactStoreContract: XCTestCase {
         var first = batch([transaction("1000", signed: 10)])
         first.eventWriter = RecordingWriter()
         XCTAssertEqual(try store.apply(first), .applied)
-        XCTAssertEqual(try store.abandonDeliveries(appId: "app", keeping: ["https://hooks.example/a"], WebhookDelivery.abandoned(at: 50)), 1)
+        XCTAssertEqual(
+            try store.abandonDeliveries(appId: "app", keeping: ["https://hooks.example/a"], WebhookDelivery.abandoned(at: 50)), 1)
         let failed = try store.deliveries(appId: "app", status: .failed, limit: 10)
         XCTAssertEqual(failed.map(\.endpoint), ["https://hooks.example/b"])
         XCTAssertEqual(failed.first?.lastError, "endpoint no longer configured")
