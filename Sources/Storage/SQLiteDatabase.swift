@@ -171,12 +171,5 @@ final class SQLiteStatement {
     }
 }
 
-enum SQLiteValue {
-    case null
-    case integer(Int64)
-    case text(String)
-
-    static func from(_ value: Int64?) -> SQLiteValue { value.map(SQLiteValue.integer) ?? .null }
-    static func from(_ value: String?) -> SQLiteValue { value.map(SQLiteValue.text) ?? .null }
-    static func from(_ value: Bool) -> SQLiteValue { .integer(value ? 1 : 0) }
-}
+/// SQLite's values are the stored values both dialects share (Tables/StoredValue.swift).
+typealias SQLiteValue = StoredValue

@@ -23,15 +23,9 @@ extension SQLiteFactStore {
         func add(_ app: String, _ token: String) { tokens[app]?.insert(token) }
     }
 
-    static let grantColumns =
-        "id, environment, app_account_token, entitlement, starts_at, expires_date, reason, granted_by, revoked_at, revoked_by"
+    static let grantColumns = StoredTable.list(GrantCodec.read)
 
-    static func grant(_ query: SQLiteStatement) -> PromotionalGrant {
-        PromotionalGrant(
-            id: query.text(0) ?? "", appAccountToken: query.text(2) ?? "", environment: query.text(1) ?? "",
-            entitlement: query.text(3) ?? "", startsAt: query.int64(4) ?? 0, expiresDate: query.int64(5) ?? 0, reason: query.text(6),
-            grantedBy: query.text(7) ?? "", revokedAt: query.int64(8), revokedBy: query.text(9))
-    }
+    static func grant(_ query: SQLiteStatement) -> PromotionalGrant { GrantCodec.record(SQLiteRow(statement: query)) }
 
     static func grants(
         _ database: SQLiteDatabase, appId: String, environment: String, appAccountToken: String

@@ -263,42 +263,17 @@ package final class SQLiteFactStore: FactStore {
         }
     }
 
-    static let transactionColumns = """
-        transaction_id, product_id, subscription_group, type, purchase_date, original_purchase_date, expires_date,
-        revocation_date, revocation_reason, revocation_type, is_upgraded, offer_type, offer_discount_type,
-        offer_identifier, ownership_type, signed_date, app_account_token, price, currency, revocation_percentage,
-        offer_period, billing_plan_type, commitment
-        """
-
-    static let renewalColumns = """
-        product_id, auto_renew_product_id, auto_renew_status, is_in_billing_retry, grace_period_expires_date,
-        expiration_intent, eligible_win_back_offer_ids, signed_date, renewal_billing_plan_type, commitment
-        """
+    static let transactionColumns = StoredTable.list(TransactionCodec.read)
+    static let renewalColumns = StoredTable.list(RenewalCodec.read)
 
     /// A transaction from `transactionColumns`, starting at column `first`.
     static func transaction(_ row: SQLiteStatement, from first: Int32, original: String, environment: String) -> TransactionRecord {
-        TransactionRecord(
-            transactionId: row.text(first) ?? "", originalTransactionId: original, productId: row.text(first + 1) ?? "",
-            subscriptionGroupIdentifier: row.text(first + 2), type: row.text(first + 3) ?? "", purchaseDate: row.int64(first + 4) ?? 0,
-            originalPurchaseDate: row.int64(first + 5), expiresDate: row.int64(first + 6), revocationDate: row.int64(first + 7),
-            revocationReason: row.int64(first + 8), revocationType: row.text(first + 9), isUpgraded: row.int64(first + 10) == 1,
-            offerType: row.int64(first + 11), offerDiscountType: row.text(first + 12), offerIdentifier: row.text(first + 13),
-            ownershipType: row.text(first + 14), environment: environment, signedDate: row.int64(first + 15) ?? 0,
-            appAccountToken: row.text(first + 16), price: row.int64(first + 17), currency: row.text(first + 18),
-            revocationPercentage: row.int64(first + 19), offerPeriod: row.text(first + 20),
-            billingPlanType: row.text(first + 21), commitment: StoredCommitment.transaction(row.text(first + 22)))
+        TransactionCodec.record(SQLiteRow(statement: row, first: first), original: original, environment: environment)
     }
 
     /// A renewal info from `renewalColumns`, starting at column `first`.
     static func renewal(_ row: SQLiteStatement, from first: Int32, original: String, environment: String) -> RenewalRecord {
-        let offers = row.text(first + 6) ?? ""
-        return RenewalRecord(
-            originalTransactionId: original, productId: row.text(first), autoRenewProductId: row.text(first + 1),
-            autoRenewStatus: row.int64(first + 2), isInBillingRetryPeriod: row.int64(first + 3) == 1,
-            gracePeriodExpiresDate: row.int64(first + 4), expirationIntent: row.int64(first + 5),
-            eligibleWinBackOfferIds: offers.isEmpty ? [] : offers.components(separatedBy: "\n"), environment: environment,
-            signedDate: row.int64(first + 7) ?? 0, renewalBillingPlanType: row.text(first + 8),
-            commitment: StoredCommitment.renewal(row.text(first + 9)))
+        RenewalCodec.record(SQLiteRow(statement: row, first: first), original: original, environment: environment)
     }
 
     package func syncRevision(appId: String, environment: String, originalTransactionId: String) throws -> String? {

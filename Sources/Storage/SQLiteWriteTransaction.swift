@@ -51,111 +51,52 @@ struct SQLiteWriteTransaction: FactWriteTransaction {
     func lock(_ keys: [String]) throws {}
 
     func insertNotificationIfNew(_ notification: StoredNotification) throws -> Bool {
-        try database.statement(
-            """
-            INSERT INTO notifications (notification_uuid, app_id, environment, notification_type, subtype,
-                signed_date, received_at, original_transaction_id, jws, store)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (notification_uuid) DO NOTHING
-            """
-        ).bind([
-            .text(notification.notificationUUID), .text(notification.appId), .text(notification.environment),
-            .text(notification.notificationType), .from(notification.subtype), .integer(notification.signedDate),
-            .integer(notification.receivedAt), .from(notification.originalTransactionId), .text(notification.jws),
-            .text(notification.store),
-        ]).run()
+        try database.statement(NotificationCodec.table.sqliteInsertIfNew).bind(NotificationCodec.values(notification)).run()
         return database.changes > 0
     }
 
     func insertPubSubMessageIfNew(_ messageId: String, receivedAt: Int64) throws -> Bool {
         try database.statement(
-            "INSERT INTO pubsub_messages (app_id, message_id, received_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
+            StoredTables.pubSubMessages.sqliteInsertIfNew
         ).bind([.text(appId), .text(messageId), .integer(receivedAt)]).run()
         return database.changes > 0
     }
 
     func putTransaction(_ record: TransactionRecord, jws: String) throws {
-        try database.statement(
-            """
-            INSERT OR REPLACE INTO transactions (app_id, environment, transaction_id, original_transaction_id, product_id,
-                subscription_group, type, purchase_date, original_purchase_date, expires_date, revocation_date,
-                revocation_reason, revocation_type, is_upgraded, offer_type, offer_discount_type, offer_identifier,
-                ownership_type, signed_date, app_account_token, jws, price, currency, revocation_percentage,
-                offer_period, billing_plan_type, commitment)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """
-        ).bind([
-            .text(appId), .text(record.environment), .text(record.transactionId), .text(record.originalTransactionId),
-            .text(record.productId), .from(record.subscriptionGroupIdentifier), .text(record.type),
-            .integer(record.purchaseDate), .from(record.originalPurchaseDate), .from(record.expiresDate),
-            .from(record.revocationDate), .from(record.revocationReason), .from(record.revocationType),
-            .from(record.isUpgraded), .from(record.offerType), .from(record.offerDiscountType),
-            .from(record.offerIdentifier), .from(record.ownershipType), .integer(record.signedDate),
-            .from(record.appAccountToken), .text(jws), .from(record.price), .from(record.currency),
-            .from(record.revocationPercentage), .from(record.offerPeriod), .from(record.billingPlanType),
-            .from(StoredCommitment.text(record.commitment)),
-        ]).run()
+        try database.statement(TransactionCodec.table.sqlitePut).bind(TransactionCodec.values(appId: appId, record, jws: jws)).run()
     }
 
     func putRenewal(_ record: RenewalRecord, jws: String) throws {
-        try database.statement(
-            """
-            INSERT OR REPLACE INTO renewal_infos (app_id, environment, original_transaction_id, product_id, auto_renew_product_id,
-                auto_renew_status, is_in_billing_retry, grace_period_expires_date, expiration_intent,
-                eligible_win_back_offer_ids, signed_date, jws, renewal_billing_plan_type, commitment)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """
-        ).bind([
-            .text(appId), .text(record.environment), .text(record.originalTransactionId), .from(record.productId),
-            .from(record.autoRenewProductId), .from(record.autoRenewStatus), .from(record.isInBillingRetryPeriod),
-            .from(record.gracePeriodExpiresDate), .from(record.expirationIntent),
-            .text(record.eligibleWinBackOfferIds.joined(separator: "\n")), .integer(record.signedDate), .text(jws),
-            .from(record.renewalBillingPlanType), .from(StoredCommitment.text(record.commitment)),
-        ]).run()
+        try database.statement(RenewalCodec.table.sqlitePut).bind(RenewalCodec.values(appId: appId, record, jws: jws)).run()
     }
 
     func putAppTransaction(environment: String, originalTransactionId: String, appTransactionId: String) throws {
-        try database.statement(
-            """
-            INSERT OR REPLACE INTO app_transactions (app_id, environment, original_transaction_id, app_transaction_id)
-            VALUES (?, ?, ?, ?)
-            """
-        ).bind([.text(appId), .text(environment), .text(originalTransactionId), .text(appTransactionId)]).run()
+        try database.statement(StoredTables.appTransactions.sqlitePut).bind([
+            .text(appId), .text(environment), .text(originalTransactionId), .text(appTransactionId),
+        ]).run()
     }
 
     func insertSignal(environment: String, originalTransactionId: String, _ signal: SubscriptionSignal) throws {
-        try database.statement("INSERT INTO signals (app_id, environment, original_transaction_id, kind, at) VALUES (?, ?, ?, ?, ?)")
+        try database.statement(StoredTables.signals.sqliteInsertIfNew)
             .bind([.text(appId), .text(environment), .text(originalTransactionId), .text(signal.kind.storedName), .integer(signal.at)])
             .run()
     }
 
     func putLink(environment: String, originalTransactionId: String, appAccountToken: String) throws {
-        try database.statement(
-            """
-            INSERT OR REPLACE INTO subscriber_links (app_id, environment, original_transaction_id, app_account_token)
-            VALUES (?, ?, ?, ?)
-            """
-        ).bind([.text(appId), .text(environment), .text(originalTransactionId), .text(appAccountToken)]).run()
+        try database.statement(StoredTables.subscriberLinks.sqlitePut).bind([
+            .text(appId), .text(environment), .text(originalTransactionId), .text(appAccountToken),
+        ]).run()
     }
 
     func insertTransfer(environment: String, _ transfer: LinkTransfer) throws {
-        try database.statement(
-            """
-            INSERT INTO link_transfers (app_id, environment, original_transaction_id, from_token, to_token, at)
-            VALUES (?, ?, ?, ?, ?, ?)
-            """
-        ).bind([
+        try database.statement(StoredTables.linkTransfers.sqliteInsertIfNew).bind([
             .text(appId), .text(environment), .text(transfer.originalTransactionId), .text(transfer.from), .text(transfer.to),
             .integer(transfer.at),
         ]).run()
     }
 
     func putAppleCall(_ call: PendingAppleCall, dueAt: Int64) throws {
-        try database.statement(
-            """
-            INSERT OR REPLACE INTO apple_calls (app_id, environment, kind, transaction_id, app_account_token, attempts, next_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
-            """
-        ).bind([
+        try database.statement(StoredTables.appleCalls.sqlitePut).bind([
             .text(appId), .text(call.environment), .text(call.kind.rawValue), .text(call.transactionId), .from(call.appAccountToken),
             .integer(Int64(call.attempts)), .integer(dueAt),
         ]).run()
@@ -176,44 +117,24 @@ struct SQLiteWriteTransaction: FactWriteTransaction {
     }
 
     func putSyncRevision(environment: String, originalTransactionId: String, revision: String) throws {
-        try database.statement(
-            "INSERT OR REPLACE INTO sync_revisions (app_id, environment, original_transaction_id, revision) VALUES (?, ?, ?, ?)"
-        ).bind([.text(appId), .text(environment), .text(originalTransactionId), .text(revision)]).run()
+        try database.statement(StoredTables.syncRevisions.sqlitePut).bind([
+            .text(appId), .text(environment), .text(originalTransactionId), .text(revision),
+        ]).run()
     }
 
     func putPlayPurchase(_ purchase: PlayPurchase, answer: String) throws {
-        try database.statement(
-            """
-            INSERT OR REPLACE INTO play_purchases (app_id, purchase_token, kind, product_id, base_plan_id, offer_id, environment,
-                google_state, start_time, expiry_time, auto_renewing, linked_purchase_token, acknowledged, app_account_token,
-                order_id, voided_at, read_at, details, json)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """
-        ).bind([.text(appId)] + SQLiteFactStore.playValues(purchase) + [.text(answer)]).run()
+        try database.statement(StoredTables.playPurchases.sqlitePut).bind(
+            [.text(appId)] + SQLiteFactStore.playValues(purchase) + [.text(answer)]
+        ).run()
     }
 
     func putGrant(_ grant: PromotionalGrant) throws {
-        try database.statement(
-            """
-            INSERT OR REPLACE INTO grants (app_id, id, environment, app_account_token, entitlement, starts_at, expires_date, reason,
-                granted_by, revoked_at, revoked_by)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """
-        ).bind([
-            .text(appId), .text(grant.id), .text(grant.environment), .text(grant.appAccountToken), .text(grant.entitlement),
-            .integer(grant.startsAt), .integer(grant.expiresDate), .from(grant.reason), .text(grant.grantedBy),
-            .from(grant.revokedAt), .from(grant.revokedBy),
-        ]).run()
+        try database.statement(GrantCodec.table.sqlitePut).bind(GrantCodec.values(appId: appId, grant)).run()
         memory.grantedTokens.add(appId, grant.appAccountToken)
     }
 
     func insertAcknowledgementIfNew(_ pending: PendingAcknowledgement) throws {
-        try database.statement(
-            """
-            INSERT INTO play_acknowledgements (app_id, purchase_token, kind, product_id, attempts, queued_at, next_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
-            """
-        ).bind([
+        try database.statement(StoredTables.playAcknowledgements.sqliteInsertIfNew).bind([
             .text(appId), .text(pending.purchaseToken), .text(pending.kind.rawValue), .text(pending.productId),
             .integer(Int64(pending.attempts)), .integer(pending.queuedAt), .integer(pending.nextAt),
         ]).run()

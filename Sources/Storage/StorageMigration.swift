@@ -11,108 +11,24 @@ package enum StorageMigration {
         package let target: Int
     }
 
-    /// How each table is copied: its columns, and the conflict clause that makes a repeat a no-op.
-    private struct Table: Sendable {
-        let name: String
-        let columns: [String]
-        /// Columns taken from SQLite but not written (ids PostgreSQL assigns).
-        var skipped: Set<String> = []
-        var conflict = "ON CONFLICT DO NOTHING"
-        /// Extra computed columns: name and value made from the row.
-        var extra: [(String, @Sendable ([String: PGValue]) -> PGValue)] = []
-        var order = "rowid"
-    }
+    /// How a described table is copied: the columns read (its numbered column first, when it
+    /// has one), those written, and the conflict clause that makes a repeat a no-op.
+    private struct Copy {
+        let table: StoredTable
 
-    private static let tables: [Table] = [
-        Table(
-            name: "transactions",
-            columns: [
-                "app_id", "environment", "transaction_id", "original_transaction_id", "product_id", "subscription_group", "type",
-                "purchase_date", "original_purchase_date", "expires_date", "revocation_date", "revocation_reason", "revocation_type",
-                "is_upgraded", "offer_type", "offer_discount_type", "offer_identifier", "ownership_type", "signed_date",
-                "app_account_token", "jws", "price", "currency", "revocation_percentage", "offer_period",
-                "billing_plan_type", "commitment",
-            ]),
-        Table(
-            name: "renewal_infos",
-            columns: [
-                "app_id", "environment", "original_transaction_id", "product_id", "auto_renew_product_id", "auto_renew_status",
-                "is_in_billing_retry", "grace_period_expires_date", "expiration_intent", "eligible_win_back_offer_ids", "signed_date",
-                "jws", "renewal_billing_plan_type", "commitment",
-            ]),
-        Table(name: "subscriber_links", columns: ["app_id", "environment", "original_transaction_id", "app_account_token"]),
-        Table(name: "signals", columns: ["app_id", "environment", "original_transaction_id", "kind", "at"]),
-        Table(
-            name: "notifications",
-            columns: [
-                "sequence", "notification_uuid", "app_id", "environment", "notification_type", "subtype", "signed_date", "received_at",
-                "original_transaction_id", "jws", "store",
-            ], skipped: ["sequence"], conflict: "ON CONFLICT (notification_uuid) DO NOTHING", order: "sequence"),
-        Table(name: "sync_revisions", columns: ["app_id", "environment", "original_transaction_id", "revision"]),
-        Table(name: "app_transactions", columns: ["app_id", "environment", "original_transaction_id", "app_transaction_id"]),
-        Table(name: "link_transfers", columns: ["app_id", "environment", "original_transaction_id", "from_token", "to_token", "at"]),
-        Table(
-            name: "apple_calls",
-            columns: ["app_id", "environment", "kind", "transaction_id", "app_account_token", "attempts", "next_at"]),
-        Table(
-            name: "events",
-            columns: [
-                "app_id", "sequence", "id", "type", "environment", "original_transaction_id", "app_account_token", "occurred_at",
-                "created_at", "body",
-            ]),
-        Table(
-            name: "deliveries",
-            columns: [
-                "id", "app_id", "kind", "event_id", "event_type", "endpoint", "body", "status", "attempts", "next_at", "created_at",
-                "window_start", "last_status", "last_error", "delivered_at",
-            ], skipped: ["id"], conflict: "ON CONFLICT (source_key) DO NOTHING",
-            extra: [("source_key", { row in .text("sqlite:" + (row["id"]?.textForm ?? "")) })], order: "id"),
-        Table(
-            name: "grants",
-            columns: [
-                "app_id", "id", "environment", "app_account_token", "entitlement", "starts_at", "expires_date", "reason", "granted_by",
-                "revoked_at", "revoked_by",
-            ]),
-        Table(
-            name: "play_purchases",
-            columns: [
-                "app_id", "purchase_token", "kind", "product_id", "base_plan_id", "offer_id", "environment", "google_state",
-                "start_time", "expiry_time", "auto_renewing", "linked_purchase_token", "acknowledged", "app_account_token", "order_id",
-                "voided_at", "read_at", "details", "json",
-            ]),
-        Table(name: "pubsub_messages", columns: ["app_id", "message_id", "received_at"]),
-        Table(name: "usage_records", columns: ["app_id", "id", "app_account_token", "recorded_at", "body"]),
-        Table(name: "refund_overrides", columns: ["app_id", "app_account_token", "body"]),
-        Table(
-            name: "retention_records",
-            columns: [
-                "app_id", "request_identifier", "environment", "original_transaction_id", "answered_at", "saved_at", "saved_by", "body",
-            ]),
-        Table(
-            name: "refund_requests",
-            columns: [
-                "app_id", "id", "store", "environment", "app_account_token", "transaction_id", "purchase_token", "status", "next_at",
-                "requested_at", "outcome", "outcome_at", "body",
-            ]),
-        Table(
-            name: "play_acknowledgements",
-            columns: ["app_id", "purchase_token", "kind", "product_id", "attempts", "queued_at", "next_at"]),
-        // The business figures (tables without a rowid: read in their key's order).
-        Table(
-            name: "metric_moments",
-            columns: [
-                "app_id", "environment", "subscription", "figure", "at", "product_id", "currency", "period", "origin_day", "store", "value",
-            ], order: "app_id, environment, subscription, figure, at, product_id, currency, period, origin_day"),
-        Table(
-            name: "metric_days",
-            columns: ["app_id", "environment", "day", "store", "figure", "product_id", "currency", "period", "origin_day", "value"],
-            order: "app_id, environment, day, store, figure, product_id, currency, period, origin_day"),
-        Table(
-            name: "metric_buckets",
-            columns: [
-                "app_id", "environment", "width", "bucket", "store", "figure", "product_id", "currency", "period", "origin_day", "value",
-            ], order: "app_id, environment, width, bucket, store, figure, product_id, currency, period, origin_day"),
-    ]
+        var read: [String] { (table.numbered.map { [$0] } ?? []) + table.columns }
+        /// Deliveries carry where they came from (`sqlite:` and their SQLite id), PostgreSQL's
+        /// unique `source_key`: the only row without a natural key to meet again.
+        var provenance: Bool { table.name == StoredTables.deliveries.name }
+        var written: [String] { table.columns + (provenance ? ["source_key"] : []) }
+        var conflict: String { provenance ? "ON CONFLICT (source_key) DO NOTHING" : "ON CONFLICT DO NOTHING" }
+        var order: String { table.numbered ?? (table.withoutRowid ? table.key.joined(separator: ", ") : "rowid") }
+
+        func values(_ row: [String: PGValue]) -> [PGValue] {
+            table.columns.map { row[$0] ?? .null }
+                + (provenance ? [.text("sqlite:" + (row[table.numbered ?? ""]?.textForm ?? ""))] : [])
+        }
+    }
 
     package static func copy(from sqlitePath: String, to url: String, progress: (String) -> Void = { _ in }) throws -> [TableReport] {
         guard FileManager.default.fileExists(atPath: sqlitePath) else {
@@ -123,13 +39,14 @@ package enum StorageMigration {
         let target = try PostgreSQLFactStore(url: url, poolSize: 1)
         let source = try SQLiteDatabase(path: sqlitePath, readOnly: true)
         var reports: [TableReport] = []
-        for table in tables {
-            let written = table.columns.filter { !table.skipped.contains($0) } + table.extra.map(\.0)
-            let marks = (1...written.count).map { "$\($0)" }.joined(separator: ", ")
-            let insert = "INSERT INTO \(table.name) (\(written.joined(separator: ", "))) VALUES (\(marks)) \(table.conflict)"
+        for table in StoredTables.all {
+            let copy = Copy(table: table)
+            let insert =
+                "INSERT INTO \(table.name) (\(StoredTable.list(copy.written))) VALUES (\(StoredTable.postgresMarks(copy.written.count))) "
+                + copy.conflict
             // Streamed in chunks of 500 rows, one PostgreSQL transaction each: memory stays bounded
             // whatever the size of the database.
-            let query = try source.statement("SELECT \(table.columns.joined(separator: ", ")) FROM \(table.name) ORDER BY \(table.order)")
+            let query = try source.statement("SELECT \(StoredTable.list(copy.read)) FROM \(table.name) ORDER BY \(copy.order)")
             defer { query.reset() }
             var read = 0
             var copied = 0
@@ -141,16 +58,14 @@ package enum StorageMigration {
                 copied += try target.pool.transaction { db in
                     var count = 0
                     for row in rows {
-                        let values =
-                            table.columns.filter { !table.skipped.contains($0) }.map { row[$0] ?? .null } + table.extra.map { $0.1(row) }
-                        count += try db.execute(insert, values).affected
+                        count += try db.execute(insert, copy.values(row)).affected
                     }
                     return count
                 }
             }
             while try query.step() {
                 var row: [String: PGValue] = [:]
-                for (index, column) in table.columns.enumerated() {
+                for (index, column) in copy.read.enumerated() {
                     switch query.value(Int32(index)) {
                     case .null: row[column] = .null
                     case .integer(let number): row[column] = .integer(number)

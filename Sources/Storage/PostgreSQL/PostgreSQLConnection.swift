@@ -1,24 +1,8 @@
 internal import CPostgreSQL
 import Foundation
 
-/// A parameter or column value as PostgreSQL's text protocol carries it.
-enum PGValue: Sendable {
-    case null
-    case integer(Int64)
-    case text(String)
-
-    static func from(_ value: Int64?) -> PGValue { value.map(PGValue.integer) ?? .null }
-    static func from(_ value: String?) -> PGValue { value.map(PGValue.text) ?? .null }
-    static func from(_ value: Bool) -> PGValue { .integer(value ? 1 : 0) }
-
-    var textForm: String? {
-        switch self {
-        case .null: nil
-        case .integer(let number): String(number)
-        case .text(let text): text
-        }
-    }
-}
+/// PostgreSQL's parameters are the stored values both dialects share (Tables/StoredValue.swift).
+typealias PGValue = StoredValue
 
 /// The rows of one statement, as text (`nil` for NULL).
 struct PGRows: Sendable {

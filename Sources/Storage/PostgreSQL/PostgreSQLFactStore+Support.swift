@@ -3,16 +3,9 @@ package import Entitlements
 /// SQLiteFactStore+Support's statements in PostgreSQL's dialect: promotional grants, a
 /// customer's history, the overview's counts.
 extension PostgreSQLFactStore {
-    static let grantColumns =
-        "id, environment, app_account_token, entitlement, starts_at, expires_date, reason, granted_by, revoked_at, revoked_by"
+    static let grantColumns = StoredTable.list(GrantCodec.read)
 
-    static func grant(_ row: [String?]) -> PromotionalGrant {
-        func number(_ index: Int) -> Int64? { row[index].flatMap { Int64($0) } }
-        return PromotionalGrant(
-            id: row[0] ?? "", appAccountToken: row[2] ?? "", environment: row[1] ?? "", entitlement: row[3] ?? "",
-            startsAt: number(4) ?? 0, expiresDate: number(5) ?? 0, reason: row[6], grantedBy: row[7] ?? "", revokedAt: number(8),
-            revokedBy: row[9])
-    }
+    static func grant(_ row: [String?]) -> PromotionalGrant { GrantCodec.record(PostgreSQLRow(row: row)) }
 
     static func grants(
         _ db: PostgreSQLConnection, appId: String, environment: String, appAccountToken: String

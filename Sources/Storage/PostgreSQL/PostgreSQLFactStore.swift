@@ -276,41 +276,17 @@ package final class PostgreSQLFactStore: FactStore {
         return order.compactMap { byOriginal[$0] }
     }
 
-    static let transactionColumns = """
-        x.transaction_id, x.product_id, x.subscription_group, x.type, x.purchase_date, x.original_purchase_date, x.expires_date,
-        x.revocation_date, x.revocation_reason, x.revocation_type, x.is_upgraded, x.offer_type, x.offer_discount_type,
-        x.offer_identifier, x.ownership_type, x.signed_date, x.app_account_token, x.price, x.currency, x.revocation_percentage,
-        x.offer_period, x.billing_plan_type, x.commitment
-        """
-
-    static let renewalColumns = """
-        x.product_id, x.auto_renew_product_id, x.auto_renew_status, x.is_in_billing_retry, x.grace_period_expires_date,
-        x.expiration_intent, x.eligible_win_back_offer_ids, x.signed_date, x.renewal_billing_plan_type, x.commitment
-        """
+    static let transactionColumns = StoredTable.list(TransactionCodec.read, "x")
+    static let renewalColumns = StoredTable.list(RenewalCodec.read, "x")
 
     /// A transaction from `transactionColumns`, starting at column `first`.
     static func transaction(_ row: [String?], from first: Int, original: String, environment: String) -> TransactionRecord {
-        func text(_ index: Int) -> String? { row[first + index] }
-        func number(_ index: Int) -> Int64? { row[first + index].flatMap { Int64($0) } }
-        return TransactionRecord(
-            transactionId: text(0) ?? "", originalTransactionId: original, productId: text(1) ?? "",
-            subscriptionGroupIdentifier: text(2), type: text(3) ?? "", purchaseDate: number(4) ?? 0, originalPurchaseDate: number(5),
-            expiresDate: number(6), revocationDate: number(7), revocationReason: number(8), revocationType: text(9),
-            isUpgraded: number(10) == 1, offerType: number(11), offerDiscountType: text(12), offerIdentifier: text(13),
-            ownershipType: text(14), environment: environment, signedDate: number(15) ?? 0, appAccountToken: text(16),
-            price: number(17), currency: text(18), revocationPercentage: number(19), offerPeriod: text(20),
-            billingPlanType: text(21), commitment: StoredCommitment.transaction(text(22)))
+        TransactionCodec.record(PostgreSQLRow(row: row, first: first), original: original, environment: environment)
     }
 
     /// A renewal info from `renewalColumns`, starting at column `first`.
     static func renewal(_ row: [String?], from first: Int, original: String, environment: String) -> RenewalRecord {
-        func number(_ index: Int) -> Int64? { row[first + index].flatMap { Int64($0) } }
-        let offers = row[first + 6] ?? ""
-        return RenewalRecord(
-            originalTransactionId: original, productId: row[first], autoRenewProductId: row[first + 1], autoRenewStatus: number(2),
-            isInBillingRetryPeriod: number(3) == 1, gracePeriodExpiresDate: number(4), expirationIntent: number(5),
-            eligibleWinBackOfferIds: offers.isEmpty ? [] : offers.components(separatedBy: "\n"), environment: environment,
-            signedDate: number(7) ?? 0, renewalBillingPlanType: row[first + 8], commitment: StoredCommitment.renewal(row[first + 9]))
+        RenewalCodec.record(PostgreSQLRow(row: row, first: first), original: original, environment: environment)
     }
 
     package func syncRevision(appId: String, environment: String, originalTransactionId: String) throws -> String? {

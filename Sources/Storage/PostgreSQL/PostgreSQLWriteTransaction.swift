@@ -101,19 +101,7 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
     /// trip: the batch reads it next (under the locks it holds already), and a round trip per
     /// batch was a sixth of one instance's ingest. A duplicate leaves the read unused.
     func insertNotificationIfNew(_ notification: StoredNotification) throws -> Bool {
-        let insert = (
-            """
-            INSERT INTO notifications (notification_uuid, app_id, environment, notification_type, subtype,
-                signed_date, received_at, original_transaction_id, jws, store)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (notification_uuid) DO NOTHING RETURNING sequence
-            """,
-            [
-                PGValue.text(notification.notificationUUID), .text(notification.appId), .text(notification.environment),
-                .text(notification.notificationType), .from(notification.subtype), .integer(notification.signedDate),
-                .integer(notification.receivedAt), .from(notification.originalTransactionId), .text(notification.jws),
-                .text(notification.store),
-            ]
-        )
+        let insert = (NotificationCodec.table.postgresInsertIfNew + " RETURNING sequence", NotificationCodec.values(notification))
         // A Google notification names a purchase token, not an App Store subscription to read.
         guard notification.store == "app_store", let original = notification.originalTransactionId,
             read.facts[Self.key(notification.environment, original)] == nil
@@ -132,109 +120,49 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
 
     func insertPubSubMessageIfNew(_ messageId: String, receivedAt: Int64) throws -> Bool {
         !(try db.execute(
-            "INSERT INTO pubsub_messages (app_id, message_id, received_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 1",
+            StoredTables.pubSubMessages.postgresInsertIfNew + " RETURNING 1",
             [.text(appId), .text(messageId), .integer(receivedAt)]
         ).isEmpty)
     }
 
-    /// `INSERT … ON CONFLICT (key) DO UPDATE SET` every other column: a put.
-    private static func put(_ table: String, key: [String], columns: [String]) -> String {
-        let marks = (1...columns.count).map { "$\($0)" }.joined(separator: ", ")
-        let updates = columns.filter { !key.contains($0) }.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
-        return """
-            INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(marks))
-            ON CONFLICT (\(key.joined(separator: ", "))) DO UPDATE SET \(updates)
-            """
-    }
-
-    private static let putTransactionSQL = put(
-        "transactions", key: ["app_id", "environment", "transaction_id"],
-        columns: [
-            "app_id", "environment", "transaction_id", "original_transaction_id", "product_id", "subscription_group", "type",
-            "purchase_date", "original_purchase_date", "expires_date", "revocation_date", "revocation_reason", "revocation_type",
-            "is_upgraded", "offer_type", "offer_discount_type", "offer_identifier", "ownership_type", "signed_date",
-            "app_account_token", "jws", "price", "currency", "revocation_percentage", "offer_period", "billing_plan_type",
-            "commitment",
-        ])
-
     func putTransaction(_ record: TransactionRecord, jws: String) throws {
-        try db.executeLater(
-            Self.putTransactionSQL,
-            [
-                .text(appId), .text(record.environment), .text(record.transactionId), .text(record.originalTransactionId),
-                .text(record.productId), .from(record.subscriptionGroupIdentifier), .text(record.type),
-                .integer(record.purchaseDate), .from(record.originalPurchaseDate), .from(record.expiresDate),
-                .from(record.revocationDate), .from(record.revocationReason), .from(record.revocationType),
-                .from(record.isUpgraded), .from(record.offerType), .from(record.offerDiscountType),
-                .from(record.offerIdentifier), .from(record.ownershipType), .integer(record.signedDate),
-                .from(record.appAccountToken), .text(jws), .from(record.price), .from(record.currency),
-                .from(record.revocationPercentage), .from(record.offerPeriod), .from(record.billingPlanType),
-                .from(StoredCommitment.text(record.commitment)),
-            ])
+        try db.executeLater(TransactionCodec.table.postgresPut, TransactionCodec.values(appId: appId, record, jws: jws))
     }
-
-    private static let putRenewalSQL = put(
-        "renewal_infos", key: ["app_id", "environment", "original_transaction_id"],
-        columns: [
-            "app_id", "environment", "original_transaction_id", "product_id", "auto_renew_product_id", "auto_renew_status",
-            "is_in_billing_retry", "grace_period_expires_date", "expiration_intent", "eligible_win_back_offer_ids", "signed_date",
-            "jws", "renewal_billing_plan_type", "commitment",
-        ])
 
     func putRenewal(_ record: RenewalRecord, jws: String) throws {
-        try db.executeLater(
-            Self.putRenewalSQL,
-            [
-                .text(appId), .text(record.environment), .text(record.originalTransactionId), .from(record.productId),
-                .from(record.autoRenewProductId), .from(record.autoRenewStatus), .from(record.isInBillingRetryPeriod),
-                .from(record.gracePeriodExpiresDate), .from(record.expirationIntent),
-                .text(record.eligibleWinBackOfferIds.joined(separator: "\n")), .integer(record.signedDate), .text(jws),
-                .from(record.renewalBillingPlanType), .from(StoredCommitment.text(record.commitment)),
-            ])
+        try db.executeLater(RenewalCodec.table.postgresPut, RenewalCodec.values(appId: appId, record, jws: jws))
     }
-
-    private static let putAppTransactionSQL = put(
-        "app_transactions", key: ["app_id", "environment", "original_transaction_id"],
-        columns: ["app_id", "environment", "original_transaction_id", "app_transaction_id"])
 
     func putAppTransaction(environment: String, originalTransactionId: String, appTransactionId: String) throws {
         try db.executeLater(
-            Self.putAppTransactionSQL, [.text(appId), .text(environment), .text(originalTransactionId), .text(appTransactionId)])
+            StoredTables.appTransactions.postgresPut,
+            [.text(appId), .text(environment), .text(originalTransactionId), .text(appTransactionId)])
     }
 
     func insertSignal(environment: String, originalTransactionId: String, _ signal: SubscriptionSignal) throws {
         try db.executeLater(
-            "INSERT INTO signals (app_id, environment, original_transaction_id, kind, at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+            StoredTables.signals.postgresInsertIfNew,
             [.text(appId), .text(environment), .text(originalTransactionId), .text(signal.kind.storedName), .integer(signal.at)])
     }
 
-    private static let putLinkSQL = put(
-        "subscriber_links", key: ["app_id", "environment", "original_transaction_id"],
-        columns: ["app_id", "environment", "original_transaction_id", "app_account_token"])
-
     func putLink(environment: String, originalTransactionId: String, appAccountToken: String) throws {
-        try db.executeLater(Self.putLinkSQL, [.text(appId), .text(environment), .text(originalTransactionId), .text(appAccountToken)])
+        try db.executeLater(
+            StoredTables.subscriberLinks.postgresPut,
+            [.text(appId), .text(environment), .text(originalTransactionId), .text(appAccountToken)])
     }
 
     func insertTransfer(environment: String, _ transfer: LinkTransfer) throws {
         try db.executeLater(
-            """
-            INSERT INTO link_transfers (app_id, environment, original_transaction_id, from_token, to_token, at)
-            VALUES ($1, $2, $3, $4, $5, $6)
-            """,
+            StoredTables.linkTransfers.postgresInsertIfNew,
             [
                 .text(appId), .text(environment), .text(transfer.originalTransactionId), .text(transfer.from), .text(transfer.to),
                 .integer(transfer.at),
             ])
     }
 
-    private static let putAppleCallSQL = put(
-        "apple_calls", key: ["app_id", "environment", "kind", "transaction_id"],
-        columns: ["app_id", "environment", "kind", "transaction_id", "app_account_token", "attempts", "next_at"])
-
     func putAppleCall(_ call: PendingAppleCall, dueAt: Int64) throws {
         try db.executeLater(
-            Self.putAppleCallSQL,
+            StoredTables.appleCalls.postgresPut,
             [
                 .text(appId), .text(call.environment), .text(call.kind.rawValue), .text(call.transactionId), .from(call.appAccountToken),
                 .integer(Int64(call.attempts)), .integer(dueAt),
@@ -255,25 +183,14 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
             [.text(appId), .text(environment), .text(kind.rawValue), .text(transactionId)])
     }
 
-    private static let putSyncRevisionSQL = put(
-        "sync_revisions", key: ["app_id", "environment", "original_transaction_id"],
-        columns: ["app_id", "environment", "original_transaction_id", "revision"])
-
     func putSyncRevision(environment: String, originalTransactionId: String, revision: String) throws {
-        try db.executeLater(Self.putSyncRevisionSQL, [.text(appId), .text(environment), .text(originalTransactionId), .text(revision)])
+        try db.executeLater(
+            StoredTables.syncRevisions.postgresPut, [.text(appId), .text(environment), .text(originalTransactionId), .text(revision)])
     }
-
-    private static let putPlayPurchaseSQL = put(
-        "play_purchases", key: ["app_id", "purchase_token"],
-        columns: [
-            "app_id", "purchase_token", "kind", "product_id", "base_plan_id", "offer_id", "environment", "google_state", "start_time",
-            "expiry_time", "auto_renewing", "linked_purchase_token", "acknowledged", "app_account_token", "order_id", "voided_at",
-            "read_at", "details", "json",
-        ])
 
     func putPlayPurchase(_ purchase: PlayPurchase, answer: String) throws {
         try db.executeLater(
-            Self.putPlayPurchaseSQL,
+            StoredTables.playPurchases.postgresPut,
             [
                 .text(appId), .text(purchase.purchaseToken), .text(purchase.kind.rawValue), .text(purchase.productId),
                 .from(purchase.basePlanId), .from(purchase.offerId), .text(purchase.environment), .text(purchase.googleState),
@@ -284,29 +201,13 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
             ])
     }
 
-    private static let putGrantSQL = put(
-        "grants", key: ["app_id", "id"],
-        columns: [
-            "app_id", "id", "environment", "app_account_token", "entitlement", "starts_at", "expires_date", "reason", "granted_by",
-            "revoked_at", "revoked_by",
-        ])
-
     func putGrant(_ grant: PromotionalGrant) throws {
-        try db.executeLater(
-            Self.putGrantSQL,
-            [
-                .text(appId), .text(grant.id), .text(grant.environment), .text(grant.appAccountToken), .text(grant.entitlement),
-                .integer(grant.startsAt), .integer(grant.expiresDate), .from(grant.reason), .text(grant.grantedBy),
-                .from(grant.revokedAt), .from(grant.revokedBy),
-            ])
+        try db.executeLater(GrantCodec.table.postgresPut, GrantCodec.values(appId: appId, grant))
     }
 
     func insertAcknowledgementIfNew(_ pending: PendingAcknowledgement) throws {
         try db.executeLater(
-            """
-            INSERT INTO play_acknowledgements (app_id, purchase_token, kind, product_id, attempts, queued_at, next_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING
-            """,
+            StoredTables.playAcknowledgements.postgresInsertIfNew,
             [
                 .text(appId), .text(pending.purchaseToken), .text(pending.kind.rawValue), .text(pending.productId),
                 .integer(Int64(pending.attempts)), .integer(pending.queuedAt), .integer(pending.nextAt),
