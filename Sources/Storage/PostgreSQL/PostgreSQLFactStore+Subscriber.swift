@@ -72,20 +72,16 @@ extension PostgreSQLFactStore {
         let prefixed = { (columns: String) in
             columns.split(separator: ",").map { "x." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }.joined(separator: ", ")
         }
-        let linked = """
-            JOIN subscriber_links l ON l.app_id = x.app_id AND l.environment = x.environment
-                AND l.original_transaction_id = x.original_transaction_id
-            WHERE l.app_id = $1 AND l.environment = ANY($2::text[]) AND l.app_account_token = $3
-            """
+        let linked = { (table: String) in PostgreSQLFactStore.linked(table, environments: "l.environment = ANY($2::text[])") }
         return """
             SELECT * FROM (
                 SELECT 't' AS kind, x.environment, x.original_transaction_id, x.purchase_date AS ordering, \(text.columns(transactionColumns))
-                FROM transactions x \(linked)
+                \(linked("transactions"))
                 UNION ALL
                 SELECT 'r', x.environment, x.original_transaction_id, 0, \(text.columns(renewalColumns)), \(text.padding(after: renewalColumns))
-                FROM renewal_infos x \(linked)
+                \(linked("renewal_infos"))
                 UNION ALL
-                SELECT 's', x.environment, x.original_transaction_id, x.at, x.kind, x.at::text, \(text.padding(2)) FROM signals x \(linked)
+                SELECT 's', x.environment, x.original_transaction_id, x.at, x.kind, x.at::text, \(text.padding(2)) \(linked("signals"))
                 UNION ALL
                 SELECT 'g', x.environment, '', x.starts_at, \(text.columns(prefixed(grantColumns))), \(text.padding(after: grantColumns)) FROM grants x
                 WHERE x.app_id = $1 AND x.environment = ANY($2::text[]) AND x.app_account_token = $3
