@@ -32,6 +32,11 @@ package final class PostgreSQLFactStore: FactStore {
     /// When a writer last folded the appended metric changes into the day sums (epoch ms).
     private let lastMetricsRollUp = Mutex<Int64>(0)
     private static let metricsRollUpMilliseconds: Int64 = 1000
+    /// Batches this process has written, and the count at which it next refreshes the planner's
+    /// statistics (`analyzeWhenDue`).
+    private let statistics = Mutex<(written: Int, nextAnalyze: Int)>((0, PostgreSQLFactStore.firstAnalyze))
+    private static let firstAnalyze = 512
+    private static let lastAnalyze = 2_000_000
     /// Told of a failure of the store's own background work (`metrics_rollup`), which no caller
     /// waits for: the server logs and counts it.
     private let reportBackgroundFailure: @Sendable (_ task: String, _ error: any Error) -> Void
@@ -127,6 +132,28 @@ package final class PostgreSQLFactStore: FactStore {
         }
         for ((_, completion), result) in zip(group, results) { completion(result) }
         rollUpMetricsWhenDue()
+        analyzeWhenDue(written: group.count)
+    }
+
+    /// The planner's statistics, taken again by this process as a young database fills: at 512
+    /// batches written, then at eight times as many each time, up to two million. Autovacuum
+    /// takes them only after a minute's nap, and until then PostgreSQL plans for the tables as
+    /// they were (nearly empty): it then reads a subscription by walking a prefix of another
+    /// index, and a launch or an import on a fresh database ran at a tenth of its speed. Past
+    /// two million, autovacuum's own thresholds (a tenth of a table changed) keep up.
+    private func analyzeWhenDue(written: Int) {
+        let due = statistics.withLock { state in
+            state.written += written
+            guard state.written >= state.nextAnalyze, state.nextAnalyze <= Self.lastAnalyze else { return false }
+            state.nextAnalyze *= 8
+            return true
+        }
+        guard due else { return }
+        do {
+            try pool.with { try $0.execute("ANALYZE " + StoredTables.all.map(\.name).joined(separator: ", ")) }
+        } catch {
+            reportBackgroundFailure("analyze", error)
+        }
     }
 
     /// About once a second while writes come, after a group has answered: the appended metric
