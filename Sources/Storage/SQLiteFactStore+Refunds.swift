@@ -79,14 +79,7 @@ extension SQLiteFactStore {
 
 extension SQLiteWriteTransaction {
     func insertUsage(_ record: UsageRecord) throws {
-        try database.statement(
-            """
-            INSERT INTO usage_records (app_id, id, app_account_token, recorded_at, body) VALUES (?, ?, ?, ?, ?)
-            ON CONFLICT (app_id, id) DO NOTHING
-            """
-        ).bind([
-            .text(appId), .text(record.id), .text(record.appAccountToken), .integer(record.recordedAt), .text(StoredJSON.text(record.json)),
-        ]).run()
+        try database.statement(UsageCodec.table.sqliteInsertIfNew).bind(UsageCodec.values(appId: appId, record)).run()
     }
 
     func putRefundOverride(appAccountToken: String, _ override: RefundOverride?) throws {
@@ -95,18 +88,12 @@ extension SQLiteWriteTransaction {
                 .bind([.text(appId), .text(appAccountToken)]).run()
             return
         }
-        try database.statement("INSERT OR REPLACE INTO refund_overrides (app_id, app_account_token, body) VALUES (?, ?, ?)")
-            .bind([.text(appId), .text(appAccountToken), .text(StoredJSON.text(override.json))]).run()
+        try database.statement(RefundOverrideCodec.table.sqlitePut)
+            .bind(RefundOverrideCodec.values(appId: appId, appAccountToken: appAccountToken, override)).run()
     }
 
     func insertRefundRequestIfNew(_ request: RefundRequest) throws -> Bool {
-        try database.statement(
-            """
-            INSERT INTO refund_requests (app_id, id, store, environment, app_account_token, transaction_id, purchase_token, status,
-                next_at, requested_at, body)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
-            """
-        ).bind(Self.refundValues(appId, request)).run()
+        try database.statement(RefundRequestCodec.table.sqliteInsertIfNew).bind(RefundRequestCodec.values(appId: appId, request)).run()
         return database.changes > 0
     }
 
@@ -126,13 +113,5 @@ extension SQLiteWriteTransaction {
             WHERE app_id = ? AND outcome IS NULL AND (transaction_id = ? OR purchase_token = ?)
             """
         ).bind([.text(outcome), .integer(at), .text(appId), .from(transactionId), .from(purchaseToken)]).run()
-    }
-
-    static func refundValues(_ appId: String, _ request: RefundRequest) -> [SQLiteValue] {
-        [
-            .text(appId), .text(request.id), .text(request.store), .text(request.environment), .from(request.appAccountToken),
-            .from(request.transactionId), .from(request.purchaseToken), .text(request.status.rawValue), .integer(request.nextAt),
-            .integer(request.requestedAt), .text(StoredJSON.text(request.json)),
-        ]
     }
 }

@@ -62,15 +62,7 @@ extension SQLiteWriteTransaction {
     }
 
     func insertRetentionRecordIfNew(_ record: RetentionRecord) throws -> Bool {
-        try database.statement(
-            """
-            INSERT INTO retention_records (app_id, request_identifier, environment, original_transaction_id, answered_at, body)
-            VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
-            """
-        ).bind([
-            .text(appId), .text(record.requestIdentifier), .text(record.environment), .text(record.originalTransactionId),
-            .integer(record.answeredAt), .text(StoredJSON.text(record.json)),
-        ]).run()
+        try database.statement(RetentionCodec.table.sqliteInsertIfNew).bind(RetentionCodec.values(appId: appId, record)).run()
         return database.changes > 0
     }
 

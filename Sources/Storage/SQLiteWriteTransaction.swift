@@ -154,33 +154,12 @@ struct SQLiteWriteTransaction: FactWriteTransaction {
     func nextEventSequence() throws -> Int64 { try memory.sequences.next(appId, database) }
 
     func insertEvent(_ event: OutboxEvent) throws {
-        try database.statement(
-            """
-            INSERT INTO events (app_id, sequence, id, type, environment, original_transaction_id, app_account_token,
-                occurred_at, created_at, body)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """
-        ).bind([
-            .text(event.appId), .integer(event.sequence), .text(event.id), .text(event.type), .text(event.environment),
-            .from(event.originalTransactionId), .from(event.appAccountToken), .integer(event.occurredAt),
-            .integer(event.createdAt), .text(event.body),
-        ]).run()
+        try database.statement(EventCodec.table.sqliteInsert).bind(EventCodec.values(event)).run()
     }
 
     func eventsWritten(through sequence: Int64) throws { memory.sequences.used(appId, through: sequence) }
 
-    func insertDelivery(
-        kind: WebhookDelivery.Kind, eventId: String?, eventType: String?, endpoint: String, body: String?, at: Int64
-    ) throws {
-        try database.statement(
-            """
-            INSERT INTO deliveries (app_id, kind, event_id, event_type, endpoint, body, status, attempts, next_at,
-                created_at, window_start)
-            VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)
-            """
-        ).bind([
-            .text(appId), .text(kind.rawValue), .from(eventId), .from(eventType), .text(endpoint), .from(body), .integer(at),
-            .integer(at), .integer(at),
-        ]).run()
+    func insertDelivery(_ delivery: NewDelivery) throws {
+        try database.statement(DeliveryCodec.table.sqliteInsert).bind(DeliveryCodec.values(appId: appId, delivery)).run()
     }
 }

@@ -208,3 +208,29 @@ extension WebhookDelivery {
         Abandonment(status: .failed, nextAt: now, lastError: "endpoint no longer configured")
     }
 }
+
+/// A delivery as the writer creates it, which every store writes as given: pending, not tried
+/// yet, due at once, its retry window opening at its creation. Of an event (its body is the
+/// event's) or of a notification to pass on (`body`).
+package struct NewDelivery: Sendable, Equatable {
+    package let kind: WebhookDelivery.Kind
+    package let eventId: String?
+    package let eventType: String?
+    package let endpoint: String
+    package let body: String?
+    package let createdAt: Int64
+
+    package init(kind: WebhookDelivery.Kind, eventId: String?, eventType: String?, endpoint: String, body: String?, createdAt: Int64) {
+        self.kind = kind
+        self.eventId = eventId
+        self.eventType = eventType
+        self.endpoint = endpoint
+        self.body = body
+        self.createdAt = createdAt
+    }
+
+    package var status: WebhookDelivery.Status { .pending }
+    package var attempts: Int { 0 }
+    package var nextAt: Int64 { createdAt }
+    package var windowStart: Int64 { createdAt }
+}

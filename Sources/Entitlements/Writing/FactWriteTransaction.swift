@@ -66,9 +66,6 @@ package protocol FactWriteTransaction: FactReading {
     func insertEvent(_ event: OutboxEvent) throws
     /// The app's counter has reached `sequence` (the last event this transaction wrote).
     func eventsWritten(through sequence: Int64) throws
-    /// A pending delivery created at `at`: of an event (its body is the event's) or of a
-    /// notification to pass on (`body`).
-    func insertDelivery(
-        kind: WebhookDelivery.Kind, eventId: String?, eventType: String?, endpoint: String, body: String?, at: Int64)
-        throws
+    /// A new delivery, as the domain made it.
+    func insertDelivery(_ delivery: NewDelivery) throws
 }

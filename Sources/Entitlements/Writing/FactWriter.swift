@@ -98,8 +98,9 @@ package enum FactWriter {
         if let grant = change.grantAfter, grant != change.grantBefore { try store.putGrant(grant) }
         if let forward = batch.forward {
             try store.insertDelivery(
-                kind: .forward, eventId: nil, eventType: batch.notification?.notificationType, endpoint: forward.url,
-                body: forward.body, at: batch.notification?.receivedAt ?? batch.requestedAt)
+                NewDelivery(
+                    kind: .forward, eventId: nil, eventType: batch.notification?.notificationType, endpoint: forward.url,
+                    body: forward.body, createdAt: batch.notification?.receivedAt ?? batch.requestedAt))
         }
         return Written(
             outcome: outcome, events: [], undo: false, forwards: batch.forward != nil, unnumbered: batch.eventWriter == nil ? nil : change)
@@ -122,7 +123,8 @@ package enum FactWriter {
             try store.insertEvent(event)
             for endpoint in event.endpoints {
                 try store.insertDelivery(
-                    kind: .event, eventId: event.id, eventType: event.type, endpoint: endpoint, body: nil, at: event.createdAt)
+                    NewDelivery(
+                        kind: .event, eventId: event.id, eventType: event.type, endpoint: endpoint, body: nil, createdAt: event.createdAt))
             }
         }
     }

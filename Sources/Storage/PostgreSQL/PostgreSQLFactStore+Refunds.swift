@@ -71,15 +71,7 @@ extension PostgreSQLFactStore {
 
 extension PostgreSQLWriteTransaction {
     func insertUsage(_ record: UsageRecord) throws {
-        try db.executeLater(
-            """
-            INSERT INTO usage_records (app_id, id, app_account_token, recorded_at, body) VALUES ($1, $2, $3, $4, $5)
-            ON CONFLICT (app_id, id) DO NOTHING
-            """,
-            [
-                .text(appId), .text(record.id), .text(record.appAccountToken), .integer(record.recordedAt),
-                .text(StoredJSON.text(record.json)),
-            ])
+        try db.executeLater(UsageCodec.table.postgresInsertIfNew, UsageCodec.values(appId: appId, record))
     }
 
     func putRefundOverride(appAccountToken: String, _ override: RefundOverride?) throws {
@@ -89,24 +81,12 @@ extension PostgreSQLWriteTransaction {
             return
         }
         try db.executeLater(
-            """
-            INSERT INTO refund_overrides (app_id, app_account_token, body) VALUES ($1, $2, $3)
-            ON CONFLICT (app_id, app_account_token) DO UPDATE SET body = EXCLUDED.body
-            """, [.text(appId), .text(appAccountToken), .text(StoredJSON.text(override.json))])
+            RefundOverrideCodec.table.postgresPut, RefundOverrideCodec.values(appId: appId, appAccountToken: appAccountToken, override))
     }
 
     func insertRefundRequestIfNew(_ request: RefundRequest) throws -> Bool {
         !(try db.execute(
-            """
-            INSERT INTO refund_requests (app_id, id, store, environment, app_account_token, transaction_id, purchase_token, status,
-                next_at, requested_at, body)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING RETURNING id
-            """,
-            [
-                .text(appId), .text(request.id), .text(request.store), .text(request.environment), .from(request.appAccountToken),
-                .from(request.transactionId), .from(request.purchaseToken), .text(request.status.rawValue), .integer(request.nextAt),
-                .integer(request.requestedAt), .text(StoredJSON.text(request.json)),
-            ]
+            RefundRequestCodec.table.postgresInsertIfNew + " RETURNING id", RefundRequestCodec.values(appId: appId, request)
         ).isEmpty)
     }
 

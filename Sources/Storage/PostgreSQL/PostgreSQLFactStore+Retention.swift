@@ -56,14 +56,7 @@ extension PostgreSQLWriteTransaction {
 
     func insertRetentionRecordIfNew(_ record: RetentionRecord) throws -> Bool {
         !(try db.execute(
-            """
-            INSERT INTO retention_records (app_id, request_identifier, environment, original_transaction_id, answered_at, body)
-            VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING RETURNING request_identifier
-            """,
-            [
-                .text(appId), .text(record.requestIdentifier), .text(record.environment), .text(record.originalTransactionId),
-                .integer(record.answeredAt), .text(StoredJSON.text(record.json)),
-            ]
+            RetentionCodec.table.postgresInsertIfNew + " RETURNING request_identifier", RetentionCodec.values(appId: appId, record)
         ).isEmpty)
     }
 

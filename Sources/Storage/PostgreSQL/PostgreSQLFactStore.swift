@@ -150,7 +150,7 @@ package final class PostgreSQLFactStore: FactStore {
         }
         guard due else { return }
         do {
-            try pool.with { try $0.execute("ANALYZE " + StoredTables.all.map(\.name).joined(separator: ", ")) }
+            _ = try pool.with { try $0.execute("ANALYZE " + StoredTables.all.map(\.name).joined(separator: ", ")) }
         } catch {
             reportBackgroundFailure("analyze", error)
         }

@@ -236,31 +236,14 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
     }
 
     func insertEvent(_ event: OutboxEvent) throws {
-        try db.executeLater(
-            """
-            INSERT INTO events (app_id, sequence, id, type, environment, original_transaction_id, app_account_token,
-                occurred_at, created_at, body)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-            """,
-            [
-                .text(event.appId), .integer(event.sequence), .text(event.id), .text(event.type), .text(event.environment),
-                .from(event.originalTransactionId), .from(event.appAccountToken), .integer(event.occurredAt),
-                .integer(event.createdAt), .text(event.body),
-            ])
+        try db.executeLater(EventCodec.table.postgresInsert, EventCodec.values(event))
     }
 
     func eventsWritten(through sequence: Int64) throws {
         try db.executeLater("UPDATE event_sequences SET last = $2 WHERE app_id = $1", [.text(appId), .integer(sequence)])
     }
 
-    func insertDelivery(
-        kind: WebhookDelivery.Kind, eventId: String?, eventType: String?, endpoint: String, body: String?, at: Int64
-    ) throws {
-        try db.executeLater(
-            """
-            INSERT INTO deliveries (app_id, kind, event_id, event_type, endpoint, body, status, attempts, next_at, created_at,
-                window_start)
-            VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $7, $7, $7)
-            """, [.text(appId), .text(kind.rawValue), .from(eventId), .from(eventType), .text(endpoint), .from(body), .integer(at)])
+    func insertDelivery(_ delivery: NewDelivery) throws {
+        try db.executeLater(DeliveryCodec.table.postgresInsert, DeliveryCodec.values(appId: appId, delivery))
     }
 }

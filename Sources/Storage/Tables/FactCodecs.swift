@@ -108,3 +108,28 @@ enum NotificationCodec {
         ]
     }
 }
+
+enum EventCodec {
+    static let table = StoredTables.events
+
+    static func values(_ event: OutboxEvent) -> [StoredValue] {
+        [
+            .text(event.appId), .integer(event.sequence), .text(event.id), .text(event.type), .text(event.environment),
+            .from(event.originalTransactionId), .from(event.appAccountToken), .integer(event.occurredAt),
+            .integer(event.createdAt), .text(event.body),
+        ]
+    }
+}
+
+enum DeliveryCodec {
+    static let table = StoredTables.deliveries
+
+    /// A new delivery: never tried, so no last answer and no delivery time.
+    static func values(appId: String, _ delivery: NewDelivery) -> [StoredValue] {
+        [
+            .text(appId), .text(delivery.kind.rawValue), .from(delivery.eventId), .from(delivery.eventType), .text(delivery.endpoint),
+            .from(delivery.body), .text(delivery.status.rawValue), .integer(Int64(delivery.attempts)), .integer(delivery.nextAt),
+            .integer(delivery.createdAt), .integer(delivery.windowStart), .null, .null, .null,
+        ]
+    }
+}

@@ -23,6 +23,9 @@ struct StoredTable: Sendable {
         return columns.map { prefix + $0 }.joined(separator: ", ")
     }
 
+    /// SQLite: an insert of a row that must be new (a conflict is an error).
+    var sqliteInsert: String { "INSERT INTO \(name) (\(list())) VALUES (\(Self.sqliteMarks(columns.count)))" }
+
     /// SQLite: a put (the row replaces the one with its key).
     var sqlitePut: String { "INSERT OR REPLACE INTO \(name) (\(list())) VALUES (\(Self.sqliteMarks(columns.count)))" }
 
@@ -30,6 +33,9 @@ struct StoredTable: Sendable {
     var sqliteInsertIfNew: String {
         "INSERT INTO \(name) (\(list())) VALUES (\(Self.sqliteMarks(columns.count))) ON CONFLICT DO NOTHING"
     }
+
+    /// PostgreSQL: an insert of a row that must be new (a conflict is an error).
+    var postgresInsert: String { "INSERT INTO \(name) (\(list())) VALUES (\(Self.postgresMarks(columns.count)))" }
 
     /// PostgreSQL: a put (`ON CONFLICT (key) DO UPDATE SET` every other column).
     var postgresPut: String {
