@@ -128,8 +128,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ServerTests",
-            dependencies: ["Application", "Server", "HTTP", "AppStore", "AppStoreAPI", "Crypto", "Entitlements", "JSON", "Storage",
-                           "TestSupport"],
+            dependencies: [
+                "Application", "Server", "HTTP", "AppStore", "AppStoreAPI", "Crypto", "Entitlements", "Instants", "JSON", "Storage",
+                "TestSupport",
+            ],
             path: "Tests/ServerTests"
         ),
     ],

@@ -1,6 +1,7 @@
 package import AppStore
 import Entitlements
 import Foundation
+import Instants
 
 /// Every use case of one configured app, wired once.
 package final class AppServices: Sendable {
@@ -37,33 +38,40 @@ package final class AppServices: Sendable {
     let pool: BlockingPool
     let outbound: BlockingPool
     let instrumentation: any Instrumentation
+    /// The server's one clock (see `WallClock`).
+    let clock: any WallClock
 
     init(
         app: AppConfiguration, store: any FactStore, pool: BlockingPool, outbound: BlockingPool,
         revocationChecker: (any RevocationChecker)?,
         delivery: DeliverySettings, instrumentation: any Instrumentation, failures: RecentFailures,
-        metrics metricsSettings: MetricsSettings = MetricsSettings()
+        metrics metricsSettings: MetricsSettings = MetricsSettings(), clock: any WallClock,
+        newId: @escaping @Sendable () -> String
     ) throws {
         self.app = app
         self.pool = pool
         self.outbound = outbound
         self.instrumentation = instrumentation
-        verification = try VerificationService(app: app, revocationChecker: revocationChecker)
+        self.clock = clock
+        verification = try VerificationService(app: app, revocationChecker: revocationChecker, clock: { clock.now() })
         subscribers = SubscriberQueries(app: app, store: store, pool: pool)
-        let deliveries = WebhookDispatcher(app: app, store: store, settings: delivery, instrumentation: instrumentation)
+        let deliveries = WebhookDispatcher(app: app, store: store, settings: delivery, instrumentation: instrumentation, clock: clock)
         self.deliveries = deliveries
         let eventWriter = AppEventWriter(
-            app: app, instrumentation: instrumentation, deliveries: deliveries, keepsMetrics: metricsSettings.enabled)
+            app: app, instrumentation: instrumentation, deliveries: deliveries, clock: clock, newId: newId,
+            keepsMetrics: metricsSettings.enabled)
         events = EventFeed(app: app, store: store, pool: pool, eventWriter: eventWriter)
         let clients = try SyncService.clients(for: app)
         let appleCalls =
             app.serverAPI.setAppAccountToken || app.serverAPI.finishTransactions
-            ? clients.map { AppleCallQueue(app: app, store: store, pool: outbound, clients: $0, instrumentation: instrumentation) } : nil
+            ? clients.map {
+                AppleCallQueue(app: app, store: store, pool: outbound, clients: $0, instrumentation: instrumentation, clock: clock)
+            } : nil
         self.appleCalls = appleCalls
         let google = app.googlePlay.map(GooglePlayService.Connection.init)
         let refundReviews = RefundReviews(
             app: app, store: store, pool: outbound, apple: clients ?? [:], google: google?.api, eventWriter: eventWriter,
-            instrumentation: instrumentation, retrySeconds: app.refundRetrySeconds)
+            instrumentation: instrumentation, retrySeconds: app.refundRetrySeconds, clock: clock)
         self.refundReviews = refundReviews
         retentionMessaging = RetentionMessaging(app: app, clients: clients ?? [:], outbound: outbound)
         refunds = RefundService(app: app, store: store, pool: pool, eventWriter: eventWriter)
@@ -79,7 +87,7 @@ package final class AppServices: Sendable {
         var sync = clients.map {
             SyncService(
                 app: app, clients: $0, verification: verification, notifications: notifications, subscribers: subscribers,
-                store: store, pool: pool, outbound: outbound, instrumentation: instrumentation)
+                store: store, pool: pool, outbound: outbound, instrumentation: instrumentation, clock: clock)
         }
         sync?.eventWriter = eventWriter
         self.sync = sync
@@ -96,7 +104,7 @@ package final class AppServices: Sendable {
             google.map {
                 GooglePlayService(
                     app: app, settings: settings, connection: $0, store: store, subscribers: queries, outbound: outbound,
-                    instrumentation: instrumentation)
+                    instrumentation: instrumentation, clock: clock)
             }
         }
         googlePlay?.eventWriter = eventWriter

@@ -3,7 +3,7 @@ import Crypto
 package import Entitlements
 package import Foundation
 import GooglePlay
-import Instants
+package import Instants
 package import JSON
 
 /// The application: every app's use cases over one store and one blocking pool. The HTTP server
@@ -21,13 +21,20 @@ package final class EntitleApplication: Sendable {
     private let appsByBundle: [String: AppServices]
     /// What the use cases count and log (support actions among them).
     package let instrumentation: any Instrumentation
+    /// The server's one clock: every instant a use case or handler uses is read from it.
+    package let clock: any WallClock
 
+    /// `clock` and `newId` (the ids of events and records) are the composition root's to give:
+    /// the machine's clock and random UUIDs in a deployment, a moved clock in tests.
     package init(
         configuration: EntitleConfiguration, store: any FactStore, pool: BlockingPool? = nil,
         revocationChecker: (any RevocationChecker)? = nil,
-        instrumentation: any Instrumentation = NoInstrumentation()
+        instrumentation: any Instrumentation = NoInstrumentation(),
+        clock: any WallClock = SystemClock(),
+        newId: @escaping @Sendable () -> String = { UUID().uuidString.lowercased() }
     ) throws {
         self.configuration = configuration
+        self.clock = clock
         self.store = store
         self.pool = pool ?? BlockingPool(threads: configuration.server.blockingThreads)
         outbound = BlockingPool(threads: configuration.server.outboundThreads, name: "entitle-outbound")
@@ -36,7 +43,7 @@ package final class EntitleApplication: Sendable {
         let needsOCSP = configuration.apps.contains { $0.verification.onlineChecks }
         let checker = revocationChecker ?? (needsOCSP ? OCSPRevocationChecker() : nil)
         let failures = RecentFailures()
-        let counting = FailureCountingInstrumentation(inner: instrumentation, failures: failures)
+        let counting = FailureCountingInstrumentation(inner: instrumentation, failures: failures, clock: clock)
         self.instrumentation = counting
         store.unreadableRows.observe { row in counting.record(.unreadableRow(table: row.table, key: row.key)) }
         var apps: [String: AppServices] = [:]
@@ -44,7 +51,7 @@ package final class EntitleApplication: Sendable {
             apps[app.id] = try AppServices(
                 app: app, store: store, pool: self.pool, outbound: outbound, revocationChecker: checker,
                 delivery: configuration.delivery, instrumentation: counting, failures: failures,
-                metrics: configuration.metrics)
+                metrics: configuration.metrics, clock: clock, newId: newId)
         }
         self.apps = apps
         appsByBundle = Dictionary(uniqueKeysWithValues: apps.values.map { ($0.app.bundleId, $0) })
@@ -129,7 +136,8 @@ package final class EntitleApplication: Sendable {
     /// deliveries to endpoints the configuration no longer names are marked failed first; the
     /// warnings say how many.
     @discardableResult
-    package func startDeliveries(now: Date = Date()) -> [String] {
+    package func startDeliveries() -> [String] {
+        let now = clock.now()
         var warnings: [String] = []
         for (id, services) in apps.sorted(by: { $0.key < $1.key }) {
             let endpoints = Set(services.app.webhooks.map(\.url) + services.app.forwardNotifications.values)
@@ -164,7 +172,7 @@ package final class EntitleApplication: Sendable {
     package func readiness(completion: @escaping @Sendable (Readiness) -> Void) {
         pool.run({ [self] () throws -> [String: Int] in
             try store.checkHealth()
-            return try lateAcknowledgements(now: Date())
+            return try lateAcknowledgements(now: clock.now())
         }) { [self] health in
             // A failure here is the answer itself: not ready, the database does not answer.
             let late: [String: Int]? = if case .success(let late) = health { late } else { nil }

@@ -3,6 +3,7 @@ package import Application
 package import Entitlements
 import Foundation
 package import HTTP
+package import Instants
 import JSON
 import Storage
 
@@ -19,10 +20,11 @@ package final class EntitleServer: Sendable {
     private let httpServer: HTTPServer
 
     /// `logOutput` is the file descriptor for JSON log lines (standard output by default; nil discards).
-    /// `store` defaults to the SQLite file of the configuration.
+    /// `store` defaults to the SQLite file of the configuration; `clock` is the server's one clock
+    /// (the machine's, unless a test moves it).
     package init(
         configuration: EntitleConfiguration, logOutput: Int32? = 1,
-        revocationChecker: (any RevocationChecker)? = nil, store: (any FactStore)? = nil
+        revocationChecker: (any RevocationChecker)? = nil, store: (any FactStore)? = nil, clock: any WallClock = SystemClock()
     ) throws {
         self.configuration = configuration
         let loops =
@@ -37,7 +39,7 @@ package final class EntitleServer: Sendable {
         application = try EntitleApplication(
             configuration: configuration,
             store: try store ?? configuration.storage.openStore(instrumentation: instrumentation),
-            revocationChecker: revocationChecker, instrumentation: instrumentation)
+            revocationChecker: revocationChecker, instrumentation: instrumentation, clock: clock)
         router = Routes.make(application, metrics: metrics)
 
         var http = HTTPServerConfiguration()

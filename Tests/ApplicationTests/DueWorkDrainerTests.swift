@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Instants
 import Synchronization
 import XCTest
 
@@ -15,7 +16,7 @@ final class DueWorkDrainerTests: XCTestCase {
         let firstDrainStarted = DispatchSemaphore(value: 0)
         let releaseFirstDrain = DispatchSemaphore(value: 0)
         let secondDrain = expectation(description: "a second drain")
-        let drainer = DueWorkDrainer(interval: 3600, pool: pool) { _ in
+        let drainer = DueWorkDrainer(interval: 3600, pool: pool, clock: SystemClock()) { _ in
             let count = drains.withLock { count -> Int in
                 count += 1
                 return count

@@ -3,6 +3,7 @@ import Crypto
 import Entitlements
 import Foundation
 import HTTP
+import Instants
 import JSON
 import Server
 import Storage
@@ -310,6 +311,31 @@ final class SubscriberEndpointTests: XCTestCase {
     }
 
     // MARK: - Tests
+
+    /// The server's one clock (`WallClock`): moved a month, every answer reads the month later —
+    /// the subscription has lapsed, the figures have moved, and a console session signed in
+    /// before has passed its end — with nothing but the clock changed.
+    func testMovingTheServersClockAMonthMovesEveryAnswer() throws {
+        let clock = MovableClock(at: chain.mintedAt.addingTimeInterval(1))
+        let configuration = try ConfigurationLoader.load(path: folder.appendingPathComponent("entitle.json").path, environment: [:])
+        entitle = try EntitleServer(configuration: configuration, logOutput: nil, clock: clock)
+        let bought = try notification(
+            "clock-1", type: "SUBSCRIBED", subtype: "INITIAL_BUY", transaction: try transaction("1000", token: token, price: 9_990),
+            renewal: try renewal(autoRenew: 1, signed: base + 1), signed: base + 1)
+        XCTAssertEqual(request("POST", "/v1/notifications/apple", key: nil, ["signedPayload": .string(bought)]).0, 200)
+        XCTAssertEqual(subscriber(token)?["entitlements"]?["pro"]?["isActive"], true)
+        func active() -> JSONValue? {
+            request("GET", "/v1/metrics/summary?environment=Sandbox", key: "server_key_0123456789").1["summary"]?["activeTrials"]
+        }
+        XCTAssertEqual(active(), 1, "the helper's transaction is a free trial")
+
+        clock.advance(by: 31 * 86_400)
+        XCTAssertEqual(subscriber(token)?["entitlements"]?["pro"]?["isActive"], false, "expired 29 days after it was signed")
+        XCTAssertEqual(active(), 0, "the figures read at the clock's now")
+        XCTAssertEqual(
+            Milliseconds.since1970(clock.now()) / 1000, Milliseconds.since1970(chain.mintedAt.addingTimeInterval(1 + 31 * 86_400)) / 1000,
+            "a moved clock stays where it was put")
+    }
 
     func testTransactionsNotificationsAndState() throws {
         let (status, posted) = request(

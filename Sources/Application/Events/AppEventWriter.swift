@@ -14,13 +14,16 @@ struct AppEventWriter: Sendable {
     /// Made once: every write of the app carries it.
     var composer: EventComposer
 
-    init(app: AppConfiguration, instrumentation: any Instrumentation, deliveries: WebhookDispatcher?, keepsMetrics: Bool = true) {
+    init(
+        app: AppConfiguration, instrumentation: any Instrumentation, deliveries: WebhookDispatcher?, clock: any WallClock,
+        newId: @escaping @Sendable () -> String, keepsMetrics: Bool = true
+    ) {
         self.app = app
         self.instrumentation = instrumentation
         self.deliveries = deliveries
         composer = EventComposer(
-            appId: app.id, rules: app.viewRules, endpoints: app.webhooks.map(\.eventEndpoint), clock: { Milliseconds.now },
-            newId: { UUID().uuidString.lowercased() })
+            appId: app.id, rules: app.viewRules, endpoints: app.webhooks.map(\.eventEndpoint), clock: { clock.milliseconds },
+            newId: newId)
         composer.retentionWindow = app.retention.map { Int64($0.saveWindowDays) * 86_400_000 }
         composer.keepsMetrics = keepsMetrics
     }

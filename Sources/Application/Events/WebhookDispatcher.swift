@@ -14,24 +14,29 @@ package final class WebhookDispatcher: Sendable {
     private let lanes: [DeliveryLane]
     private let store: any FactStore
     private let instrumentation: any Instrumentation
+    private let clock: any WallClock
     /// Reports the backlog while running. Set up once in `init`, then only cancelled: never
     /// shared mutable state.
     private nonisolated(unsafe) let backlogTimer: any DispatchSourceTimer
     private let running = Mutex(false)
 
-    init?(app: AppConfiguration, store: any FactStore, settings: DeliverySettings, instrumentation: any Instrumentation) {
+    init?(
+        app: AppConfiguration, store: any FactStore, settings: DeliverySettings, instrumentation: any Instrumentation,
+        clock: any WallClock
+    ) {
         var lanes = app.webhooks.map {
             DeliveryLane(
                 app: app.id, endpoint: $0.url, secret: $0.secret, kind: .event, store: store, settings: settings,
-                instrumentation: instrumentation)
+                instrumentation: instrumentation, clock: clock)
         }
         for url in Set(app.forwardNotifications.values).sorted() {
             lanes.append(
                 DeliveryLane(
                     app: app.id, endpoint: url, secret: nil, kind: .forward, store: store, settings: settings,
-                    instrumentation: instrumentation))
+                    instrumentation: instrumentation, clock: clock))
         }
         guard !lanes.isEmpty else { return nil }
+        self.clock = clock
         self.app = app
         self.lanes = lanes
         self.store = store
@@ -68,7 +73,7 @@ package final class WebhookDispatcher: Sendable {
             instrumentation.backgroundFailed(app: app.id, task: "delivery_backlog", error)
             return
         }
-        let oldest = backlog.oldestPendingCreatedAt.map { max(0, Date().timeIntervalSince1970 - Double($0) / 1000) } ?? 0
+        let oldest = backlog.oldestPendingCreatedAt.map { max(0, clock.now().timeIntervalSince1970 - Double($0) / 1000) } ?? 0
         instrumentation.record(
             .deliveryBacklog(app: app.id, pending: backlog.pending, failed: backlog.failed, oldestPendingSeconds: oldest))
     }
@@ -86,6 +91,7 @@ final class DeliveryLane: Sendable {
     private let store: any FactStore
     private let settings: DeliverySettings
     private let instrumentation: any Instrumentation
+    private let clock: any WallClock
     private let client: HTTPClient
     /// `wakeRequested` coalesces wake-ups: thousands of commits a second wake a waiting thread once.
     private let state = Mutex<(wakeRequested: Bool, stopped: Bool)>((false, false))
@@ -100,9 +106,10 @@ final class DeliveryLane: Sendable {
 
     init(
         app: String, endpoint: String, secret: [UInt8]?, kind: WebhookDelivery.Kind, store: any FactStore,
-        settings: DeliverySettings, instrumentation: any Instrumentation
+        settings: DeliverySettings, instrumentation: any Instrumentation, clock: any WallClock
     ) {
         self.app = app
+        self.clock = clock
         self.endpoint = endpoint
         label = WebhookEndpoint.label(of: endpoint)
         self.secret = secret
@@ -157,7 +164,7 @@ final class DeliveryLane: Sendable {
     private func run() {
         var limit = Self.batch
         while !stopped {
-            let now = Self.now()
+            let now = now()
             // Long enough for every claimed attempt to time out, one after the other; a process that
             // dies holding claims leaves them to be taken again once the lease has passed.
             let lease = now + Int64(Double(limit + 1) * settings.timeoutSeconds * 1000)
@@ -182,11 +189,11 @@ final class DeliveryLane: Sendable {
         }
     }
 
-    private static func now() -> Int64 { Milliseconds.now }
+    private func now() -> Int64 { clock.milliseconds }
 
     /// One POST. Any 2xx within the timeout is success; every other end is retried.
     private func deliver(_ delivery: WebhookDelivery) -> DeliveryOutcome {
-        let timestamp = Self.now() / 1000
+        let timestamp = now() / 1000
         var headers: [(name: String, value: String)] = [
             ("Content-Type", "application/json"), ("User-Agent", "Entitle/\(EntitleVersion.current)"),
         ]
@@ -206,7 +213,7 @@ final class DeliveryLane: Sendable {
         } catch {
             failure = error.message.replacingOccurrences(of: endpoint, with: label)
         }
-        let now = Self.now()
+        let now = now()
         let result: DeliveryOutcome.Result =
             failure == nil
             ? .delivered(at: now)

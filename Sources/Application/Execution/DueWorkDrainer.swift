@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Instants
 import Synchronization
 
 /// Work that waits in the store until it is due (Set App Account Token calls, Google
@@ -12,13 +13,17 @@ final class DueWorkDrainer: Sendable {
     private enum State { case idle, running, runningAndKicked }
 
     private let pool: BlockingPool
+    private let clock: any WallClock
     private let drain: @Sendable (Date) -> Void
     private let state = Mutex(State.idle)
     /// Set up once in `init`, then only cancelled (in `deinit`): never shared mutable state.
     private nonisolated(unsafe) let timer: any DispatchSourceTimer
 
-    init(interval: TimeInterval, pool: BlockingPool, drain: @escaping @Sendable (Date) -> Void) {
+    /// `drain` is given the server clock's now; the timer itself runs on real time (how often to
+    /// look, not what is due).
+    init(interval: TimeInterval, pool: BlockingPool, clock: any WallClock, drain: @escaping @Sendable (Date) -> Void) {
         self.pool = pool
+        self.clock = clock
         self.drain = drain
         timer = DispatchSource.makeTimerSource(queue: .global())
         timer.schedule(deadline: .now() + interval, repeating: interval)
@@ -43,7 +48,7 @@ final class DueWorkDrainer: Sendable {
         guard start else { return }
         let submitted = pool.submit { [self] in
             repeat {
-                drain(Date())
+                drain(clock.now())
             } while state.withLock { state -> Bool in
                 if state == .runningAndKicked {
                     state = .running

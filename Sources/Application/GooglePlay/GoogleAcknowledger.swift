@@ -15,11 +15,11 @@ final class GoogleAcknowledger: Sendable {
 
     init(
         app: AppConfiguration, settings: GooglePlaySettings, store: any FactStore, api: GooglePlayDeveloperAPI, pool: BlockingPool,
-        instrumentation: any Instrumentation
+        instrumentation: any Instrumentation, clock: any WallClock
     ) {
         acknowledgements = Acknowledgements(
             app: app, store: store, api: api, instrumentation: instrumentation, retrySeconds: settings.acknowledgementRetrySeconds)
-        drainer = DueWorkDrainer(interval: settings.acknowledgementRetrySeconds, pool: pool, drain: acknowledgements.drain)
+        drainer = DueWorkDrainer(interval: settings.acknowledgementRetrySeconds, pool: pool, clock: clock, drain: acknowledgements.drain)
     }
 
     /// One attempt for a purchase just stored (its acknowledgement queued with it): the purchase

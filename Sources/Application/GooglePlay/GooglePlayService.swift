@@ -42,7 +42,7 @@ package struct GooglePlayService: Sendable {
 
     init(
         app: AppConfiguration, settings: GooglePlaySettings, connection: Connection, store: any FactStore, subscribers: SubscriberQueries,
-        outbound: BlockingPool, instrumentation: any Instrumentation
+        outbound: BlockingPool, instrumentation: any Instrumentation, clock: any WallClock
     ) {
         let http = connection.http
         api = connection.api
@@ -56,7 +56,7 @@ package struct GooglePlayService: Sendable {
         self.outbound = outbound
         self.instrumentation = instrumentation
         acknowledger = GoogleAcknowledger(
-            app: app, settings: settings, store: store, api: api, pool: outbound, instrumentation: instrumentation)
+            app: app, settings: settings, store: store, api: api, pool: outbound, instrumentation: instrumentation, clock: clock)
     }
 
     // MARK: - POST /v1/purchases/google

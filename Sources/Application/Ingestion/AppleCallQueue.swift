@@ -14,10 +14,10 @@ final class AppleCallQueue: Sendable {
 
     init(
         app: AppConfiguration, store: any FactStore, pool: BlockingPool, clients: [AppStoreEnvironment: AppStoreServerAPIClient],
-        instrumentation: any Instrumentation
+        instrumentation: any Instrumentation, clock: any WallClock
     ) {
         let calls = AppleCalls(app: app, store: store, clients: clients, instrumentation: instrumentation)
-        drainer = DueWorkDrainer(interval: app.serverAPI.tokenRetrySeconds, pool: pool, drain: calls.drain)
+        drainer = DueWorkDrainer(interval: app.serverAPI.tokenRetrySeconds, pool: pool, clock: clock, drain: calls.drain)
     }
 
     func kick() { drainer.kick() }

@@ -168,7 +168,7 @@ package struct OfferService: Sendable {
     package func signPromotionalOffer(
         _ request: PromotionalOfferRequest, subscriptions: [SubscriptionState] = [],
         nonce: UUID = SecureRandom.uuid(),
-        timestamp: Date = Date()
+        timestamp: Date
     ) throws(ServiceError) -> JSONObject {
         _ = try AppAccountToken.validated(request.appAccountToken)
         guard let offer = app.offers[request.offerId] else {
@@ -226,7 +226,7 @@ package struct OfferService: Sendable {
     package func introductoryOfferEligibility(
         _ request: IntroductoryOfferRequest, transactions: [TransactionRecord], environment: AppStoreEnvironment,
         nonce: UUID = SecureRandom.uuid(),
-        timestamp: Date = Date()
+        timestamp: Date
     ) throws(ServiceError) -> JSONObject {
         _ = try AppAccountToken.validated(request.appAccountToken)
         guard let product = app.products[request.productId] else {

@@ -16,12 +16,13 @@ final class RefundReviews: Sendable {
 
     init(
         app: AppConfiguration, store: any FactStore, pool: BlockingPool, apple: [AppStoreEnvironment: AppStoreServerAPIClient],
-        google: GooglePlayDeveloperAPI?, eventWriter: AppEventWriter, instrumentation: any Instrumentation, retrySeconds: Double
+        google: GooglePlayDeveloperAPI?, eventWriter: AppEventWriter, instrumentation: any Instrumentation, retrySeconds: Double,
+        clock: any WallClock
     ) {
         let answering = RefundAnswering(
             app: app, store: store, apple: apple, google: google, eventWriter: eventWriter, instrumentation: instrumentation,
             retrySeconds: retrySeconds)
-        drainer = DueWorkDrainer(interval: retrySeconds, pool: pool, drain: answering.drain)
+        drainer = DueWorkDrainer(interval: retrySeconds, pool: pool, clock: clock, drain: answering.drain)
     }
 
     func kick() { drainer.kick() }

@@ -61,11 +61,12 @@ package final class RecentFailures: Sendable {
 struct FailureCountingInstrumentation: Instrumentation {
     let inner: any Instrumentation
     let failures: RecentFailures
+    let clock: any WallClock
 
     func record(_ observation: Observation) {
         inner.record(observation)
         if case .verified(let app, let source, let kind, let result) = observation, result != "VALID" {
-            failures.record(app: app, source: source, kind: kind, result: result, at: Milliseconds.now)
+            failures.record(app: app, source: source, kind: kind, result: result, at: clock.milliseconds)
         }
     }
 }

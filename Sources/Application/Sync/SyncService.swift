@@ -2,6 +2,7 @@ package import AppStore
 package import AppStoreAPI
 import Entitlements
 import Foundation
+import Instants
 package import JSON
 
 /// What a sync or back-fill did, item by item: nothing that failed is dropped silently (P-09).
@@ -38,6 +39,8 @@ package struct SyncService: Sendable {
     /// Where Apple's calls (and the verification that may ask OCSP) run.
     let outbound: BlockingPool
     let instrumentation: any Instrumentation
+    /// The server's one clock: what "now" is for the subscriber a sync answers.
+    let clock: any WallClock
     package let clients: [AppStoreEnvironment: AppStoreServerAPIClient]
     package let retry: RetryPolicy
     var eventWriter: AppEventWriter?
@@ -62,8 +65,9 @@ package struct SyncService: Sendable {
     init(
         app: AppConfiguration, clients: [AppStoreEnvironment: AppStoreServerAPIClient], verification: VerificationService,
         notifications: NotificationIngestion, subscribers: SubscriberQueries, store: any FactStore, pool: BlockingPool,
-        outbound: BlockingPool, instrumentation: any Instrumentation, retry: RetryPolicy = RetryPolicy()
+        outbound: BlockingPool, instrumentation: any Instrumentation, clock: any WallClock, retry: RetryPolicy = RetryPolicy()
     ) {
+        self.clock = clock
         self.app = app
         self.verification = verification
         self.notifications = notifications
@@ -104,7 +108,7 @@ package struct SyncService: Sendable {
     package func syncTransactionAndRead(_ transactionId: String) async throws -> Synced {
         let report = try await syncTransaction(transactionId)
         let subscriber = try await pool.perform {
-            try report.environment.flatMap { try subscribers.subscriber(transactionId: transactionId, environment: $0, at: Date()) }
+            try report.environment.flatMap { try subscribers.subscriber(transactionId: transactionId, environment: $0, at: clock.now()) }
         }
         return Synced(report: report, subscriber: subscriber)
     }
@@ -112,7 +116,7 @@ package struct SyncService: Sendable {
     package func syncSubscriberAndRead(appAccountToken: String) async throws -> Synced {
         let report = try await syncSubscriber(appAccountToken: appAccountToken)
         let subscriber = try await pool.perform {
-            try subscribers.subscriber(appAccountToken: appAccountToken, environment: report.environment, at: Date())
+            try subscribers.subscriber(appAccountToken: appAccountToken, environment: report.environment, at: clock.now())
         }
         return Synced(report: report, subscriber: subscriber)
     }
@@ -320,7 +324,7 @@ package struct SyncService: Sendable {
                     var applied = SyncReport()
                     for payload in page.signedPayloads {
                         do {
-                            switch try notifications.ingestNow(try SignedPayload(payload), source: "backfill", receivedAt: Date()) {
+                            switch try notifications.ingestNow(try SignedPayload(payload), source: "backfill", receivedAt: clock.now()) {
                             case .applied: applied.stored += 1
                             case .duplicate: applied.duplicates += 1
                             }

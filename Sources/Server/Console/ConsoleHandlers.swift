@@ -3,6 +3,7 @@ import Application
 import Entitlements
 import Foundation
 import HTTP
+import Instants
 import JSON
 
 /// `/console`: the support console's page, script and style (built into the binary, so it works
@@ -40,8 +41,8 @@ struct ConsoleHandlers: Sendable {
         do {
             guard enabled else { throw ServiceError.notFound("the console is turned off (console.enabled)") }
             let key = try RequestBody(context.request).requiredString("key")
-            let session = try application.console.signIn(key: key, client: Self.client(context), now: Date())
-            let seconds = session.expiresAt - Int64(Date().timeIntervalSince1970)
+            let session = try application.console.signIn(key: key, client: Self.client(context), now: application.clock.now())
+            let seconds = session.expiresAt - Int64(application.clock.now().timeIntervalSince1970)
             var response = HTTPResponse.json(200, JSONValue.object(describe(session)).serializedBytes, app: session.caller.app.id)
             response.headers += [
                 ("Set-Cookie", cookie(session.token, maxAge: seconds, context)), ("Cache-Control", "no-store"),
@@ -71,7 +72,9 @@ struct ConsoleHandlers: Sendable {
     func signOut(_ context: HTTPRequestContext) {
         do {
             _ = try application.caller(context)
-            if let session = application.consoleSession(context.request) { application.console.signOut(session, now: Date()) }
+            if let session = application.consoleSession(context.request) {
+                application.console.signOut(session, now: application.clock.now())
+            }
             var response = HTTPResponse.json(200, Array(#"{"signedOut":true}"#.utf8), app: nil)
             response.headers.append(("Set-Cookie", cookie("", maxAge: 0, context)))
             context.respond(response)

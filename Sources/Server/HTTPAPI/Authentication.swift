@@ -1,6 +1,7 @@
 import Application
 import Foundation
 import HTTP
+import Instants
 
 /// Who a request comes from: an API key (`Authorization: Bearer`), else the console's session
 /// cookie. A request that changes something on the strength of the cookie must carry the
@@ -16,7 +17,7 @@ extension EntitleApplication {
         guard let token = Self.cookie(Self.sessionCookie, in: request) else {
             return try authenticator.authenticate(authorization: nil)
         }
-        guard configuration.console.enabled, let session = console.session(token: token, now: Date()) else {
+        guard configuration.console.enabled, let session = console.session(token: token, now: clock.now()) else {
             throw ServiceError(status: 401, code: "UNAUTHORIZED", message: "the console session has ended; sign in again")
         }
         if !["GET", "HEAD"].contains(request.method), !console.acceptsCSRF(request.header("x-csrf-token"), for: session) {
@@ -27,7 +28,7 @@ extension EntitleApplication {
 
     /// The console session of a request, when its cookie carries a valid one.
     func consoleSession(_ request: HTTPRequest) -> ConsoleSessions.Session? {
-        Self.cookie(Self.sessionCookie, in: request).flatMap { console.session(token: $0, now: Date()) }
+        Self.cookie(Self.sessionCookie, in: request).flatMap { console.session(token: $0, now: clock.now()) }
     }
 
     /// A cookie's value from the `Cookie` header (`a=1; b=2`).

@@ -2,6 +2,7 @@ import Application
 import Entitlements
 import Foundation
 import HTTP
+import Instants
 import JSON
 
 /// `GET /v1/events`, `GET /v1/events/{id}`, `GET /v1/webhooks/deliveries`,
@@ -72,7 +73,7 @@ struct EventHandlers: Sendable {
             let app = caller.app.id
             let id = context.pathParameters["id"] ?? ""
             application.instrumentation.record(.supportAction(app: app, key: caller.keyName, action: "redeliver", target: id))
-            feed.retry(deliveryId: id, now: Date()) { result in
+            feed.retry(deliveryId: id, now: application.clock.now()) { result in
                 context.reply(
                     result.flatMap { delivery in
                         delivery.map { .success(.object(["delivery": .object($0)])) }
@@ -87,7 +88,7 @@ struct EventHandlers: Sendable {
     func sendTest(_ context: HTTPRequestContext) {
         do {
             let (feed, app) = try feed(context, "webhook tests")
-            feed.sendTest(now: Date()) { context.reply($0.map(JSONValue.object), app: app) }
+            feed.sendTest(now: application.clock.now()) { context.reply($0.map(JSONValue.object), app: app) }
         } catch {
             context.reply(error: error, app: nil)
         }

@@ -22,7 +22,7 @@ struct GooglePlayHandlers: Sendable {
             let body = try RequestBody(context.request)
             play.post(
                 productId: try body.requiredString("productId"), purchaseToken: try body.requiredString("purchaseToken"),
-                appAccountToken: try body.optionalString("appAccountToken"), now: Date()
+                appAccountToken: try body.optionalString("appAccountToken"), now: application.clock.now()
             ) { context.reply($0.map(JSONValue.object), app: app) }
         } catch {
             context.reply(error: error, app: nil)
@@ -33,7 +33,7 @@ struct GooglePlayHandlers: Sendable {
     /// not Google's; 503 when Google or the database may answer later (Pub/Sub redelivers).
     func push(_ context: HTTPRequestContext) {
         application.ingestGooglePush(
-            authorization: context.request.header("authorization"), body: context.request.body, receivedAt: Date()
+            authorization: context.request.header("authorization"), body: context.request.body, receivedAt: application.clock.now()
         ) { result in
             context.reply(result.map { .object(["status": .string($0.rawValue)]) }, app: nil)
         }
@@ -46,7 +46,7 @@ struct GooglePlayHandlers: Sendable {
             try caller.requireServerKey("listing voided purchases")
             let play = try application.services(for: caller).requireGooglePlay()
             let body = context.request.body.isEmpty ? nil : try RequestBody(context.request)
-            let now = Date()
+            let now = application.clock.now()
             let since = try body?.optionalInstant("startTime") ?? Milliseconds.since1970(now) - 30 * 86_400_000
             play.syncVoided(since: since, now: now) {
                 context.reply($0.map { .object(["voidedPurchases": .object($0)]) }, app: caller.app.id)
@@ -88,7 +88,8 @@ struct GooglePlayHandlers: Sendable {
             }
             play.selectOffer(
                 productId: try body.requiredString("productId"), basePlanId: try body.requiredString("basePlanId"), listed: listed,
-                offerId: try body.optionalString("offerId"), appAccountToken: try body.optionalString("appAccountToken"), now: Date()
+                offerId: try body.optionalString("offerId"), appAccountToken: try body.optionalString("appAccountToken"),
+                now: application.clock.now()
             ) { context.reply($0.map(JSONValue.object), app: app) }
         } catch {
             context.reply(error: error, app: nil)

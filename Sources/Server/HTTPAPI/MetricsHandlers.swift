@@ -51,7 +51,7 @@ struct MetricsHandlers: Sendable {
             let caller = try application.caller(context)
             try caller.requireServerKey("business metrics")
             let query = try Query(context.request)
-            let now = Milliseconds.since1970(Date())
+            let now = Milliseconds.since1970(application.clock.now())
             let filter = try filter(query, app: caller.app)
             application.services(for: caller).metrics.summary(at: try instant(query, "at", default: now), filter: filter, now: now) {
                 context.reply($0.map { .object(["summary": .object($0)]) }, app: caller.app.id)
@@ -70,7 +70,7 @@ struct MetricsHandlers: Sendable {
                 throw ServiceError.notFound("no metric by this name (one of \(names))")
             }
             let query = try Query(context.request)
-            let now = Milliseconds.since1970(Date())
+            let now = Milliseconds.since1970(application.clock.now())
             let to = try instant(query, "to", default: now)
             let from = try instant(query, "from", default: to - 30 * 86_400_000)
             guard let interval = MetricsInterval(rawValue: query["interval"] ?? "day") else {

@@ -1,6 +1,7 @@
 import Application
 import Foundation
 import HTTP
+import Instants
 import JSON
 
 /// `POST /v1/notifications/apple`. No API key: the signature is the authentication. 200 only
@@ -13,7 +14,7 @@ struct NotificationHandler: Sendable {
         do {
             let signedPayload = try RequestBody(context.request).requiredString("signedPayload")
             let body = String(decoding: context.request.body, as: UTF8.self)
-            application.ingestNotification(signedPayload: signedPayload, body: body, receivedAt: Date()) { result in
+            application.ingestNotification(signedPayload: signedPayload, body: body, receivedAt: application.clock.now()) { result in
                 context.reply(result.map { .object(["status": .string($0.rawValue)]) }, app: nil)
             }
         } catch {

@@ -2,6 +2,7 @@ import AppStore
 import Application
 import Foundation
 import HTTP
+import Instants
 import JSON
 
 /// `POST /v1/promotional-offers/sign` and `POST /v1/introductory-offers/eligibility` (client or
@@ -21,7 +22,7 @@ struct OfferHandlers: Sendable {
                 environment: try body.optionalString("environment").map(AppStoreEnvironment.init(rawValue:)),
                 signedTransaction: try body.optionalString("signedTransaction"), trustedCaller: caller.role.isServer)
             let app = caller.app.id
-            application.services(for: caller).offers.signPromotionalOffer(request, now: Date()) { result in
+            application.services(for: caller).offers.signPromotionalOffer(request, now: application.clock.now()) { result in
                 context.reply(result.map { .object($0) }, app: app)
             }
         } catch {
@@ -43,7 +44,7 @@ struct OfferHandlers: Sendable {
                 environment: try body.optionalString("environment").map(AppStoreEnvironment.init(rawValue:)),
                 signedTransaction: try body.optionalString("signedTransaction"), trustedCaller: caller.role.isServer)
             let app = caller.app.id
-            application.services(for: caller).offers.introductoryOfferEligibility(request, now: Date()) { result in
+            application.services(for: caller).offers.introductoryOfferEligibility(request, now: application.clock.now()) { result in
                 context.reply(result.map { .object($0) }, app: app)
             }
         } catch {

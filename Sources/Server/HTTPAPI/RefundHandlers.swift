@@ -1,6 +1,7 @@
 import Application
 import Foundation
 import HTTP
+import Instants
 import JSON
 
 /// Refund reviews: the app's usage evidence (server key), support's per-customer override (admin
@@ -15,7 +16,8 @@ struct RefundHandlers: Sendable {
             try caller.requireServerKey("recording usage")
             let body = try RequestBody(context.request)
             application.services(for: caller).refunds.recordUsage(
-                appAccountToken: context.pathParameters["appAccountToken"] ?? "", body: body.object, by: caller, now: Date()
+                appAccountToken: context.pathParameters["appAccountToken"] ?? "", body: body.object, by: caller,
+                now: application.clock.now()
             ) { result in
                 switch result {
                 case .success(let answer): context.respond(.json(201, JSONValue.object(answer).serializedBytes, app: caller.app.id))
@@ -45,12 +47,13 @@ struct RefundHandlers: Sendable {
             switch context.request.method {
             case "GET": refunds.override(appAccountToken: token, completion: reply)
             case "DELETE":
-                refunds.setOverride(appAccountToken: token, override: nil, reason: nil, by: caller, now: Date(), completion: reply)
+                refunds.setOverride(
+                    appAccountToken: token, override: nil, reason: nil, by: caller, now: application.clock.now(), completion: reply)
             default:
                 let body = try RequestBody(context.request)
                 refunds.setOverride(
                     appAccountToken: token, override: try body.requiredString("override"), reason: try body.optionalString("reason"),
-                    by: caller, now: Date(), completion: reply)
+                    by: caller, now: application.clock.now(), completion: reply)
             }
         } catch {
             context.reply(error: error, app: nil)
@@ -63,7 +66,7 @@ struct RefundHandlers: Sendable {
             let caller = try application.caller(context)
             try caller.requireServerKey("refund requests")
             let limit = try Query(context.request).integer("limit", default: 50, range: 1...500)
-            application.services(for: caller).refunds.requests(limit: limit, now: Date()) {
+            application.services(for: caller).refunds.requests(limit: limit, now: application.clock.now()) {
                 context.reply($0.map(JSONValue.object), app: caller.app.id)
             }
         } catch {

@@ -2,6 +2,7 @@ import AppStore
 import Application
 import Foundation
 import HTTP
+import Instants
 import JSON
 
 /// `POST /v1/retention/apple` `{"signedPayload"}`: Apple's realtime Retention Messaging request.
@@ -14,7 +15,7 @@ struct RetentionHandler: Sendable {
     func handle(_ context: HTTPRequestContext) {
         do {
             let signedPayload = try RequestBody(context.request).requiredString("signedPayload")
-            application.answerRetention(signedPayload: signedPayload, now: Date()) { result in
+            application.answerRetention(signedPayload: signedPayload, now: application.clock.now()) { result in
                 context.reply(result.map(JSONValue.object), app: nil)
             }
         } catch {

@@ -3,6 +3,7 @@ import Application
 import Entitlements
 import Foundation
 import HTTP
+import Instants
 import JSON
 
 /// Transactions posted by apps, subscribers, and the notification audit trail: decode, call one
@@ -24,7 +25,7 @@ struct SubscriberHandlers: Sendable {
             application.services(for: caller).transactions.post(
                 signedTransaction: try body.requiredString("signedTransaction"),
                 signedRenewalInfo: try body.optionalString("signedRenewalInfo"),
-                appAccountToken: try body.optionalString("appAccountToken"), now: Date()
+                appAccountToken: try body.optionalString("appAccountToken"), now: application.clock.now()
             ) { result in
                 context.reply(
                     result.map {
@@ -48,7 +49,7 @@ struct SubscriberHandlers: Sendable {
             let app = caller.app.id
             application.services(for: caller).subscribers.serializedSubscriber(
                 appAccountToken: context.pathParameters["appAccountToken"] ?? "", environment: query.environment,
-                at: try query.instant(for: caller, now: Date())
+                at: try query.instant(for: caller, now: application.clock.now())
             ) { result in
                 context.reply(serialized: Self.subscriber(result, missing: "no subscriber with this appAccountToken"), app: app)
             }
@@ -67,7 +68,7 @@ struct SubscriberHandlers: Sendable {
             let app = caller.app.id
             application.services(for: caller).subscribers.subscriber(
                 originalTransactionId: context.pathParameters["originalTransactionId"] ?? "", environment: query.environment,
-                at: try query.instant(for: caller, now: Date())
+                at: try query.instant(for: caller, now: application.clock.now())
             ) { result in
                 context.reply(serialized: Self.subscriber(result, missing: "no subscription with this originalTransactionId"), app: app)
             }
@@ -85,7 +86,7 @@ struct SubscriberHandlers: Sendable {
             let app = caller.app.id
             application.services(for: caller).subscribers.subscriber(
                 appTransactionId: context.pathParameters["appTransactionId"] ?? "", environment: query.environment,
-                at: try query.instant(for: caller, now: Date())
+                at: try query.instant(for: caller, now: application.clock.now())
             ) { result in
                 context.reply(serialized: Self.subscriber(result, missing: "no subscription with this appTransactionId"), app: app)
             }

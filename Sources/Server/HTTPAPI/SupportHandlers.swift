@@ -2,6 +2,7 @@ import AppStore
 import Application
 import Foundation
 import HTTP
+import Instants
 import JSON
 
 /// Support's admin API (admin keys only): promotional grants, a customer's history, search and
@@ -37,7 +38,8 @@ struct SupportHandlers: Sendable {
             let entitlement = context.pathParameters["entitlementId"] ?? ""
             services.grants.grant(
                 appAccountToken: token, entitlement: entitlement, length: length, reason: try body.optionalString("reason"),
-                environment: try body.optionalString("environment").map(AppStoreEnvironment.init(rawValue:)), by: caller, now: Date()
+                environment: try body.optionalString("environment").map(AppStoreEnvironment.init(rawValue:)), by: caller,
+                now: application.clock.now()
             ) { result in
                 if case .success(let grant) = result { audit(caller, "grant", "\(entitlement) \(grant["id"]?.stringValue ?? "")") }
                 switch result {
@@ -57,7 +59,7 @@ struct SupportHandlers: Sendable {
             let grantId = context.pathParameters["grantId"] ?? ""
             services.grants.revoke(
                 appAccountToken: context.pathParameters["appAccountToken"] ?? "",
-                entitlement: context.pathParameters["entitlementId"] ?? "", grantId: grantId, by: caller, now: Date()
+                entitlement: context.pathParameters["entitlementId"] ?? "", grantId: grantId, by: caller, now: application.clock.now()
             ) { result in
                 if case .success = result { audit(caller, "revoke grant", grantId) }
                 context.reply(result.map { .object(["grant": .object($0)]) }, app: caller.app.id)
@@ -74,7 +76,8 @@ struct SupportHandlers: Sendable {
             let (caller, services) = try admin(context, "a customer's history")
             let query = try Query(context.request)
             services.history.history(
-                appAccountToken: context.pathParameters["appAccountToken"] ?? "", environment: query.environment, now: Date()
+                appAccountToken: context.pathParameters["appAccountToken"] ?? "", environment: query.environment,
+                now: application.clock.now()
             ) { result in
                 context.reply(
                     result.flatMap { found in
@@ -93,7 +96,7 @@ struct SupportHandlers: Sendable {
             let (caller, services) = try admin(context, "searching customers")
             let query = try Query(context.request)
             guard let text = query["query"] else { throw ServiceError.badRequest("add ?query= (a token, transaction id or order ID)") }
-            services.search.search(text, now: Date()) { context.reply($0.map(JSONValue.object), app: caller.app.id) }
+            services.search.search(text, now: application.clock.now()) { context.reply($0.map(JSONValue.object), app: caller.app.id) }
         } catch {
             context.reply(error: error, app: nil)
         }
@@ -104,7 +107,7 @@ struct SupportHandlers: Sendable {
     func stats(_ context: HTTPRequestContext) {
         do {
             let (caller, services) = try admin(context, "the overview")
-            services.overview.stats(now: Date()) { result in
+            services.overview.stats(now: application.clock.now()) { result in
                 context.reply(result.map { .object(["stats": .object($0)]) }, app: caller.app.id)
             }
         } catch {

@@ -57,7 +57,7 @@ struct SyncHandlers: Sendable {
             let (services, sync) = try services(context)
             let body = try RequestBody(context.request)
             guard let start = try body.optionalInstant("startDate") else { throw ServiceError.badRequest("missing field \"startDate\"") }
-            let end = try body.optionalInstant("endDate") ?? Milliseconds.since1970(Date())
+            let end = try body.optionalInstant("endDate") ?? Milliseconds.since1970(application.clock.now())
             guard start < end else { throw ServiceError.badRequest("startDate must be before endDate") }
             sync.backfill(start: start, end: end) { result in
                 context.reply(result.map { .object(["backfill": .object($0.json)]) }, app: services.app.id)

@@ -19,7 +19,7 @@ package final class Logger: HTTPServerObserver, Sendable {
     /// only by event loop i (the observer calls carry the loop index).
     private final class Shard: @unchecked Sendable {
         var buffer: [UInt8] = []
-        var clock = WallClock()
+        var clock = LogTimestamp()
     }
 
     private struct Pending: ~Copyable {
@@ -51,7 +51,7 @@ package final class Logger: HTTPServerObserver, Sendable {
 
     /// A non-request line: `{"time","level","msg", …fields}`.
     package func log(_ level: String, _ message: String, _ fields: JSONObject = [:]) {
-        var clock = WallClock()
+        var clock = LogTimestamp()
         var line: JSONObject = ["time": .string(clock.now()), "level": .string(level), "msg": .string(message)]
         for member in fields.members { line[member.key] = member.value }
         var bytes = JSONValue.object(line).serializedBytes
@@ -202,8 +202,9 @@ package final class Logger: HTTPServerObserver, Sendable {
     }
 }
 
-/// ISO 8601 UTC with milliseconds, the date part formatted at most once a second.
-struct WallClock {
+/// A log line's time: ISO 8601 UTC with milliseconds, the date part formatted at most once a
+/// second. Always the machine's time, never the server's moved clock: a log says when it was written.
+struct LogTimestamp {
     private var second = -1
     private var prefix = ""
 
