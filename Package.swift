@@ -77,8 +77,16 @@ let package = Package(
             name: "Server",
             dependencies: ["Application", "HTTP", "Storage", "Entitlements", "AppStore", "AppStoreAPI", "Crypto", "Instants", "JSON"],
             path: "Sources/Server",
-            // The OpenAPI document (a link to docs/openapi.json), served at GET /openapi.json.
-            resources: [.embedInCode("OpenAPI/openapi.json")]
+            // The Console's package.json only tells node (`node --check`, `node --test`) that its
+            // scripts are ES modules.
+            exclude: ["Console/Assets/package.json"],
+            // The OpenAPI document (a link to docs/openapi.json), served at GET /openapi.json; the
+            // console's page, style and ES modules, served under /console.
+            resources: [
+                .embedInCode("OpenAPI/openapi.json"), .embedInCode("Console/Assets/index.html"),
+                .embedInCode("Console/Assets/console.css"), .embedInCode("Console/Assets/console.js"),
+                .embedInCode("Console/Assets/format.js"),
+            ]
         ),
         .executableTarget(
             name: "entitle",

@@ -11,13 +11,14 @@ set -euo pipefail
 # store), chromium, chromium-driver and python3-venv (the console's tests in a real browser, with
 # Selenium from PyPI in .build/test-python), systemd and python3-seccomp (the server run under the
 # shipped units' system-call filter: `systemd-analyze syscall-filter` lists the sets, libseccomp
-# applies them), curl (the README's tour, run as written); clang's fuzzer runtime comes with the Swift toolchain.
+# applies them), curl (the README's tour, run as written), nodejs (`node --check` and `node --test` of the console's
+# scripts); clang's fuzzer runtime comes with the Swift toolchain.
 packages=(libssl-dev libcurl4-openssl-dev libsqlite3-dev libpq-dev pkg-config)
 tests=false
 if [ "${1:-}" = "--tests" ]; then
     tests=true
     packages+=(sqlite3 openssl python3 python3-cryptography python3-venv nginx postgresql chromium chromium-driver fonts-dejavu-core
-        systemd python3-seccomp curl)
+        systemd python3-seccomp curl nodejs)
 fi
 
 # The tests' tools from PyPI, pinned, in a virtualenv of the project's own that also sees Debian's

@@ -71,6 +71,7 @@ enum Routes {
         router.add("POST", "/v1/webhooks/test") { events.sendTest($0) }
         router.add("GET", "/console") { console.page($0) }
         router.add("GET", "/console/console.js") { console.script($0) }
+        router.add("GET", "/console/format.js") { console.formatting($0) }
         router.add("GET", "/console/console.css") { console.style($0) }
         router.add("POST", "/console/session") { console.signIn($0) }
         router.add("GET", "/console/session") { console.current($0) }

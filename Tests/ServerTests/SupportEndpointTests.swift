@@ -331,6 +331,9 @@ final class SupportEndpointTests: XCTestCase {
         XCTAssertEqual(try signIn(headers: ["X-Forwarded-For: 203.0.113.10"]).status, 200, "an address that signed in before gets in")
     }
 
+    private static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
     func testTheConsolePageRunsOnlyItsOwnScript() throws {
         let page = try fixture.call("GET", "/console", key: nil)
         XCTAssertEqual(page.status, 200)
@@ -343,12 +346,24 @@ final class SupportEndpointTests: XCTestCase {
         // Every script has a src; no handler attributes (a CSP without 'unsafe-inline' would block them).
         let scripts = page.text.components(separatedBy: "<script").dropFirst()
         XCTAssertFalse(scripts.isEmpty)
-        for script in scripts { XCTAssert(script.hasPrefix(" src=\"/console/"), String(script.prefix(60))) }
+        for script in scripts { XCTAssert(script.hasPrefix(" type=\"module\" src=\"/console/"), String(script.prefix(60))) }
         XCTAssertNil(page.text.range(of: #"\son[a-z]+="#, options: .regularExpression))
-        for asset in ["/console/console.js", "/console/console.css"] {
-            let reply = try fixture.call("GET", asset, key: nil)
-            XCTAssertEqual(reply.status, 200, asset)
+        // The console's real files (Sources/Server/Console/Assets), served as they are on disk, each
+        // with its content hash as ETag: asked again with it, the answer is 304 with no body.
+        let assets = Self.packageRoot.appendingPathComponent("Sources/Server/Console/Assets")
+        for (path, file) in [
+            ("/console", "index.html"), ("/console/console.js", "console.js"), ("/console/format.js", "format.js"),
+            ("/console/console.css", "console.css"),
+        ] {
+            let reply = try fixture.call("GET", path, key: nil)
+            XCTAssertEqual(reply.status, 200, path)
             XCTAssertNotNil(reply.headers["content-security-policy"])
+            XCTAssertEqual(reply.text, try String(contentsOf: assets.appendingPathComponent(file), encoding: .utf8), path)
+            let etag = try XCTUnwrap(reply.headers["etag"], path)
+            let again = try fixture.call("GET", path, key: nil, headers: ["If-None-Match: \(etag)"])
+            XCTAssertEqual(again.status, 304, path)
+            XCTAssertEqual(again.text, "", path)
+            XCTAssertEqual(try fixture.call("GET", path, key: nil, headers: ["If-None-Match: \"other\""]).status, 200, path)
         }
         for key in [SupportFixture.admin, SupportFixture.server, SupportFixture.client] {
             XCTAssertFalse(page.text.contains(key))

@@ -1,5 +1,6 @@
 import AppStore
 import Application
+import Crypto
 import Entitlements
 import Foundation
 import HTTP
@@ -12,26 +13,27 @@ import JSON
 struct ConsoleHandlers: Sendable {
     let application: EntitleApplication
 
-    private static let page = asset(ConsoleAssets.html, type: "text/html; charset=utf-8")
-    private static let script = asset(ConsoleAssets.script, type: "text/javascript; charset=utf-8")
-    private static let style = asset(ConsoleAssets.style, type: "text/css; charset=utf-8")
-
-    private static func asset(_ text: String, type: String) -> HTTPResponse {
-        HTTPResponse(status: 200, headers: [("Content-Type", type)] + SecurityHeaders.page, body: Array(text.utf8))
-    }
+    /// The console's files (Console/Assets), embedded in the binary at build time, each served
+    /// with its content's hash as its ETag: a browser asks again with `If-None-Match` and gets 304
+    /// until a new binary changes the file.
+    private static let page = ConsoleAsset(PackageResources.index_html, type: "text/html; charset=utf-8")
+    private static let script = ConsoleAsset(PackageResources.console_js, type: "text/javascript; charset=utf-8")
+    private static let formatting = ConsoleAsset(PackageResources.format_js, type: "text/javascript; charset=utf-8")
+    private static let style = ConsoleAsset(PackageResources.console_css, type: "text/css; charset=utf-8")
 
     private var enabled: Bool { application.configuration.console.enabled }
 
-    private func serve(_ context: HTTPRequestContext, _ asset: HTTPResponse) {
+    private func serve(_ context: HTTPRequestContext, _ asset: ConsoleAsset) {
         guard enabled else {
             context.reply(error: ServiceError.notFound("the console is turned off (console.enabled)"), app: nil)
             return
         }
-        context.respond(asset)
+        context.respond(asset.response(ifNoneMatch: context.request.header("if-none-match")))
     }
 
     func page(_ context: HTTPRequestContext) { serve(context, Self.page) }
     func script(_ context: HTTPRequestContext) { serve(context, Self.script) }
+    func formatting(_ context: HTTPRequestContext) { serve(context, Self.formatting) }
     func style(_ context: HTTPRequestContext) { serve(context, Self.style) }
 
     // MARK: - Session

@@ -1,0 +1,71 @@
+// The console's pure functions: how values, codes, dates and chart columns read on the page.
+// No DOM here, so `node --test` checks them (Tests/Console/format.test.js).
+
+// A value for the page: never "null", "undefined" or an empty cell.
+export function show(value) {
+  return value === null || value === undefined || value === "" ? "—" : String(value);
+}
+
+// Entitle's own codes as people read them: GRACE_PERIOD → "Grace period", grantRevoked →
+// "Grant revoked". Apple's names (DID_RENEW, INVALID_CHAIN) are shown as Apple writes them;
+// raw codes stay in data-* attributes, for scripts and tests.
+export function label(code) {
+  if (code === null || code === undefined || code === "") return "—";
+  const words = String(code).replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/_/g, " ").toLowerCase();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+// Every date in the console is shown one way: UTC, to the second.
+export function when(iso) {
+  if (!iso) return "—";
+  const date = new Date(iso);
+  return isNaN(date) ? iso : date.toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC").replace(/Z$/, " UTC");
+}
+
+// Time left before a store stops weighing an answer, in words.
+export function timeLeft(seconds) {
+  if (seconds === undefined || seconds === null) return "—";
+  const hours = Math.floor(seconds / 3600), minutes = Math.floor((seconds % 3600) / 60);
+  return hours ? `${hours} h ${minutes} min left` : `${minutes} min left`;
+}
+
+// What was answered, in words: the preference (or none) and the consumption sent.
+export function answered(request) {
+  const answer = request.answer;
+  if (!answer) return "—";
+  const preference = answer.refundPreference || "no preference";
+  const share = answer.consumptionPercentage ?? answer.consumptionPercentageMilliunits;
+  return share === undefined ? preference : `${preference}, ${share / 1000} % consumed`;
+}
+
+export function isoDay(ms) { return new Date(ms).toISOString().slice(0, 10); }
+
+// A bucket's columns: one per currency for money, the kinds for churn, else one value.
+export function chartColumns(figure, buckets) {
+  if (figure.kind === "money") {
+    const currencies = new Set();
+    for (const bucket of buckets) for (const currency of Object.keys(bucket.value || {})) currencies.add(currency);
+    return [...currencies].sort().map((currency) => ({ name: currency, of: (bucket) => (bucket.value || {})[currency] ?? 0 }));
+  }
+  if (figure.kind === "churn") {
+    return ["voluntary", "involuntary", "other"].map((kind) => ({ name: label(kind), of: (bucket) => bucket[kind] }));
+  }
+  return [{ name: figure.title, of: (bucket) => bucket.value }];
+}
+
+export function formatValue(figure, value) {
+  if (value === null || value === undefined) return "—";
+  if (figure.kind === "rate") return (value * 100).toFixed(1) + " %";
+  if (figure.kind === "money") return value.toFixed(2);
+  return String(value);
+}
+
+// What the page says when the server answered something other than "not signed in": the
+// status, the server's message and the request id to find in its log.
+export function unavailableText(error) {
+  if (!error || error.status === undefined || error.status === null) {
+    return "Entitle did not answer (" + (error && error.message ? error.message : "network error") + ").";
+  }
+  const id = error.requestId ? ` Request id: ${error.requestId}.` : "";
+  return `Entitle answered HTTP ${error.status}: ${error.message}.${id}`;
+}
