@@ -67,6 +67,12 @@ func run(_ arguments: [String]) -> Int32 {
         return 2
     }
     switch name {
+    case "help" where rest.first.map { topic in commands.contains { $0.name == topic } } ?? false:
+        // `entitle help serve` is `entitle serve --help`.
+        return run([rest[0], "--help"])
+    case "help" where !rest.isEmpty:
+        Output.error("entitle: no command \"\(rest[0])\" to help with\n\n\(usage)")
+        return 2
     case "--help", "-h", "help":
         Output.line(usage)
         return 0

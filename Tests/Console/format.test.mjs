@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
-  answered, chartColumns, formatValue, isoDay, label, show, timeLeft, unavailableText, when,
+  answered, chartColumns, environmentWithData, formatValue, isoDay, label, show, timeLeft, unavailableText, when,
 } from "../../Sources/Server/Console/Assets/format.js";
 
 test("a missing value reads as a dash, never null or undefined", () => {
@@ -55,4 +55,12 @@ test("a server failure says its status, message and request id", () => {
     "Entitle answered HTTP 500: internal error. Request id: r-1.");
   assert.equal(unavailableText({ status: 503, message: "storage unavailable" }), "Entitle answered HTTP 503: storage unavailable.");
   assert.equal(unavailableText(new TypeError("Failed to fetch")), "Entitle did not answer (Failed to fetch).");
+});
+
+test("Charts open on the environment that has data", () => {
+  const empty = { activeSubscriptions: 0, activeTrials: 0, mrr: {} };
+  assert.equal(environmentWithData(["Production", "Sandbox"], [empty, { ...empty, activeTrials: 1 }]), "Sandbox");
+  assert.equal(environmentWithData(["Production", "Sandbox"], [{ ...empty, mrr: { USD: 9.99 } }, empty]), "Production");
+  assert.equal(environmentWithData(["Sandbox", "Production"], [empty, empty]), "Production", "nothing anywhere: Production");
+  assert.equal(environmentWithData(["Sandbox", "Xcode"], [empty, empty]), "Sandbox", "else the deployment's first");
 });

@@ -31,7 +31,9 @@ final class ConsoleBrowserTests: XCTestCase {
         // so the deliveries page has a failed one to retry.
         let fixture = try SupportFixture(
             top: #", "delivery": {"firstRetrySeconds": 0.2, "maxRetrySeconds": 0.3, "retryWindowSeconds": 1, "timeoutSeconds": 1}"#,
-            app: #", "webhooks": [{"url": "http://127.0.0.1:9/hook", "secret": "whsec_c2VjcmV0LWZvci10aGUtY29uc29sZS10ZXN0"}]"#)
+            app: #", "webhooks": [{"url": "http://127.0.0.1:9/hook", "secret": "whsec_c2VjcmV0LWZvci10aGUtY29uc29sZS10ZXN0"}]"#,
+            // Production first, with no data in it: Charts must open on Sandbox, where the data is.
+            environments: #"["Production", "Sandbox"]"#)
         try fixture.seedCustomer()
         XCTAssertEqual(try fixture.postForgedNotification().status, 422)
         let renewal = try fixture.call(

@@ -361,7 +361,10 @@ final class OperationsTests: XCTestCase {
             let help = try runProcess(entitleExecutable.path, [command, "--help"])
             XCTAssertEqual(help.status, 0, command)
             XCTAssertTrue(help.stdout.hasPrefix("usage: entitle \(command)"), "\(command): \(help.stdout)")
+            let asked = try runProcess(entitleExecutable.path, ["help", command])
+            XCTAssertEqual([asked.status.description, asked.stdout], ["0", help.stdout], "entitle help \(command) is \(command) --help")
         }
+        XCTAssertEqual(try runProcess(entitleExecutable.path, ["help", "frobnicate"]).status, 2, "no such command to help with")
         let version = try runProcess(entitleExecutable.path, ["--version"])
         XCTAssertEqual(version.status, 0)
         XCTAssertEqual(version.stdout, "entitle \(EntitleVersion.current)\n")

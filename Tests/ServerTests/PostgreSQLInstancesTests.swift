@@ -149,8 +149,13 @@ final class PostgreSQLInstancesTests: XCTestCase {
         let (_, second) = try serve(url)
         let notifications = try (0..<240).map(notification)
         let acknowledged = LockedList<String>()
+        // Killed once 50 are acknowledged, or after a minute whatever happened: the test fails
+        // (below) rather than waiting forever on an instance that never took any.
+        let acknowledgedBeforeTheKill = LockedList<Int>()
         let killer = Thread {
-            while acknowledged.count < 50 { usleep(1000) }
+            let deadline = Date().addingTimeInterval(60)
+            while acknowledged.count < 50, Date() < deadline { usleep(1000) }
+            acknowledgedBeforeTheKill.append(acknowledged.count)
             kill(victim.processIdentifier, SIGKILL)
         }
         killer.start()
@@ -168,6 +173,7 @@ final class PostgreSQLInstancesTests: XCTestCase {
         }
         victim.waitUntilExit()
         XCTAssertEqual(victim.terminationReason, .uncaughtSignal)
+        XCTAssertGreaterThanOrEqual(acknowledgedBeforeTheKill.all.first ?? 0, 50, "the kill came mid-ingest, not before it")
         let stored = try storedUUIDs(second)
         XCTAssertEqual(Set(acknowledged.all).subtracting(stored), [], "every acknowledged notification is stored")
         XCTAssertEqual(acknowledged.count, notifications.count, "the surviving instance took the rest")
@@ -183,8 +189,13 @@ final class PostgreSQLInstancesTests: XCTestCase {
         let notifications = try (0..<300).map(notification)
         let acknowledged = LockedList<String>()
         let refused = LockedList<String>()
+        // Restarted once 60 are acknowledged, or after a minute whatever happened (the count is
+        // checked below): never a wait without end.
+        let acknowledgedBeforeTheRestart = LockedList<Int>()
         let restarter = Thread {
-            while acknowledged.count < 60 { usleep(1000) }
+            let deadline = Date().addingTimeInterval(60)
+            while acknowledged.count < 60, Date() < deadline { usleep(1000) }
+            acknowledgedBeforeTheRestart.append(acknowledged.count)
             try? cluster.restart()
         }
         restarter.start()
@@ -202,6 +213,7 @@ final class PostgreSQLInstancesTests: XCTestCase {
                 }
             }
         }
+        XCTAssertGreaterThanOrEqual(acknowledgedBeforeTheRestart.all.first ?? 0, 60, "the restart came mid-ingest, not before it")
         XCTAssertEqual(acknowledged.count, notifications.count, "the server recovered without a restart")
         XCTAssertFalse(refused.all.isEmpty, "writes were refused while the database was down")
         XCTAssertTrue(refused.all.allSatisfy { $0 == "503 10" }, "503 with Retry-After: \(Set(refused.all))")

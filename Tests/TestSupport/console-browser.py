@@ -133,6 +133,11 @@ def check_charts(console, label, full):
     step(f"{label}: the charts page")
     driver.find_element(By.CSS_SELECTOR, '[data-nav="charts"]').click()
     console.until(lambda: console.heading() == "Charts" and driver.find_elements(By.CSS_SELECTOR, "#chart-refunds"), "the charts")
+    opened = {"interval": Select(console.find("#charts-interval")).first_selected_option.get_attribute("value"),
+              "environment": Select(console.find("#charts-environment")).first_selected_option.get_attribute("value")}
+    assert opened == {"interval": "week", "environment": "Sandbox"}, f"Charts open by week on the environment with data: {opened}"
+    folded = driver.find_elements(By.CSS_SELECTOR, "#main details.numbers")
+    assert folded and not any(details.get_attribute("open") for details in folded), "the tables start folded"
     if full:
         # A range that holds the customer's whole subscription, by week.
         driver.execute_script("document.getElementById('charts-from').value = arguments[0];", args.past[:10])
@@ -157,7 +162,8 @@ def check_charts(console, label, full):
         bars = driver.find_elements(By.CSS_SELECTOR, f"#chart-{metric} svg rect.bar")
         assert len(bars) >= len(buckets), f"{metric}: {len(bars)} bars for {len(buckets)} buckets"
         for row, bucket in zip(rows, buckets):
-            assert row.find_element(By.CSS_SELECTOR, "th").text == bucket["start"][:10], (metric, row.text, bucket)
+            start = row.find_element(By.CSS_SELECTOR, "th").get_attribute("textContent")
+            assert start == bucket["start"][:10], (metric, start, bucket)
             for cell in row.find_elements(By.CSS_SELECTOR, "td"):
                 column, shown = cell.get_attribute("data-column"), cell.get_attribute("data-value")
                 if metric in ("mrr", "revenue"):
@@ -274,8 +280,13 @@ def run(width, height, label, full):
         assert "grantRevoked" in kinds, kinds
         console.check_text()
         assert "Grant revoked" in console.find("#history").text, "the timeline says what happened in words"
+        history = console.find("#history").text
+        assert "support: Dana (support)" in history and "App Store (signed by Apple)" in history, "proper names as given"
 
         step(f"{label}: a refund override, set with a reason")
+        if console.find("#refund-override-current").text.startswith("No override"):
+            chosen = Select(console.find("#refund-override")).first_selected_option.get_attribute("value")
+            assert chosen == "", f"the override control starts on no override, not {chosen}"
         Select(console.find("#refund-override")).select_by_value("ALWAYS_DECLINE")
         console.find("#refund-override-reason").send_keys("refund abuse")
         console.find("#refund-override-save").click()

@@ -1,4 +1,6 @@
-import { answered, chartColumns, formatValue, isoDay, label, show, timeLeft, unavailableText, when } from "./format.js";
+import {
+  answered, chartColumns, environmentWithData, formatValue, isoDay, label, show, timeLeft, unavailableText, when,
+} from "./format.js";
 
 (function () {
   const state = { session: null };
@@ -340,7 +342,7 @@ import { answered, chartColumns, formatValue, isoDay, label, show, timeLeft, una
         el("time", { datetime: entry.at, text: when(entry.at) }),
         el("span", { class: "kind", text: label(entry.kind) }),
         el("span", { class: "summary", text: entry.summary || "" }),
-        el("span", { class: "muted", text: " · " + label(entry.source) + (entry.environment ? " · " + entry.environment : "") }));
+        el("span", { class: "muted", text: " · " + show(entry.source) + (entry.environment ? " · " + entry.environment : "") }));
       if (entry.kind === "delivery" && entry.status === "failed") {
         item.append(el("button", { type: "button", class: "redeliver", text: "Redeliver",
           onclick: () => redeliver(entry.deliveryId) }));
@@ -570,10 +572,15 @@ import { answered, chartColumns, formatValue, isoDay, label, show, timeLeft, una
   async function refundOverrideForm(token) {
     const path = "/v1/subscribers/" + encodeURIComponent(token) + "/refund-override";
     const current = (await api("GET", path)).refundOverride;
-    const choice = el("select", { id: "refund-override", name: "override" },
+    // It starts on "No override" (or the one set): no single click sets the most generous
+    // policy, and an override is saved only with its reason.
+    const choice = el("select", { id: "refund-override", name: "override", required: true },
+      el("option", { value: "", selected: !current, text: "No override (the policy decides)" }),
       ["ALWAYS_GRANT", "ALWAYS_DECLINE", "NO_PREFERENCE"].map((value) =>
         el("option", { value, selected: current && current.override === value, text: label(value) })));
-    const reason = el("input", { id: "refund-override-reason", name: "reason", type: "text", maxlength: "500", value: (current && current.reason) || "" });
+    const reason = el("input", {
+      id: "refund-override-reason", name: "reason", type: "text", maxlength: "500", required: true,
+      value: (current && current.reason) || "" });
     const form = el("form", { class: "card", id: "refund-override-form", "aria-labelledby": "refund-override-heading" },
       el("h2", { id: "refund-override-heading", text: "Refund reviews" }),
       el("p", { id: "refund-override-current", text: current
@@ -594,6 +601,8 @@ import { answered, chartColumns, formatValue, isoDay, label, show, timeLeft, una
         } }) : null));
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
+      if (!choice.value) { say("Choose an override first (or remove the one set).", true); choice.focus(); return; }
+      if (!reason.value.trim()) { say("Say why, for whoever reads this customer next.", true); reason.focus(); return; }
       try {
         await api("PUT", path, { override: choice.value, reason: reason.value });
         await showCustomer(token, null);
@@ -698,9 +707,15 @@ import { answered, chartColumns, formatValue, isoDay, label, show, timeLeft, una
 
   async function showCharts(params) {
     const environments = state.session.environments || [];
-    const environment = environments.includes(params.get("environment")) ? params.get("environment")
-      : (environments.includes("Production") ? "Production" : environments[0]);
-    const interval = ["day", "week", "month"].includes(params.get("interval")) ? params.get("interval") : "day";
+    // Unless asked for one, the environment that has data (a deployment with only Sandbox data
+    // does not open on a page of zeros), by week.
+    let environment = params.get("environment");
+    if (!environments.includes(environment)) {
+      const summaries = await Promise.all(environments.map((name) =>
+        api("GET", "/v1/metrics/summary?environment=" + encodeURIComponent(name)).then((answer) => answer.summary)));
+      environment = environmentWithData(environments, summaries);
+    }
+    const interval = ["day", "week", "month"].includes(params.get("interval")) ? params.get("interval") : "week";
     const tomorrow = Math.floor(Date.now() / dayMs) * dayMs + dayMs;
     const valid = (text) => /^\d{4}-\d{2}-\d{2}$/.test(text || "") && !isNaN(Date.parse(text));
     const to = valid(params.get("to")) ? params.get("to") : isoDay(tomorrow);
@@ -743,7 +758,9 @@ import { answered, chartColumns, formatValue, isoDay, label, show, timeLeft, una
       const id = "chart-" + figure.name;
       return el("section", { class: "card", id, "aria-labelledby": id + "-heading" },
         el("h2", { id: id + "-heading", text: figure.title }),
-        columns.length ? [barChart(figure, columns, buckets, interval), figureTable(figure, columns, buckets)]
+        // The numbers under each chart, folded: the page is a page of charts, each table a click away.
+        columns.length ? [barChart(figure, columns, buckets, interval),
+          el("details", { class: "numbers" }, el("summary", { text: "The numbers" }), figureTable(figure, columns, buckets))]
           : el("p", { class: "muted none", text: `No ${figure.title.toLowerCase()} in this range.` }),
         // The server names the file (Content-Disposition).
         el("p", {}, el("a", { class: "csv", href: `/v1/metrics/${figure.name}?${query}&format=csv`, download: true,

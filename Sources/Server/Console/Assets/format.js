@@ -69,3 +69,13 @@ export function unavailableText(error) {
   const id = error.requestId ? ` Request id: ${error.requestId}.` : "";
   return `Entitle answered HTTP ${error.status}: ${error.message}.${id}`;
 }
+
+// The environment the Charts page opens on: the first (in the deployment's order) whose summary
+// shows anything — subscriptions, trials or MRR — else Production when listed, else the first.
+export function environmentWithData(environments, summaries) {
+  const hasData = (summary) => Boolean(summary) && ((summary.activeSubscriptions || 0) > 0 || (summary.activeTrials || 0) > 0
+    || Object.values(summary.mrr || {}).some((amount) => amount !== 0));
+  const index = summaries.findIndex(hasData);
+  if (index >= 0 && index < environments.length) return environments[index];
+  return environments.includes("Production") ? "Production" : environments[0];
+}
