@@ -127,7 +127,10 @@ let package = Package(
             dependencies: ["GooglePlay", "Crypto", "HTTP", "HTTPClient", "JSON", "TestSupport"],
             path: "Tests/GooglePlayTests"
         ),
-        .testTarget(name: "ApplicationTests", dependencies: ["Application", "Entitlements", "Instants"], path: "Tests/ApplicationTests"),
+        .testTarget(
+            name: "ApplicationTests",
+            dependencies: ["Application", "AppStore", "AppStoreAPI", "Crypto", "Entitlements", "Instants", "JSON", "TestSupport"],
+            path: "Tests/ApplicationTests"),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Entitlements", "TestSupport"], path: "Tests/StorageTests"),
         .testTarget(
             name: "EntitlementsTests",

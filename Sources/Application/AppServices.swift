@@ -46,7 +46,7 @@ package final class AppServices: Sendable {
         revocationChecker: (any RevocationChecker)?,
         delivery: DeliverySettings, instrumentation: any Instrumentation, failures: RecentFailures,
         metrics metricsSettings: MetricsSettings = MetricsSettings(), clock: any WallClock,
-        newId: @escaping @Sendable () -> String
+        newId: @escaping @Sendable () -> String, outboundClients: OutboundClients
     ) throws {
         self.app = app
         self.pool = pool
@@ -61,7 +61,7 @@ package final class AppServices: Sendable {
             app: app, instrumentation: instrumentation, deliveries: deliveries, clock: clock, newId: newId,
             keepsMetrics: metricsSettings.enabled)
         events = EventFeed(app: app, store: store, pool: pool, eventWriter: eventWriter)
-        let clients = try SyncService.clients(for: app)
+        let clients = try outboundClients.appStore(app)
         let appleCalls =
             app.serverAPI.setAppAccountToken || app.serverAPI.finishTransactions
             ? clients.map {

@@ -24,14 +24,16 @@ package final class EntitleApplication: Sendable {
     /// The server's one clock: every instant a use case or handler uses is read from it.
     package let clock: any WallClock
 
-    /// `clock` and `newId` (the ids of events and records) are the composition root's to give:
-    /// the machine's clock and random UUIDs in a deployment, a moved clock in tests.
+    /// `clock`, `newId` (the ids of events and records) and `outboundClients` are the composition
+    /// root's to give: the machine's clock, random UUIDs and Apple's API in a deployment; a moved
+    /// clock and fakes or stand-ins in tests.
     package init(
         configuration: EntitleConfiguration, store: any FactStore, pool: BlockingPool? = nil,
         revocationChecker: (any RevocationChecker)? = nil,
         instrumentation: any Instrumentation = NoInstrumentation(),
         clock: any WallClock = SystemClock(),
-        newId: @escaping @Sendable () -> String = { UUID().uuidString.lowercased() }
+        newId: @escaping @Sendable () -> String = { UUID().uuidString.lowercased() },
+        outboundClients: OutboundClients = .live
     ) throws {
         self.configuration = configuration
         self.clock = clock
@@ -51,7 +53,7 @@ package final class EntitleApplication: Sendable {
             apps[app.id] = try AppServices(
                 app: app, store: store, pool: self.pool, outbound: outbound, revocationChecker: checker,
                 delivery: configuration.delivery, instrumentation: counting, failures: failures,
-                metrics: configuration.metrics, clock: clock, newId: newId)
+                metrics: configuration.metrics, clock: clock, newId: newId, outboundClients: outboundClients)
         }
         self.apps = apps
         appsByBundle = Dictionary(uniqueKeysWithValues: apps.values.map { ($0.app.bundleId, $0) })

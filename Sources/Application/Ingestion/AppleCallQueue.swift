@@ -13,7 +13,7 @@ final class AppleCallQueue: Sendable {
     private let drainer: DueWorkDrainer
 
     init(
-        app: AppConfiguration, store: any FactStore, pool: BlockingPool, clients: [AppStoreEnvironment: AppStoreServerAPIClient],
+        app: AppConfiguration, store: any FactStore, pool: BlockingPool, clients: AppStoreClients,
         instrumentation: any Instrumentation, clock: any WallClock
     ) {
         let calls = AppleCalls(app: app, store: store, clients: clients, instrumentation: instrumentation)
@@ -27,7 +27,7 @@ final class AppleCallQueue: Sendable {
 private struct AppleCalls: Sendable {
     let app: AppConfiguration
     let store: any FactStore
-    let clients: [AppStoreEnvironment: AppStoreServerAPIClient]
+    let clients: AppStoreClients
     let instrumentation: any Instrumentation
 
     func drain(now: Date) {

@@ -15,7 +15,7 @@ final class RefundReviews: Sendable {
     private let drainer: DueWorkDrainer
 
     init(
-        app: AppConfiguration, store: any FactStore, pool: BlockingPool, apple: [AppStoreEnvironment: AppStoreServerAPIClient],
+        app: AppConfiguration, store: any FactStore, pool: BlockingPool, apple: AppStoreClients,
         google: GooglePlayDeveloperAPI?, eventWriter: AppEventWriter, instrumentation: any Instrumentation, retrySeconds: Double,
         clock: any WallClock
     ) {
@@ -32,7 +32,7 @@ final class RefundReviews: Sendable {
 private struct RefundAnswering: Sendable {
     let app: AppConfiguration
     let store: any FactStore
-    let apple: [AppStoreEnvironment: AppStoreServerAPIClient]
+    let apple: AppStoreClients
     let google: GooglePlayDeveloperAPI?
     let eventWriter: AppEventWriter
     let instrumentation: any Instrumentation

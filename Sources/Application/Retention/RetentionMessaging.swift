@@ -25,7 +25,7 @@ package struct RetentionMessaging: Sendable {
     }
 
     let app: AppConfiguration
-    let clients: [AppStoreEnvironment: AppStoreServerAPIClient]
+    let clients: AppStoreClients
     let outbound: BlockingPool
 
     package func perform(

@@ -41,29 +41,13 @@ package struct SyncService: Sendable {
     let instrumentation: any Instrumentation
     /// The server's one clock: what "now" is for the subscriber a sync answers.
     let clock: any WallClock
-    package let clients: [AppStoreEnvironment: AppStoreServerAPIClient]
+    package let clients: AppStoreClients
     package let retry: RetryPolicy
     var eventWriter: AppEventWriter?
 
-    /// One client per enabled environment the API serves (Production, Sandbox), with the app's key
-    /// and issuer ID; nil when the app has no issuer ID (the API needs one).
-    static func clients(for app: AppConfiguration) throws -> [AppStoreEnvironment: AppStoreServerAPIClient]? {
-        guard let issuerId = app.signingKey.issuerId else { return nil }
-        let tokens = BearerTokenFactory(
-            privateKey: app.signingKey.privateKey, keyId: app.signingKey.keyId,
-            issuerId: issuerId, bundleId: app.bundleId)
-        var clients: [AppStoreEnvironment: AppStoreServerAPIClient] = [:]
-        for environment in app.environments where environment.hasServerAPI {
-            let url = environment == .production ? app.serverAPI.productionURL : app.serverAPI.sandboxURL
-            clients[environment] = try AppStoreServerAPIClient(
-                environment: environment.rawValue, tokens: tokens, baseURL: url,
-                caFile: app.serverAPI.caFile)
-        }
-        return clients
-    }
 
     init(
-        app: AppConfiguration, clients: [AppStoreEnvironment: AppStoreServerAPIClient], verification: VerificationService,
+        app: AppConfiguration, clients: AppStoreClients, verification: VerificationService,
         notifications: NotificationIngestion, subscribers: SubscriberQueries, store: any FactStore, pool: BlockingPool,
         outbound: BlockingPool, instrumentation: any Instrumentation, clock: any WallClock, retry: RetryPolicy = RetryPolicy()
     ) {

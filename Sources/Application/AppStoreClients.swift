@@ -1,0 +1,32 @@
+package import AppStore
+package import AppStoreAPI
+
+/// The App Store Server API of one app, one port per environment it serves.
+package typealias AppStoreClients = [AppStoreEnvironment: any AppStoreServerAPI]
+
+/// How the composition root gets each app's outbound clients: the real ones (`.live`), or what a
+/// test or the test store gives instead. No use case builds a client itself.
+package struct OutboundClients: Sendable {
+    /// The app's App Store Server API clients; nil when the app cannot call the API.
+    package var appStore: @Sendable (AppConfiguration) throws -> AppStoreClients?
+
+    package init(appStore: @escaping @Sendable (AppConfiguration) throws -> AppStoreClients?) {
+        self.appStore = appStore
+    }
+
+    /// Apple's API over HTTPS: one client per enabled environment it serves (Production,
+    /// Sandbox), with the app's key and issuer ID; none when the app has no issuer ID (the API
+    /// needs one).
+    package static let live = OutboundClients { app in
+        guard let issuerId = app.signingKey.issuerId else { return nil }
+        let tokens = BearerTokenFactory(
+            privateKey: app.signingKey.privateKey, keyId: app.signingKey.keyId, issuerId: issuerId, bundleId: app.bundleId)
+        var clients: AppStoreClients = [:]
+        for environment in app.environments where environment.hasServerAPI {
+            let url = environment == .production ? app.serverAPI.productionURL : app.serverAPI.sandboxURL
+            clients[environment] = try AppStoreServerAPIClient(
+                environment: environment.rawValue, tokens: tokens, baseURL: url, caFile: app.serverAPI.caFile)
+        }
+        return clients
+    }
+}

@@ -1,0 +1,130 @@
+import AppStore
+import AppStoreAPI
+import Crypto
+import Entitlements
+import Foundation
+import Instants
+import JSON
+import TestSupport
+import XCTest
+
+@testable import Application
+
+/// The refund reviews use case without HTTP: a real SQLite store, the server's clock moved by the
+/// test, and a fake of the App Store Server API port that records what Apple would be sent.
+final class RefundReviewsUseCaseTests: XCTestCase {
+    private let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+    private let start = Date(timeIntervalSince1970: 1_796_000_000)
+
+    private func application(apple: RecordingAppStore, clock: MovableClock) throws -> (EntitleApplication, any FactStore) {
+        let folder = try makeTemporaryDirectory("entitle-refunds")
+        try writeFile(folder.appendingPathComponent("key.p8"), try P256.Signing.PrivateKey().pemRepresentation)
+        let configuration = try ConfigurationLoader.load(
+            text: Array(
+                """
+                {"storage": {"sqlite": "unused.sqlite3"},
+                 "apps": [{"id": "app", "bundleId": "com.example.app", "environments": ["Sandbox"],
+                   "signingKey": {"keyId": "KEY1", "issuerId": "57246542-96fe-1a63-e053-0824d011072a", "privateKeyFile": "key.p8"},
+                   "apiKeys": [{"key": "server_key_0123456789", "role": "server"}],
+                   "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"]}},
+                   "refunds": {"customerConsent": true, "rules": [{"name": "legal", "when": {"reason": "LEGAL"}, "prefer": "DECLINE"}]}}]}
+                """.utf8), path: folder.appendingPathComponent("entitle.json").path, environment: [:])
+        let store = try makeTemporaryStore()
+        let application = try EntitleApplication(
+            configuration: configuration, store: store, clock: clock, newId: { UUID().uuidString.lowercased() },
+            outboundClients: OutboundClients { _ in [.sandbox: apple] })
+        return (application, store)
+    }
+
+    private func request(_ id: String, reason: String, at: Date) -> RefundRequest {
+        let requested = Milliseconds.since1970(at)
+        return RefundRequest(
+            id: id, store: "app_store", environment: "Sandbox", appAccountToken: token, transactionId: "t-\(id)",
+            originalTransactionId: "t-\(id)", reason: reason, requestedAt: requested, deadline: requested + RefundRequest.appleWindow)
+    }
+
+    private func waitFor(_ what: String, _ condition: () throws -> Bool) throws {
+        let deadline = Date().addingTimeInterval(10)
+        while try !condition() {
+            guard Date() < deadline else { return XCTFail("waited 10 s for \(what)") }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+    }
+
+    func testARequestIsAnsweredByThePolicyAndOnePastItsDeadlineIsNot() throws {
+        let apple = RecordingAppStore()
+        let clock = MovableClock(at: start)
+        let (application, store) = try application(apple: apple, clock: clock)
+        let reviews = try XCTUnwrap(application.apps["app"]).refundReviews
+
+        var batch = FactBatch(appId: "app", environment: "Sandbox")
+        batch.refundRequest = request("r-1", reason: "LEGAL", at: clock.now())
+        XCTAssertEqual(try store.apply(batch), .applied)
+        reviews.kick()
+        try waitFor("the answer to Apple") { !apple.consumption.all.isEmpty }
+        let (transactionId, body) = try XCTUnwrap(apple.consumption.all.first)
+        XCTAssertEqual(transactionId, "t-r-1")
+        XCTAssertEqual(body["customerConsented"], true)
+        XCTAssertEqual(body["refundPreference"], "DECLINE", "the rule for LEGAL")
+        try waitFor("the request recorded as sent") {
+            try store.refundRequests(appId: "app", limit: 10).first { $0.id == "r-1" }?.status == .sent
+        }
+
+        // A request made now and answered only after Apple's 12 hours: nothing is sent, it is LATE.
+        var late = FactBatch(appId: "app", environment: "Sandbox")
+        late.refundRequest = request("r-2", reason: "LEGAL", at: clock.now())
+        XCTAssertEqual(try store.apply(late), .applied)
+        clock.advance(by: 13 * 3600)
+        reviews.kick()
+        try waitFor("the late request recorded") {
+            try store.refundRequests(appId: "app", limit: 10).first { $0.id == "r-2" }?.status == .late
+        }
+        XCTAssertEqual(apple.consumption.all.map(\.0), ["t-r-1"], "nothing sent past the deadline")
+    }
+}
+
+/// The App Store Server API port, recording Send Consumption Information and refusing every
+/// other call (the use case under test makes none).
+final class RecordingAppStore: AppStoreServerAPI, Sendable {
+    let environment = "Sandbox"
+    let consumption = LockedList<(String, JSONObject)>()
+
+    private func refused() -> AppStoreAPIError {
+        .api(status: 500, code: nil, message: "not part of this test", retryAfter: nil, environment: environment)
+    }
+
+    func sendConsumptionInformation(_ transactionId: String, _ request: JSONObject) throws(AppStoreAPIError) {
+        consumption.append((transactionId, request))
+    }
+
+    func getAllTransactionHistory(
+        _ transactionId: String, since revision: String?, query: [(String, String)]
+    ) throws(AppStoreAPIError) -> (signedTransactions: [String], revision: String?) { throw refused() }
+    func getAllSubscriptionStatuses(_ transactionId: String, status: [Int64]) throws(AppStoreAPIError) -> StatusResponse {
+        throw refused()
+    }
+    func lookUpOrderId(_ orderId: String) throws(AppStoreAPIError) -> OrderLookupResponse { throw refused() }
+    func setAppAccountToken(_ originalTransactionId: String, appAccountToken: String) throws(AppStoreAPIError) { throw refused() }
+    func finishTransaction(_ transactionId: String) throws(AppStoreAPIError) { throw refused() }
+    func getNotificationHistory(
+        startDate: Int64, endDate: Int64, paginationToken: String?, onlyFailures: Bool
+    ) throws(AppStoreAPIError) -> NotificationHistoryResponse { throw refused() }
+    func requestTestNotification() throws(AppStoreAPIError) -> SendTestNotificationResponse { throw refused() }
+    func getTestNotificationStatus(_ token: String) throws(AppStoreAPIError) -> CheckTestNotificationResponse { throw refused() }
+    func uploadRetentionImage(_ imageIdentifier: String, png: [UInt8], size: String) throws(AppStoreAPIError) { throw refused() }
+    func retentionImages() throws(AppStoreAPIError) -> JSONObject { throw refused() }
+    func deleteRetentionImage(_ imageIdentifier: String) throws(AppStoreAPIError) { throw refused() }
+    func uploadRetentionMessage(_ messageIdentifier: String, _ body: JSONObject) throws(AppStoreAPIError) { throw refused() }
+    func retentionMessages() throws(AppStoreAPIError) -> JSONObject { throw refused() }
+    func deleteRetentionMessage(_ messageIdentifier: String) throws(AppStoreAPIError) { throw refused() }
+    func setDefaultRetentionMessage(productId: String, locale: String, messageIdentifier: String) throws(AppStoreAPIError) {
+        throw refused()
+    }
+    func defaultRetentionMessage(productId: String, locale: String) throws(AppStoreAPIError) -> JSONObject { throw refused() }
+    func deleteDefaultRetentionMessage(productId: String, locale: String) throws(AppStoreAPIError) { throw refused() }
+    func setRealtimeURL(_ url: String) throws(AppStoreAPIError) { throw refused() }
+    func realtimeURL() throws(AppStoreAPIError) -> JSONObject { throw refused() }
+    func deleteRealtimeURL() throws(AppStoreAPIError) { throw refused() }
+    func startRetentionPerformanceTest(originalTransactionId: String) throws(AppStoreAPIError) -> JSONObject { throw refused() }
+    func retentionPerformanceTestResult(_ requestId: String) throws(AppStoreAPIError) -> JSONObject { throw refused() }
+}
