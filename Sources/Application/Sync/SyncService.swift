@@ -45,7 +45,6 @@ package struct SyncService: Sendable {
     package let retry: RetryPolicy
     var eventWriter: AppEventWriter?
 
-
     init(
         app: AppConfiguration, clients: AppStoreClients, verification: VerificationService,
         notifications: NotificationIngestion, subscribers: SubscriberQueries, store: any FactStore, pool: BlockingPool,
