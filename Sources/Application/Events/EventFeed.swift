@@ -62,7 +62,7 @@ package struct EventFeed: Sendable {
             return
         }
         var batch = FactBatch(appId: app.id, environment: app.defaultEnvironment.rawValue)
-        let id = UUID().uuidString.lowercased()
+        let id = eventWriter.composer.newId()
         batch.webhookTestId = id
         batch.source = "webhookTest"
         batch.requestedAt = Milliseconds.since1970(now)

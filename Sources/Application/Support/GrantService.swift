@@ -34,7 +34,7 @@ package struct GrantService: Sendable {
             let expiresDate = try end(of: length, from: startsAt)
             if let reason, reason.count > 500 { throw ServiceError.badRequest("reason must be at most 500 characters") }
             let grant = PromotionalGrant(
-                id: UUID().uuidString.lowercased(), appAccountToken: token,
+                id: eventWriter.composer.newId(), appAccountToken: token,
                 environment: try environment.map(app.enabled)?.rawValue ?? app.defaultEnvironment.rawValue, entitlement: entitlement,
                 startsAt: startsAt, expiresDate: expiresDate, reason: reason?.isEmpty == true ? nil : reason, grantedBy: caller.keyName)
             store(grant, at: startsAt, completion: completion)

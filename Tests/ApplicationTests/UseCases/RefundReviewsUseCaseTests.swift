@@ -1,6 +1,5 @@
 import AppStore
 import AppStoreAPI
-import Crypto
 import Entitlements
 import Foundation
 import Instants
@@ -10,33 +9,10 @@ import XCTest
 
 @testable import Application
 
-/// The refund reviews use case without HTTP: a real SQLite store, the server's clock moved by the
-/// test, and a fake of the App Store Server API port that records what Apple would be sent.
+/// The refund reviews use case without HTTP (UseCaseFixture): answered by the app's policy, and
+/// the server's clock decides when Apple's deadline has passed.
 final class RefundReviewsUseCaseTests: XCTestCase {
-    private let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
-    private let start = Date(timeIntervalSince1970: 1_796_000_000)
-
-    private func application(apple: RecordingAppStore, clock: MovableClock) throws -> (EntitleApplication, any FactStore) {
-        let folder = try makeTemporaryDirectory("entitle-refunds")
-        try writeFile(folder.appendingPathComponent("key.p8"), try P256.Signing.PrivateKey().pemRepresentation)
-        let configuration = try ConfigurationLoader.load(
-            text: Array(
-                """
-                {"storage": {"sqlite": "unused.sqlite3"},
-                 "apps": [{"id": "app", "bundleId": "com.example.app", "environments": ["Sandbox"],
-                   "signingKey": {"keyId": "KEY1", "issuerId": "57246542-96fe-1a63-e053-0824d011072a", "privateKeyFile": "key.p8"},
-                   "apiKeys": [{"key": "server_key_0123456789", "role": "server"}],
-                   "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"]}},
-                   "refunds": {"customerConsent": true, "rules": [{"name": "legal", "when": {"reason": "LEGAL"}, "prefer": "DECLINE"}]}}]}
-                """.utf8), path: folder.appendingPathComponent("entitle.json").path, environment: [:])
-        let store = try makeTemporaryStore()
-        let application = try EntitleApplication(
-            configuration: configuration, store: store, clock: clock, newId: { UUID().uuidString.lowercased() },
-            outboundClients: OutboundClients { _ in [.sandbox: apple] })
-        return (application, store)
-    }
-
-    private func request(_ id: String, reason: String, at: Date) -> RefundRequest {
+    private func request(_ id: String, reason: String, at: Date, token: String) -> RefundRequest {
         let requested = Milliseconds.since1970(at)
         return RefundRequest(
             id: id, store: "app_store", environment: "Sandbox", appAccountToken: token, transactionId: "t-\(id)",
@@ -52,13 +28,12 @@ final class RefundReviewsUseCaseTests: XCTestCase {
     }
 
     func testARequestIsAnsweredByThePolicyAndOnePastItsDeadlineIsNot() throws {
-        let apple = RecordingAppStore()
-        let clock = MovableClock(at: start)
-        let (application, store) = try application(apple: apple, clock: clock)
-        let reviews = try XCTUnwrap(application.apps["app"]).refundReviews
+        let fixture = try UseCaseFixture()
+        let (store, clock, apple) = (fixture.store, fixture.clock, fixture.apple)
+        let reviews = fixture.services.refundReviews
 
         var batch = FactBatch(appId: "app", environment: "Sandbox")
-        batch.refundRequest = request("r-1", reason: "LEGAL", at: clock.now())
+        batch.refundRequest = request("r-1", reason: "LEGAL", at: clock.now(), token: fixture.token)
         XCTAssertEqual(try store.apply(batch), .applied)
         reviews.kick()
         try waitFor("the answer to Apple") { !apple.consumption.all.isEmpty }
@@ -72,7 +47,7 @@ final class RefundReviewsUseCaseTests: XCTestCase {
 
         // A request made now and answered only after Apple's 12 hours: nothing is sent, it is LATE.
         var late = FactBatch(appId: "app", environment: "Sandbox")
-        late.refundRequest = request("r-2", reason: "LEGAL", at: clock.now())
+        late.refundRequest = request("r-2", reason: "LEGAL", at: clock.now(), token: fixture.token)
         XCTAssertEqual(try store.apply(late), .applied)
         clock.advance(by: 13 * 3600)
         reviews.kick()
