@@ -3,7 +3,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
-  answered, chartColumns, environmentWithData, formatValue, isoDay, label, show, timeLeft, unavailableText, when,
+  answered, chartColumns, environmentWithData, formatValue, isoDay, label, readablePayload, revocationText, show, timeLeft,
+  unavailableText, when,
 } from "../../Sources/Server/Console/Assets/format.js";
 
 test("a missing value reads as a dash, never null or undefined", () => {
@@ -63,4 +64,22 @@ test("Charts open on the environment that has data", () => {
   assert.equal(environmentWithData(["Production", "Sandbox"], [{ ...empty, mrr: { USD: 9.99 } }, empty]), "Production");
   assert.equal(environmentWithData(["Sandbox", "Production"], [empty, empty]), "Production", "nothing anywhere: Production");
   assert.equal(environmentWithData(["Sandbox", "Xcode"], [empty, empty]), "Sandbox", "else the deployment's first");
+});
+
+test("a payload's instants say when they are", () => {
+  const shown = readablePayload({ purchaseDate: 1796646380510, price: 9990, nested: [{ expiresDate: 0 }], signedAt: "x" });
+  assert.equal(shown.purchaseDate, "1796646380510 (2026-12-07 12:26:20 UTC)");
+  assert.equal(shown.price, 9990, "not an instant");
+  assert.equal(shown.nested[0].expiresDate, "0 (1970-01-01 00:00:00 UTC)");
+  assert.equal(shown.signedAt, "x");
+});
+
+test("a revoked entitlement says when and why, not 'until'", () => {
+  const subscriber = { subscriptions: { "pro.monthly": { revocationDate: "2026-11-24T10:00:00Z", revocationReason: 1 } } };
+  assert.equal(revocationText({ state: "REVOKED", productId: "pro.monthly" }, subscriber),
+    "revoked 2026-11-24 10:00:00 UTC: refunded for a problem in the app");
+  const family = { subscriptions: { "pro.monthly": { revocationDate: "2026-11-24T10:00:00Z", revocationType: "FAMILY_REVOKE" } } };
+  assert.equal(revocationText({ state: "REVOKED", productId: "pro.monthly" }, family), "revoked 2026-11-24 10:00:00 UTC: family sharing ended");
+  assert.equal(revocationText({ state: "REVOKED", store: "promotional" }, {}), "revoked (when unknown): grant revoked by support");
+  assert.equal(revocationText({ state: "ACTIVE", productId: "pro.monthly" }, subscriber), null);
 });

@@ -258,7 +258,7 @@ package struct CustomerHistory: Sendable {
             if let source = body["source"]?.stringValue { object["source"] = .string(source) }
             object["payload"] = .object(body)
         }
-        object["summary"] = .string("Event \(event.type)")
+        object["summary"] = .string("Event: " + event.type.replacingOccurrences(of: "_", with: " ").lowercased())
         return at(event.occurredAt, order: 5, object)
     }
 

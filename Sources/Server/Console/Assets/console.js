@@ -1,5 +1,6 @@
 import {
-  answered, chartColumns, environmentWithData, formatValue, isoDay, label, show, timeLeft, unavailableText, when,
+  answered, chartColumns, environmentWithData, formatValue, isoDay, label, readablePayload, revocationText, show, timeLeft,
+  unavailableText, when,
 } from "./format.js";
 
 (function () {
@@ -295,7 +296,8 @@ import {
       el("li", { class: "badge " + (grant.isActive ? "active" : "inactive"), "data-entitlement": name, "data-state": grant.state },
         el("strong", { text: name }),
         el("span", { text: " " + label(grant.state) }),
-        el("span", { class: "detail", text: grant.expiresDate ? " until " + when(grant.expiresDate) : " no expiry" }),
+        el("span", { class: "detail", text: revocationText(grant, subscriber) ? " " + revocationText(grant, subscriber)
+          : grant.expiresDate ? " until " + when(grant.expiresDate) : " no expiry" }),
         el("span", { class: "detail", text: grant.store === "promotional" ? " · promotional grant"
           : ` · ${grant.productId} · ${grant.store === "play_store" ? "Google Play" : "App Store"}` }),
         el("span", { class: "detail", text: " · " + show(grant.environment || subscriber.environment) }))));
@@ -349,7 +351,7 @@ import {
       }
       const payload = entry.payload || entry.grant;
       if (payload) {
-        item.append(el("details", {}, el("summary", { text: "Details" }), el("pre", { text: JSON.stringify(payload, null, 2) })));
+        item.append(el("details", {}, el("summary", { text: "Details" }), el("pre", { text: JSON.stringify(readablePayload(payload), null, 2) })));
       }
       return item;
     }));

@@ -79,3 +79,31 @@ export function environmentWithData(environments, summaries) {
   if (index >= 0 && index < environments.length) return environments[index];
   return environments.includes("Production") ? "Production" : environments[0];
 }
+
+// A signed payload as the Details of a history entry show it: Apple's and Google's instants are
+// epoch milliseconds, so each member named like one (…Date, …At, …Time, …Ms) that holds a
+// number also says when that is, in the console's one date format.
+export function readablePayload(value, key = "") {
+  if (Array.isArray(value)) return value.map((item) => readablePayload(item));
+  if (value && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([name, item]) => [name, readablePayload(item, name)]));
+  }
+  if (typeof value === "number" && /(Date|At|Time|Ms)$/.test(key) && Number.isInteger(value) && Math.abs(value) < 8.64e15) {
+    return `${value} (${when(new Date(value).toISOString())})`;
+  }
+  return value;
+}
+
+// Why a revoked entitlement is revoked, and since when: Apple's refund reasons, a family
+// member's access ended, or support's revocation of a grant. Nil for one that is not revoked.
+export function revocationText(grant, subscriber) {
+  if (!grant || grant.state !== "REVOKED") return null;
+  const subscription = ((subscriber && subscriber.subscriptions) || {})[grant.productId] || {};
+  const at = subscription.revocationDate || grant.revocationDate || grant.revokedAt;
+  const why = subscription.revocationType === "FAMILY_REVOKE" ? "family sharing ended"
+    : subscription.revocationReason === 1 ? "refunded for a problem in the app"
+    : subscription.revocationReason === 0 ? "refunded"
+    : grant.store === "promotional" ? "grant revoked by support"
+    : "refunded or revoked";
+  return `revoked ${at ? when(at) : "(when unknown)"}: ${why}`;
+}
