@@ -134,63 +134,17 @@ package enum ConfigurationLoader {
 
     private static func parseServer(_ object: JSONObject?, reader: inout ConfigurationReader) -> ServerSettings {
         var server = ServerSettings()
-        guard let object else { return server }
-        reader.checkMembers(
-            object,
-            allowed: [
-                "host", "port", "eventLoops", "maxBodyBytes", "maxConnections",
-                "shutdownGraceSeconds", "headerTimeoutSeconds", "idleTimeoutSeconds",
-                "blockingThreads", "outboundThreads",
-            ],
-            path: "server")
-        if let host = reader.string(object, "host", path: "server") { server.host = host }
-        if let port = reader.integer(object, "port", path: "server", range: 0...65535) { server.port = Int(port) }
-        if let loops = reader.integer(object, "eventLoops", path: "server", range: 0...256) { server.eventLoops = Int(loops) }
-        if let bytes = reader.integer(object, "maxBodyBytes", path: "server", range: 1...(1 << 30)) {
-            server.maxBodyBytes = Int(bytes)
-        }
-        if let count = reader.integer(object, "maxConnections", path: "server", range: 1...1_000_000) {
-            server.maxConnections = Int(count)
-        }
-        if let count = reader.integer(object, "blockingThreads", path: "server", range: 0...1024) {
-            server.blockingThreads = Int(count)
-        }
-        if let count = reader.integer(object, "outboundThreads", path: "server", range: 0...1024) {
-            server.outboundThreads = Int(count)
-        }
-        for (key, keyPath) in [
-            ("shutdownGraceSeconds", \ServerSettings.shutdownGraceSeconds),
-            ("headerTimeoutSeconds", \.headerTimeoutSeconds),
-            ("idleTimeoutSeconds", \.idleTimeoutSeconds),
-        ] {
-            if let seconds = reader.seconds(object, key, path: "server", maximum: 3600) { server[keyPath: keyPath] = seconds }
-        }
+        ServerSettings.section.parse(object, into: &server, reader: &reader)
         return server
     }
 
-    /// `ENTITLE_HOST`, `ENTITLE_PORT`, `ENTITLE_EVENT_LOOPS`, `ENTITLE_MAX_BODY_BYTES`,
-    /// `ENTITLE_MAX_CONNECTIONS`, `ENTITLE_BLOCKING_THREADS`, `ENTITLE_OUTBOUND_THREADS` override the file (deployments set them in the unit's environment).
+    /// The `ENTITLE_*` variables of `ServerSettings.section` override the file (deployments set
+    /// them in the unit's environment).
     private static func applyServerOverrides(
         _ server: inout ServerSettings, environment: [String: String],
         reader: inout ConfigurationReader
     ) {
-        if let host = environment["ENTITLE_HOST"], !host.isEmpty { server.host = host }
-        let integers: [(String, WritableKeyPath<ServerSettings, Int>, ClosedRange<Int>)] = [
-            ("ENTITLE_PORT", \.port, 0...65535),
-            ("ENTITLE_EVENT_LOOPS", \.eventLoops, 0...256),
-            ("ENTITLE_MAX_BODY_BYTES", \.maxBodyBytes, 1...(1 << 30)),
-            ("ENTITLE_MAX_CONNECTIONS", \.maxConnections, 1...1_000_000),
-            ("ENTITLE_BLOCKING_THREADS", \.blockingThreads, 0...1024),
-            ("ENTITLE_OUTBOUND_THREADS", \.outboundThreads, 0...1024),
-        ]
-        for (name, keyPath, range) in integers {
-            guard let text = environment[name] else { continue }
-            guard let value = Int(text), range.contains(value) else {
-                reader.problem(name, "expected an integer between \(range.lowerBound) and \(range.upperBound)")
-                continue
-            }
-            server[keyPath: keyPath] = value
-        }
+        ServerSettings.section.applyOverrides(environment, into: &server, reader: &reader)
     }
 
     private static func checkAcrossApps(_ apps: [AppConfiguration], reader: inout ConfigurationReader) {

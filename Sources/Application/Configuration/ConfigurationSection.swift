@@ -1,0 +1,125 @@
+package import JSON
+
+/// A configuration section declared once: each member's key, environment variable, type, range
+/// and where its value goes. The file's parse, the environment's overrides, the members
+/// `check-config` accepts and the list docs/CONFIGURATION.md must hold all come from it (a test
+/// compares the doc with it), so a member is added in one place.
+package struct ConfigurationSection<Settings>: Sendable {
+    package enum Kind: Sendable {
+        case text
+        case integer(ClosedRange<Int64>)
+        /// Seconds in (0, maximum].
+        case seconds(maximum: Double)
+        case flag
+    }
+
+    package enum Value {
+        case text(String)
+        case integer(Int64)
+        case seconds(Double)
+        case flag(Bool)
+    }
+
+    package struct Member: Sendable {
+        package let key: String
+        /// The environment variable that overrides the file's value, when there is one.
+        package let environment: String?
+        package let kind: Kind
+        let assign: @Sendable (inout Settings, Value) -> Void
+
+        package init(
+            _ key: String, environment: String? = nil, _ kind: Kind, assign: @escaping @Sendable (inout Settings, Value) -> Void
+        ) {
+            self.key = key
+            self.environment = environment
+            self.kind = kind
+            self.assign = assign
+        }
+    }
+
+    package let path: String
+    package let members: [Member]
+
+    package init(_ path: String, _ members: [Member]) {
+        self.path = path
+        self.members = members
+    }
+
+    /// The section's object from the file: unknown members refused, each known one read by its kind.
+    func parse(_ object: JSONObject?, into settings: inout Settings, reader: inout ConfigurationReader) {
+        guard let object else { return }
+        reader.checkMembers(object, allowed: Set(members.map(\.key)), path: path)
+        for member in members {
+            let value: Value?
+            switch member.kind {
+            case .text: value = reader.string(object, member.key, path: path).map(Value.text)
+            case .integer(let range): value = reader.integer(object, member.key, path: path, range: range).map(Value.integer)
+            case .seconds(let maximum): value = reader.seconds(object, member.key, path: path, maximum: maximum).map(Value.seconds)
+            case .flag: value = reader.bool(object, member.key, path: path).map(Value.flag)
+            }
+            if let value { member.assign(&settings, value) }
+        }
+    }
+
+    /// The environment's overrides, read with the same kinds and ranges as the file's members
+    /// (an empty variable is no override).
+    func applyOverrides(_ environment: [String: String], into settings: inout Settings, reader: inout ConfigurationReader) {
+        for member in members {
+            guard let name = member.environment, let text = environment[name], !text.isEmpty else { continue }
+            switch member.kind {
+            case .text: member.assign(&settings, .text(text))
+            case .integer(let range):
+                guard let number = Int64(text), range.contains(number) else {
+                    reader.problem(name, "expected an integer between \(range.lowerBound) and \(range.upperBound)")
+                    continue
+                }
+                member.assign(&settings, .integer(number))
+            case .seconds(let maximum):
+                guard let seconds = Double(text), seconds > 0, seconds <= maximum else {
+                    reader.problem(name, "expected seconds above 0 and at most \(maximum)")
+                    continue
+                }
+                member.assign(&settings, .seconds(seconds))
+            case .flag:
+                guard let flag = ["true": true, "false": false][text] else {
+                    reader.problem(name, "expected true or false")
+                    continue
+                }
+                member.assign(&settings, .flag(flag))
+            }
+        }
+    }
+}
+
+extension ConfigurationSection.Value {
+    var text: String? { if case .text(let text) = self { text } else { nil } }
+    var integer: Int? { if case .integer(let number) = self { Int(number) } else { nil } }
+    var seconds: Double? { if case .seconds(let seconds) = self { seconds } else { nil } }
+    var flag: Bool? { if case .flag(let flag) = self { flag } else { nil } }
+}
+
+extension ServerSettings {
+    /// `"server"`, with the `ENTITLE_*` variables that override it.
+    package static let section = ConfigurationSection<ServerSettings>(
+        "server",
+        [
+            .init("host", environment: "ENTITLE_HOST", .text) { $0.host = $1.text ?? $0.host },
+            .init("port", environment: "ENTITLE_PORT", .integer(0...65535)) { $0.port = $1.integer ?? $0.port },
+            .init("eventLoops", environment: "ENTITLE_EVENT_LOOPS", .integer(0...256)) { $0.eventLoops = $1.integer ?? $0.eventLoops },
+            .init("maxBodyBytes", environment: "ENTITLE_MAX_BODY_BYTES", .integer(1...(1 << 30))) {
+                $0.maxBodyBytes = $1.integer ?? $0.maxBodyBytes
+            },
+            .init("maxConnections", environment: "ENTITLE_MAX_CONNECTIONS", .integer(1...1_000_000)) {
+                $0.maxConnections = $1.integer ?? $0.maxConnections
+            },
+            .init("blockingThreads", environment: "ENTITLE_BLOCKING_THREADS", .integer(0...1024)) {
+                $0.blockingThreads = $1.integer ?? $0.blockingThreads
+            },
+            .init("outboundThreads", environment: "ENTITLE_OUTBOUND_THREADS", .integer(0...1024)) {
+                $0.outboundThreads = $1.integer ?? $0.outboundThreads
+            },
+            .init("shutdownGraceSeconds", .seconds(maximum: 3600)) { $0.shutdownGraceSeconds = $1.seconds ?? $0.shutdownGraceSeconds },
+            .init("headerTimeoutSeconds", .seconds(maximum: 3600)) { $0.headerTimeoutSeconds = $1.seconds ?? $0.headerTimeoutSeconds },
+            .init("idleTimeoutSeconds", .seconds(maximum: 3600)) { $0.idleTimeoutSeconds = $1.seconds ?? $0.idleTimeoutSeconds },
+        ])
+}
