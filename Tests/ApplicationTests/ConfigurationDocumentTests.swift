@@ -13,7 +13,8 @@ final class ConfigurationDocumentTests: XCTestCase {
         let text = try String(contentsOf: Self.document, encoding: .utf8)
         let example = try XCTUnwrap(text.range(of: "```json").map { text[$0.upperBound...] }?.components(separatedBy: "```").first)
         let section = ServerSettings.section
-        let line = try XCTUnwrap(example.components(separatedBy: "\"\(section.path)\":").dropFirst().first?.components(separatedBy: "}").first)
+        let line = try XCTUnwrap(
+            example.components(separatedBy: "\"\(section.path)\":").dropFirst().first?.components(separatedBy: "}").first)
         for member in section.members {
             XCTAssert(line.contains("\"\(member.key)\""), "docs/CONFIGURATION.md's example lacks \(section.path).\(member.key)")
             if let variable = member.environment {
