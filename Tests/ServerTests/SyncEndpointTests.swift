@@ -73,7 +73,7 @@ final class SyncEndpointTests: XCTestCase {
     /// A client links an untokened subscription: Apple is told (Set App Account Token, bearer JWT
     /// checked by the stand-in), and a call Apple refuses is made again later; the link stays.
     func testLinkingAnUntokenedSubscriptionTellsAppleAndRetries() throws {
-        let entitle = try server(issuer: true, api: #", "setAppAccountToken": true, "tokenRetrySeconds": 0.2"#)
+        let entitle = try server(issuer: true, api: #", "setAppAccountToken": true, "callRetrySeconds": 0.2"#)
         let store = entitle.application.store
         standIn.script(AppStoreStandIn.error(500, 5000000, "An unknown error occurred."))
         let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
@@ -92,7 +92,7 @@ final class SyncEndpointTests: XCTestCase {
     /// finished with Apple (Finish Transaction, bearer JWT checked by the stand-in) through the
     /// durable queue, retried when Apple refuses; a subscription is not, nor a purchase stored before.
     func testNewOneTimePurchasesAreFinishedWithApple() throws {
-        let entitle = try server(issuer: true, api: #", "finishTransactions": true, "tokenRetrySeconds": 0.2"#)
+        let entitle = try server(issuer: true, api: #", "finishTransactions": true, "callRetrySeconds": 0.2"#)
         let store = entitle.application.store
         let now = TestChain.milliseconds(chain.mintedAt)
         func purchase(_ id: String, type: String) throws -> String {

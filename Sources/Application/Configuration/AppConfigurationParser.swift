@@ -55,9 +55,10 @@ enum AppConfigurationParser {
         let verification = VerificationSettingsParser.parse(
             reader.object(object, "verification", path: path),
             path: "\(path).verification", folder: folder, reader: &reader)
+        var renamed: [(old: String, new: String)] = []
         let serverAPI = parseServerAPI(
             reader.object(object, "appStoreServerAPI", path: path), path: "\(path).appStoreServerAPI",
-            folder: folder, reader: &reader)
+            folder: folder, renamed: &renamed, reader: &reader)
         let billingRetryGrantsAccess = reader.bool(object, "billingRetryGrantsAccess", path: path) ?? false
         let sandboxAccess = parseSandboxAccess(object, path: path, reader: &reader)
         guard let id, let bundleId, let signingKey else { return nil }
@@ -66,6 +67,7 @@ enum AppConfigurationParser {
             signingKey: signingKey, apiKeys: apiKeys, products: products, offers: offers,
             billingRetryGrantsAccess: billingRetryGrantsAccess, verification: verification,
             serverAPI: serverAPI)
+        app.renamedMembers = renamed
         app.sandboxAccess = sandboxAccess
         app.webhooks = WebhookConfigurationParser.parseWebhooks(
             reader.array(object, "webhooks", path: path) ?? [], path: "\(path).webhooks", reader: &reader)
@@ -76,11 +78,9 @@ enum AppConfigurationParser {
         app.retention = RetentionPolicyParser.parse(
             reader.object(object, "retention", path: path), products: app.products, offers: app.offers, appAppleId: app.appAppleId,
             path: "\(path).retention", reader: &reader)
-        let refunds = reader.object(object, "refunds", path: path)
-        app.refunds = RefundPolicyParser.parse(refunds, path: "\(path).refunds", reader: &reader)
-        if let refunds, let seconds = reader.seconds(refunds, "retrySeconds", path: "\(path).refunds", maximum: 3600) {
-            app.refundRetrySeconds = seconds
-        }
+        let refunds = RefundPolicyParser.parse(reader.object(object, "refunds", path: path), path: "\(path).refunds", reader: &reader)
+        app.refunds = refunds.policy
+        if let seconds = refunds.retrySeconds { app.refundRetrySeconds = seconds }
         if let name = reader.string(object, "transferPolicy", path: path) {
             if let policy = TransferPolicy(rawValue: name) {
                 app.transferPolicy = policy
@@ -282,17 +282,32 @@ enum AppConfigurationParser {
     }
 
     private static func parseServerAPI(
-        _ object: JSONObject?, path: String, folder: String,
+        _ object: JSONObject?, path: String, folder: String, renamed: inout [(old: String, new: String)],
         reader: inout ConfigurationReader
     ) -> ServerAPISettings {
         var settings = ServerAPISettings()
         guard let object else { return settings }
         reader.checkMembers(
-            object, allowed: ["productionURL", "sandboxURL", "caFile", "setAppAccountToken", "finishTransactions", "tokenRetrySeconds"],
+            object,
+            allowed: [
+                "productionURL", "sandboxURL", "caFile", "setAppAccountToken", "finishTransactions", "callRetrySeconds",
+                "tokenRetrySeconds",
+            ],
             path: path)
         settings.setAppAccountToken = reader.bool(object, "setAppAccountToken", path: path) ?? false
         settings.finishTransactions = reader.bool(object, "finishTransactions", path: path) ?? false
-        if let seconds = reader.seconds(object, "tokenRetrySeconds", path: path, maximum: 86_400) { settings.tokenRetrySeconds = seconds }
+        // `tokenRetrySeconds` timed Set App Account Token alone; it times every call to Apple now,
+        // so it is `callRetrySeconds`. The old name is still read, and warned about.
+        if object["tokenRetrySeconds"] != nil {
+            if object["callRetrySeconds"] != nil {
+                reader.problem("\(path).tokenRetrySeconds", "give callRetrySeconds alone (tokenRetrySeconds is its old name)")
+            } else {
+                renamed.append(("\(path).tokenRetrySeconds", "\(path).callRetrySeconds"))
+            }
+        }
+        for key in ["callRetrySeconds", "tokenRetrySeconds"] {
+            if let seconds = reader.seconds(object, key, path: path, maximum: 86_400) { settings.callRetrySeconds = seconds }
+        }
         for (key, keyPath) in [("productionURL", \ServerAPISettings.productionURL), ("sandboxURL", \.sandboxURL)] {
             guard let url = reader.string(object, key, path: path) else { continue }
             if URL(string: url)?.scheme == nil { reader.problem("\(path).\(key)", "\"\(url)\" is not a URL") }

@@ -13,6 +13,9 @@ extension EntitleConfiguration {
             if app.verification.allowPrivateRoots {
                 warnings.append("app \(app.id): verification.allowPrivateRoots is on: roots other than Apple's are trusted")
             }
+            for (old, new) in app.renamedMembers {
+                warnings.append("app \(app.id): \(old) is the old name of \(new): rename it (the old name is still read)")
+            }
             if app.enablesUnsignedBesideProduction {
                 let unsigned = app.environments.filter { !$0.isSigned }.map(\.rawValue).joined(separator: ", ")
                 warnings.append("app \(app.id): \(unsigned) (unsigned data) is enabled beside Production")

@@ -73,6 +73,8 @@ package struct PostgreSQLSettings: Sendable {
 
 /// One App Store app: its identity, its In-App Purchase key, API keys, products and offers.
 package struct AppConfiguration: Sendable {
+    /// Members given under a name they no longer have (still read, and warned about).
+    package var renamedMembers: [(old: String, new: String)] = []
     package var id: String
     package var bundleId: String
     package var appAppleId: Int64?
@@ -138,8 +140,9 @@ package struct ServerAPISettings: Sendable {
     /// apps that deliver content from the server instead of calling StoreKit's `finish()`.
     package var finishTransactions = false
     /// The first retry of a failed call to Apple (Set App Account Token, Finish Transaction),
-    /// doubling up to an hour.
-    package var tokenRetrySeconds = 60.0
+    /// doubling up to an hour (`callRetrySeconds`; once `tokenRetrySeconds`, when it timed only
+    /// Set App Account Token).
+    package var callRetrySeconds = 60.0
 }
 
 /// How the app's signed data is verified (docs/APP_STORE.md §3).

@@ -1,11 +1,15 @@
 import Entitlements
 import JSON
 
-/// `apps[].refunds`: the customer's consent and the rules refund reviews are answered by.
+/// `apps[].refunds`: the customer's consent and the rules refund reviews are answered by, and
+/// `retrySeconds`, the first retry of an answer a store could not take (nil: the default).
 enum RefundPolicyParser {
-    static func parse(_ object: JSONObject?, path: String, reader: inout ConfigurationReader) -> RefundPolicy {
-        guard let object else { return RefundPolicy() }
+    static func parse(
+        _ object: JSONObject?, path: String, reader: inout ConfigurationReader
+    ) -> (policy: RefundPolicy, retrySeconds: Double?) {
+        guard let object else { return (RefundPolicy(), nil) }
         reader.checkMembers(object, allowed: ["customerConsent", "rules", "retrySeconds"], path: path)
+        let retrySeconds = reader.seconds(object, "retrySeconds", path: path, maximum: 3600)
         var policy = RefundPolicy(customerConsent: reader.bool(object, "customerConsent", path: path) ?? false)
         for (index, value) in (reader.array(object, "rules", path: path) ?? []).enumerated() {
             let rulePath = "\(path).rules[\(index)]"
@@ -15,7 +19,7 @@ enum RefundPolicyParser {
             }
             if let parsed = parseRule(rule, path: rulePath, reader: &reader) { policy.rules.append(parsed) }
         }
-        return policy
+        return (policy, retrySeconds)
     }
 
     private static func parseRule(_ object: JSONObject, path: String, reader: inout ConfigurationReader) -> RefundRule? {

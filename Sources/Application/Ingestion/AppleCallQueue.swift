@@ -7,7 +7,7 @@ import Instants
 /// The calls Entitle owes the App Store Server API: Set App Account Token when a client links an
 /// untokened subscription, Finish Transaction when the server delivers a new one-time purchase
 /// (`finishTransactions`). Each is queued durably in the batch that causes it, tried at once and,
-/// when Apple does not take it, again with a doubling delay (from `tokenRetrySeconds` up to an
+/// when Apple does not take it, again with a doubling delay (from `callRetrySeconds` up to an
 /// hour). A failed call never undoes the facts; it is logged and counted.
 final class AppleCallQueue: Sendable {
     private let drainer: DueWorkDrainer
@@ -17,7 +17,7 @@ final class AppleCallQueue: Sendable {
         instrumentation: any Instrumentation, clock: any WallClock
     ) {
         let calls = AppleCalls(app: app, store: store, clients: clients, instrumentation: instrumentation)
-        drainer = DueWorkDrainer(interval: app.serverAPI.tokenRetrySeconds, pool: pool, clock: clock, drain: calls.drain)
+        drainer = DueWorkDrainer(interval: app.serverAPI.callRetrySeconds, pool: pool, clock: clock, drain: calls.drain)
     }
 
     func kick() { drainer.kick() }
@@ -44,7 +44,7 @@ private struct AppleCalls: Sendable {
                 outcome.appleCallOutcome = (call.kind, call.transactionId, nil)
             } catch {
                 instrumentation.backgroundFailed(app: app.id, task: "apple_calls", error)
-                let delay = DueWorkDrainer.backoff(attempts: call.attempts, base: app.serverAPI.tokenRetrySeconds)
+                let delay = DueWorkDrainer.backoff(attempts: call.attempts, base: app.serverAPI.callRetrySeconds)
                 outcome.appleCallOutcome = (call.kind, call.transactionId, nowMs + Int64(delay * 1000))
             }
             do { _ = try store.record(outcome) } catch {
