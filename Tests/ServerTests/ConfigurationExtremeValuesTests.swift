@@ -22,7 +22,8 @@ final class ConfigurationExtremeValuesTests: XCTestCase {
         ["apps", "0", "refunds", "rules", "0", "when", "hoursSincePurchaseAtMost"],
         ["apps", "0", "refunds", "rules", "0", "when", "consumedAtLeast"],
         ["apps", "0", "refunds", "rules", "0", "when", "refundsInLast365DaysAtLeast"],
-        ["apps", "0", "appStoreServerAPI", "callRetrySeconds"], ["apps", "0", "appStoreServerAPI", "tokenRetrySeconds"], ["apps", "0", "googlePlay", "acknowledgementRetrySeconds"],
+        ["apps", "0", "appStoreServerAPI", "callRetrySeconds"], ["apps", "0", "appStoreServerAPI", "tokenRetrySeconds"],
+        ["apps", "0", "googlePlay", "acknowledgementRetrySeconds"],
         ["apps", "0", "retention", "offerCooldownDays"],
         ["apps", "0", "retention", "saveWindowDays"], ["apps", "0", "retention", "rules", "0", "when", "monthsSubscribedAtLeast"],
     ]
