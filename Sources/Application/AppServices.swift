@@ -68,7 +68,7 @@ package final class AppServices: Sendable {
                 AppleCallQueue(app: app, store: store, pool: outbound, clients: $0, instrumentation: instrumentation, clock: clock)
             } : nil
         self.appleCalls = appleCalls
-        let google = app.googlePlay.map(GooglePlayService.Connection.init)
+        let google = app.googlePlay.map(outboundClients.googlePlay)
         let refundReviews = RefundReviews(
             app: app, store: store, pool: outbound, apple: clients ?? [:], google: google?.api, eventWriter: eventWriter,
             instrumentation: instrumentation, retrySeconds: app.refundRetrySeconds, clock: clock)

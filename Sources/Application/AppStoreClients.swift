@@ -9,15 +9,23 @@ package typealias AppStoreClients = [AppStoreEnvironment: any AppStoreServerAPI]
 package struct OutboundClients: Sendable {
     /// The app's App Store Server API clients; nil when the app cannot call the API.
     package var appStore: @Sendable (AppConfiguration) throws -> AppStoreClients?
+    /// The app's Google Play connection (the Developer API port and the push check's client).
+    package var googlePlay: @Sendable (GooglePlaySettings) -> GooglePlayService.Connection
 
-    package init(appStore: @escaping @Sendable (AppConfiguration) throws -> AppStoreClients?) {
+    package init(
+        appStore: @escaping @Sendable (AppConfiguration) throws -> AppStoreClients?,
+        googlePlay: @escaping @Sendable (GooglePlaySettings) -> GooglePlayService.Connection = GooglePlayService.Connection.live
+    ) {
         self.appStore = appStore
+        self.googlePlay = googlePlay
     }
 
     /// Apple's API over HTTPS: one client per enabled environment it serves (Production,
     /// Sandbox), with the app's key and issuer ID; none when the app has no issuer ID (the API
     /// needs one).
-    package static let live = OutboundClients { app in
+    package static let live = OutboundClients(appStore: liveAppStore)
+
+    private static func liveAppStore(_ app: AppConfiguration) throws -> AppStoreClients? {
         guard let issuerId = app.signingKey.issuerId else { return nil }
         let tokens = BearerTokenFactory(
             privateKey: app.signingKey.privateKey, keyId: app.signingKey.keyId, issuerId: issuerId, bundleId: app.bundleId)

@@ -1,3 +1,4 @@
+import Application
 import Foundation
 import TestSupport
 import XCTest
@@ -166,12 +167,13 @@ final class DeployTests: XCTestCase {
         let loader = try String(
             contentsOf: packageRoot.appendingPathComponent("Sources/Application/Configuration/ConfigurationLoader.swift"),
             encoding: .utf8)
-        for name in [
-            "ENTITLE_HOST", "ENTITLE_PORT", "ENTITLE_EVENT_LOOPS", "ENTITLE_MAX_BODY_BYTES", "ENTITLE_MAX_CONNECTIONS", "ENTITLE_SQLITE",
-            "ENTITLE_STORAGE_POSTGRESQL", "ENTITLE_STORAGE_POSTGRESQL_PASSWORD_FILE",
-        ] {
+        for name in ["ENTITLE_SQLITE", "ENTITLE_STORAGE_POSTGRESQL", "ENTITLE_STORAGE_POSTGRESQL_PASSWORD_FILE"] {
             XCTAssertTrue(example.contains(name), name)
             XCTAssertTrue(loader.contains("\"\(name)\""), name)
         }
+        // The server's variables are declared with their members (ServerSettings.section).
+        let declared = ServerSettings.section.members.compactMap(\.environment)
+        XCTAssert(declared.contains("ENTITLE_PORT"), "\(declared)")
+        for name in declared { XCTAssertTrue(example.contains(name), "Deploy/entitle.env.example lacks \(name)") }
     }
 }

@@ -14,7 +14,7 @@ final class GoogleAcknowledger: Sendable {
     private let drainer: DueWorkDrainer
 
     init(
-        app: AppConfiguration, settings: GooglePlaySettings, store: any FactStore, api: GooglePlayDeveloperAPI, pool: BlockingPool,
+        app: AppConfiguration, settings: GooglePlaySettings, store: any FactStore, api: any GooglePlayAPI, pool: BlockingPool,
         instrumentation: any Instrumentation, clock: any WallClock
     ) {
         acknowledgements = Acknowledgements(
@@ -41,7 +41,7 @@ final class GoogleAcknowledger: Sendable {
 private struct Acknowledgements: Sendable {
     let app: AppConfiguration
     let store: any FactStore
-    let api: GooglePlayDeveloperAPI
+    let api: any GooglePlayAPI
     let instrumentation: any Instrumentation
     let retrySeconds: Double
     /// A day, in milliseconds: two days before Google refunds.

@@ -2,8 +2,8 @@ import AppStore
 import Crypto
 package import Entitlements
 package import Foundation
-import GooglePlay
-import HTTPClient
+package import GooglePlay
+package import HTTPClient
 import Instants
 package import JSON
 
@@ -14,7 +14,7 @@ package import JSON
 package struct GooglePlayService: Sendable {
     let app: AppConfiguration
     let settings: GooglePlaySettings
-    let api: GooglePlayDeveloperAPI
+    let api: any GooglePlayAPI
     let verifier: PubSubPushVerifier
     let store: any FactStore
     let subscribers: SubscriberQueries
@@ -26,17 +26,27 @@ package struct GooglePlayService: Sendable {
     var refundReviews: RefundReviews?
     let acknowledger: GoogleAcknowledger
 
-    /// The app's connection to Google: one HTTP client for the API, its tokens and Google's keys.
-    struct Connection: Sendable {
+    /// The app's connection to Google: the Developer API port, and the HTTP client the push
+    /// check fetches Google's keys (JWKS) with.
+    package struct Connection: Sendable {
         let http: HTTPClient
-        let api: GooglePlayDeveloperAPI
+        let api: any GooglePlayAPI
 
-        init(_ settings: GooglePlaySettings) {
+        package init(http: HTTPClient, api: any GooglePlayAPI) {
+            self.http = http
+            self.api = api
+        }
+
+        /// Google's API over HTTPS with the app's service account: one HTTP client for the API,
+        /// its tokens and Google's keys.
+        package static func live(_ settings: GooglePlaySettings) -> Connection {
             var configuration = HTTPClient.Configuration()
             configuration.caFile = settings.caFile
-            http = HTTPClient(configuration: configuration)
+            let http = HTTPClient(configuration: configuration)
             let tokens = GoogleAccessTokens(key: settings.serviceAccount, tokenURL: settings.tokenURL, http: http)
-            api = GooglePlayDeveloperAPI(packageName: settings.packageName, baseURL: settings.apiURL, tokens: tokens, http: http)
+            return Connection(
+                http: http,
+                api: GooglePlayDeveloperAPI(packageName: settings.packageName, baseURL: settings.apiURL, tokens: tokens, http: http))
         }
     }
 

@@ -16,7 +16,7 @@ final class RefundReviews: Sendable {
 
     init(
         app: AppConfiguration, store: any FactStore, pool: BlockingPool, apple: AppStoreClients,
-        google: GooglePlayDeveloperAPI?, eventWriter: AppEventWriter, instrumentation: any Instrumentation, retrySeconds: Double,
+        google: (any GooglePlayAPI)?, eventWriter: AppEventWriter, instrumentation: any Instrumentation, retrySeconds: Double,
         clock: any WallClock
     ) {
         let answering = RefundAnswering(
@@ -33,7 +33,7 @@ private struct RefundAnswering: Sendable {
     let app: AppConfiguration
     let store: any FactStore
     let apple: AppStoreClients
-    let google: GooglePlayDeveloperAPI?
+    let google: (any GooglePlayAPI)?
     let eventWriter: AppEventWriter
     let instrumentation: any Instrumentation
     let retrySeconds: Double

@@ -4,6 +4,7 @@ import Entitlements
 import Foundation
 import Instants
 import JSON
+import Synchronization
 import TestSupport
 import XCTest
 
@@ -58,11 +59,19 @@ final class RefundReviewsUseCaseTests: XCTestCase {
     }
 }
 
-/// The App Store Server API port, recording Send Consumption Information and refusing every
-/// other call (the use case under test makes none).
+/// The App Store Server API port as a test sets it up: it records Send Consumption Information,
+/// answers the subscription statuses, transaction history and notification history it was given,
+/// and refuses every other call (the use cases under test make none).
 final class RecordingAppStore: AppStoreServerAPI, Sendable {
+    struct Answers {
+        var statuses: [JSONValue] = []
+        var history: [String] = []
+        var notifications: [String] = []
+    }
+
     let environment = "Sandbox"
     let consumption = LockedList<(String, JSONObject)>()
+    let answers = Mutex(Answers())
 
     private func refused() -> AppStoreAPIError {
         .api(status: 500, code: nil, message: "not part of this test", retryAfter: nil, environment: environment)
@@ -74,16 +83,24 @@ final class RecordingAppStore: AppStoreServerAPI, Sendable {
 
     func getAllTransactionHistory(
         _ transactionId: String, since revision: String?, query: [(String, String)]
-    ) throws(AppStoreAPIError) -> (signedTransactions: [String], revision: String?) { throw refused() }
+    ) throws(AppStoreAPIError) -> (signedTransactions: [String], revision: String?) {
+        (answers.withLock { $0.history }, "revision-1")
+    }
     func getAllSubscriptionStatuses(_ transactionId: String, status: [Int64]) throws(AppStoreAPIError) -> StatusResponse {
-        throw refused()
+        let groups = answers.withLock { $0.statuses }
+        guard !groups.isEmpty else { throw refused() }
+        return StatusResponse(validated: ["environment": "Sandbox", "bundleId": "com.example.app", "data": .array(groups)])
     }
     func lookUpOrderId(_ orderId: String) throws(AppStoreAPIError) -> OrderLookupResponse { throw refused() }
     func setAppAccountToken(_ originalTransactionId: String, appAccountToken: String) throws(AppStoreAPIError) { throw refused() }
     func finishTransaction(_ transactionId: String) throws(AppStoreAPIError) { throw refused() }
     func getNotificationHistory(
         startDate: Int64, endDate: Int64, paginationToken: String?, onlyFailures: Bool
-    ) throws(AppStoreAPIError) -> NotificationHistoryResponse { throw refused() }
+    ) throws(AppStoreAPIError) -> NotificationHistoryResponse {
+        let payloads = answers.withLock { $0.notifications }
+        return NotificationHistoryResponse(
+            validated: ["hasMore": false, "notificationHistory": .array(payloads.map { .object(["signedPayload": .string($0)]) })])
+    }
     func requestTestNotification() throws(AppStoreAPIError) -> SendTestNotificationResponse { throw refused() }
     func getTestNotificationStatus(_ token: String) throws(AppStoreAPIError) -> CheckTestNotificationResponse { throw refused() }
     func uploadRetentionImage(_ imageIdentifier: String, png: [UInt8], size: String) throws(AppStoreAPIError) { throw refused() }

@@ -41,6 +41,7 @@ final class UseCaseFixture: @unchecked Sendable {
                    "verification": {"rootCertificates": ["\(chain.folder.appendingPathComponent("root.pem").path)"],
                                     "allowPrivateRoots": true},
                    "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"]}},
+                   "offers": {"comeback": {"productId": "pro.monthly", "offerIdentifier": "comeback", "eligibility": "lapsed"}},
                    "refunds": {"customerConsent": true, "rules": [{"name": "legal", "when": {"reason": "LEGAL"}, "prefer": "DECLINE"}]}}]}
                 """.utf8), path: folder.appendingPathComponent("entitle.json").path, environment: [:])
         store = try makeTemporaryStore()

@@ -1,0 +1,16 @@
+package import JSON
+
+/// The Google Play Developer API calls Entitle's use cases make for one app: the HTTPS client
+/// (`GooglePlayDeveloperAPI`) makes them; a use case receives this port, so its tests give it a
+/// fake and the test store can stand in for Google.
+package protocol GooglePlayAPI: Sendable {
+    func subscription(purchaseToken: String) throws(GooglePlayAPIError) -> SubscriptionPurchaseV2
+    func order(orderId: String) throws(GooglePlayAPIError) -> PlayOrder
+    func product(purchaseToken: String) throws(GooglePlayAPIError) -> ProductPurchaseV2
+    func acknowledgeSubscription(subscriptionId: String, purchaseToken: String, obfuscatedAccountId: String?) throws(GooglePlayAPIError)
+    func acknowledgeProduct(productId: String, purchaseToken: String) throws(GooglePlayAPIError)
+    func reviewRefund(orderId: String, _ body: JSONObject) throws(GooglePlayAPIError)
+    func voidedPurchases(since startTime: Int64?) throws(GooglePlayAPIError) -> [VoidedPurchase]
+}
+
+extension GooglePlayDeveloperAPI: GooglePlayAPI {}
