@@ -35,14 +35,16 @@ final class UseCaseFixture: @unchecked Sendable {
             text: Array(
                 """
                 {"storage": {"sqlite": "unused.sqlite3"},
-                 "apps": [{"id": "app", "bundleId": "com.example.app", "environments": ["Sandbox"],
+                 "apps": [{"id": "app", "bundleId": "com.example.app", "environments": ["Sandbox"], "appAppleId": 1234,
                    "signingKey": {"keyId": "KEY1", "issuerId": "57246542-96fe-1a63-e053-0824d011072a", "privateKeyFile": "key.p8"},
                    "apiKeys": [{"key": "admin_key_0123456789", "role": "admin", "name": "Dana (support)"}],
                    "verification": {"rootCertificates": ["\(chain.folder.appendingPathComponent("root.pem").path)"],
                                     "allowPrivateRoots": true},
                    "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"]}},
                    "offers": {"comeback": {"productId": "pro.monthly", "offerIdentifier": "comeback", "eligibility": "lapsed"}},
-                   "refunds": {"customerConsent": true, "rules": [{"name": "legal", "when": {"reason": "LEGAL"}, "prefer": "DECLINE"}]}}]}
+                   "refunds": {"customerConsent": true, "rules": [{"name": "legal", "when": {"reason": "LEGAL"}, "prefer": "DECLINE"}]},
+                   "retention": {"defaultMessage": "msg-stay",
+                                 "rules": [{"name": "paying", "when": {"inTrial": false}, "answer": {"message": "msg-paying"}}]}}]}
                 """.utf8), path: folder.appendingPathComponent("entitle.json").path, environment: [:])
         store = try makeTemporaryStore()
         let apple = self.apple
