@@ -129,7 +129,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ApplicationTests",
-            dependencies: ["Application", "AppStore", "AppStoreAPI", "Crypto", "Entitlements", "Instants", "JSON", "TestSupport"],
+            dependencies: [
+                "Application", "AppStore", "AppStoreAPI", "Crypto", "Entitlements", "GooglePlay", "HTTPClient", "Instants", "JSON",
+                "TestSupport",
+            ],
             path: "Tests/ApplicationTests"),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Entitlements", "TestSupport"], path: "Tests/StorageTests"),
         .testTarget(

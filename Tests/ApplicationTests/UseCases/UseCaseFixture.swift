@@ -2,6 +2,8 @@ import AppStore
 import Crypto
 import Entitlements
 import Foundation
+import GooglePlay
+import HTTPClient
 import Instants
 import JSON
 import TestSupport
@@ -26,7 +28,10 @@ final class UseCaseFixture: @unchecked Sendable {
     /// Signing dates fall inside the minted chain's validity, which starts when it was minted.
     var base: Int64 { TestChain.milliseconds(chain.mintedAt) }
 
-    init() throws {
+    /// With `google`, the app sells on Google Play too (pro.monthly is Play's `pro`/`monthly`),
+    /// through `google` as the Developer API port; `googleFiles` gives the service account and
+    /// push keys the configuration names.
+    init(google: RecordingGooglePlay? = nil, googleFiles: GooglePlayStandIn? = nil) throws {
         chain = try TestChain()
         clock = MovableClock(at: chain.mintedAt.addingTimeInterval(1))
         let folder = try makeTemporaryDirectory("entitle-use-cases")
@@ -40,7 +45,7 @@ final class UseCaseFixture: @unchecked Sendable {
                    "apiKeys": [{"key": "admin_key_0123456789", "role": "admin", "name": "Dana (support)"}],
                    "verification": {"rootCertificates": ["\(chain.folder.appendingPathComponent("root.pem").path)"],
                                     "allowPrivateRoots": true},
-                   "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"]}},
+                   "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"]\(googleFiles == nil ? "" : #", "googlePlay": {"productId": "pro", "basePlanId": "monthly"}"#)}},\(Self.googlePlay(googleFiles))
                    "offers": {"comeback": {"productId": "pro.monthly", "offerIdentifier": "comeback", "eligibility": "lapsed"}},
                    "refunds": {"customerConsent": true, "rules": [{"name": "legal", "when": {"reason": "LEGAL"}, "prefer": "DECLINE"}]},
                    "retention": {"defaultMessage": "msg-stay",
@@ -49,9 +54,25 @@ final class UseCaseFixture: @unchecked Sendable {
         store = try makeTemporaryStore()
         let apple = self.apple
         application = try EntitleApplication(
-            configuration: configuration, store: store, clock: clock, outboundClients: OutboundClients { _ in [.sandbox: apple] })
+            configuration: configuration, store: store, clock: clock,
+            outboundClients: OutboundClients(
+                appStore: { _ in [.sandbox: apple] },
+                googlePlay: { settings in
+                    google.map { GooglePlayService.Connection(http: HTTPClient(configuration: .init()), api: $0) }
+                        ?? GooglePlayService.Connection.live(settings)
+                }))
         services = try XCTUnwrap(application.apps["app"])
         support = Caller(app: services.app, role: .admin, keyName: "Dana (support)")
+    }
+
+    private static func googlePlay(_ files: GooglePlayStandIn?) -> String {
+        guard let files else { return "" }
+        return """
+             "googlePlay": {"packageName": "com.example.android", "serviceAccountKeyFile": "\(files.serviceAccountFile.path)",
+               "pubsub": {"audience": "https://entitle.example.com/v1/notifications/google",
+                          "serviceAccountEmail": "pubsub-push@example-project.iam.gserviceaccount.com"},
+               "jwks": "\(files.jwksFile.path)"},
+            """
     }
 
     /// A monthly subscription bought at `base`, as Apple signs it (a free trial: the helper's

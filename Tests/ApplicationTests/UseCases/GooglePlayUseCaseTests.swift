@@ -1,0 +1,73 @@
+import Entitlements
+import Foundation
+import GooglePlay
+import Instants
+import JSON
+import Synchronization
+import TestSupport
+import XCTest
+
+@testable import Application
+
+/// A Google Play purchase posted by the app, without HTTP: read through the Developer API port
+/// (a recording fake), stored, acknowledged once, and answered as the subscriber.
+final class GooglePlayUseCaseTests: XCTestCase {
+    func testAPostedPurchaseIsReadStoredAcknowledgedOnceAndEntitles() throws {
+        let google = RecordingGooglePlay()
+        let files = try GooglePlayStandIn(packageName: "com.example.android")
+        let fixture = try UseCaseFixture(google: google, googleFiles: files)
+        let now = fixture.clock.milliseconds
+        google.subscriptions.withLock {
+            $0["g-1"] = [
+                "kind": "androidpublisher#subscriptionPurchaseV2", "startTime": .string(Timestamps.iso(now - 3_600_000)),
+                "subscriptionState": "SUBSCRIPTION_STATE_ACTIVE", "latestOrderId": "GPA.3345-1234-5678-00001",
+                "acknowledgementState": "ACKNOWLEDGEMENT_STATE_PENDING",
+                "externalAccountIdentifiers": .object(["obfuscatedExternalAccountId": .string(fixture.token)]),
+                "lineItems": .array([
+                    .object([
+                        "productId": "pro", "expiryTime": .string(Timestamps.iso(now + 86_400_000)),
+                        "autoRenewingPlan": .object(["autoRenewEnabled": true]), "offerDetails": .object(["basePlanId": "monthly"]),
+                    ])
+                ]),
+            ]
+        }
+        let play = try XCTUnwrap(fixture.services.googlePlay)
+        func post() throws -> JSONValue {
+            .object(
+                try fixture.answer {
+                    play.post(
+                        productId: "pro", purchaseToken: "g-1", appAccountToken: fixture.token, now: fixture.clock.now(), completion: $0)
+                })
+        }
+        let posted = try post()
+        XCTAssertEqual(posted["purchase"]?["state"], "ACTIVE", "\(posted)")
+        XCTAssertEqual(posted["subscriber"]?["entitlements"]?["pro"]?["store"], "play_store")
+        XCTAssertEqual(google.acknowledged.all, ["g-1"])
+        _ = try post()
+        XCTAssertEqual(google.acknowledged.all, ["g-1"], "an acknowledged purchase is not acknowledged again")
+        fixture.clock.advance(by: 2 * 86_400)
+        XCTAssertNotEqual(try fixture.subscriber()?["entitlements"]?["pro"]?["isActive"], true, "expired at the server's clock")
+    }
+}
+
+/// The Google Play Developer API port: subscriptions as the test sets them, acknowledgements
+/// recorded, every other call refused.
+final class RecordingGooglePlay: GooglePlayAPI, Sendable {
+    let subscriptions = Mutex<[String: JSONObject]>([:])
+    let acknowledged = LockedList<String>()
+
+    private func refused() -> GooglePlayAPIError { .api(status: 404, message: "not part of this test") }
+
+    func subscription(purchaseToken: String) throws(GooglePlayAPIError) -> SubscriptionPurchaseV2 {
+        guard let json = subscriptions.withLock({ $0[purchaseToken] }) else { throw refused() }
+        return try SubscriptionPurchaseV2(json: json)
+    }
+    func order(orderId: String) throws(GooglePlayAPIError) -> PlayOrder { throw refused() }
+    func product(purchaseToken: String) throws(GooglePlayAPIError) -> ProductPurchaseV2 { throw refused() }
+    func acknowledgeSubscription(subscriptionId: String, purchaseToken: String, obfuscatedAccountId: String?) throws(GooglePlayAPIError) {
+        acknowledged.append(purchaseToken)
+    }
+    func acknowledgeProduct(productId: String, purchaseToken: String) throws(GooglePlayAPIError) { throw refused() }
+    func reviewRefund(orderId: String, _ body: JSONObject) throws(GooglePlayAPIError) { throw refused() }
+    func voidedPurchases(since startTime: Int64?) throws(GooglePlayAPIError) -> [VoidedPurchase] { [] }
+}
