@@ -10,7 +10,8 @@ import XCTest
 @testable import Application
 
 /// A Google Play purchase posted by the app, without HTTP: read through the Developer API port
-/// (a recording fake), stored, acknowledged once, and answered as the subscriber.
+/// (a recording fake), stored, acknowledged once, and answered as the subscriber. (Google's
+/// purchases are Production's: the app enables it here.)
 final class GooglePlayUseCaseTests: XCTestCase {
     func testAPostedPurchaseIsReadStoredAcknowledgedOnceAndEntitles() throws {
         let google = RecordingGooglePlay()
@@ -64,8 +65,10 @@ final class RecordingGooglePlay: GooglePlayAPI, Sendable {
     }
     func order(orderId: String) throws(GooglePlayAPIError) -> PlayOrder { throw refused() }
     func product(purchaseToken: String) throws(GooglePlayAPIError) -> ProductPurchaseV2 { throw refused() }
+    /// As Google does, the purchase reads acknowledged from then on.
     func acknowledgeSubscription(subscriptionId: String, purchaseToken: String, obfuscatedAccountId: String?) throws(GooglePlayAPIError) {
         acknowledged.append(purchaseToken)
+        subscriptions.withLock { $0[purchaseToken]?["acknowledgementState"] = "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED" }
     }
     func acknowledgeProduct(productId: String, purchaseToken: String) throws(GooglePlayAPIError) { throw refused() }
     func reviewRefund(orderId: String, _ body: JSONObject) throws(GooglePlayAPIError) { throw refused() }

@@ -40,7 +40,7 @@ final class UseCaseFixture: @unchecked Sendable {
             text: Array(
                 """
                 {"storage": {"sqlite": "unused.sqlite3"},
-                 "apps": [{"id": "app", "bundleId": "com.example.app", "environments": ["Sandbox"], "appAppleId": 1234,
+                 "apps": [{"id": "app", "bundleId": "com.example.app", "environments": \(googleFiles == nil ? #"["Sandbox"]"# : #"["Production", "Sandbox"]"#), "appAppleId": 1234,
                    "signingKey": {"keyId": "KEY1", "issuerId": "57246542-96fe-1a63-e053-0824d011072a", "privateKeyFile": "key.p8"},
                    "apiKeys": [{"key": "admin_key_0123456789", "role": "admin", "name": "Dana (support)"}],
                    "verification": {"rootCertificates": ["\(chain.folder.appendingPathComponent("root.pem").path)"],
