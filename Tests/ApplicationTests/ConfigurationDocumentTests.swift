@@ -9,19 +9,31 @@ final class ConfigurationDocumentTests: XCTestCase {
     private static let document = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("docs/CONFIGURATION.md")
 
+    /// The declared sections' keys and variables, as the document must show them.
+    private static let sections: [(path: String, members: [(key: String, environment: String?)])] = [
+        (ServerSettings.section.path, ServerSettings.section.members.map { ($0.key, $0.environment) }),
+        (DeliverySettings.section.path, DeliverySettings.section.members.map { ($0.key, $0.environment) }),
+    ]
+
     func testTheDocumentListsEveryDeclaredMemberAndVariable() throws {
         let text = try String(contentsOf: Self.document, encoding: .utf8)
         let example = try XCTUnwrap(text.range(of: "```json").map { text[$0.upperBound...] }?.components(separatedBy: "```").first)
-        let section = ServerSettings.section
-        let line = try XCTUnwrap(
-            example.components(separatedBy: "\"\(section.path)\":").dropFirst().first?.components(separatedBy: "}").first)
-        for member in section.members {
-            XCTAssert(line.contains("\"\(member.key)\""), "docs/CONFIGURATION.md's example lacks \(section.path).\(member.key)")
-            if let variable = member.environment {
-                XCTAssert(text.contains("`\(variable)`"), "docs/CONFIGURATION.md does not list \(variable)")
+        for section in Self.sections {
+            let object = try XCTUnwrap(
+                example.components(separatedBy: "\"\(section.path)\":").dropFirst().first?.components(separatedBy: "}").first,
+                "docs/CONFIGURATION.md's example has no \(section.path)")
+            for member in section.members {
+                // In the example, or (an optional file or URL the example leaves out) named in the text.
+                XCTAssert(
+                    object.contains("\"\(member.key)\"") || text.contains("`\(member.key)`"),
+                    "docs/CONFIGURATION.md names neither in its example nor in its text \(section.path).\(member.key)")
+                if let variable = member.environment {
+                    XCTAssert(text.contains("`\(variable)`"), "docs/CONFIGURATION.md does not list \(variable)")
+                }
             }
+            let shown = Set(object.matches(of: /"([A-Za-z]+)":/).map { String($0.output.1) })
+            XCTAssertEqual(
+                shown.subtracting(section.members.map(\.key)), [], "the example's \(section.path) has members nobody declared")
         }
-        let documented = Set(line.matches(of: /"([A-Za-z]+)":/).map { String($0.output.1) })
-        XCTAssertEqual(documented, Set(section.members.map(\.key)), "the example's \(section.path) members are the declared ones")
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 package import JSON
 
 /// A configuration section declared once: each member's key, environment variable, type, range
@@ -11,6 +12,8 @@ package struct ConfigurationSection<Settings>: Sendable {
         /// Seconds in (0, maximum].
         case seconds(maximum: Double)
         case flag
+        /// A file, resolved against the configuration's folder, that must be readable.
+        case file
     }
 
     package enum Value {
@@ -46,13 +49,22 @@ package struct ConfigurationSection<Settings>: Sendable {
     }
 
     /// The section's object from the file: unknown members refused, each known one read by its kind.
-    func parse(_ object: JSONObject?, into settings: inout Settings, reader: inout ConfigurationReader) {
+    func parse(_ object: JSONObject?, folder: String = "", into settings: inout Settings, reader: inout ConfigurationReader) {
         guard let object else { return }
         reader.checkMembers(object, allowed: Set(members.map(\.key)), path: path)
         for member in members {
             let value: Value?
             switch member.kind {
             case .text: value = reader.string(object, member.key, path: path).map(Value.text)
+            case .file:
+                value = reader.string(object, member.key, path: path).flatMap { file in
+                    let resolved = ConfigurationLoader.resolve(file, in: folder)
+                    guard FileManager.default.isReadableFile(atPath: resolved) else {
+                        reader.problem("\(path).\(member.key)", "cannot read \(resolved)")
+                        return nil
+                    }
+                    return .text(resolved)
+                }
             case .integer(let range): value = reader.integer(object, member.key, path: path, range: range).map(Value.integer)
             case .seconds(let maximum): value = reader.seconds(object, member.key, path: path, maximum: maximum).map(Value.seconds)
             case .flag: value = reader.bool(object, member.key, path: path).map(Value.flag)
@@ -67,7 +79,7 @@ package struct ConfigurationSection<Settings>: Sendable {
         for member in members {
             guard let name = member.environment, let text = environment[name], !text.isEmpty else { continue }
             switch member.kind {
-            case .text: member.assign(&settings, .text(text))
+            case .text, .file: member.assign(&settings, .text(text))
             case .integer(let range):
                 guard let number = Int64(text), range.contains(number) else {
                     reader.problem(name, "expected an integer between \(range.lowerBound) and \(range.upperBound)")
@@ -121,5 +133,19 @@ extension ServerSettings {
             .init("shutdownGraceSeconds", .seconds(maximum: 3600)) { $0.shutdownGraceSeconds = $1.seconds ?? $0.shutdownGraceSeconds },
             .init("headerTimeoutSeconds", .seconds(maximum: 3600)) { $0.headerTimeoutSeconds = $1.seconds ?? $0.headerTimeoutSeconds },
             .init("idleTimeoutSeconds", .seconds(maximum: 3600)) { $0.idleTimeoutSeconds = $1.seconds ?? $0.idleTimeoutSeconds },
+        ])
+}
+
+extension DeliverySettings {
+    /// `"delivery"`: webhook and forwarding deliveries (see docs/EVENTS.md).
+    package static let section = ConfigurationSection<DeliverySettings>(
+        "delivery",
+        [
+            .init("timeoutSeconds", .seconds(maximum: 300)) { $0.timeoutSeconds = $1.seconds ?? $0.timeoutSeconds },
+            .init("firstRetrySeconds", .seconds(maximum: 86_400)) { $0.firstRetrySeconds = $1.seconds ?? $0.firstRetrySeconds },
+            .init("maxRetrySeconds", .seconds(maximum: 86_400)) { $0.maxRetrySeconds = $1.seconds ?? $0.maxRetrySeconds },
+            .init("retryWindowSeconds", .seconds(maximum: 30 * 86_400)) { $0.retryWindowSeconds = $1.seconds ?? $0.retryWindowSeconds },
+            .init("concurrencyPerEndpoint", .integer(1...64)) { $0.concurrencyPerEndpoint = $1.integer ?? $0.concurrencyPerEndpoint },
+            .init("caFile", .file) { $0.caFile = $1.text ?? $0.caFile },
         ])
 }

@@ -108,30 +108,7 @@ enum WebhookConfigurationParser {
 
     static func parseDelivery(_ object: JSONObject?, folder: String, reader: inout ConfigurationReader) -> DeliverySettings {
         var settings = DeliverySettings()
-        guard let object else { return settings }
-        reader.checkMembers(
-            object,
-            allowed: ["timeoutSeconds", "firstRetrySeconds", "maxRetrySeconds", "retryWindowSeconds", "concurrencyPerEndpoint", "caFile"],
-            path: "delivery")
-        for (key, keyPath, limit) in [
-            ("timeoutSeconds", \DeliverySettings.timeoutSeconds, 300.0),
-            ("firstRetrySeconds", \.firstRetrySeconds, 86_400),
-            ("maxRetrySeconds", \.maxRetrySeconds, 86_400),
-            ("retryWindowSeconds", \.retryWindowSeconds, 30 * 86_400),
-        ] {
-            if let seconds = reader.seconds(object, key, path: "delivery", maximum: limit) { settings[keyPath: keyPath] = seconds }
-        }
-        if let count = reader.integer(object, "concurrencyPerEndpoint", path: "delivery", range: 1...64) {
-            settings.concurrencyPerEndpoint = Int(count)
-        }
-        if let file = reader.string(object, "caFile", path: "delivery") {
-            let resolved = ConfigurationLoader.resolve(file, in: folder)
-            if FileManager.default.isReadableFile(atPath: resolved) {
-                settings.caFile = resolved
-            } else {
-                reader.problem("delivery.caFile", "cannot read \(resolved)")
-            }
-        }
+        DeliverySettings.section.parse(object, folder: folder, into: &settings, reader: &reader)
         return settings
     }
 
