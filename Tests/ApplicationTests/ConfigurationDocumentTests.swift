@@ -13,6 +13,7 @@ final class ConfigurationDocumentTests: XCTestCase {
     private static let sections: [(path: String, members: [(key: String, environment: String?)])] = [
         (ServerSettings.section.path, ServerSettings.section.members.map { ($0.key, $0.environment) }),
         (DeliverySettings.section.path, DeliverySettings.section.members.map { ($0.key, $0.environment) }),
+        (ConsoleSettings.section.path, ConsoleSettings.section.members.map { ($0.key, $0.environment) }),
     ]
 
     func testTheDocumentListsEveryDeclaredMemberAndVariable() throws {

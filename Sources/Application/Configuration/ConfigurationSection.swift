@@ -1,5 +1,5 @@
 import Foundation
-package import JSON
+import JSON
 
 /// A configuration section declared once: each member's key, environment variable, type, range
 /// and where its value goes. The file's parse, the environment's overrides, the members
@@ -14,6 +14,9 @@ package struct ConfigurationSection<Settings>: Sendable {
         case flag
         /// A file, resolved against the configuration's folder, that must be readable.
         case file
+        /// A file (resolved the same way) whose content is a secret of at least this many bytes:
+        /// the value is its content, never its path.
+        case secretFile(minimumBytes: Int)
     }
 
     package enum Value {
@@ -21,6 +24,7 @@ package struct ConfigurationSection<Settings>: Sendable {
         case integer(Int64)
         case seconds(Double)
         case flag(Bool)
+        case bytes([UInt8])
     }
 
     package struct Member: Sendable {
@@ -65,6 +69,20 @@ package struct ConfigurationSection<Settings>: Sendable {
                     }
                     return .text(resolved)
                 }
+            case .secretFile(let minimum):
+                value = reader.string(object, member.key, path: path).flatMap { file in
+                    let resolved = ConfigurationLoader.resolve(file, in: folder)
+                    guard let data = FileManager.default.contents(atPath: resolved) else {
+                        reader.problem("\(path).\(member.key)", "cannot read \(resolved)")
+                        return nil
+                    }
+                    guard data.count >= minimum else {
+                        reader.problem(
+                            "\(path).\(member.key)", "\(resolved) must hold at least \(minimum) bytes (openssl rand -out FILE \(minimum))")
+                        return nil
+                    }
+                    return .bytes(Array(data))
+                }
             case .integer(let range): value = reader.integer(object, member.key, path: path, range: range).map(Value.integer)
             case .seconds(let maximum): value = reader.seconds(object, member.key, path: path, maximum: maximum).map(Value.seconds)
             case .flag: value = reader.bool(object, member.key, path: path).map(Value.flag)
@@ -79,7 +97,7 @@ package struct ConfigurationSection<Settings>: Sendable {
         for member in members {
             guard let name = member.environment, let text = environment[name], !text.isEmpty else { continue }
             switch member.kind {
-            case .text, .file: member.assign(&settings, .text(text))
+            case .text, .file, .secretFile: member.assign(&settings, .text(text))
             case .integer(let range):
                 guard let number = Int64(text), range.contains(number) else {
                     reader.problem(name, "expected an integer between \(range.lowerBound) and \(range.upperBound)")
@@ -108,4 +126,5 @@ extension ConfigurationSection.Value {
     var integer: Int? { if case .integer(let number) = self { Int(number) } else { nil } }
     var seconds: Double? { if case .seconds(let seconds) = self { seconds } else { nil } }
     var flag: Bool? { if case .flag(let flag) = self { flag } else { nil } }
+    var bytes: [UInt8]? { if case .bytes(let bytes) = self { bytes } else { nil } }
 }

@@ -1,4 +1,3 @@
-import Foundation
 import JSON
 
 /// `"console"`: the support console at `/console`.
@@ -21,24 +20,7 @@ package struct ConsoleSettings: Sendable {
 enum ConsoleSettingsParser {
     static func parse(_ object: JSONObject?, folder: String, reader: inout ConfigurationReader) -> ConsoleSettings {
         var settings = ConsoleSettings()
-        guard let object else { return settings }
-        reader.checkMembers(object, allowed: ["enabled", "sessionHours", "sessionSecretFile", "secureCookies"], path: "console")
-        if let enabled = reader.bool(object, "enabled", path: "console") { settings.enabled = enabled }
-        if let hours = reader.integer(object, "sessionHours", path: "console", range: 1...720) { settings.sessionHours = Int(hours) }
-        if let secure = reader.bool(object, "secureCookies", path: "console") { settings.secureCookies = secure }
-        if let file = reader.string(object, "sessionSecretFile", path: "console") {
-            let path = ConfigurationLoader.resolve(file, in: folder)
-            if let data = FileManager.default.contents(atPath: path) {
-                let secret = Array(data)
-                if secret.count >= 32 {
-                    settings.sessionSecret = secret
-                } else {
-                    reader.problem("console.sessionSecretFile", "\(path) must hold at least 32 bytes (openssl rand -out FILE 32)")
-                }
-            } else {
-                reader.problem("console.sessionSecretFile", "cannot read \(path)")
-            }
-        }
+        ConsoleSettings.section.parse(object, folder: folder, into: &settings, reader: &reader)
         return settings
     }
 }

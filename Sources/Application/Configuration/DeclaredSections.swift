@@ -41,3 +41,15 @@ extension DeliverySettings {
             .init("caFile", .file) { $0.caFile = $1.text ?? $0.caFile },
         ])
 }
+
+extension ConsoleSettings {
+    /// `"console"`: the support console at `/console` (docs/CONSOLE.md).
+    package static let section = ConfigurationSection<ConsoleSettings>(
+        "console",
+        [
+            .init("enabled", .flag) { $0.enabled = $1.flag ?? $0.enabled },
+            .init("sessionHours", .integer(1...720)) { $0.sessionHours = $1.integer ?? $0.sessionHours },
+            .init("sessionSecretFile", .secretFile(minimumBytes: 32)) { $0.sessionSecret = $1.bytes ?? $0.sessionSecret },
+            .init("secureCookies", .flag) { $0.secureCookies = $1.flag ?? $0.secureCookies },
+        ])
+}
