@@ -128,6 +128,11 @@ def api(path, accept="application/json"):
     return json.loads(body) if accept == "application/json" else body.decode()
 
 
+# The figures of docs/METRICS.md, in the server's order: the page charts what the session names.
+METRICS = ["active-subscriptions", "active-trials", "mrr", "revenue", "new-trials", "trial-conversions", "trial-conversion-rate",
+           "churned-subscriptions", "churn-rate", "refunds", "refund-rate"]
+
+
 def check_charts(console, label, full):
     driver = console.driver
     step(f"{label}: the charts page")
@@ -144,15 +149,16 @@ def check_charts(console, label, full):
         Select(console.find("#charts-interval")).select_by_value("week")
         console.find("#charts-form button[type=submit]").click()
         console.until(lambda: "interval=week" in driver.current_url and "by week" in console.find("#chart-mrr svg").get_attribute("aria-label")
-                      and len(driver.find_elements(By.CSS_SELECTOR, "#main section.card")) == 9, "the weekly charts")
+                      and len(driver.find_elements(By.CSS_SELECTOR, "#main section.card")) == 1 + len(METRICS), "the weekly charts")
     query = urllib.parse.urlencode({
         "from": console.find("#charts-from").get_attribute("value"), "to": console.find("#charts-to").get_attribute("value"),
         "interval": Select(console.find("#charts-interval")).first_selected_option.get_attribute("value"),
         "environment": Select(console.find("#charts-environment")).first_selected_option.get_attribute("value")})
     summary = api("/v1/metrics/summary?environment=Sandbox")["summary"]
     assert console.find("#charts-active .stat-value").text == str(summary["activeSubscriptions"]), "active subscriptions now"
-    for metric in ["mrr", "active-subscriptions", "active-trials", "revenue", "trial-conversions", "trial-conversion-rate",
-                   "churned-subscriptions", "refunds"]:
+    charted = [section.get_attribute("id")[len("chart-"):] for section in driver.find_elements(By.CSS_SELECTOR, "#main section.card[id^='chart-']")]
+    assert charted == METRICS, f"every figure the server names, in its order: {charted}"
+    for metric in METRICS:
         buckets = api(f"/v1/metrics/{metric}?{query}")["buckets"]
         if metric in ("mrr", "revenue") and not any(bucket["value"] for bucket in buckets):
             assert driver.find_elements(By.CSS_SELECTOR, f"#chart-{metric} .none"), f"{metric}: says there is none"

@@ -68,6 +68,34 @@ package enum MetricName: String, Sendable, CaseIterable {
 
     /// Stocks are read at an instant (the end of the bucket, or now); the rest over the bucket.
     package var isStock: Bool { self == .activeSubscriptions || self == .activeTrials || self == .mrr }
+
+    /// How the figure is named for people (the console's chart titles come from here).
+    package var title: String {
+        switch self {
+        case .activeSubscriptions: "Active subscriptions"
+        case .activeTrials: "Active trials"
+        case .mrr: "MRR"
+        case .revenue: "Revenue"
+        case .newTrials: "New trials"
+        case .trialConversions: "Trial conversions"
+        case .trialConversionRate: "Trial conversion rate"
+        case .churnedSubscriptions: "Churned subscriptions"
+        case .churnRate: "Churn rate"
+        case .refunds: "Refunds"
+        case .refundRate: "Refund rate"
+        }
+    }
+
+    /// What a bucket's value is: `money` (per currency), `count`, `rate` (a share, or none), or
+    /// `churn` (by kind).
+    package var valueKind: String {
+        switch self {
+        case .mrr, .revenue: "money"
+        case .activeSubscriptions, .activeTrials, .newTrials, .trialConversions, .refunds: "count"
+        case .trialConversionRate, .churnRate, .refundRate: "rate"
+        case .churnedSubscriptions: "churn"
+        }
+    }
 }
 
 /// One bucket's value: a count, a rate (nil when nothing was there to divide), money per

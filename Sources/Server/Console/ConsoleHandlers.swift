@@ -92,6 +92,11 @@ struct ConsoleHandlers: Sendable {
             "csrfToken": .string(session.csrfToken),
             "environments": .array(app.environments.map { .string($0.rawValue) }),
             "entitlements": .array(Set(app.products.values.flatMap(\.entitlements)).sorted().map(JSONValue.string)),
+            // The figures the Charts page shows, as the server names them (the page restates none).
+            "metrics": .array(
+                MetricName.allCases.map {
+                    .object(["name": .string($0.rawValue), "title": .string($0.title), "kind": .string($0.valueKind)])
+                }),
         ]
         Timestamps.set(&object, "expiresAt", session.expiresAt * 1000)
         return object

@@ -617,17 +617,9 @@ import {
   }
 
   // ---- charts --------------------------------------------------------------------------
-  // kind: "money" (one bar per currency), "count", "rate" (a share), "churn" (stacked by kind).
-  const chartFigures = [
-    { name: "mrr", title: "MRR", kind: "money" },
-    { name: "active-subscriptions", title: "Active subscriptions", kind: "count" },
-    { name: "active-trials", title: "Active trials", kind: "count" },
-    { name: "revenue", title: "Revenue", kind: "money" },
-    { name: "trial-conversions", title: "Trial conversions", kind: "count" },
-    { name: "trial-conversion-rate", title: "Trial conversion rate", kind: "rate" },
-    { name: "churned-subscriptions", title: "Churned subscriptions", kind: "churn" },
-    { name: "refunds", title: "Refunds", kind: "count" },
-  ];
+  // The figures, as the server names them in the session ({name, title, kind}; kind "money" is
+  // one bar per currency, "count", "rate" a share, "churn" stacked by kind).
+  const chartFigures = () => (state.session && state.session.metrics) || [];
   const dayMs = 86400000;
 
 
@@ -743,7 +735,7 @@ import {
     say("Loading the figures…");
     const [summary, ...series] = await Promise.all([
       api("GET", "/v1/metrics/summary?environment=" + encodeURIComponent(environment)),
-      ...chartFigures.map((figure) => api("GET", `/v1/metrics/${figure.name}?${query}`))]);
+      ...chartFigures().map((figure) => api("GET", `/v1/metrics/${figure.name}?${query}`))]);
     say("");
     const now = summary.summary;
     const money = (amounts) => Object.keys(amounts || {}).sort().map((currency) => `${amounts[currency].toFixed(2)} ${currency}`).join(" · ") || "0";
@@ -754,7 +746,7 @@ import {
         statCard("Active trials", now.activeTrials, "charts-trials"),
         statCard("MRR", money(now.mrr), "charts-mrr"),
         statCard("ARR", money(now.arr), "charts-arr")));
-    const sections = chartFigures.map((figure, index) => {
+    const sections = chartFigures().map((figure, index) => {
       const buckets = series[index].buckets;
       const columns = chartColumns(figure, buckets);
       const id = "chart-" + figure.name;
