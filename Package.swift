@@ -90,7 +90,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "entitle",
-            dependencies: ["Application", "Server", "AppStore", "AppStoreAPI", "Crypto", "Entitlements", "HTTPClient", "JSON", "Storage"],
+            dependencies: ["Application", "Server", "AppStore", "AppStoreAPI", "Crypto", "Entitlements", "HTTPClient", "Instants", "JSON", "Storage"],
             path: "Sources/entitle"
         ),
         .executableTarget(

@@ -38,8 +38,6 @@ package final class AppServices: Sendable {
     let pool: BlockingPool
     let outbound: BlockingPool
     let instrumentation: any Instrumentation
-    /// The server's one clock (see `WallClock`).
-    let clock: any WallClock
 
     init(
         app: AppConfiguration, store: any FactStore, pool: BlockingPool, outbound: BlockingPool,
@@ -52,7 +50,6 @@ package final class AppServices: Sendable {
         self.pool = pool
         self.outbound = outbound
         self.instrumentation = instrumentation
-        self.clock = clock
         verification = try VerificationService(app: app, revocationChecker: revocationChecker, clock: { clock.now() })
         subscribers = SubscriberQueries(app: app, store: store, pool: pool)
         let deliveries = WebhookDispatcher(app: app, store: store, settings: delivery, instrumentation: instrumentation, clock: clock)

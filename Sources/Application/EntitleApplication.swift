@@ -31,8 +31,8 @@ package final class EntitleApplication: Sendable {
         configuration: EntitleConfiguration, store: any FactStore, pool: BlockingPool? = nil,
         revocationChecker: (any RevocationChecker)? = nil,
         instrumentation: any Instrumentation = NoInstrumentation(),
-        clock: any WallClock = SystemClock(),
-        newId: @escaping @Sendable () -> String = { UUID().uuidString.lowercased() },
+        clock: any WallClock,
+        newId: @escaping @Sendable () -> String,
         outboundClients: OutboundClients = .live
     ) throws {
         self.configuration = configuration

@@ -78,8 +78,6 @@ package final class MovableClock: WallClock {
         }
     }
 
-    package var speed: Double { state.withLock { $0.speed } }
-
     private static func shown(_ state: State, at realNow: Date) -> Date {
         state.speed == 0 ? state.shown : state.shown.addingTimeInterval(max(0, realNow.timeIntervalSince(state.since)) * state.speed)
     }

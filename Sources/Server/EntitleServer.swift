@@ -39,7 +39,7 @@ package final class EntitleServer: Sendable {
         application = try EntitleApplication(
             configuration: configuration,
             store: try store ?? configuration.storage.openStore(instrumentation: instrumentation),
-            revocationChecker: revocationChecker, instrumentation: instrumentation, clock: clock)
+            revocationChecker: revocationChecker, instrumentation: instrumentation, clock: clock, newId: IdSource.random)
         router = Routes.make(application, metrics: metrics)
 
         var http = HTTPServerConfiguration()

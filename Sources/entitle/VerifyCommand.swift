@@ -1,6 +1,7 @@
 import AppStore
 import Application
 import Foundation
+import Instants
 import JSON
 
 /// `entitle verify`: prints `{"kind","status","environment","payload"|"reason"}`; exit 0 valid,
@@ -39,7 +40,8 @@ enum VerifyCommand {
                 effectiveDate = date
             }
         }
-        let service = try VerificationService(app: app, revocationChecker: app.verification.onlineChecks ? OCSPRevocationChecker() : nil)
+        let service = try VerificationService(
+            app: app, revocationChecker: app.verification.onlineChecks ? OCSPRevocationChecker() : nil, clock: { SystemClock().now() })
         let outcome = service.verify(
             jws, kind: kind, environment: arguments["environment"].map(AppStoreEnvironment.init(rawValue:)),
             effectiveDate: effectiveDate)

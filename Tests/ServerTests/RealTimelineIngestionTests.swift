@@ -3,6 +3,7 @@ import Application
 import Entitlements
 import Foundation
 import HTTP
+import Instants
 import JSON
 import Server
 import Storage
@@ -122,7 +123,7 @@ final class RealTimelineIngestionTests: XCTestCase {
         let configuration = try timelineConfiguration(conformance, folder: folder, timeline: timeline)
         let application = try EntitleApplication(
             configuration: configuration,
-            store: try SQLiteFactStore(path: configuration.storage.sqlitePath))
+            store: try SQLiteFactStore(path: configuration.storage.sqlitePath), clock: SystemClock(), newId: IdSource.random)
         let subscribers = try application.services(appId: "session").subscribers
         func ingest(_ jws: String) throws -> NotificationIngestion.Outcome {
             try waitForCompletion { application.ingestNotification(signedPayload: jws, receivedAt: Date(), completion: $0) }

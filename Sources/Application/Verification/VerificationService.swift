@@ -57,7 +57,7 @@ package final class VerificationService: Sendable {
     /// verification of that environment answers that no root is configured.
     package init(
         app: AppConfiguration, revocationChecker: (any RevocationChecker)? = nil,
-        clock: @escaping @Sendable () -> Date = { Date() }
+        clock: @escaping @Sendable () -> Date
     ) throws {
         self.app = app
         self.revocationChecker = revocationChecker

@@ -54,7 +54,7 @@ final class UseCaseFixture: @unchecked Sendable {
         store = try makeTemporaryStore()
         let apple = self.apple
         application = try EntitleApplication(
-            configuration: configuration, store: store, clock: clock,
+            configuration: configuration, store: store, clock: clock, newId: { UUID().uuidString.lowercased() },
             outboundClients: OutboundClients(
                 appStore: { _ in [.sandbox: apple] },
                 googlePlay: { settings in
