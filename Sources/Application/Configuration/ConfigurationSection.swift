@@ -97,7 +97,11 @@ package struct ConfigurationSection<Settings>: Sendable {
         for member in members {
             guard let name = member.environment, let text = environment[name], !text.isEmpty else { continue }
             switch member.kind {
-            case .text, .file, .secretFile: member.assign(&settings, .text(text))
+            case .text: member.assign(&settings, .text(text))
+            case .file, .secretFile:
+                // A file is named in the configuration (resolved against its folder), not by an
+                // environment variable: no declared file member has one.
+                reader.problem(name, "a file member takes no environment override")
             case .integer(let range):
                 guard let number = Int64(text), range.contains(number) else {
                     reader.problem(name, "expected an integer between \(range.lowerBound) and \(range.upperBound)")
