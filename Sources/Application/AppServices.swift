@@ -40,76 +40,59 @@ package final class AppServices: Sendable {
     let instrumentation: any Instrumentation
 
     init(
-        app: AppConfiguration, store: any FactStore, pool: BlockingPool, outbound: BlockingPool,
-        revocationChecker: (any RevocationChecker)?,
-        delivery: DeliverySettings, instrumentation: any Instrumentation, failures: RecentFailures,
-        metrics metricsSettings: MetricsSettings = MetricsSettings(), clock: any WallClock,
-        newId: @escaping @Sendable () -> String, outboundClients: OutboundClients
+        _ context: AppContext, revocationChecker: (any RevocationChecker)?, delivery: DeliverySettings,
+        metrics metricsSettings: MetricsSettings, outboundClients: OutboundClients
     ) throws {
+        let app = context.app
         self.app = app
-        self.pool = pool
-        self.outbound = outbound
-        self.instrumentation = instrumentation
-        verification = try VerificationService(app: app, revocationChecker: revocationChecker, clock: { clock.now() })
-        subscribers = SubscriberQueries(app: app, store: store, pool: pool)
-        let deliveries = WebhookDispatcher(app: app, store: store, settings: delivery, instrumentation: instrumentation, clock: clock)
+        pool = context.pool
+        outbound = context.outbound
+        instrumentation = context.instrumentation
+        let verification = try VerificationService(
+            app: app, revocationChecker: revocationChecker, clock: { [clock = context.clock] in clock.now() })
+        self.verification = verification
+        let subscribers = SubscriberQueries(context)
+        self.subscribers = subscribers
+        let deliveries = WebhookDispatcher(context, settings: delivery)
         self.deliveries = deliveries
-        let eventWriter = AppEventWriter(
-            app: app, instrumentation: instrumentation, deliveries: deliveries, clock: clock, newId: newId,
-            keepsMetrics: metricsSettings.enabled)
-        events = EventFeed(app: app, store: store, pool: pool, eventWriter: eventWriter)
+        let eventWriter = AppEventWriter(context, deliveries: deliveries, keepsMetrics: metricsSettings.enabled)
+        events = EventFeed(context, eventWriter: eventWriter)
         let clients = try outboundClients.appStore(app)
         let appleCalls =
             app.serverAPI.setAppAccountToken || app.serverAPI.finishTransactions
-            ? clients.map {
-                AppleCallQueue(app: app, store: store, pool: outbound, clients: $0, instrumentation: instrumentation, clock: clock)
-            } : nil
+            ? clients.map { AppleCallQueue(context, clients: $0) } : nil
         self.appleCalls = appleCalls
         let google = app.googlePlay.map(outboundClients.googlePlay)
-        let refundReviews = RefundReviews(
-            app: app, store: store, pool: outbound, apple: clients ?? [:], google: google?.api, eventWriter: eventWriter,
-            instrumentation: instrumentation, retrySeconds: app.refundRetrySeconds, clock: clock)
+        let refundReviews = RefundReviews(context, apple: clients ?? [:], google: google?.api, eventWriter: eventWriter)
         self.refundReviews = refundReviews
-        retentionMessaging = RetentionMessaging(app: app, clients: clients ?? [:], outbound: outbound)
-        refunds = RefundService(app: app, store: store, pool: pool, eventWriter: eventWriter)
-        var notifications = NotificationIngestion(
-            app: app, verification: verification, store: store, outbound: outbound,
-            instrumentation: instrumentation, eventWriter: eventWriter, appleCalls: appleCalls)
-        notifications.refundReviews = refundReviews
-        notifications.failures = failures
+        retentionMessaging = RetentionMessaging(context, clients: clients ?? [:])
+        refunds = RefundService(context, eventWriter: eventWriter)
+        let notifications = NotificationIngestion(
+            context, verification: verification, eventWriter: eventWriter, appleCalls: appleCalls, refundReviews: refundReviews)
         self.notifications = notifications
-        offers = OfferService(
-            app: app, history: subscribers, verification: verification, pool: pool, instrumentation: instrumentation)
-        let (verification, subscribers) = (verification, subscribers)
-        var sync = clients.map {
+        let offers = OfferService(context, history: subscribers, verification: verification)
+        self.offers = offers
+        let sync = clients.map {
             SyncService(
-                app: app, clients: $0, verification: verification, notifications: notifications, subscribers: subscribers,
-                store: store, pool: pool, outbound: outbound, instrumentation: instrumentation, clock: clock)
+                context, clients: $0, verification: verification, notifications: notifications, subscribers: subscribers,
+                eventWriter: eventWriter)
         }
-        sync?.eventWriter = eventWriter
         self.sync = sync
-        grants = GrantService(app: app, store: store, pool: pool, eventWriter: eventWriter)
-        retention = RetentionService(
-            app: app, verification: verification, store: store, offers: offers, pool: pool, eventWriter: eventWriter,
-            instrumentation: instrumentation)
-        history = CustomerHistory(app: app, store: store, pool: pool)
-        search = CustomerSearch(app: app, store: store, subscribers: subscribers, sync: sync, pool: pool)
-        overview = Overview(app: app, store: store, pool: pool, failures: failures)
-        metrics = MetricsService(app: app, store: store, pool: pool, settings: metricsSettings)
-        let queries = subscribers
-        var googlePlay = app.googlePlay.flatMap { settings in
+        grants = GrantService(context, eventWriter: eventWriter)
+        retention = RetentionService(context, verification: verification, offers: offers, eventWriter: eventWriter)
+        history = CustomerHistory(context)
+        search = CustomerSearch(context, subscribers: subscribers, sync: sync)
+        overview = Overview(context)
+        metrics = MetricsService(context, settings: metricsSettings)
+        googlePlay = app.googlePlay.flatMap { settings in
             google.map {
                 GooglePlayService(
-                    app: app, settings: settings, connection: $0, store: store, subscribers: queries, outbound: outbound,
-                    instrumentation: instrumentation, clock: clock)
+                    context, settings: settings, connection: $0, subscribers: subscribers, eventWriter: eventWriter,
+                    refundReviews: refundReviews)
             }
         }
-        googlePlay?.eventWriter = eventWriter
-        googlePlay?.refundReviews = refundReviews
-        self.googlePlay = googlePlay
         transactions = TransactionIngestion(
-            app: app, verification: verification, store: store, subscribers: subscribers,
-            outbound: outbound, instrumentation: instrumentation, appleCalls: appleCalls, eventWriter: eventWriter)
+            context, verification: verification, subscribers: subscribers, appleCalls: appleCalls, eventWriter: eventWriter)
     }
 
     /// `POST /v1/verify`: verifies and decodes one signed item without storing it (on the pool

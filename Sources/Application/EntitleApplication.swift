@@ -50,10 +50,12 @@ package final class EntitleApplication: Sendable {
         store.unreadableRows.observe { row in counting.record(.unreadableRow(table: row.table, key: row.key)) }
         var apps: [String: AppServices] = [:]
         for app in configuration.apps {
+            let context = AppContext(
+                app: app, store: store, pool: self.pool, outbound: outbound, instrumentation: counting, clock: clock, newId: newId,
+                failures: failures)
             apps[app.id] = try AppServices(
-                app: app, store: store, pool: self.pool, outbound: outbound, revocationChecker: checker,
-                delivery: configuration.delivery, instrumentation: counting, failures: failures,
-                metrics: configuration.metrics, clock: clock, newId: newId, outboundClients: outboundClients)
+                context, revocationChecker: checker, delivery: configuration.delivery, metrics: configuration.metrics,
+                outboundClients: outboundClients)
         }
         self.apps = apps
         appsByBundle = Dictionary(uniqueKeysWithValues: apps.values.map { ($0.app.bundleId, $0) })

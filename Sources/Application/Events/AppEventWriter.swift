@@ -14,16 +14,14 @@ struct AppEventWriter: Sendable {
     /// Made once: every write of the app carries it.
     var composer: EventComposer
 
-    init(
-        app: AppConfiguration, instrumentation: any Instrumentation, deliveries: WebhookDispatcher?, clock: any WallClock,
-        newId: @escaping @Sendable () -> String, keepsMetrics: Bool = true
-    ) {
-        self.app = app
-        self.instrumentation = instrumentation
+    init(_ context: AppContext, deliveries: WebhookDispatcher?, keepsMetrics: Bool) {
+        app = context.app
+        instrumentation = context.instrumentation
         self.deliveries = deliveries
+        let clock = context.clock
         composer = EventComposer(
             appId: app.id, rules: app.viewRules, endpoints: app.webhooks.map(\.eventEndpoint), clock: { clock.milliseconds },
-            newId: newId)
+            newId: context.newId)
         composer.retentionWindow = app.retention.map { Int64($0.saveWindowDays) * 86_400_000 }
         composer.keepsMetrics = keepsMetrics
     }

@@ -12,6 +12,13 @@ package struct EventFeed: Sendable {
     let pool: BlockingPool
     let eventWriter: AppEventWriter
 
+    init(_ context: AppContext, eventWriter: AppEventWriter) {
+        app = context.app
+        store = context.store
+        pool = context.pool
+        self.eventWriter = eventWriter
+    }
+
     package static let maxLimit = 1000
 
     /// Events after `sequence`, oldest first, and where the next page starts.

@@ -20,10 +20,8 @@ package final class WebhookDispatcher: Sendable {
     private nonisolated(unsafe) let backlogTimer: any DispatchSourceTimer
     private let running = Mutex(false)
 
-    init?(
-        app: AppConfiguration, store: any FactStore, settings: DeliverySettings, instrumentation: any Instrumentation,
-        clock: any WallClock
-    ) {
+    init?(_ context: AppContext, settings: DeliverySettings) {
+        let (app, store, instrumentation, clock) = (context.app, context.store, context.instrumentation, context.clock)
         var lanes = app.webhooks.map {
             DeliveryLane(
                 app: app.id, endpoint: $0.url, secret: $0.secret, kind: .event, store: store, settings: settings,

@@ -21,9 +21,9 @@ package struct GooglePlayService: Sendable {
     /// Every use case here calls Google.
     let outbound: BlockingPool
     let instrumentation: any Instrumentation
-    var eventWriter: AppEventWriter?
+    let eventWriter: AppEventWriter
     /// Answers the refund reviews Google's notifications bring.
-    var refundReviews: RefundReviews?
+    let refundReviews: RefundReviews
     let acknowledger: GoogleAcknowledger
 
     /// The app's connection to Google: the Developer API port, and the HTTP client the push
@@ -51,9 +51,10 @@ package struct GooglePlayService: Sendable {
     }
 
     init(
-        app: AppConfiguration, settings: GooglePlaySettings, connection: Connection, store: any FactStore, subscribers: SubscriberQueries,
-        outbound: BlockingPool, instrumentation: any Instrumentation, clock: any WallClock
+        _ context: AppContext, settings: GooglePlaySettings, connection: Connection, subscribers: SubscriberQueries,
+        eventWriter: AppEventWriter, refundReviews: RefundReviews
     ) {
+        let (app, store, instrumentation) = (context.app, context.store, context.instrumentation)
         let http = connection.http
         api = connection.api
         verifier = PubSubPushVerifier(
@@ -63,10 +64,13 @@ package struct GooglePlayService: Sendable {
         self.settings = settings
         self.store = store
         self.subscribers = subscribers
-        self.outbound = outbound
+        outbound = context.outbound
         self.instrumentation = instrumentation
+        self.eventWriter = eventWriter
+        self.refundReviews = refundReviews
         acknowledger = GoogleAcknowledger(
-            app: app, settings: settings, store: store, api: api, pool: outbound, instrumentation: instrumentation, clock: clock)
+            app: app, settings: settings, store: store, api: api, pool: outbound, instrumentation: instrumentation,
+            clock: context.clock)
     }
 
     // MARK: - POST /v1/purchases/google
@@ -205,7 +209,7 @@ package struct GooglePlayService: Sendable {
         batch.requestedAt = now
         guard try store.record(batch, outbox: eventWriter) != .duplicateNotification else { return .duplicate }
         instrumentation.record(.refundRequested(app: app.id, store: request.store, reason: request.reason))
-        refundReviews?.kick()
+        refundReviews.kick()
         return .applied
     }
 

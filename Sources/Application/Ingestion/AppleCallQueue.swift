@@ -12,12 +12,11 @@ import Instants
 final class AppleCallQueue: Sendable {
     private let drainer: DueWorkDrainer
 
-    init(
-        app: AppConfiguration, store: any FactStore, pool: BlockingPool, clients: AppStoreClients,
-        instrumentation: any Instrumentation, clock: any WallClock
-    ) {
-        let calls = AppleCalls(app: app, store: store, clients: clients, instrumentation: instrumentation)
-        drainer = DueWorkDrainer(interval: app.serverAPI.callRetrySeconds, pool: pool, clock: clock, drain: calls.drain)
+    /// The calls are made from the outbound pool: they wait on Apple.
+    init(_ context: AppContext, clients: AppStoreClients) {
+        let calls = AppleCalls(app: context.app, store: context.store, clients: clients, instrumentation: context.instrumentation)
+        drainer = DueWorkDrainer(
+            interval: context.app.serverAPI.callRetrySeconds, pool: context.outbound, clock: context.clock, drain: calls.drain)
     }
 
     func kick() { drainer.kick() }

@@ -21,13 +21,28 @@ package struct NotificationIngestion: Sendable {
     let outbound: BlockingPool
     let instrumentation: any Instrumentation
     /// Writes the events each stored notification causes, in its transaction.
-    var eventWriter: AppEventWriter?
+    let eventWriter: AppEventWriter
     /// Where the Finish Transaction calls a notification queues are made (nil: the app makes none).
-    var appleCalls: AppleCallQueue?
+    let appleCalls: AppleCallQueue?
     /// Answers the refund requests (`CONSUMPTION_REQUEST`) notifications bring.
-    var refundReviews: RefundReviews?
+    let refundReviews: RefundReviews
     /// Remembers refused notifications for support (they are not stored).
-    var failures: RecentFailures?
+    let failures: RecentFailures
+
+    init(
+        _ context: AppContext, verification: VerificationService, eventWriter: AppEventWriter, appleCalls: AppleCallQueue?,
+        refundReviews: RefundReviews
+    ) {
+        app = context.app
+        store = context.store
+        outbound = context.outbound
+        instrumentation = context.instrumentation
+        failures = context.failures
+        self.verification = verification
+        self.eventWriter = eventWriter
+        self.appleCalls = appleCalls
+        self.refundReviews = refundReviews
+    }
 
     /// Verifies on the caller's thread (the outbound pool when verification waits on OCSP); the write goes
     /// to the store's writer, which calls back after the commit. No thread waits per notification.
@@ -51,7 +66,7 @@ package struct NotificationIngestion: Sendable {
                     if batch.finishesPurchases { appleCalls?.kick() }
                     if let request = batch.refundRequest {
                         instrumentation.record(.refundRequested(app: app.id, store: request.store, reason: request.reason))
-                        refundReviews?.kick()
+                        refundReviews.kick()
                     }
                     if let outcome = batch.refundOutcome {
                         instrumentation.record(.refundDecided(app: app.id, store: "app_store", outcome: outcome.outcome))
@@ -129,7 +144,7 @@ package struct NotificationIngestion: Sendable {
     /// The notifications this instance refused lately, newest first, as `GET /v1/notifications/refused`
     /// answers them: what each claimed (unverified) and why it was refused.
     package func recentlyRefused() -> JSONObject {
-        let items: [JSONValue] = (failures?.refusedNotifications(app: app.id) ?? []).map { refused in
+        let items: [JSONValue] = failures.refusedNotifications(app: app.id).map { refused in
             var item: JSONObject = ["result": "refused", "status": .string(refused.status), "reason": .string(refused.reason)]
             Timestamps.set(&item, "receivedAt", refused.receivedAt)
             if let type = refused.claimedType { item["notificationType"] = .string(type) }
@@ -145,7 +160,7 @@ package struct NotificationIngestion: Sendable {
     private func remember(_ parsed: SignedPayload, refusedWith status: String, reason: String, at receivedAt: Date) {
         func claimed(_ key: String) -> String? { parsed.payload[key]?.stringValue.map { String($0.prefix(100)) } }
         let environment = parsed.payload["data"]?["environment"]?.stringValue.map { String($0.prefix(40)) }
-        failures?.refused(
+        failures.refused(
             RecentFailures.RefusedNotification(
                 receivedAt: Milliseconds.since1970(receivedAt), claimedType: claimed("notificationType"),
                 claimedSubtype: claimed("subtype"), claimedUUID: claimed("notificationUUID"), claimedEnvironment: environment,

@@ -22,7 +22,21 @@ package struct TransactionIngestion: Sendable {
     let instrumentation: any Instrumentation
     /// Where the Apple calls a post queues are made (nil: the app makes none).
     let appleCalls: AppleCallQueue?
-    var eventWriter: AppEventWriter?
+    let eventWriter: AppEventWriter
+
+    init(
+        _ context: AppContext, verification: VerificationService, subscribers: SubscriberQueries, appleCalls: AppleCallQueue?,
+        eventWriter: AppEventWriter
+    ) {
+        app = context.app
+        store = context.store
+        outbound = context.outbound
+        instrumentation = context.instrumentation
+        self.verification = verification
+        self.subscribers = subscribers
+        self.appleCalls = appleCalls
+        self.eventWriter = eventWriter
+    }
 
     /// Verifies on the caller's thread (on the outbound pool when verification waits on OCSP),
     /// writes through the store's writer, then reads the subscriber back on the database pool.

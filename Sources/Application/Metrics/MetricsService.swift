@@ -17,12 +17,12 @@ package final class MetricsService: Sendable {
     /// At most this many buckets in one series.
     package static let maximumBuckets = 1000
 
-    init(app: AppConfiguration, store: any FactStore, pool: BlockingPool, settings: MetricsSettings) {
-        self.app = app
+    init(_ context: AppContext, settings: MetricsSettings) {
+        app = context.app
+        store = context.store
+        pool = context.pool
         exchangeRates = settings.exchangeRates
         enabled = settings.enabled
-        self.store = store
-        self.pool = pool
     }
 
     /// What to count: one environment, optionally one store, one product, one subscription group.

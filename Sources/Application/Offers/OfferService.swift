@@ -69,20 +69,23 @@ package struct OfferService: Sendable {
     let pool: BlockingPool?
     let instrumentation: any Instrumentation
 
+    /// Without a store: what `entitle sign-offer` signs.
     package init(app: AppConfiguration) {
-        self.init(app: app, history: nil, verification: nil, pool: nil, instrumentation: NoInstrumentation())
+        self.app = app
+        signers = AppSigners(app: app)
+        history = nil
+        verification = nil
+        pool = nil
+        instrumentation = NoInstrumentation()
     }
 
-    init(
-        app: AppConfiguration, history: SubscriberQueries?, verification: VerificationService?, pool: BlockingPool?,
-        instrumentation: any Instrumentation
-    ) {
-        self.app = app
+    init(_ context: AppContext, history: SubscriberQueries, verification: VerificationService) {
+        app = context.app
         signers = AppSigners(app: app)
         self.history = history
         self.verification = verification
-        self.pool = pool
-        self.instrumentation = instrumentation
+        pool = context.pool
+        instrumentation = context.instrumentation
     }
 
     // MARK: - Use cases

@@ -14,15 +14,13 @@ import JSON
 final class RefundReviews: Sendable {
     private let drainer: DueWorkDrainer
 
-    init(
-        app: AppConfiguration, store: any FactStore, pool: BlockingPool, apple: AppStoreClients,
-        google: (any GooglePlayAPI)?, eventWriter: AppEventWriter, instrumentation: any Instrumentation, retrySeconds: Double,
-        clock: any WallClock
-    ) {
+    /// The answers are sent from the outbound pool: they wait on Apple and Google.
+    init(_ context: AppContext, apple: AppStoreClients, google: (any GooglePlayAPI)?, eventWriter: AppEventWriter) {
+        let retrySeconds = context.app.refundRetrySeconds
         let answering = RefundAnswering(
-            app: app, store: store, apple: apple, google: google, eventWriter: eventWriter, instrumentation: instrumentation,
-            retrySeconds: retrySeconds)
-        drainer = DueWorkDrainer(interval: retrySeconds, pool: pool, clock: clock, drain: answering.drain)
+            app: context.app, store: context.store, apple: apple, google: google, eventWriter: eventWriter,
+            instrumentation: context.instrumentation, retrySeconds: retrySeconds)
+        drainer = DueWorkDrainer(interval: retrySeconds, pool: context.outbound, clock: context.clock, drain: answering.drain)
     }
 
     func kick() { drainer.kick() }

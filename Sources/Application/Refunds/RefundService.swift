@@ -12,6 +12,13 @@ package struct RefundService: Sendable {
     let pool: BlockingPool
     let eventWriter: AppEventWriter
 
+    init(_ context: AppContext, eventWriter: AppEventWriter) {
+        app = context.app
+        store = context.store
+        pool = context.pool
+        self.eventWriter = eventWriter
+    }
+
     /// Records `items` (each one purchase's evidence) for the customer; answers them as stored.
     package func recordUsage(
         appAccountToken: String, body: JSONObject, by caller: Caller, now: Date,

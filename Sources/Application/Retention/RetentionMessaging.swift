@@ -28,6 +28,12 @@ package struct RetentionMessaging: Sendable {
     let clients: AppStoreClients
     let outbound: BlockingPool
 
+    init(_ context: AppContext, clients: AppStoreClients) {
+        app = context.app
+        outbound = context.outbound
+        self.clients = clients
+    }
+
     package func perform(
         _ operation: Operation, environment: AppStoreEnvironment, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void
     ) {

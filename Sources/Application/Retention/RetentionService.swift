@@ -21,6 +21,16 @@ package struct RetentionService: Sendable {
     let eventWriter: AppEventWriter
     let instrumentation: any Instrumentation
 
+    init(_ context: AppContext, verification: VerificationService, offers: OfferService, eventWriter: AppEventWriter) {
+        app = context.app
+        store = context.store
+        pool = context.pool
+        instrumentation = context.instrumentation
+        self.verification = verification
+        self.offers = offers
+        self.eventWriter = eventWriter
+    }
+
     /// How often a decision is made again when the writer refuses it because another request's
     /// offer was written first (each time the committed offer is seen, so once is enough; the rest
     /// is margin).

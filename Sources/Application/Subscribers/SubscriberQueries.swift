@@ -13,6 +13,12 @@ package struct SubscriberQueries: Sendable {
     let store: any FactStore
     let pool: BlockingPool
 
+    init(_ context: AppContext) {
+        app = context.app
+        store = context.store
+        pool = context.pool
+    }
+
     /// The customer linked to `appAccountToken`, nil when nothing is stored for them.
     ///
     /// Without `environment`, an app that enables several environments answers for all of them

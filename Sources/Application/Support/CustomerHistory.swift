@@ -13,6 +13,12 @@ package struct CustomerHistory: Sendable {
     let store: any FactStore
     let pool: BlockingPool
 
+    init(_ context: AppContext) {
+        app = context.app
+        store = context.store
+        pool = context.pool
+    }
+
     /// One entry, before it is sorted and encoded.
     struct Entry {
         var at: Int64

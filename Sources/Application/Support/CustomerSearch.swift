@@ -15,6 +15,14 @@ package struct CustomerSearch: Sendable {
     let sync: SyncService?
     let pool: BlockingPool
 
+    init(_ context: AppContext, subscribers: SubscriberQueries, sync: SyncService?) {
+        app = context.app
+        store = context.store
+        pool = context.pool
+        self.subscribers = subscribers
+        self.sync = sync
+    }
+
     package func search(_ query: String, now: Date, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {
         Task { completion(await Result(catching: { try await search(query, now: now) })) }
     }

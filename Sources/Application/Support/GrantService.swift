@@ -13,6 +13,13 @@ package struct GrantService: Sendable {
     let pool: BlockingPool
     let eventWriter: AppEventWriter
 
+    init(_ context: AppContext, eventWriter: AppEventWriter) {
+        app = context.app
+        store = context.store
+        pool = context.pool
+        self.eventWriter = eventWriter
+    }
+
     /// How long a grant lasts: an ISO 8601 duration from now, or an instant.
     package enum Length: Sendable {
         case duration(String)

@@ -27,11 +27,11 @@ package final class Overview: Sendable {
     /// instead of walking the store again (they are on the blocking pool, where waiting is allowed).
     private let walking = Mutex<Void>(())
 
-    init(app: AppConfiguration, store: any FactStore, pool: BlockingPool, failures: RecentFailures) {
-        self.app = app
-        self.store = store
-        self.pool = pool
-        self.failures = failures
+    init(_ context: AppContext) {
+        app = context.app
+        store = context.store
+        pool = context.pool
+        failures = context.failures
     }
 
     package func stats(now: Date, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {

@@ -43,22 +43,22 @@ package struct SyncService: Sendable {
     let clock: any WallClock
     package let clients: AppStoreClients
     package let retry: RetryPolicy
-    var eventWriter: AppEventWriter?
+    let eventWriter: AppEventWriter
 
     init(
-        app: AppConfiguration, clients: AppStoreClients, verification: VerificationService,
-        notifications: NotificationIngestion, subscribers: SubscriberQueries, store: any FactStore, pool: BlockingPool,
-        outbound: BlockingPool, instrumentation: any Instrumentation, clock: any WallClock, retry: RetryPolicy = RetryPolicy()
+        _ context: AppContext, clients: AppStoreClients, verification: VerificationService, notifications: NotificationIngestion,
+        subscribers: SubscriberQueries, eventWriter: AppEventWriter, retry: RetryPolicy = RetryPolicy()
     ) {
-        self.clock = clock
-        self.app = app
+        clock = context.clock
+        app = context.app
+        store = context.store
+        pool = context.pool
+        outbound = context.outbound
+        instrumentation = context.instrumentation
         self.verification = verification
         self.notifications = notifications
         self.subscribers = subscribers
-        self.store = store
-        self.pool = pool
-        self.outbound = outbound
-        self.instrumentation = instrumentation
+        self.eventWriter = eventWriter
         self.clients = clients
         self.retry = retry
     }
