@@ -71,7 +71,7 @@ package enum AppStoreAPIError: Error, Sendable, CustomStringConvertible {
     package var isRetryable: Bool {
         switch self {
         case .api(let status, let code, _, _, _): status == 429 || status >= 500 || code?.isRetryable == true
-        case .transport: true
+        case .transport(let error, _): error.kind != .cancelled
         case .decoding: false
         }
     }

@@ -1,6 +1,6 @@
 import AppStore
 import Foundation
-import HTTPClient
+package import HTTPClient
 package import JSON
 
 /// The App Store Server API for one app and one environment (docs/APP_STORE.md §5). Calls block:
@@ -20,10 +20,11 @@ package final class AppStoreServerAPIClient: Sendable {
         private var unsupportedEnvironmentName: String { if case .unsupportedEnvironment(let name) = self { name } else { "" } }
     }
 
-    /// `baseURL` overrides Apple's (local stand-ins in tests); `caFile` trusts a private CA.
+    /// `baseURL` overrides Apple's (local stand-ins in tests); `caFile` trusts a private CA;
+    /// `runTransfer` is where the blocking transfers run (Dispatch's pool when nil).
     package init(
         environment: String, tokens: BearerTokenFactory, baseURL: String? = nil, caFile: String? = nil,
-        timeout: Double = 30
+        timeout: Double = 30, runTransfer: TransferRunner? = nil
     ) throws {
         switch environment {
         case "Production": self.baseURL = baseURL ?? Self.productionURL
@@ -38,22 +39,23 @@ package final class AppStoreServerAPIClient: Sendable {
         configuration.connectTimeout = min(timeout, 10)
         configuration.maxResponseBytes = 1 << 20
         configuration.caFile = caFile
+        if let runTransfer { configuration.runTransfer = runTransfer }
         http = HTTPClient(configuration: configuration)
     }
 
     // MARK: - Transactions and subscriptions
 
-    package func getTransactionInfo(_ transactionId: String) throws(AppStoreAPIError) -> TransactionInfoResponse {
-        try decode(try send("GET", ["inApps", "v1", "transactions", transactionId]))
+    package func getTransactionInfo(_ transactionId: String) async throws(AppStoreAPIError) -> TransactionInfoResponse {
+        try await decode(try await send("GET", ["inApps", "v1", "transactions", transactionId]))
     }
 
     /// One page of Get Transaction History v2; pass the previous page's `revision` for the next.
     package func getTransactionHistory(
         _ transactionId: String, revision: String? = nil,
         query: [(String, String)] = []
-    ) throws(AppStoreAPIError) -> HistoryResponse {
-        try decode(
-            try send(
+    ) async throws(AppStoreAPIError) -> HistoryResponse {
+        try await decode(
+            try await send(
                 "GET", ["inApps", "v2", "history", transactionId],
                 query: query + (revision.map { [("revision", $0)] } ?? [])))
     }
@@ -63,60 +65,64 @@ package final class AppStoreServerAPIClient: Sendable {
     package func getAllTransactionHistory(
         _ transactionId: String, since revision: String? = nil,
         query: [(String, String)] = []
-    ) throws(AppStoreAPIError) -> (signedTransactions: [String], revision: String?) {
+    ) async throws(AppStoreAPIError) -> (signedTransactions: [String], revision: String?) {
         var all: [String] = []
         var current = revision
         while true {
-            let page = try getTransactionHistory(transactionId, revision: current, query: query)
+            let page = try await getTransactionHistory(transactionId, revision: current, query: query)
             all += page.signedTransactions
             current = page.revision ?? current
             if !page.hasMore { return (all, current) }
         }
     }
 
-    package func getAllSubscriptionStatuses(_ transactionId: String, status: [Int64] = []) throws(AppStoreAPIError) -> StatusResponse {
-        try decode(try send("GET", ["inApps", "v1", "subscriptions", transactionId], query: status.map { ("status", String($0)) }))
+    package func getAllSubscriptionStatuses(_ transactionId: String, status: [Int64] = []) async throws(AppStoreAPIError) -> StatusResponse
+    {
+        try await decode(
+            try await send("GET", ["inApps", "v1", "subscriptions", transactionId], query: status.map { ("status", String($0)) }))
     }
 
-    package func getRefundHistory(_ transactionId: String, revision: String? = nil) throws(AppStoreAPIError) -> RefundHistoryResponse {
-        try decode(try send("GET", ["inApps", "v2", "refund", "lookup", transactionId], query: revision.map { [("revision", $0)] } ?? []))
+    package func getRefundHistory(_ transactionId: String, revision: String? = nil) async throws(AppStoreAPIError) -> RefundHistoryResponse
+    {
+        try await decode(
+            try await send("GET", ["inApps", "v2", "refund", "lookup", transactionId], query: revision.map { [("revision", $0)] } ?? []))
     }
 
-    package func lookUpOrderId(_ orderId: String) throws(AppStoreAPIError) -> OrderLookupResponse {
-        try decode(try send("GET", ["inApps", "v1", "lookup", orderId]))
+    package func lookUpOrderId(_ orderId: String) async throws(AppStoreAPIError) -> OrderLookupResponse {
+        try await decode(try await send("GET", ["inApps", "v1", "lookup", orderId]))
     }
 
-    package func getAppTransactionInfo(_ transactionId: String) throws(AppStoreAPIError) -> AppTransactionInfoResponse {
-        try decode(try send("GET", ["inApps", "v1", "transactions", "appTransactions", transactionId]))
+    package func getAppTransactionInfo(_ transactionId: String) async throws(AppStoreAPIError) -> AppTransactionInfoResponse {
+        try await decode(try await send("GET", ["inApps", "v1", "transactions", "appTransactions", transactionId]))
     }
 
     /// Needs an original transaction id (4000187) and a UUID (4000183); not for Family Sharing (4000185).
-    package func setAppAccountToken(_ originalTransactionId: String, appAccountToken: String) throws(AppStoreAPIError) {
-        _ = try send(
+    package func setAppAccountToken(_ originalTransactionId: String, appAccountToken: String) async throws(AppStoreAPIError) {
+        _ = try await send(
             "PUT", ["inApps", "v1", "transactions", originalTransactionId, "appAccountToken"],
             body: ["appAccountToken": .string(appAccountToken.lowercased())])
     }
 
     /// Marks a consumable or non-renewing purchase as delivered (Finish Transaction).
-    package func finishTransaction(_ transactionId: String) throws(AppStoreAPIError) {
-        _ = try send("POST", ["inApps", "v1", "transactions", transactionId, "finish"])
+    package func finishTransaction(_ transactionId: String) async throws(AppStoreAPIError) {
+        _ = try await send("POST", ["inApps", "v1", "transactions", transactionId, "finish"])
     }
 
     /// Send Consumption Data (v1, deprecated by Apple in favour of v2); integer enums, `appAccountToken` "" when unknown.
-    package func sendConsumptionData(_ transactionId: String, _ request: JSONObject) throws(AppStoreAPIError) {
-        _ = try send("PUT", ["inApps", "v1", "transactions", "consumption", transactionId], body: request)
+    package func sendConsumptionData(_ transactionId: String, _ request: JSONObject) async throws(AppStoreAPIError) {
+        _ = try await send("PUT", ["inApps", "v1", "transactions", "consumption", transactionId], body: request)
     }
 
-    package func sendConsumptionInformation(_ transactionId: String, _ request: JSONObject) throws(AppStoreAPIError) {
-        _ = try send("PUT", ["inApps", "v2", "transactions", "consumption", transactionId], body: request)
+    package func sendConsumptionInformation(_ transactionId: String, _ request: JSONObject) async throws(AppStoreAPIError) {
+        _ = try await send("PUT", ["inApps", "v2", "transactions", "consumption", transactionId], body: request)
     }
 
     package func extendSubscriptionRenewalDate(
         _ originalTransactionId: String, extendByDays: Int, reasonCode: Int64,
         requestIdentifier: String
-    ) throws(AppStoreAPIError) -> ExtendRenewalDateResponse {
-        try decode(
-            try send(
+    ) async throws(AppStoreAPIError) -> ExtendRenewalDateResponse {
+        try await decode(
+            try await send(
                 "PUT", ["inApps", "v1", "subscriptions", "extend", originalTransactionId],
                 body: [
                     "extendByDays": .int(Int64(extendByDays)), "extendReasonCode": .int(reasonCode),
@@ -124,15 +130,17 @@ package final class AppStoreServerAPIClient: Sendable {
                 ]))
     }
 
-    package func extendRenewalDateForAllActiveSubscribers(_ request: JSONObject) throws(AppStoreAPIError) -> MassExtendRenewalDateResponse {
-        try decode(try send("POST", ["inApps", "v1", "subscriptions", "extend", "mass"], body: request))
+    package func extendRenewalDateForAllActiveSubscribers(
+        _ request: JSONObject
+    ) async throws(AppStoreAPIError) -> MassExtendRenewalDateResponse {
+        try await decode(try await send("POST", ["inApps", "v1", "subscriptions", "extend", "mass"], body: request))
     }
 
     package func getStatusOfSubscriptionRenewalDateExtensions(
         productId: String,
         requestIdentifier: String
-    ) throws(AppStoreAPIError) -> MassExtendRenewalDateStatusResponse {
-        try decode(try send("GET", ["inApps", "v1", "subscriptions", "extend", "mass", productId, requestIdentifier]))
+    ) async throws(AppStoreAPIError) -> MassExtendRenewalDateStatusResponse {
+        try await decode(try await send("GET", ["inApps", "v1", "subscriptions", "extend", "mass", productId, requestIdentifier]))
     }
 
     // MARK: - Notifications
@@ -141,21 +149,21 @@ package final class AppStoreServerAPIClient: Sendable {
     package func getNotificationHistory(
         startDate: Int64, endDate: Int64, paginationToken: String? = nil,
         onlyFailures: Bool = false
-    ) throws(AppStoreAPIError) -> NotificationHistoryResponse {
+    ) async throws(AppStoreAPIError) -> NotificationHistoryResponse {
         var body: JSONObject = ["startDate": .int(startDate), "endDate": .int(endDate)]
         if onlyFailures { body["onlyFailures"] = true }
-        return try decode(
-            try send(
+        return try await decode(
+            try await send(
                 "POST", ["inApps", "v1", "notifications", "history"],
                 query: paginationToken.map { [("paginationToken", $0)] } ?? [], body: body))
     }
 
-    package func requestTestNotification() throws(AppStoreAPIError) -> SendTestNotificationResponse {
-        try decode(try send("POST", ["inApps", "v1", "notifications", "test"]))
+    package func requestTestNotification() async throws(AppStoreAPIError) -> SendTestNotificationResponse {
+        try await decode(try await send("POST", ["inApps", "v1", "notifications", "test"]))
     }
 
-    package func getTestNotificationStatus(_ token: String) throws(AppStoreAPIError) -> CheckTestNotificationResponse {
-        try decode(try send("GET", ["inApps", "v1", "notifications", "test", token]))
+    package func getTestNotificationStatus(_ token: String) async throws(AppStoreAPIError) -> CheckTestNotificationResponse {
+        try await decode(try await send("GET", ["inApps", "v1", "notifications", "test", token]))
     }
 
     // MARK: - Transport
@@ -164,14 +172,15 @@ package final class AppStoreServerAPIClient: Sendable {
     func send(
         _ method: String, _ path: [String], query: [(String, String)] = [],
         body: JSONObject? = nil
-    ) throws(AppStoreAPIError) -> JSONObject? {
-        try send(method, path, query: query, bytes: body.map { JSONValue.object($0).serializedBytes }, contentType: "application/json")
+    ) async throws(AppStoreAPIError) -> JSONObject? {
+        try await send(
+            method, path, query: query, bytes: body.map { JSONValue.object($0).serializedBytes }, contentType: "application/json")
     }
 
     /// The same with a body of any type (an image).
     func send(
         _ method: String, _ path: [String], query: [(String, String)] = [], bytes body: [UInt8]?, contentType: String
-    ) throws(AppStoreAPIError) -> JSONObject? {
+    ) async throws(AppStoreAPIError) -> JSONObject? {
         let token: String
         do { token = try tokens.token() } catch {
             throw .decoding("cannot sign the bearer token: \(error)", environment: environment)
@@ -186,7 +195,7 @@ package final class AppStoreServerAPIClient: Sendable {
         let url = URLBuilder.url(baseURL, path: path, query: query)
         let response: HTTPClientResponse
         do {
-            response = try http.send(
+            response = try await http.send(
                 HTTPClientRequest(method: method, url: url, headers: headers, body: body))
         } catch {
             throw .transport(error, environment: environment)
@@ -207,7 +216,7 @@ package final class AppStoreServerAPIClient: Sendable {
             message: json?["errorMessage"]?.stringValue, retryAfter: retryAfter, environment: environment)
     }
 
-    private func decode<Model: AppStoreModel>(_ object: JSONObject?) throws(AppStoreAPIError) -> Model {
+    private func decode<Model: AppStoreModel>(_ object: JSONObject?) async throws(AppStoreAPIError) -> Model {
         do { return try Model(decoding: object ?? [:]) } catch {
             throw .decoding(error.description, environment: environment)
         }

@@ -6,58 +6,62 @@ package import JSON
 extension AppStoreServerAPIClient {
     private static let messaging = ["inApps", "v1", "messaging"]
 
-    package func uploadRetentionImage(_ imageIdentifier: String, png: [UInt8], size: String) throws(AppStoreAPIError) {
-        _ = try send(
+    package func uploadRetentionImage(_ imageIdentifier: String, png: [UInt8], size: String) async throws(AppStoreAPIError) {
+        _ = try await send(
             "PUT", Self.messaging + ["image", imageIdentifier], query: [("imageSize", size)], bytes: png, contentType: "image/png")
     }
 
-    package func retentionImages() throws(AppStoreAPIError) -> JSONObject { try send("GET", Self.messaging + ["image", "list"]) ?? [:] }
+    package func retentionImages() async throws(AppStoreAPIError) -> JSONObject {
+        try await send("GET", Self.messaging + ["image", "list"]) ?? [:]
+    }
 
-    package func deleteRetentionImage(_ imageIdentifier: String) throws(AppStoreAPIError) {
-        _ = try send("DELETE", Self.messaging + ["image", imageIdentifier])
+    package func deleteRetentionImage(_ imageIdentifier: String) async throws(AppStoreAPIError) {
+        _ = try await send("DELETE", Self.messaging + ["image", imageIdentifier])
     }
 
     /// `body`: Apple's `UploadMessageRequestBody` (check it with `RetentionMessageLimits` first).
-    package func uploadRetentionMessage(_ messageIdentifier: String, _ body: JSONObject) throws(AppStoreAPIError) {
-        _ = try send("PUT", Self.messaging + ["message", messageIdentifier], body: body)
+    package func uploadRetentionMessage(_ messageIdentifier: String, _ body: JSONObject) async throws(AppStoreAPIError) {
+        _ = try await send("PUT", Self.messaging + ["message", messageIdentifier], body: body)
     }
 
-    package func retentionMessages() throws(AppStoreAPIError) -> JSONObject {
-        try send("GET", Self.messaging + ["message", "list"]) ?? [:]
+    package func retentionMessages() async throws(AppStoreAPIError) -> JSONObject {
+        try await send("GET", Self.messaging + ["message", "list"]) ?? [:]
     }
 
-    package func deleteRetentionMessage(_ messageIdentifier: String) throws(AppStoreAPIError) {
-        _ = try send("DELETE", Self.messaging + ["message", messageIdentifier])
+    package func deleteRetentionMessage(_ messageIdentifier: String) async throws(AppStoreAPIError) {
+        _ = try await send("DELETE", Self.messaging + ["message", messageIdentifier])
     }
 
-    package func setDefaultRetentionMessage(productId: String, locale: String, messageIdentifier: String) throws(AppStoreAPIError) {
-        _ = try send("PUT", Self.messaging + ["default", productId, locale], body: ["messageIdentifier": .string(messageIdentifier)])
+    package func setDefaultRetentionMessage(productId: String, locale: String, messageIdentifier: String) async throws(AppStoreAPIError) {
+        _ = try await send("PUT", Self.messaging + ["default", productId, locale], body: ["messageIdentifier": .string(messageIdentifier)])
     }
 
-    package func defaultRetentionMessage(productId: String, locale: String) throws(AppStoreAPIError) -> JSONObject {
-        try send("GET", Self.messaging + ["default", productId, locale]) ?? [:]
+    package func defaultRetentionMessage(productId: String, locale: String) async throws(AppStoreAPIError) -> JSONObject {
+        try await send("GET", Self.messaging + ["default", productId, locale]) ?? [:]
     }
 
-    package func deleteDefaultRetentionMessage(productId: String, locale: String) throws(AppStoreAPIError) {
-        _ = try send("DELETE", Self.messaging + ["default", productId, locale])
+    package func deleteDefaultRetentionMessage(productId: String, locale: String) async throws(AppStoreAPIError) {
+        _ = try await send("DELETE", Self.messaging + ["default", productId, locale])
     }
 
-    package func setRealtimeURL(_ url: String) throws(AppStoreAPIError) {
-        _ = try send("PUT", Self.messaging + ["realtime", "url"], body: ["realtimeURL": .string(url)])
+    package func setRealtimeURL(_ url: String) async throws(AppStoreAPIError) {
+        _ = try await send("PUT", Self.messaging + ["realtime", "url"], body: ["realtimeURL": .string(url)])
     }
 
-    package func realtimeURL() throws(AppStoreAPIError) -> JSONObject { try send("GET", Self.messaging + ["realtime", "url"]) ?? [:] }
+    package func realtimeURL() async throws(AppStoreAPIError) -> JSONObject {
+        try await send("GET", Self.messaging + ["realtime", "url"]) ?? [:]
+    }
 
-    package func deleteRealtimeURL() throws(AppStoreAPIError) { _ = try send("DELETE", Self.messaging + ["realtime", "url"]) }
+    package func deleteRealtimeURL() async throws(AppStoreAPIError) { _ = try await send("DELETE", Self.messaging + ["realtime", "url"]) }
 
     /// Starts Apple's performance test of the realtime URL (Sandbox): `requestId` in the answer.
-    package func startRetentionPerformanceTest(originalTransactionId: String) throws(AppStoreAPIError) -> JSONObject {
-        try send("POST", Self.messaging + ["performanceTest"], body: ["originalTransactionId": .string(originalTransactionId)]) ?? [:]
+    package func startRetentionPerformanceTest(originalTransactionId: String) async throws(AppStoreAPIError) -> JSONObject {
+        try await send("POST", Self.messaging + ["performanceTest"], body: ["originalTransactionId": .string(originalTransactionId)]) ?? [:]
     }
 
     /// `result` `PENDING`, `PASS` or `FAIL`, with the response times Apple measured.
-    package func retentionPerformanceTestResult(_ requestId: String) throws(AppStoreAPIError) -> JSONObject {
-        try send("GET", Self.messaging + ["performanceTest", "result", requestId]) ?? [:]
+    package func retentionPerformanceTestResult(_ requestId: String) async throws(AppStoreAPIError) -> JSONObject {
+        try await send("GET", Self.messaging + ["performanceTest", "result", requestId]) ?? [:]
     }
 }
 

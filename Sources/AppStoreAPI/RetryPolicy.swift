@@ -61,12 +61,12 @@ package struct EnvironmentFallback: Sendable {
     }
 
     package func run<T>(
-        _ call: (AppStoreServerAPIClient) throws(AppStoreAPIError) -> T
-    ) throws(AppStoreAPIError) -> (T, environment: String) {
+        _ call: (AppStoreServerAPIClient) async throws(AppStoreAPIError) -> T
+    ) async throws(AppStoreAPIError) -> (T, environment: String) {
         do {
-            return (try call(production), production.environment)
+            return (try await call(production), production.environment)
         } catch  where error.apiCode == .transactionIdNotFound {
-            return (try call(sandbox), sandbox.environment)
+            return (try await call(sandbox), sandbox.environment)
         }
     }
 }

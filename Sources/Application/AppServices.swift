@@ -1,6 +1,7 @@
 package import AppStore
 import Entitlements
 import Foundation
+import HTTPClient
 import Instants
 
 /// Every use case of one configured app, wired once.
@@ -57,12 +58,14 @@ package final class AppServices: Sendable {
         self.deliveries = deliveries
         let eventWriter = AppEventWriter(context, deliveries: deliveries, keepsMetrics: metricsSettings.enabled)
         events = EventFeed(context, eventWriter: eventWriter)
-        let clients = try outboundClients.appStore(app)
+        // Calls to Apple and Google run their transfers on the outbound pool: at most its threads wait on them.
+        let runTransfer: TransferRunner = { [outbound = context.outbound] in outbound.submit($0) }
+        let clients = try outboundClients.appStore(app, runTransfer)
         let appleCalls =
             app.serverAPI.setAppAccountToken || app.serverAPI.finishTransactions
             ? clients.map { AppleCallQueue(context, clients: $0) } : nil
         self.appleCalls = appleCalls
-        let google = app.googlePlay.map(outboundClients.googlePlay)
+        let google = app.googlePlay.map { outboundClients.googlePlay($0, runTransfer) }
         let refundReviews = RefundReviews(context, apple: clients ?? [:], google: google?.api, eventWriter: eventWriter)
         self.refundReviews = refundReviews
         retentionMessaging = RetentionMessaging(context, clients: clients ?? [:])
@@ -115,6 +118,14 @@ package final class AppServices: Sendable {
                     kind: kind, environment: nil,
                     result: .invalid(VerificationFailure(.retryableVerificationFailure, "the server is busy; try again"))))
         }
+    }
+
+    /// Stops the queued work's drainers (Apple's calls, refund answers, Google's acknowledgements),
+    /// cancelling the call each has in flight: what is not done stays due in the store.
+    func stopDueWork() {
+        appleCalls?.stop()
+        refundReviews.stop()
+        googlePlay?.acknowledger.stop()
     }
 
     /// The Google Play use cases, or why the app has none.

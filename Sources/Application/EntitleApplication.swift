@@ -110,30 +110,24 @@ package final class EntitleApplication: Sendable {
 
     /// A Pub/Sub push of a Google Play real-time developer notification: routed to the app whose
     /// package it names, trusted only once its OIDC token verifies for that app (401 otherwise,
-    /// nothing stored), then applied once per `messageId` (on the pool: it reads from Google).
+    /// nothing stored), then applied once per `messageId` (the purchase is read from Google).
     package func ingestGooglePush(
-        authorization: String?, body: [UInt8], receivedAt: Date,
-        completion: @escaping @Sendable (Result<GooglePlayService.PushOutcome, any Error>) -> Void
-    ) {
+        authorization: String?, body: [UInt8], receivedAt: Date
+    ) async throws -> GooglePlayService.PushOutcome {
         guard let push = (try? JSONParser.parse(body))?.objectValue, let message = push["message"]?.objectValue,
             let data = message["data"]?.stringValue, let decoded = try? Base64.decode(data),
             let notification = (try? JSONParser.parse(decoded))?.objectValue,
             let messageId = message["messageId"]?.stringValue ?? message["message_id"]?.stringValue
         else {
-            completion(.failure(ServiceError.badRequest("not a Pub/Sub push of a developer notification")))
-            return
+            throw ServiceError.badRequest("not a Pub/Sub push of a developer notification")
         }
         let package = notification["packageName"]?.stringValue
         guard let play = apps.values.first(where: { $0.app.googlePlay?.packageName == package })?.googlePlay else {
-            completion(.failure(PubSubPushVerifier.Refusal(reason: "no configured app has package \(package ?? "(absent)")")))
-            return
+            throw PubSubPushVerifier.Refusal(reason: "no configured app has package \(package ?? "(absent)")")
         }
-        // Google's keys (JWKS) and the purchase are read from Google: the outbound pool's work.
-        outbound.run(
-            {
-                try play.verifier.verify(authorization: authorization, now: receivedAt)
-                return try play.push(notification, messageId: messageId, receivedAt: receivedAt)
-            }, completion: completion)
+        // The token's check may read Google's keys (JWKS, kept an hour): on the outbound pool.
+        try await outbound.perform { try play.verifier.verify(authorization: authorization, now: receivedAt) }
+        return try await play.push(notification, messageId: messageId, receivedAt: receivedAt)
     }
 
     /// Starts delivering every app's outbox (webhooks, forwarding) on their own threads. Pending
@@ -162,6 +156,10 @@ package final class EntitleApplication: Sendable {
 
     /// Stops the deliverers; a delivery in flight ends first (its outcome is recorded).
     package func stopDeliveries() { for services in apps.values { services.deliveries?.stop() } }
+
+    /// Stops the drainers of queued work; a call to Apple or Google in flight is cancelled, and
+    /// what it was for stays due in the store for the next start.
+    package func stopDueWork() { for services in apps.values { services.stopDueWork() } }
 
     // MARK: - Operations
 

@@ -1,20 +1,23 @@
 package import AppStore
 package import AppStoreAPI
+package import HTTPClient
 
 /// The App Store Server API of one app, one port per environment it serves.
 package typealias AppStoreClients = [AppStoreEnvironment: any AppStoreServerAPI]
 
 /// How the composition root gets each app's outbound clients: the real ones (`.live`), or what a
-/// test or the test store gives instead. No use case builds a client itself.
+/// test or the test store gives instead. No use case builds a client itself. Each is given where
+/// its blocking transfers run (the server's outbound pool).
 package struct OutboundClients: Sendable {
     /// The app's App Store Server API clients; nil when the app cannot call the API.
-    package var appStore: @Sendable (AppConfiguration) throws -> AppStoreClients?
+    package var appStore: @Sendable (AppConfiguration, _ runTransfer: @escaping TransferRunner) throws -> AppStoreClients?
     /// The app's Google Play connection (the Developer API port and the push check's client).
-    package var googlePlay: @Sendable (GooglePlaySettings) -> GooglePlayService.Connection
+    package var googlePlay: @Sendable (GooglePlaySettings, _ runTransfer: @escaping TransferRunner) -> GooglePlayService.Connection
 
     package init(
-        appStore: @escaping @Sendable (AppConfiguration) throws -> AppStoreClients?,
-        googlePlay: @escaping @Sendable (GooglePlaySettings) -> GooglePlayService.Connection = GooglePlayService.Connection.live
+        appStore: @escaping @Sendable (AppConfiguration, _ runTransfer: @escaping TransferRunner) throws -> AppStoreClients?,
+        googlePlay: @escaping @Sendable (GooglePlaySettings, _ runTransfer: @escaping TransferRunner) -> GooglePlayService.Connection =
+            GooglePlayService.Connection.live
     ) {
         self.appStore = appStore
         self.googlePlay = googlePlay
@@ -25,7 +28,7 @@ package struct OutboundClients: Sendable {
     /// needs one).
     package static let live = OutboundClients(appStore: liveAppStore)
 
-    private static func liveAppStore(_ app: AppConfiguration) throws -> AppStoreClients? {
+    private static func liveAppStore(_ app: AppConfiguration, runTransfer: @escaping TransferRunner) throws -> AppStoreClients? {
         guard let issuerId = app.signingKey.issuerId else { return nil }
         let tokens = BearerTokenFactory(
             privateKey: app.signingKey.privateKey, keyId: app.signingKey.keyId, issuerId: issuerId, bundleId: app.bundleId)
@@ -33,7 +36,8 @@ package struct OutboundClients: Sendable {
         for environment in app.environments where environment.hasServerAPI {
             let url = environment == .production ? app.serverAPI.productionURL : app.serverAPI.sandboxURL
             clients[environment] = try AppStoreServerAPIClient(
-                environment: environment.rawValue, tokens: tokens, baseURL: url, caFile: app.serverAPI.caFile)
+                environment: environment.rawValue, tokens: tokens, baseURL: url, caFile: app.serverAPI.caFile,
+                runTransfer: runTransfer)
         }
         return clients
     }

@@ -10,6 +10,9 @@ CURLcode entitle_curl_set_write_callback(CURL *handle, entitle_curl_write_callba
 CURLcode entitle_curl_set_header_callback(CURL *handle, entitle_curl_write_callback callback) {
     return curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, callback);
 }
+CURLcode entitle_curl_set_progress_callback(CURL *handle, curl_xferinfo_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, callback);
+}
 long entitle_curl_response_code(CURL *handle) {
     long code = 0;
     curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &code);

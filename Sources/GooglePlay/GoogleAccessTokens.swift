@@ -28,10 +28,10 @@ package final class GoogleAccessTokens: Sendable {
     }
 
     /// A valid bearer token, fetched when none is kept or it is about to expire.
-    package func token(now: Date = Date()) throws(GooglePlayAPIError) -> String {
+    package func token(now: Date = Date()) async throws(GooglePlayAPIError) -> String {
         let seconds = Int64(now.timeIntervalSince1970)
         if let cached = cached.withLock({ $0 }), cached.until > seconds { return cached.token }
-        let (token, lifetime) = try fetch(now: seconds)
+        let (token, lifetime) = try await fetch(now: seconds)
         cached.withLock { $0 = (token, seconds + max(60, lifetime - Self.margin)) }
         return token
     }
@@ -55,13 +55,13 @@ package final class GoogleAccessTokens: Sendable {
         }
     }
 
-    private func fetch(now: Int64) throws(GooglePlayAPIError) -> (String, Int64) {
+    private func fetch(now: Int64) async throws(GooglePlayAPIError) -> (String, Int64) {
         let form =
             "grant_type=" + Self.formEscape("urn:ietf:params:oauth:grant-type:jwt-bearer") + "&assertion="
             + Self.formEscape(try assertion(now: now))
         let response: HTTPClientResponse
         do {
-            response = try http.send(
+            response = try await http.send(
                 HTTPClientRequest(
                     method: "POST", url: tokenURL,
                     headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")],

@@ -4,13 +4,14 @@ package import JSON
 /// (`GooglePlayDeveloperAPI`) makes them; a use case receives this port, so its tests give it a
 /// fake and the test store can stand in for Google.
 package protocol GooglePlayAPI: Sendable {
-    func subscription(purchaseToken: String) throws(GooglePlayAPIError) -> SubscriptionPurchaseV2
-    func order(orderId: String) throws(GooglePlayAPIError) -> PlayOrder
-    func product(purchaseToken: String) throws(GooglePlayAPIError) -> ProductPurchaseV2
-    func acknowledgeSubscription(subscriptionId: String, purchaseToken: String, obfuscatedAccountId: String?) throws(GooglePlayAPIError)
-    func acknowledgeProduct(productId: String, purchaseToken: String) throws(GooglePlayAPIError)
-    func reviewRefund(orderId: String, _ body: JSONObject) throws(GooglePlayAPIError)
-    func voidedPurchases(since startTime: Int64?) throws(GooglePlayAPIError) -> [VoidedPurchase]
+    func subscription(purchaseToken: String) async throws(GooglePlayAPIError) -> SubscriptionPurchaseV2
+    func order(orderId: String) async throws(GooglePlayAPIError) -> PlayOrder
+    func product(purchaseToken: String) async throws(GooglePlayAPIError) -> ProductPurchaseV2
+    func acknowledgeSubscription(
+        subscriptionId: String, purchaseToken: String, obfuscatedAccountId: String?) async throws(GooglePlayAPIError)
+    func acknowledgeProduct(productId: String, purchaseToken: String) async throws(GooglePlayAPIError)
+    func reviewRefund(orderId: String, _ body: JSONObject) async throws(GooglePlayAPIError)
+    func voidedPurchases(since startTime: Int64?) async throws(GooglePlayAPIError) -> [VoidedPurchase]
 }
 
 extension GooglePlayDeveloperAPI: GooglePlayAPI {}

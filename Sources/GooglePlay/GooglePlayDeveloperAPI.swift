@@ -22,18 +22,19 @@ package struct GooglePlayDeveloperAPI: Sendable {
     private var application: [String] { ["androidpublisher", "v3", "applications", packageName] }
 
     /// `purchases.subscriptionsv2.get`.
-    package func subscription(purchaseToken: String) throws(GooglePlayAPIError) -> SubscriptionPurchaseV2 {
-        try SubscriptionPurchaseV2(json: try send("GET", application + ["purchases", "subscriptionsv2", "tokens", purchaseToken]) ?? [:])
+    package func subscription(purchaseToken: String) async throws(GooglePlayAPIError) -> SubscriptionPurchaseV2 {
+        try await SubscriptionPurchaseV2(
+            json: try await send("GET", application + ["purchases", "subscriptionsv2", "tokens", purchaseToken]) ?? [:])
     }
 
     /// `orders.get` (the Orders API): what the buyer paid for an order, which `productsv2` does not say.
-    package func order(orderId: String) throws(GooglePlayAPIError) -> PlayOrder {
-        PlayOrder(json: try send("GET", application + ["orders", orderId]) ?? [:])
+    package func order(orderId: String) async throws(GooglePlayAPIError) -> PlayOrder {
+        try await PlayOrder(json: send("GET", application + ["orders", orderId]) ?? [:])
     }
 
     /// `purchases.productsv2.getproductpurchasev2`.
-    package func product(purchaseToken: String) throws(GooglePlayAPIError) -> ProductPurchaseV2 {
-        try ProductPurchaseV2(json: try send("GET", application + ["purchases", "productsv2", "tokens", purchaseToken]) ?? [:])
+    package func product(purchaseToken: String) async throws(GooglePlayAPIError) -> ProductPurchaseV2 {
+        try await ProductPurchaseV2(json: try await send("GET", application + ["purchases", "productsv2", "tokens", purchaseToken]) ?? [:])
     }
 
     /// `purchases.subscriptions.acknowledge`: without it Google refunds the purchase after 3 days.
@@ -41,33 +42,33 @@ package struct GooglePlayDeveloperAPI: Sendable {
     /// carries none of its own (Google takes `externalAccountIds` only then).
     package func acknowledgeSubscription(
         subscriptionId: String, purchaseToken: String, obfuscatedAccountId: String? = nil
-    ) throws(GooglePlayAPIError) {
+    ) async throws(GooglePlayAPIError) {
         var body: JSONObject = [:]
         if let obfuscatedAccountId { body["externalAccountIds"] = .object(["obfuscatedAccountId": .string(obfuscatedAccountId)]) }
-        _ = try send(
+        _ = try await send(
             "POST", application + ["purchases", "subscriptions", subscriptionId, "tokens", purchaseToken + ":acknowledge"], body: body)
     }
 
     /// `purchases.products.acknowledge`.
-    package func acknowledgeProduct(productId: String, purchaseToken: String) throws(GooglePlayAPIError) {
-        _ = try send("POST", application + ["purchases", "products", productId, "tokens", purchaseToken + ":acknowledge"], body: [:])
+    package func acknowledgeProduct(productId: String, purchaseToken: String) async throws(GooglePlayAPIError) {
+        _ = try await send("POST", application + ["purchases", "products", productId, "tokens", purchaseToken + ":acknowledge"], body: [:])
     }
 
     /// `orders.reviewrefund`: the developer's answer to a pending refund review. Google keeps the
     /// first answer only; the caller sends one.
-    package func reviewRefund(orderId: String, _ body: JSONObject) throws(GooglePlayAPIError) {
-        _ = try send("POST", application + ["orders", orderId + ":reviewrefund"], body: body)
+    package func reviewRefund(orderId: String, _ body: JSONObject) async throws(GooglePlayAPIError) {
+        _ = try await send("POST", application + ["orders", orderId + ":reviewrefund"], body: body)
     }
 
     /// `purchases.voidedpurchases.list` since `startTime` (epoch ms), every page.
-    package func voidedPurchases(since startTime: Int64?) throws(GooglePlayAPIError) -> [VoidedPurchase] {
+    package func voidedPurchases(since startTime: Int64?) async throws(GooglePlayAPIError) -> [VoidedPurchase] {
         var found: [VoidedPurchase] = []
         var page: String?
         repeat {
             var query: [(String, String)] = [("type", "1")]  // subscriptions and one-time products
             if let startTime { query.append(("startTime", String(startTime))) }
             if let page { query.append(("token", page)) }
-            let answer = try send("GET", application + ["purchases", "voidedpurchases"], query: query) ?? [:]
+            let answer = try await send("GET", application + ["purchases", "voidedpurchases"], query: query) ?? [:]
             for item in answer["voidedPurchases"]?.arrayValue?.compactMap(\.objectValue) ?? [] {
                 guard let token = item["purchaseToken"]?.stringValue, let time = PlayTime.instant(item["voidedTimeMillis"]) else {
                     continue
@@ -87,16 +88,16 @@ package struct GooglePlayDeveloperAPI: Sendable {
     /// One call; a 401 is retried once with a fresh token (Google may revoke one early).
     func send(
         _ method: String, _ path: [String], query: [(String, String)] = [], body: JSONObject? = nil, retried: Bool = false
-    ) throws(GooglePlayAPIError) -> JSONObject? {
+    ) async throws(GooglePlayAPIError) -> JSONObject? {
         var headers: [(name: String, value: String)] = [
-            ("Authorization", "Bearer \(try tokens.token())"), ("Accept", "application/json"), ("User-Agent", "Entitle"),
+            ("Authorization", "Bearer \(try await tokens.token())"), ("Accept", "application/json"), ("User-Agent", "Entitle"),
         ]
         if body != nil { headers.append(("Content-Type", "application/json")) }
         // `:` stays: the acknowledge calls end their last segment with `:acknowledge`.
         let url = URLBuilder.url(baseURL, path: path, query: query, keeping: ":")
         let response: HTTPClientResponse
         do {
-            response = try http.send(
+            response = try await http.send(
                 HTTPClientRequest(method: method, url: url, headers: headers, body: body.map { JSONValue.object($0).serializedBytes }))
         } catch {
             throw .transport(error.description)
@@ -107,7 +108,7 @@ package struct GooglePlayDeveloperAPI: Sendable {
         case 200..<300: return json
         case 401 where !retried:
             tokens.invalidate()
-            return try send(method, path, query: query, body: body, retried: true)
+            return try await send(method, path, query: query, body: body, retried: true)
         case 401, 403: throw .auth(message)
         case 404, 410: throw .notFound(message)
         case 429, 500...: throw .unavailable(status: response.status, message: message)

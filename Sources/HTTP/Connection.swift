@@ -87,8 +87,10 @@ final class Connection: @unchecked Sendable {
             parser.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             processInput()
         } else if count == 0 {
-            // The client finished sending (or left). Answer what is complete, then close.
+            // The client finished sending (or left). Answer what is complete, then close; the
+            // work of a request in flight is told it was abandoned (a client that gave up).
             peerFinishedSending = true
+            inFlight?.abandon()
             if lingerDeadline != nil || (inFlight == nil && !hasPendingOutput) {
                 close()
                 return
@@ -338,6 +340,7 @@ final class Connection: @unchecked Sendable {
     func close() {
         guard !isClosed else { return }
         isClosed = true
+        inFlight?.abandon()
         Glibc.close(fd)
         loop.connectionClosed(fd)
     }

@@ -28,6 +28,8 @@ package final class HTTPRequestContext: @unchecked Sendable {
     /// limit counts what the handler answered).
     package var answered: (@Sendable (Int) -> Void)?
     private let responded = Atomic<Bool>(false)
+    /// What to stop when the client goes away before its answer (nil once it has).
+    private let abandonHandlers = Mutex<[@Sendable () -> Void]?>([])
     private let deliver: @Sendable (HTTPRequestContext, HTTPResponse) -> Void
 
     init(
@@ -44,6 +46,27 @@ package final class HTTPRequestContext: @unchecked Sendable {
     /// Public for tests that drive a router in-process.
     package convenience init(testing request: HTTPRequest, deliver: @escaping @Sendable (HTTPResponse) -> Void) {
         self.init(request: request, requestID: "test", startedAt: 0) { _, response in deliver(response) }
+    }
+
+    /// Runs `handler` once if the client goes away before this request is answered (it closed
+    /// the connection, or its sending side, as nginx counts a client abort), at once when it
+    /// already has: work done only for this answer, a call to Apple say, stops there.
+    package func onAbandon(_ handler: @escaping @Sendable () -> Void) {
+        let registered = abandonHandlers.withLock { handlers -> Bool in
+            guard handlers != nil else { return false }
+            handlers!.append(handler)
+            return true
+        }
+        if !registered { handler() }
+    }
+
+    /// The connection saw its client leave with this request in flight.
+    func abandon() {
+        let handlers = abandonHandlers.withLock { handlers in
+            defer { handlers = nil }
+            return handlers ?? []
+        }
+        for handler in handlers { handler() }
     }
 
     /// Sends the answer. Later calls are ignored.

@@ -29,15 +29,23 @@ package struct HTTPClientResponse: Sendable {
     }
 }
 
+/// Runs one blocking transfer of `HTTPClient.send(_:) async` on some thread; false when it cannot
+/// take another now (the caller is answered at once instead of queueing without end).
+package typealias TransferRunner = @Sendable (@escaping @Sendable () -> Void) -> Bool
+
 /// Why a request got no HTTP answer: the network-level failures a caller may retry.
 package struct HTTPClientError: Error, Sendable, CustomStringConvertible {
-    package enum Kind: Sendable { case timeout, connection, tls, responseTooLarge, other }
+    /// `cancelled`: the caller gave up (its task was cancelled: the client that asked went away,
+    /// or the server is stopping); the transfer was aborted.
+    /// `overloaded`: the threads for transfers were all taken and their queue full; nothing was sent.
+    package enum Kind: Sendable { case timeout, connection, tls, responseTooLarge, cancelled, overloaded, other }
     package let kind: Kind
     package let message: String
     package var description: String { message }
 }
 
-/// HTTP over libcurl, blocking: callers run it off the event loops (or use `send(_:) async`).
+/// HTTP over libcurl, blocking: callers run it off the event loops (or use `send(_:) async`,
+/// which a task's cancellation aborts).
 ///
 /// Easy handles are pooled so connections (and TLS sessions) are reused; HTTP/2 is used where
 /// the server offers it; TLS verification is always on, with an optional extra CA file for
@@ -53,6 +61,12 @@ package final class HTTPClient: Sendable {
         package var truncatesLargeResponses = false
         /// A PEM bundle to trust instead of the system's (local stand-ins in tests).
         package var caFile: String?
+        /// Where `send(_:) async` runs its transfers: Dispatch's pool unless given (the server
+        /// gives its outbound pool, so calls to Apple and Google hold at most its threads).
+        package var runTransfer: TransferRunner = { transfer in
+            DispatchQueue.global().async(execute: transfer)
+            return true
+        }
         package init() {}
     }
 
@@ -67,19 +81,44 @@ package final class HTTPClient: Sendable {
     /// libcurl's process-wide initialisation, done once before the first handle.
     private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
 
-    package func send(_ request: HTTPClientRequest) throws(HTTPClientError) -> HTTPClientResponse {
+    /// Sends on the caller's thread; `cancellation`, once set, aborts the transfer within
+    /// libcurl's progress interval (about a second at most, at once when data moves).
+    package func send(
+        _ request: HTTPClientRequest, cancellation: Cancellation? = nil
+    ) throws(HTTPClientError) -> HTTPClientResponse {
         let handle = idle.withLock { $0.popLast() } ?? EasyHandle()
         defer { idle.withLock { if $0.count < 8 { $0.append(handle) } } }
-        return try handle.perform(request, configuration: configuration)
+        return try handle.perform(request, configuration: configuration, cancellation: cancellation)
     }
 
-    /// The same, on a thread of Dispatch's pool so Swift's cooperative threads never block.
-    package func send(_ request: HTTPClientRequest) async throws -> HTTPClientResponse {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                do { continuation.resume(returning: try self.send(request)) } catch { continuation.resume(throwing: error) }
+    /// The same, on a thread of `configuration.runTransfer` so Swift's cooperative threads never
+    /// block; the task's cancellation aborts the transfer (`HTTPClientError.Kind.cancelled`).
+    package func send(_ request: HTTPClientRequest) async throws(HTTPClientError) -> HTTPClientResponse {
+        let cancellation = Cancellation()
+        let result: Result<HTTPClientResponse, HTTPClientError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let taken = configuration.runTransfer {
+                    continuation.resume(
+                        returning: Result { () throws(HTTPClientError) in try self.send(request, cancellation: cancellation) })
+                }
+                if !taken {
+                    let host = URL(string: request.url)?.host ?? request.url
+                    continuation.resume(
+                        returning: .failure(HTTPClientError(kind: .overloaded, message: "\(host): too many calls waiting already")))
+                }
             }
+        } onCancel: {
+            cancellation.cancel()
         }
+        return try result.get()
+    }
+
+    /// Set once by whoever gave up on a transfer; read by libcurl's progress callback.
+    package final class Cancellation: Sendable {
+        private let flag = Atomic<Bool>(false)
+        package init() {}
+        package func cancel() { flag.store(true, ordering: .releasing) }
+        package var isCancelled: Bool { flag.load(ordering: .acquiring) }
     }
 }
 
@@ -91,9 +130,12 @@ private final class EasyHandle: @unchecked Sendable {
 
     deinit { curl_easy_cleanup(raw) }
 
-    func perform(_ request: HTTPClientRequest, configuration: HTTPClient.Configuration) throws(HTTPClientError) -> HTTPClientResponse {
+    func perform(
+        _ request: HTTPClientRequest, configuration: HTTPClient.Configuration, cancellation: HTTPClient.Cancellation?
+    ) throws(HTTPClientError) -> HTTPClientResponse {
         curl_easy_reset(raw)
-        let sink = ResponseSink(limit: configuration.maxResponseBytes)
+        if cancellation?.isCancelled == true { throw HTTPClientError(kind: .cancelled, message: "cancelled before it was sent") }
+        let sink = ResponseSink(limit: configuration.maxResponseBytes, cancellation: cancellation)
         var headerList: UnsafeMutablePointer<curl_slist>?
         defer { curl_slist_free_all(headerList) }
         for (name, value) in request.headers { headerList = curl_slist_append(headerList, "\(name): \(value)") }
@@ -124,6 +166,14 @@ private final class EasyHandle: @unchecked Sendable {
         defer { unmanaged.release() }
         _ = entitle_curl_set_pointer(raw, CURLOPT_WRITEDATA, unmanaged.toOpaque())
         _ = entitle_curl_set_pointer(raw, CURLOPT_HEADERDATA, unmanaged.toOpaque())
+        if cancellation != nil {
+            // A non-zero answer from the progress callback aborts the transfer.
+            set(CURLOPT_NOPROGRESS, 0)
+            _ = entitle_curl_set_progress_callback(raw) { context, _, _, _, _ in
+                Unmanaged<ResponseSink>.fromOpaque(context!).takeUnretainedValue().cancellation?.isCancelled == true ? 1 : 0
+            }
+            _ = entitle_curl_set_pointer(raw, CURLOPT_XFERINFODATA, unmanaged.toOpaque())
+        }
 
         let code: CURLcode = (request.body ?? []).withUnsafeBytes { body in
             if request.method == "POST" || request.body != nil {
@@ -147,6 +197,7 @@ private final class EasyHandle: @unchecked Sendable {
         let message = String(cString: curl_easy_strerror(code))
         let host = URL(string: url)?.host ?? url
         switch code {
+        case CURLE_ABORTED_BY_CALLBACK: return HTTPClientError(kind: .cancelled, message: "\(host): cancelled")
         case CURLE_OPERATION_TIMEDOUT: return HTTPClientError(kind: .timeout, message: "\(host): timed out")
         case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING:
             return HTTPClientError(kind: .connection, message: "\(host): \(message)")
@@ -190,8 +241,12 @@ private final class ResponseSink: @unchecked Sendable {
 
     private static let statusPrefix = Array("HTTP/".utf8)
     let limit: Int
+    let cancellation: HTTPClient.Cancellation?
 
-    init(limit: Int) { self.limit = limit }
+    init(limit: Int, cancellation: HTTPClient.Cancellation?) {
+        self.limit = limit
+        self.cancellation = cancellation
+    }
 
     func append(_ chunk: UnsafeRawBufferPointer) -> Bool {
         guard bytes.count + chunk.count <= limit else {

@@ -112,10 +112,12 @@ package final class EntitleServer: Sendable {
 
     package func shutdown() { httpServer.shutdown() }
 
-    /// Blocks until the HTTP server has stopped, then lets queued blocking work finish and stops
-    /// the deliverers (what they have not delivered stays pending in the store).
+    /// Blocks until the HTTP server has stopped, then cancels the queued work's calls to Apple and
+    /// Google, lets queued blocking work finish and stops the deliverers (what they have not
+    /// delivered or called stays pending in the store).
     package func waitUntilStopped() {
         httpServer.waitUntilStopped()
+        application.stopDueWork()
         application.pool.stop()
         application.outbound.stop()
         application.stopDeliveries()

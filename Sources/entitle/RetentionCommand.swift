@@ -30,7 +30,8 @@ enum RetentionCommand {
         let environment = AppStoreEnvironment(rawValue: try arguments.required("environment"))
         let messaging = services.retentionMessaging
         do {
-            var answer = try messaging.perform(try operation(area, action, arguments), environment: environment)
+            let operation = try operation(area, action, arguments)
+            var answer = try awaitUseCase { try await messaging.perform(operation, environment: environment) }
             if area == "messages", action == "list", let config = arguments["config"] {
                 try RetentionMessageListing.save(answer, configuration: config, app: services.app.id)
             }
@@ -52,7 +53,9 @@ enum RetentionCommand {
         _ requestId: String, messaging: RetentionMessaging, environment: AppStoreEnvironment
     ) throws -> JSONObject {
         for _ in 0..<60 {
-            let result = try messaging.perform(.performanceTestResult(requestId: requestId), environment: environment)
+            let result = try awaitUseCase {
+                try await messaging.perform(.performanceTestResult(requestId: requestId), environment: environment)
+            }
             if result["result"]?.stringValue != "PENDING" { return result }
             Thread.sleep(forTimeInterval: 2)
         }

@@ -69,14 +69,14 @@ enum SyncCommands {
         }
         var exit: Int32 = 1
         let status = try report {
-            guard let token = try client.requestTestNotification().testNotificationToken else {
+            guard let token = try awaitUseCase({ try await client.requestTestNotification() }).testNotificationToken else {
                 return ["arrived": false, "reason": "Apple returned no test notification token"]
             }
             var attempts: [String] = []
             var uuid: String?
             for _ in 0..<10 {
                 Thread.sleep(forTimeInterval: 2)
-                guard let check = try? client.getTestNotificationStatus(token) else { continue }
+                guard let check = try? awaitUseCase({ try await client.getTestNotificationStatus(token) }) else { continue }
                 attempts = check.sendAttemptResults
                 uuid = check.signedPayload.flatMap { SignedPayloadInspection.unverifiedPayload($0)?["notificationUUID"]?.stringValue }
                 if attempts.contains("SUCCESS") { break }

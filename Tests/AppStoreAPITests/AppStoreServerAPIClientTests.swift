@@ -38,7 +38,7 @@ final class AppStoreServerAPIClientTests: XCTestCase {
             baseURL: baseURL ?? standIn.baseURL, timeout: 5)
     }
 
-    func testBearerTokenClaims() throws {
+    func testBearerTokenClaims() async throws {
         let token = try CompactJWS(
             BearerTokenFactory(privateKey: key, keyId: "KEY1", issuerId: "iss", bundleId: "com.example.app")
                 .token(now: Date(timeIntervalSince1970: 1_000_000)))
@@ -56,8 +56,8 @@ final class AppStoreServerAPIClientTests: XCTestCase {
                 tokens: BearerTokenFactory(privateKey: key, keyId: "K", issuerId: "I", bundleId: "b")))
     }
 
-    func testTransactionInfoVerifies() throws {
-        let info = try client().getTransactionInfo("2000000123456789")
+    func testTransactionInfoVerifies() async throws {
+        let info = try await client().getTransactionInfo("2000000123456789")
         let verifier = try SignedDataVerifier(
             .init(
                 rootCertificates: [chain.root], bundleId: "com.example.app", appAppleId: nil,
@@ -66,8 +66,8 @@ final class AppStoreServerAPIClientTests: XCTestCase {
         XCTAssertEqual(standIn.requests.last?.path, "/inApps/v1/transactions/2000000123456789")
     }
 
-    func testHistoryToTheEndAndIncrementally() throws {
-        let (all, revision) = try client().getAllTransactionHistory("1000", query: [("productType", "AUTO_RENEWABLE")])
+    func testHistoryToTheEndAndIncrementally() async throws {
+        let (all, revision) = try await client().getAllTransactionHistory("1000", query: [("productType", "AUTO_RENEWABLE")])
         XCTAssertEqual(all.count, 6)
         XCTAssertEqual(revision, "r3")
         let queries = standIn.requests.map { String($0.query ?? "") }
@@ -77,46 +77,45 @@ final class AppStoreServerAPIClientTests: XCTestCase {
                 "productType=AUTO_RENEWABLE", "productType=AUTO_RENEWABLE&revision=r1",
                 "productType=AUTO_RENEWABLE&revision=r2",
             ], "the same filters on every page")
-        let (changed, same) = try client().getAllTransactionHistory("1000", since: "r3")
+        let (changed, same) = try await client().getAllTransactionHistory("1000", since: "r3")
         XCTAssertEqual(changed, [], "a later call from the stored revision asks only for changes")
         XCTAssertEqual(same, "r3")
     }
 
-    func testOtherEndpoints() throws {
-        let statuses = try client().getAllSubscriptionStatuses("1000", status: [1, 4])
+    func testOtherEndpoints() async throws {
+        let statuses = try await client().getAllSubscriptionStatuses("1000", status: [1, 4])
         XCTAssertEqual(statuses.lastTransactions.first?.group, "G1")
         XCTAssertEqual(standIn.requests.last?.query, "status=1&status=4", "array parameters repeat the name")
-        let first = try client().getNotificationHistory(startDate: 1, endDate: 2)
+        let first = try await client().getNotificationHistory(startDate: 1, endDate: 2)
         XCTAssertEqual(first.signedPayloads, ["n1"])
         XCTAssertTrue(first.hasMore)
-        let second = try client().getNotificationHistory(startDate: 1, endDate: 2, paginationToken: first.paginationToken)
+        let second = try await client().getNotificationHistory(startDate: 1, endDate: 2, paginationToken: first.paginationToken)
         XCTAssertEqual(second.signedPayloads, ["n2"])
         XCTAssertFalse(second.hasMore)
-        let test = try client().requestTestNotification()
-        XCTAssertEqual(try client().getTestNotificationStatus(try XCTUnwrap(test.testNotificationToken)).sendAttemptResults, ["SUCCESS"])
-        XCTAssertNoThrow(try client().setAppAccountToken("1000", appAccountToken: "7E3FB20B-4CDB-47CC-936D-99D65F608138"))
+        let test = try await client().requestTestNotification()
+        let testStatus = try await client().getTestNotificationStatus(try XCTUnwrap(test.testNotificationToken))
+        XCTAssertEqual(testStatus.sendAttemptResults, ["SUCCESS"])
+        try await client().setAppAccountToken("1000", appAccountToken: "7E3FB20B-4CDB-47CC-936D-99D65F608138")
         XCTAssertEqual(
             try JSONParser.parse(try XCTUnwrap(standIn.requests.last?.body))["appAccountToken"],
             "7e3fb20b-4cdb-47cc-936d-99d65f608138", "UUIDs sent lower case")
-        _ = try? client().getTransactionInfo("a/b c")
+        _ = try? await client().getTransactionInfo("a/b c")
         XCTAssertEqual(standIn.requests.last?.target, "/inApps/v1/transactions/a%2Fb%20c", "path segments are escaped")
     }
 
-    func testEveryOtherEndpoint() throws {
+    func testEveryOtherEndpoint() async throws {
         let api = try client()
-        XCTAssertEqual(try api.getRefundHistory("1000").signedTransactions.count, 1)
+        let refunds = try await api.getRefundHistory("1000")
+        XCTAssertEqual(refunds.signedTransactions.count, 1)
         XCTAssertEqual(standIn.requests.last?.path, "/inApps/v2/refund/lookup/1000")
-        XCTAssertEqual(try api.lookUpOrderId("MK5TTTVWJH").status, 0)
-        XCTAssertEqual(try api.getAppTransactionInfo("1000").signedAppTransactionInfo, "app-transaction-jws")
-        XCTAssertNoThrow(try api.finishTransaction("1000"))
+        let order = try await api.lookUpOrderId("MK5TTTVWJH")
+        XCTAssertEqual(order.status, 0)
+        let appTransaction = try await api.getAppTransactionInfo("1000")
+        XCTAssertEqual(appTransaction.signedAppTransactionInfo, "app-transaction-jws")
+        try await api.finishTransaction("1000")
         XCTAssertEqual(standIn.requests.last?.method, "POST")
-        XCTAssertNoThrow(
-            try api.sendConsumptionInformation(
-                "1000",
-                [
-                    "customerConsented": true, "deliveryStatus": "DELIVERED",
-                    "sampleContentProvided": false,
-                ]))
+        try await api.sendConsumptionInformation(
+            "1000", ["customerConsented": true, "deliveryStatus": "DELIVERED", "sampleContentProvided": false])
         XCTAssertEqual(try JSONParser.parse(try XCTUnwrap(standIn.requests.last?.body))["deliveryStatus"], "DELIVERED")
         // The stand-in refuses what Apple refuses: no consent, an unknown status, a percentage out of
         // range, GRANT_PRORATED without a share strictly inside, a share for undelivered content.
@@ -135,23 +134,22 @@ final class AppStoreServerAPIClientTests: XCTestCase {
             ],
         ]
         for body in refused {
-            XCTAssertThrowsError(try api.sendConsumptionInformation("1000", body), "\(body)") { error in
+            await assertThrowsAsync({ try await api.sendConsumptionInformation("1000", body) }) { error in
                 guard case AppStoreAPIError.api(let status, _, _, _, _) = error else { return XCTFail("\(error)") }
                 XCTAssertEqual(status, 400)
             }
         }
-        XCTAssertNoThrow(try api.sendConsumptionData("1000", ["customerConsented": true, "consumptionStatus": 1, "appAccountToken": ""]))
-        let extended = try api.extendSubscriptionRenewalDate("2312412", extendByDays: 7, reasonCode: 1, requestIdentifier: "r-1")
+        try await api.sendConsumptionData("1000", ["customerConsented": true, "consumptionStatus": 1, "appAccountToken": ""])
+        let extended = try await api.extendSubscriptionRenewalDate("2312412", extendByDays: 7, reasonCode: 1, requestIdentifier: "r-1")
         XCTAssertTrue(extended.success)
         XCTAssertEqual(extended.effectiveDate, 1_698_148_900_000)
         XCTAssertEqual(try JSONParser.parse(try XCTUnwrap(standIn.requests.last?.body))["extendByDays"], .int(7))
-        XCTAssertEqual(
-            try api.extendRenewalDateForAllActiveSubscribers([
-                "extendByDays": 3, "extendReasonCode": 3,
-                "requestIdentifier": "m-1", "productId": "pro.monthly",
-            ])
-            .requestIdentifier, "758883e8-151b-47b7-abd0-60c4d804c2f5")
-        XCTAssertTrue(try api.getStatusOfSubscriptionRenewalDateExtensions(productId: "pro.monthly", requestIdentifier: "m-1").complete)
+        let mass = try await api.extendRenewalDateForAllActiveSubscribers([
+            "extendByDays": 3, "extendReasonCode": 3, "requestIdentifier": "m-1", "productId": "pro.monthly",
+        ])
+        XCTAssertEqual(mass.requestIdentifier, "758883e8-151b-47b7-abd0-60c4d804c2f5")
+        let massStatus = try await api.getStatusOfSubscriptionRenewalDateExtensions(productId: "pro.monthly", requestIdentifier: "m-1")
+        XCTAssertTrue(massStatus.complete)
     }
 
     /// The async face of the HTTP client (Dispatch does the waiting, not Swift's cooperative pool).
@@ -160,54 +158,82 @@ final class AppStoreServerAPIClientTests: XCTestCase {
         XCTAssertEqual(response.status, 401, "no bearer token")
     }
 
-    func testSlowAnswersTimeOut() throws {
+    func testSlowAnswersTimeOut() async throws {
         let impatient = try AppStoreServerAPIClient(
             environment: "Sandbox",
             tokens: BearerTokenFactory(privateKey: key, keyId: "KEY1", issuerId: "i", bundleId: "com.example.app"),
             baseURL: standIn.baseURL, timeout: 1)
         let started = Date()
-        XCTAssertThrowsError(try impatient.getTransactionInfo("slow")) { error in
+        await assertThrowsAsync({ try await impatient.getTransactionInfo("slow") }) { error in
             guard case AppStoreAPIError.transport(let failure, _) = error, failure.kind == .timeout else { return XCTFail("\(error)") }
             XCTAssertTrue((error as? AppStoreAPIError)?.isRetryable == true)
         }
         XCTAssertLessThan(Date().timeIntervalSince(started), 2.5)
     }
 
-    func testErrorsAreTyped() throws {
+    /// A cancelled task aborts its call (libcurl's progress callback): the caller gets a
+    /// cancellation, which no retry policy retries, instead of waiting for Apple or the timeout.
+    func testCancellingTheTaskAbortsTheCall() async throws {
+        let api = try client()
+        let before = standIn.requests.count
+        let call = Task { try await api.getTransactionInfo("slow") }
+        while standIn.requests.count == before { try await Task.sleep(nanoseconds: 10_000_000) }
+        call.cancel()
+        await assertThrowsAsync({ try await call.value }) { error in
+            guard case AppStoreAPIError.transport(let failure, _) = error, failure.kind == .cancelled else { return XCTFail("\(error)") }
+            XCTAssertEqual((error as? AppStoreAPIError)?.isRetryable, false)
+        }
+        let retried = Task { try await RetryPolicy().run { try await api.getTransactionInfo("slow") } }
+        while standIn.requests.count < before + 2 { try await Task.sleep(nanoseconds: 10_000_000) }
+        retried.cancel()
+        await assertThrowsAsync({ try await retried.value })
+        XCTAssertEqual(standIn.requests.count, before + 2, "a cancelled call is not retried")
+    }
+
+    func testErrorsAreTyped() async throws {
         standIn.script(
             AppStoreStandIn.error(404, 4040010, "Transaction id not found."),
             AppStoreStandIn.error(400, 9990000, "Testing error."),
             AppStoreStandIn.error(429, 4290000, "Rate limit exceeded.", headers: [("Retry-After", "1700000000000")]),
             HTTPResponse(status: 502, body: Array("<html>bad gateway</html>".utf8)))
-        func failure(_ call: () throws -> Void) -> AppStoreAPIError? {
+        func failure(_ call: () async throws -> Void) async -> AppStoreAPIError? {
             do {
-                try call()
+                try await call()
                 return nil
             } catch { return error as? AppStoreAPIError }
         }
-        let notFound = failure { _ = try client().getTransactionInfo("1") }
+        let notFound = await failure { _ = try await client().getTransactionInfo("1") }
         XCTAssertEqual(notFound?.apiCode, .transactionIdNotFound)
         XCTAssertEqual(notFound?.apiCode?.name, "transactionIdNotFound")
         XCTAssertEqual(notFound?.isRetryable, false)
         XCTAssertTrue(notFound?.description.contains("(Sandbox)") == true, "errors name the environment called")
-        let unknown = failure { _ = try client().getTransactionInfo("1") }
+        let unknown = await failure { _ = try await client().getTransactionInfo("1") }
         XCTAssertEqual(unknown?.apiCode, APIErrorCode(9990000))
         XCTAssertNil(unknown?.apiCode?.name)
-        guard case .api(429, _, "Rate limit exceeded.", 1_700_000_000_000, _)? = failure({ _ = try client().getTransactionInfo("1") })
+        guard
+            case .api(429, _, "Rate limit exceeded.", 1_700_000_000_000, _)? = await failure({
+                _ = try await client().getTransactionInfo("1")
+            })
         else {
             return XCTFail("429 with Retry-After")
         }
-        guard case .api(502, nil, nil, nil, _)? = failure({ _ = try client().getTransactionInfo("1") }) else {
+        guard case .api(502, nil, nil, nil, _)? = await failure({ _ = try await client().getTransactionInfo("1") }) else {
             return XCTFail("a non-JSON error body still yields the status")
         }
-        guard case .api(401, _, _, _, _)? = failure({ _ = try client(key: try P256.Signing.PrivateKey()).getTransactionInfo("1") }) else {
+        guard
+            case .api(401, _, _, _, _)? = await failure({ _ = try await client(key: try P256.Signing.PrivateKey()).getTransactionInfo("1") }
+            )
+        else {
             return XCTFail("a token signed with the wrong key is refused with 401")
         }
         standIn.script(HTTPResponse.json(200, Array(#"{"signedTransactions":"not an array"}"#.utf8)))
-        guard case .decoding? = failure({ _ = try client().getTransactionHistory("1") }) else {
+        guard case .decoding? = await failure({ _ = try await client().getTransactionHistory("1") }) else {
             return XCTFail("an answer that does not decode is a decoding failure, not an API error")
         }
-        guard case .transport? = failure({ _ = try client(baseURL: "http://127.0.0.1:\(freeLoopbackPort())").getTransactionInfo("1") })
+        guard
+            case .transport? = await failure({
+                _ = try await client(baseURL: "http://127.0.0.1:\(freeLoopbackPort())").getTransactionInfo("1")
+            })
         else {
             return XCTFail("nobody listening is a transport failure")
         }
@@ -220,13 +246,13 @@ final class AppStoreServerAPIClientTests: XCTestCase {
         policy.pause = { sleeps.add($0) }
         standIn.script(AppStoreStandIn.error(500, 5000001, "retry me"), AppStoreStandIn.error(404, 4040002, "retry me too"))
         let api = try client()
-        let info = try await policy.run { try api.getTransactionInfo("1") }
+        let info = try await policy.run { try await api.getTransactionInfo("1") }
         XCTAssertNotNil(info.signedTransactionInfo)
         XCTAssertEqual(sleeps.count, 2, "two retryable failures, then success")
 
         func fails(_ policy: RetryPolicy) async -> Bool {
             do {
-                _ = try await policy.run { try api.getTransactionInfo("1") }
+                _ = try await policy.run { try await api.getTransactionInfo("1") }
                 return false
             } catch { return true }
         }
@@ -249,49 +275,50 @@ final class AppStoreServerAPIClientTests: XCTestCase {
         standIn.script(AppStoreStandIn.error(429, 4290000, "slow down", headers: [("Retry-After", String(soon))]))
         let waits = Sleeps()
         policy.pause = { waits.add($0) }
-        _ = try await policy.run { try api.getTransactionInfo("1") }
+        _ = try await policy.run { try await api.getTransactionInfo("1") }
         XCTAssertEqual(waits.all.first ?? 0, 2, accuracy: 0.5)
     }
 
-    func testFallbackToSandbox() throws {
+    func testFallbackToSandbox() async throws {
         let sandbox = try AppStoreStandIn(publicKey: key.publicKey, keyId: "KEY1", bundleId: "com.example.app", chain: chain)
         standIn.script(AppStoreStandIn.error(404, 4040010, "Transaction id not found."))
         let fallback = EnvironmentFallback(
             production: try client(environment: "Production"),
             sandbox: try client(environment: "Sandbox", baseURL: sandbox.baseURL))
-        let (info, environment) = try fallback.run { client throws(AppStoreAPIError) in try client.getTransactionInfo("42") }
+        let (info, environment) = try await fallback.run { client throws(AppStoreAPIError) in try await client.getTransactionInfo("42") }
         XCTAssertEqual(environment, "Sandbox")
         XCTAssertNotNil(info.signedTransactionInfo)
         standIn.script(AppStoreStandIn.error(400, 4000006, "Invalid transaction id."))
-        XCTAssertThrowsError(
-            try fallback.run { client throws(AppStoreAPIError) in try client.getTransactionInfo("42") },
-            "only TransactionIdNotFound falls back")
+        await assertThrowsAsync({ try await fallback.run { client throws(AppStoreAPIError) in try await client.getTransactionInfo("42") } })
+        XCTAssertEqual(standIn.requests.last?.path, "/inApps/v1/transactions/42", "only TransactionIdNotFound falls back")
     }
 
     /// Apple's own response fixtures decode as its libraries expect (conformance README).
-    func testAppleResponseFixtures() throws {
+    func testAppleResponseFixtures() async throws {
         let conformance = try conformanceDirectory()
         let models = conformance.appendingPathComponent("apple-library-fixtures/models")
         func serve(_ name: String, status: Int = 200) throws {
             standIn.script(HTTPResponse.json(status, [UInt8](try Data(contentsOf: models.appendingPathComponent(name)))))
         }
         try serve("getAllSubscriptionStatusesResponse.json")
-        XCTAssertEqual(try client().getAllSubscriptionStatuses("1").lastTransactions.map(\.status), [1, 5, 2])
+        let fixtureStatuses = try await client().getAllSubscriptionStatuses("1")
+        XCTAssertEqual(fixtureStatuses.lastTransactions.map(\.status), [1, 5, 2])
         try serve("transactionHistoryResponse.json")
-        let history = try client().getTransactionHistory("1")
+        let history = try await client().getTransactionHistory("1")
         XCTAssertEqual(history.revision, "revision_output")
         XCTAssertTrue(history.hasMore)
         try serve("transactionHistoryResponseWithMalformedEnvironment.json")
-        XCTAssertEqual(try client().getTransactionHistory("1").environment, "LocalTestingxxx", "unknown values kept raw")
+        let malformed = try await client().getTransactionHistory("1")
+        XCTAssertEqual(malformed.environment, "LocalTestingxxx", "unknown values kept raw")
         try serve("transactionHistoryResponseWithMalformedAppAppleId.json")
-        XCTAssertThrowsError(try client().getTransactionHistory("1")) { error in
+        await assertThrowsAsync({ try await client().getTransactionHistory("1") }) { error in
             guard case AppStoreAPIError.decoding = error else { return XCTFail("\(error)") }
         }
         try serve("getNotificationHistoryResponse.json")
-        XCTAssertEqual(
-            try client().getNotificationHistory(startDate: 1, endDate: 2).paginationToken, "57715481-805a-4283-8499-1c19b5d6b20a")
+        let notificationPage = try await client().getNotificationHistory(startDate: 1, endDate: 2)
+        XCTAssertEqual(notificationPage.paginationToken, "57715481-805a-4283-8499-1c19b5d6b20a")
         try serve("apiTooManyRequestsException.json", status: 429)
-        XCTAssertThrowsError(try client().getTransactionInfo("1")) { error in
+        await assertThrowsAsync({ try await client().getTransactionInfo("1") }) { error in
             XCTAssertEqual((error as? AppStoreAPIError)?.apiCode, .rateLimitExceeded)
             XCTAssertEqual((error as? AppStoreAPIError)?.isRetryable, true)
         }
@@ -300,7 +327,7 @@ final class AppStoreServerAPIClientTests: XCTestCase {
             ("transactionIdNotOriginalTransactionId.json", 400, 4000187), ("apiException.json", 500, 5000000),
         ] {
             try serve(file, status: status)
-            XCTAssertThrowsError(try client().getTransactionInfo("1")) { error in
+            await assertThrowsAsync({ try await client().getTransactionInfo("1") }) { error in
                 XCTAssertEqual((error as? AppStoreAPIError)?.apiCode, APIErrorCode(Int64(code)), file)
             }
         }

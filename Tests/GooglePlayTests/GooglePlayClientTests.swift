@@ -44,9 +44,9 @@ final class GooglePlayClientTests: XCTestCase {
         return purchase
     }
 
-    func testASubscriptionIsReadWithABearerTokenKeptForTheHour() throws {
+    func testASubscriptionIsReadWithABearerTokenKeptForTheHour() async throws {
         google.setSubscription("token-1", subscription(test: true))
-        let purchase = try api.subscription(purchaseToken: "token-1")
+        let purchase = try await api.subscription(purchaseToken: "token-1")
         XCTAssertEqual(purchase.subscriptionState, "SUBSCRIPTION_STATE_ACTIVE")
         XCTAssertEqual(purchase.lineItems.first?.productId, "pro")
         XCTAssertEqual(purchase.lineItems.first?.basePlanId, "monthly")
@@ -57,14 +57,14 @@ final class GooglePlayClientTests: XCTestCase {
         XCTAssertTrue(purchase.isTestPurchase)
         XCTAssertFalse(purchase.isAcknowledged)
         XCTAssertEqual(purchase.obfuscatedExternalAccountId, "7e3fb20b-4cdb-47cc-936d-99d65f608138")
-        _ = try api.subscription(purchaseToken: "token-1")
+        _ = try await api.subscription(purchaseToken: "token-1")
         XCTAssertEqual(google.tokenRequests, 1, "one OAuth exchange for both calls")
     }
 
     /// The assertion is RS256 over the service account's key: OpenSSL's command line agrees.
-    func testTheOAuthAssertionVerifiesWithOpenSSL() throws {
+    func testTheOAuthAssertionVerifiesWithOpenSSL() async throws {
         google.setSubscription("token-1", subscription())
-        _ = try api.subscription(purchaseToken: "token-1")
+        _ = try await api.subscription(purchaseToken: "token-1")
         let assertion = try XCTUnwrap(google.assertions.first)
         let jws = try CompactJWS(assertion)
         XCTAssertEqual(jws.header["alg"], "RS256")
@@ -80,21 +80,22 @@ final class GooglePlayClientTests: XCTestCase {
                 message: Array(assertion.split(separator: ".").prefix(2).joined(separator: ".").utf8)))
     }
 
-    func testAnotherAccountsKeyIsRefusedAtTheTokenEndpoint() throws {
+    func testAnotherAccountsKeyIsRefusedAtTheTokenEndpoint() async throws {
         let other = try GooglePlayStandIn()
         let key = try ServiceAccountKey(contentsOf: other.serviceAccountFile.path)
         let wrong = GoogleAccessTokens(key: key, tokenURL: google.tokenURL, http: http)
-        XCTAssertThrowsError(try wrong.token()) { error in
+        await assertThrowsAsync({ try await wrong.token() }) { error in
             guard case GooglePlayAPIError.auth(let message) = error else { return XCTFail("\(error)") }
             XCTAssert(message.contains("Invalid JWT Signature"), message)
         }
     }
 
-    func testAcknowledgementsVoidedPurchasesAndOneTimeProducts() throws {
+    func testAcknowledgementsVoidedPurchasesAndOneTimeProducts() async throws {
         google.setSubscription("token-1", subscription())
-        try api.acknowledgeSubscription(subscriptionId: "pro", purchaseToken: "token-1")
+        try await api.acknowledgeSubscription(subscriptionId: "pro", purchaseToken: "token-1")
         XCTAssertEqual(google.acknowledgements, ["token-1"])
-        XCTAssertTrue(try api.subscription(purchaseToken: "token-1").isAcknowledged)
+        let subscriptionAcknowledged = try await api.subscription(purchaseToken: "token-1").isAcknowledged
+        XCTAssertTrue(subscriptionAcknowledged)
         let offer: JSONObject = [
             "purchaseOptionId": "pack-of-10", "offerId": "launch", "quantity": 3, "refundableQuantity": 2,
             "consumptionState": "CONSUMPTION_STATE_YET_TO_BE_CONSUMED",
@@ -106,7 +107,7 @@ final class GooglePlayClientTests: XCTestCase {
                 "purchaseStateContext": .object(["purchaseState": "PURCHASED"]), "acknowledgementState": "ACKNOWLEDGEMENT_STATE_PENDING",
                 "orderId": "GPA.1", "productLineItem": .array([.object(["productId": "coins", "productOfferDetails": .object(offer)])]),
             ])
-        let product = try api.product(purchaseToken: "token-2")
+        let product = try await api.product(purchaseToken: "token-2")
         XCTAssertEqual(product.purchaseState, "PURCHASED")
         XCTAssertEqual(product.purchaseTime, 1_796_119_200_000)
         XCTAssertFalse(product.isTestPurchase)
@@ -119,27 +120,28 @@ final class GooglePlayClientTests: XCTestCase {
         XCTAssertEqual(item.quantity, 3)
         XCTAssertEqual(item.refundableQuantity, 2)
         XCTAssertEqual(item.consumptionState, "CONSUMPTION_STATE_YET_TO_BE_CONSUMED")
-        try api.acknowledgeProduct(productId: "coins", purchaseToken: "token-2")
-        XCTAssertTrue(try api.product(purchaseToken: "token-2").isAcknowledged)
+        try await api.acknowledgeProduct(productId: "coins", purchaseToken: "token-2")
+        let productAcknowledged = try await api.product(purchaseToken: "token-2").isAcknowledged
+        XCTAssertTrue(productAcknowledged)
         XCTAssertEqual(google.acknowledgements, ["token-1", "token-2"])
         google.addVoided("token-1", at: 1_796_200_000_000, orderId: "GPA.1234")
-        let voided = try api.voidedPurchases(since: 0)
+        let voided = try await api.voidedPurchases(since: 0)
         XCTAssertEqual(voided.map(\.purchaseToken), ["token-1"])
         XCTAssertEqual(voided.first?.orderId, "GPA.1234")
         XCTAssertEqual(voided.first?.voidedTime, 1_796_200_000_000)
     }
 
-    func testGoogleFailuresAreTyped() throws {
-        XCTAssertThrowsError(try api.subscription(purchaseToken: "unknown")) {
+    func testGoogleFailuresAreTyped() async throws {
+        await assertThrowsAsync({ try await api.subscription(purchaseToken: "unknown") }) {
             guard case GooglePlayAPIError.notFound = $0 else { return XCTFail("\($0)") }
         }
         google.script(.json(503, Array(#"{"error":{"code":503,"message":"Backend Error"}}"#.utf8)))
-        XCTAssertThrowsError(try api.subscription(purchaseToken: "unknown")) {
+        await assertThrowsAsync({ try await api.subscription(purchaseToken: "unknown") }) {
             XCTAssertEqual($0 as? GooglePlayAPIError, .unavailable(status: 503, message: "Backend Error"))
             XCTAssertTrue(($0 as? GooglePlayAPIError)?.isRetryable == true)
         }
         let elsewhere = GooglePlayDeveloperAPI(packageName: "com.example.other", baseURL: google.baseURL, tokens: tokens, http: http)
-        XCTAssertThrowsError(try elsewhere.subscription(purchaseToken: "token-1")) {
+        await assertThrowsAsync({ try await elsewhere.subscription(purchaseToken: "token-1") }) {
             guard case GooglePlayAPIError.notFound = $0 else { return XCTFail("\($0)") }
         }
     }

@@ -225,7 +225,8 @@ final class RetentionTests: XCTestCase {
         entitle.start()
         try subscribe("2000", monthsAgo: 7)
         let client = try XCTUnwrap(try entitle.application.services(appId: "app").requireSync().clients[.sandbox])
-        try client.setRealtimeURL("http://127.0.0.1:\(entitle.port)/v1/retention/apple")
+        let realtimeURL = "http://127.0.0.1:\(entitle.port)/v1/retention/apple"
+        try blockingAwait { try await client.setRealtimeURL(realtimeURL) }
         let test = try retention(["performance-test", "--transaction-id", "2000"])
         XCTAssertEqual(test.0, 0, test.2)
         XCTAssertEqual(test.1["result"], "PASS", "\(test.1)")

@@ -164,6 +164,46 @@ final class SyncEndpointTests: XCTestCase {
         XCTAssertEqual(syncs.wait(timeout: .now() + 60), .success, "the syncs end once Apple answers again")
     }
 
+    /// A client that goes away while its sync waits on Apple cancels Apple's call: the stand-in
+    /// sees Entitle close that connection instead of waiting for Apple's answer or its timeout.
+    func testAClientThatGoesAwayCancelsTheCallToApple() throws {
+        entitle.start()
+        standIn.hang()
+        var client: TestHTTPClient? = try TestHTTPClient(port: entitle.port)
+        try client?.send(
+            "POST /v1/transactions/1000/sync HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer server_key_0123456789\r\nContent-Length: 0\r\n\r\n"
+        )
+        try waitUntil(timeout: 10, "the sync waits on Apple") { self.standIn.heldRequests >= 1 }
+        XCTAssertEqual(standIn.abandonedRequests, 0)
+        client = nil  // closes the connection
+        try waitUntil(timeout: 10, "Apple's call is cancelled") { self.standIn.abandonedRequests >= 1 }
+        standIn.release()
+    }
+
+    /// Stopping the server cancels the calls its queued work waits on (what they were for stays
+    /// queued in the store).
+    func testStoppingCancelsTheQueuedWorksCallToApple() throws {
+        entitle = try server(issuer: true, api: #", "setAppAccountToken": true"#)
+        entitle.start()
+        standIn.hang()
+        let transaction = try chain.sign(
+            [
+                "transactionId": "u-1", "originalTransactionId": "u-1", "bundleId": "com.example.app", "productId": "pro.monthly",
+                "purchaseDate": .int(TestChain.milliseconds(chain.mintedAt)), "type": "Auto-Renewable Subscription",
+                "expiresDate": .int(TestChain.milliseconds(chain.mintedAt) + 30 * 86_400_000), "environment": "Sandbox",
+                "signedDate": .int(TestChain.milliseconds(chain.mintedAt)), "inAppOwnershipType": "PURCHASED",
+            ])
+        let (status, answer) = post(
+            "/v1/transactions", ["signedTransaction": .string(transaction), "appAccountToken": "7e3fb20b-4cdb-47cc-936d-99d65f608138"])
+        XCTAssertEqual(status, 200, "\(answer)")
+        try waitUntil(timeout: 10, "Set App Account Token waits on Apple") { self.standIn.heldRequests >= 1 }
+        entitle.shutdown()
+        entitle.waitUntilStopped()
+        try waitUntil(timeout: 10, "Apple's call is cancelled") { self.standIn.abandonedRequests >= 1 }
+        XCTAssertEqual(try entitle.application.store.dueAppleCalls(appId: "app", now: Int64.max, limit: 10).count, 1, "still queued")
+        standIn.release()
+    }
+
     func testSyncStoresTheHistoryAndThenOnlyChanges() throws {
         let (status, answer) = post("/v1/transactions/1000/sync")
         XCTAssertEqual(status, 200, "\(answer)")

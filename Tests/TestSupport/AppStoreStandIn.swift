@@ -27,6 +27,8 @@ package final class AppStoreStandIn: @unchecked Sendable {
         let history = Mutex<[String]?>(nil)
         /// While hanging, requests are held unanswered.
         let held = Mutex<(hanging: Bool, contexts: [HTTPRequestContext])>((false, []))
+        /// Held requests whose caller went away (closed the connection) before an answer.
+        let abandoned = Mutex(0)
     }
 
     /// Holds every request unanswered from now on (Apple hanging) until `release()`.
@@ -34,6 +36,9 @@ package final class AppStoreStandIn: @unchecked Sendable {
 
     /// How many requests are held unanswered now.
     package var heldRequests: Int { state.held.withLock { $0.contexts.count } }
+
+    /// How many held requests their caller gave up on (it closed the connection): a cancelled call.
+    package var abandonedRequests: Int { state.abandoned.withLock { $0 } }
 
     /// Stops holding; what was held is answered 503 (a retry then gets the normal answer).
     package func release() {
@@ -102,7 +107,10 @@ package final class AppStoreStandIn: @unchecked Sendable {
                     if held.hanging { held.contexts.append(context) }
                     return held.hanging
                 }
-                if holds { return }
+                if holds {
+                    context.onAbandon { [state] in state.abandoned.withLock { $0 += 1 } }
+                    return
+                }
                 routes.handle(context)
             })
         server.start()

@@ -4,25 +4,28 @@ import Instants
 import Synchronization
 
 /// Work that waits in the store until it is due (Set App Account Token calls, Google
-/// acknowledgements, refund answers): drained on `pool` at once when something was queued
-/// (`kick`) and by a timer every `interval`, one drain at a time. Waiting is the timer's, never a
-/// pool thread's.
+/// acknowledgements, refund answers): drained in a task at once when something was queued
+/// (`kick`) and by a timer every `interval`, one drain at a time. The drain is async: its database
+/// work goes to the database pool and its calls to Apple or Google hold no thread while they
+/// wait; `stop()` cancels the drain in flight, and with it the call it waits on.
 final class DueWorkDrainer: Sendable {
     /// A kick that arrives while a drain runs is not dropped: that drain read its due list before
     /// the new work was committed, so it runs once more when it ends (`.runningAndKicked`).
-    private enum State { case idle, running, runningAndKicked }
+    private enum Phase { case idle, running, runningAndKicked, stopped }
+    private struct State {
+        var phase = Phase.idle
+        var task: Task<Void, Never>?
+    }
 
-    private let pool: BlockingPool
     private let clock: any WallClock
-    private let drain: @Sendable (Date) -> Void
-    private let state = Mutex(State.idle)
-    /// Set up once in `init`, then only cancelled (in `deinit`): never shared mutable state.
+    private let drain: @Sendable (Date) async -> Void
+    private let state = Mutex(State())
+    /// Set up once in `init`, then only cancelled: never shared mutable state.
     private nonisolated(unsafe) let timer: any DispatchSourceTimer
 
     /// `drain` is given the server clock's now; the timer itself runs on real time (how often to
     /// look, not what is due).
-    init(interval: TimeInterval, pool: BlockingPool, clock: any WallClock, drain: @escaping @Sendable (Date) -> Void) {
-        self.pool = pool
+    init(interval: TimeInterval, clock: any WallClock, drain: @escaping @Sendable (Date) async -> Void) {
         self.clock = clock
         self.drain = drain
         timer = DispatchSource.makeTimerSource(queue: .global())
@@ -33,32 +36,45 @@ final class DueWorkDrainer: Sendable {
 
     deinit { timer.cancel() }
 
-    /// Drains the due work on the pool (a full pool leaves it to the timer).
+    /// Drains the due work now, or once more after the drain in flight.
     func kick() {
-        let start = state.withLock { state -> Bool in
-            switch state {
+        state.withLock { state in
+            switch state.phase {
             case .idle:
-                state = .running
+                state.phase = .running
+                state.task = Task { [self] in await drainUntilQuiet() }
+            case .running, .runningAndKicked: state.phase = .runningAndKicked
+            case .stopped: break
+            }
+        }
+    }
+
+    /// Stops the timer and cancels the drain in flight (what it did not finish stays due in the
+    /// store, for the next start).
+    func stop() {
+        timer.cancel()
+        let task = state.withLock { state in
+            state.phase = .stopped
+            return state.task
+        }
+        task?.cancel()
+    }
+
+    private func drainUntilQuiet() async {
+        repeat {
+            await drain(clock.now())
+        } while state.withLock { state -> Bool in
+            switch state.phase {
+            case .runningAndKicked:
+                state.phase = .running
                 return true
-            case .running, .runningAndKicked:
-                state = .runningAndKicked
+            case .stopped: return false
+            default:
+                state.phase = .idle
+                state.task = nil
                 return false
             }
         }
-        guard start else { return }
-        let submitted = pool.submit { [self] in
-            repeat {
-                drain(clock.now())
-            } while state.withLock { state -> Bool in
-                if state == .runningAndKicked {
-                    state = .running
-                    return true
-                }
-                state = .idle
-                return false
-            }
-        }
-        if !submitted { state.withLock { $0 = .idle } }
     }
 
     /// `base` doubled for each failed attempt, at most `cap` (an hour).

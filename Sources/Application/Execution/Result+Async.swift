@@ -1,6 +1,6 @@
 extension Result where Failure == any Error {
     /// The result of an async body (async use cases handing their answer to a completion).
-    init(catching body: () async throws -> Success) async {
+    package init(catching body: () async throws -> Success) async {
         do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }

@@ -13,19 +13,21 @@ final class GoogleAcknowledger: Sendable {
     private let acknowledgements: Acknowledgements
     private let drainer: DueWorkDrainer
 
+    /// `pool`: the database's, for the store's reads and writes.
     init(
-        app: AppConfiguration, settings: GooglePlaySettings, store: any FactStore, api: any GooglePlayAPI, pool: BlockingPool,
+        app: AppConfiguration, settings: GooglePlaySettings, store: any FactStore, pool: BlockingPool, api: any GooglePlayAPI,
         instrumentation: any Instrumentation, clock: any WallClock
     ) {
         acknowledgements = Acknowledgements(
-            app: app, store: store, api: api, instrumentation: instrumentation, retrySeconds: settings.acknowledgementRetrySeconds)
-        drainer = DueWorkDrainer(interval: settings.acknowledgementRetrySeconds, pool: pool, clock: clock, drain: acknowledgements.drain)
+            app: app, store: store, pool: pool, api: api, instrumentation: instrumentation,
+            retrySeconds: settings.acknowledgementRetrySeconds)
+        drainer = DueWorkDrainer(interval: settings.acknowledgementRetrySeconds, clock: clock, drain: acknowledgements.drain)
     }
 
     /// One attempt for a purchase just stored (its acknowledgement queued with it): the purchase
     /// as now stored, acknowledged when Google took it.
-    func acknowledge(_ purchase: PlayPurchase, answer: String, now: Date) throws -> PlayPurchase {
-        try acknowledgements.attempt(purchase, answer: answer, attempts: 0, now: now)
+    func acknowledge(_ purchase: PlayPurchase, answer: String, now: Date) async throws -> PlayPurchase {
+        try await acknowledgements.attempt(purchase, answer: answer, attempts: 0, now: now)
     }
 
     /// Purchases queued longer than a day ago and still waiting.
@@ -35,35 +37,48 @@ final class GoogleAcknowledger: Sendable {
     }
 
     func kick() { drainer.kick() }
+
+    /// Cancels the attempt in flight; what is not acknowledged stays queued.
+    func stop() { drainer.stop() }
 }
 
 /// The queued acknowledgements of one app.
 private struct Acknowledgements: Sendable {
     let app: AppConfiguration
     let store: any FactStore
+    let pool: BlockingPool
     let api: any GooglePlayAPI
     let instrumentation: any Instrumentation
     let retrySeconds: Double
     /// A day, in milliseconds: two days before Google refunds.
     static let lateAfter: Int64 = 86_400_000
 
-    func drain(now: Date) {
+    func drain(now: Date) async {
         let nowMs = Milliseconds.since1970(now)
         do {
-            for pending in try store.dueAcknowledgements(appId: app.id, now: nowMs, limit: 100) {
-                guard let stored = try store.playPurchase(appId: app.id, purchaseToken: pending.purchaseToken),
-                    stored.awaitsAcknowledgement
-                else {
-                    // Acknowledged, voided or lapsed since: nothing to do any more.
-                    var done = FactBatch(appId: app.id, environment: "")
-                    done.acknowledgementOutcome = (pending.purchaseToken, nil)
-                    _ = try store.record(done)
-                    continue
+            let due = try await pool.perform { [store, app] in try store.dueAcknowledgements(appId: app.id, now: nowMs, limit: 100) }
+            for pending in due {
+                // Stopping: the rest stays queued, as it was.
+                if Task.isCancelled { return }
+                // The purchase as stored now, with the answer Google gave; nil when nothing is left to do.
+                let waiting = try await pool.perform { [store, app] () throws -> (PlayPurchase, String)? in
+                    guard let stored = try store.playPurchase(appId: app.id, purchaseToken: pending.purchaseToken),
+                        stored.awaitsAcknowledgement
+                    else {
+                        // Acknowledged, voided or lapsed since: nothing to do any more.
+                        var done = FactBatch(appId: app.id, environment: "")
+                        done.acknowledgementOutcome = (pending.purchaseToken, nil)
+                        _ = try store.record(done)
+                        return nil
+                    }
+                    return (stored, try store.playPurchaseAnswer(appId: app.id, purchaseToken: pending.purchaseToken) ?? "{}")
                 }
-                let answer = try store.playPurchaseAnswer(appId: app.id, purchaseToken: pending.purchaseToken) ?? "{}"
-                _ = try attempt(stored, answer: answer, attempts: pending.attempts, now: now)
+                guard let (stored, answer) = waiting else { continue }
+                _ = try await attempt(stored, answer: answer, attempts: pending.attempts, now: now)
             }
-            let late = try store.pendingAcknowledgements(appId: app.id, queuedBefore: nowMs - Self.lateAfter)
+            let late = try await pool.perform { [store, app] in
+                try store.pendingAcknowledgements(appId: app.id, queuedBefore: nowMs - Self.lateAfter)
+            }
             instrumentation.record(.unacknowledgedPurchases(app: app.id, count: late))
         } catch {
             instrumentation.backgroundFailed(app: app.id, task: "google_acknowledgements", error)
@@ -72,7 +87,7 @@ private struct Acknowledgements: Sendable {
 
     /// Asks Google to acknowledge, then stores what came of it: the purchase acknowledged (which
     /// ends its wait), or the next attempt's instant.
-    func attempt(_ purchase: PlayPurchase, answer: String, attempts: Int, now: Date) throws -> PlayPurchase {
+    func attempt(_ purchase: PlayPurchase, answer: String, attempts: Int, now: Date) async throws -> PlayPurchase {
         var outcome = FactBatch(appId: app.id, environment: purchase.environment)
         outcome.requestedAt = Milliseconds.since1970(now)
         outcome.source = "googlePlay"
@@ -82,10 +97,10 @@ private struct Acknowledgements: Sendable {
             case .subscription:
                 // A resubscription bought outside the app names no customer: Google takes this
                 // one's so the purchase is the customer's there too.
-                try api.acknowledgeSubscription(
+                try await api.acknowledgeSubscription(
                     subscriptionId: purchase.productId, purchaseToken: purchase.purchaseToken,
                     obfuscatedAccountId: purchase.details.expiredPurchaseToken != nil ? purchase.appAccountToken : nil)
-            case .product: try api.acknowledgeProduct(productId: purchase.productId, purchaseToken: purchase.purchaseToken)
+            case .product: try await api.acknowledgeProduct(productId: purchase.productId, purchaseToken: purchase.purchaseToken)
             }
             result.acknowledged = true
             outcome.playPurchases = [(result, answer)]
@@ -95,7 +110,8 @@ private struct Acknowledgements: Sendable {
             let delay = DueWorkDrainer.backoff(attempts: attempts, base: retrySeconds)
             outcome.acknowledgementOutcome = (purchase.purchaseToken, outcome.requestedAt + Int64(delay * 1000))
         }
-        _ = try store.record(outcome)
+        let settled = outcome
+        _ = try await pool.perform { [store] in try store.record(settled) }
         return result
     }
 }

@@ -10,7 +10,8 @@ package import JSON
 /// An app's Google Play side: purchases posted by the Android app, real-time developer
 /// notifications pushed by Pub/Sub, and the offer a purchase must use. Every purchase is read
 /// from Google (a notification is only a signal), stored as a fact, acknowledged when it needs to
-/// be, and answered only once stored. Calls wait on Google: they run on the outbound pool.
+/// be, and answered only once stored. Google's calls are awaited (the caller's cancellation aborts
+/// them); the database's work runs on the database pool.
 package struct GooglePlayService: Sendable {
     let app: AppConfiguration
     let settings: GooglePlaySettings
@@ -18,8 +19,8 @@ package struct GooglePlayService: Sendable {
     let verifier: PubSubPushVerifier
     let store: any FactStore
     let subscribers: SubscriberQueries
-    /// Every use case here calls Google.
-    let outbound: BlockingPool
+    /// The database's pool.
+    let pool: BlockingPool
     let instrumentation: any Instrumentation
     let eventWriter: AppEventWriter
     /// Answers the refund reviews Google's notifications bring.
@@ -38,10 +39,11 @@ package struct GooglePlayService: Sendable {
         }
 
         /// Google's API over HTTPS with the app's service account: one HTTP client for the API,
-        /// its tokens and Google's keys.
-        package static func live(_ settings: GooglePlaySettings) -> Connection {
+        /// its tokens and Google's keys, its transfers run by `runTransfer`.
+        package static func live(_ settings: GooglePlaySettings, runTransfer: @escaping TransferRunner) -> Connection {
             var configuration = HTTPClient.Configuration()
             configuration.caFile = settings.caFile
+            configuration.runTransfer = runTransfer
             let http = HTTPClient(configuration: configuration)
             let tokens = GoogleAccessTokens(key: settings.serviceAccount, tokenURL: settings.tokenURL, http: http)
             return Connection(
@@ -64,12 +66,12 @@ package struct GooglePlayService: Sendable {
         self.settings = settings
         self.store = store
         self.subscribers = subscribers
-        outbound = context.outbound
+        pool = context.pool
         self.instrumentation = instrumentation
         self.eventWriter = eventWriter
         self.refundReviews = refundReviews
         acknowledger = GoogleAcknowledger(
-            app: app, settings: settings, store: store, api: api, pool: outbound, instrumentation: instrumentation,
+            app: app, settings: settings, store: store, pool: context.pool, api: api, instrumentation: instrumentation,
             clock: context.clock)
     }
 
@@ -78,22 +80,13 @@ package struct GooglePlayService: Sendable {
     /// Reads the purchase from Google, links it to the customer (`obfuscatedExternalAccountId`
     /// when it is a UUID, else `appAccountToken`), stores it, acknowledges it, answers it with the
     /// subscriber.
-    package func post(
-        productId: String, purchaseToken: String, appAccountToken: String?, now: Date,
-        completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void
-    ) {
-        outbound.run(
-            { try postNow(productId: productId, purchaseToken: purchaseToken, appAccountToken: appAccountToken, now: now) },
-            completion: completion)
-    }
-
-    func postNow(productId: String, purchaseToken: String, appAccountToken: String?, now: Date) throws -> JSONObject {
+    package func post(productId: String, purchaseToken: String, appAccountToken: String?, now: Date) async throws -> JSONObject {
         let requested = try AppAccountToken.validated(appAccountToken)
         guard let kind = kind(of: productId) else {
             throw ServiceError(
                 status: 422, code: "UNKNOWN_PRODUCT", message: "no product of the catalog is \"\(productId)\" on Google Play")
         }
-        let (purchase, json) = try read(kind, productId: productId, purchaseToken: purchaseToken, customer: requested, now: now)
+        let (purchase, json) = try await read(kind, productId: productId, purchaseToken: purchaseToken, customer: requested, now: now)
         guard let customer = purchase.appAccountToken else {
             throw ServiceError.badRequest(
                 "the purchase names no customer: set obfuscatedAccountId to the appAccountToken in the app, or send appAccountToken")
@@ -103,18 +96,20 @@ package struct GooglePlayService: Sendable {
                 status: 409, code: "CONFLICT", message: "the purchase belongs to another appAccountToken (its obfuscatedExternalAccountId)")
         }
         // The first link stands: another customer cannot claim a purchase by posting its token.
-        if let linked = try store.playPurchase(appId: app.id, purchaseToken: purchaseToken)?.appAccountToken, linked != customer {
+        let linked = try await pool.perform { [store, app] in try store.playPurchase(appId: app.id, purchaseToken: purchaseToken) }
+        if let linked = linked?.appAccountToken, linked != customer {
             throw ServiceError(
                 status: 409, code: "CONFLICT", message: "this purchase is linked to another appAccountToken; nothing changed")
         }
-        let stored = try storeAndAcknowledge(purchase, json: json, source: "clientPost", message: nil, now: now)
+        let stored = try await storeAndAcknowledge(purchase, json: json, source: "clientPost", message: nil, now: now)
         let state = PlayEvaluation.evaluate(
             [stored], now: Milliseconds.since1970(now), products: app.products, billingRetryGrantsAccess: app.billingRetryGrantsAccess
         ).states[0]
         var answer: JSONObject = ["purchase": .object(SubscriberView.json(state))]
-        if let subscriber = try subscribers.subscriber(appAccountToken: customer, environment: nil, at: now) {
-            answer["subscriber"] = .object(subscriber)
+        let subscriber = try await pool.perform { [subscribers] in
+            try subscribers.subscriber(appAccountToken: customer, environment: nil, at: now)
         }
+        if let subscriber { answer["subscriber"] = .object(subscriber) }
         return answer
     }
 
@@ -131,27 +126,32 @@ package struct GooglePlayService: Sendable {
     /// Applies one Pub/Sub push already authenticated by `verifier`. Every notification is stored
     /// and listed under its type, whatever its kind; the purchase it names is re-read from Google
     /// (a notification is only a signal) and stored with it.
-    func push(_ json: JSONObject, messageId: String, receivedAt: Date) throws -> PushOutcome {
+    func push(_ json: JSONObject, messageId: String, receivedAt: Date) async throws -> PushOutcome {
         let notification = DeveloperNotification(json)
         instrumentation.record(.notificationReceived(app: app.id, type: "GOOGLE_" + notification.typeName))
         // A redelivery of a message already applied: answered without asking Google again (the
         // write would find the duplicate too, but only after a read Google counts against quota).
-        if try store.hasPubSubMessage(appId: app.id, messageId: messageId) { return .duplicate }
+        if try await pool.perform({ [store, app] in try store.hasPubSubMessage(appId: app.id, messageId: messageId) }) {
+            return .duplicate
+        }
         let now = Milliseconds.since1970(receivedAt)
         var stored = StoredNotification(
             notificationUUID: "pubsub:\(app.id):\(messageId)", appId: app.id, environment: app.defaultEnvironment.rawValue,
             notificationType: notification.typeName, subtype: nil, signedDate: notification.eventTime ?? now, receivedAt: now,
             originalTransactionId: notification.purchaseToken, jws: JSONValue.object(json).serializedString)
         stored.store = "play_store"
-        if notification.kind == .pendingRefundReview { return try recordRefundReview(notification, stored, messageId: messageId, now: now) }
-        guard let (kind, productId, token) = try target(of: notification) else {
-            return try recordAlone(stored, messageId: messageId, now: now, outcome: notification.kind == .test ? .test : .ignored)
+        if notification.kind == .pendingRefundReview {
+            return try await pool.perform { [stored] in try recordRefundReview(notification, stored, messageId: messageId, now: now) }
+        }
+        guard let (kind, productId, token) = try await pool.perform({ try target(of: notification) }) else {
+            let outcome: PushOutcome = notification.kind == .test ? .test : .ignored
+            return try await pool.perform { [stored] in try recordAlone(stored, messageId: messageId, now: now, outcome: outcome) }
         }
         var read: (PlayPurchase, String)
         do {
-            read = try self.read(kind, productId: productId, purchaseToken: token, customer: nil, now: receivedAt)
+            read = try await self.read(kind, productId: productId, purchaseToken: token, customer: nil, now: receivedAt)
         } catch GooglePlayAPIError.notFound {
-            return try recordAlone(stored, messageId: messageId, now: now, outcome: .ignored)
+            return try await pool.perform { [stored] in try recordAlone(stored, messageId: messageId, now: now, outcome: .ignored) }
         }
         if notification.revokesSubscription || (notification.kind == .voidedPurchase && !notification.isPartialRefund) {
             read.0.voidedAt = notification.eventTime ?? now
@@ -159,7 +159,7 @@ package struct GooglePlayService: Sendable {
         stored.environment = read.0.environment
         // A read without an account id keeps the stored link: the stores' rule (`replacing`) does.
         do {
-            _ = try storeAndAcknowledge(
+            _ = try await storeAndAcknowledge(
                 read.0, json: read.1, source: "googlePlay", message: messageId, notification: stored, now: receivedAt)
         } catch Duplicate.message {
             return .duplicate
@@ -234,29 +234,29 @@ package struct GooglePlayService: Sendable {
 
     /// `purchases.voidedpurchases.list` since `since`: every stored purchase Google voided is
     /// marked so (a refund or chargeback whose notification was missed). Answers how many.
-    package func syncVoided(since: Int64, now: Date, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {
-        outbound.run(
-            {
-                var marked = 0
-                var unknown = 0
-                for voided in try api.voidedPurchases(since: since) {
-                    guard var purchase = try store.playPurchase(appId: app.id, purchaseToken: voided.purchaseToken) else {
-                        unknown += 1
-                        continue
-                    }
-                    guard purchase.voidedAt == nil else { continue }
-                    purchase.voidedAt = voided.voidedTime
-                    purchase.readAt = max(purchase.readAt, Milliseconds.since1970(now))
-                    var batch = FactBatch(appId: app.id, environment: purchase.environment)
-                    batch.playPurchases = [(purchase, #"{"voidedPurchasesList":true}"#)]
-                    batch.refundOutcome = (nil, purchase.purchaseToken, "REFUNDED", voided.voidedTime)
-                    batch.source = "sync"
-                    batch.requestedAt = Milliseconds.since1970(now)
-                    _ = try store.record(batch, outbox: eventWriter)
-                    marked += 1
+    package func syncVoided(since: Int64, now: Date) async throws -> JSONObject {
+        let voidedPurchases = try await api.voidedPurchases(since: since)
+        return try await pool.perform { [store, app, eventWriter] in
+            var marked = 0
+            var unknown = 0
+            for voided in voidedPurchases {
+                guard var purchase = try store.playPurchase(appId: app.id, purchaseToken: voided.purchaseToken) else {
+                    unknown += 1
+                    continue
                 }
-                return ["voided": .int(Int64(marked)), "notStored": .int(Int64(unknown))]
-            }, completion: completion)
+                guard purchase.voidedAt == nil else { continue }
+                purchase.voidedAt = voided.voidedTime
+                purchase.readAt = max(purchase.readAt, Milliseconds.since1970(now))
+                var batch = FactBatch(appId: app.id, environment: purchase.environment)
+                batch.playPurchases = [(purchase, #"{"voidedPurchasesList":true}"#)]
+                batch.refundOutcome = (nil, purchase.purchaseToken, "REFUNDED", voided.voidedTime)
+                batch.source = "sync"
+                batch.requestedAt = Milliseconds.since1970(now)
+                _ = try store.record(batch, outbox: eventWriter)
+                marked += 1
+            }
+            return ["voided": .int(Int64(marked)), "notStored": .int(Int64(unknown))]
+        }
     }
 
     // MARK: - Offers
@@ -264,40 +264,39 @@ package struct GooglePlayService: Sendable {
     /// `POST /v1/offers/google/select`: which offer the purchase must use.
     package func selectOffer(
         productId: String, basePlanId: String, listed: [PlayOfferSelection.ListedOffer], offerId: String?, appAccountToken: String?,
-        now: Date, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void
-    ) {
-        outbound.run(
+        now: Date
+    ) async throws -> JSONObject {
+        try await pool.perform { [store, app] in
+            let customer = try AppAccountToken.validated(appAccountToken)
+            let purchases = try customer.map { try store.playPurchases(appId: app.id, appAccountToken: $0) } ?? []
+            let states = PlayEvaluation.evaluate(
+                purchases.filter { $0.productId == productId }, now: Milliseconds.since1970(now), products: app.products,
+                billingRetryGrantsAccess: app.billingRetryGrantsAccess
+            ).states
+            let history = PlayOfferSelection.History(hadSubscription: !states.isEmpty, isActive: states.contains(where: \.isActive))
+            let catalog = app.offers.compactMap { id, offer -> PlayOfferSelection.CatalogOffer? in
+                guard let play = offer.googlePlay, app.products[offer.productId]?.googlePlay?.productId == productId else { return nil }
+                return PlayOfferSelection.CatalogOffer(
+                    id: id, basePlanId: play.basePlanId, offerId: play.offerId, rule: offer.eligibility)
+            }
+            switch PlayOfferSelection.select(
+                requested: offerId, basePlanId: basePlanId, listed: listed, catalog: catalog, history: history)
             {
-                let customer = try AppAccountToken.validated(appAccountToken)
-                let purchases = try customer.map { try store.playPurchases(appId: app.id, appAccountToken: $0) } ?? []
-                let states = PlayEvaluation.evaluate(
-                    purchases.filter { $0.productId == productId }, now: Milliseconds.since1970(now), products: app.products,
-                    billingRetryGrantsAccess: app.billingRetryGrantsAccess
-                ).states
-                let history = PlayOfferSelection.History(hadSubscription: !states.isEmpty, isActive: states.contains(where: \.isActive))
-                let catalog = app.offers.compactMap { id, offer -> PlayOfferSelection.CatalogOffer? in
-                    guard let play = offer.googlePlay, app.products[offer.productId]?.googlePlay?.productId == productId else { return nil }
-                    return PlayOfferSelection.CatalogOffer(
-                        id: id, basePlanId: play.basePlanId, offerId: play.offerId, rule: offer.eligibility)
-                }
-                switch PlayOfferSelection.select(
-                    requested: offerId, basePlanId: basePlanId, listed: listed, catalog: catalog, history: history)
-                {
-                case .offer(let offer, let catalogId):
-                    var answer: JSONObject = [
-                        "productId": .string(productId), "basePlanId": .string(basePlanId), "offerId": .string(offer),
-                    ]
-                    if let catalogId { answer["catalogOfferId"] = .string(catalogId) }
-                    return answer
-                case .basePlan:
-                    return ["productId": .string(productId), "basePlanId": .string(basePlanId), "offerId": .null]
-                case .unavailable(let reason):
-                    throw ServiceError.offerUnavailable(
-                        reason,
-                        reason == "NOT_ELIGIBLE"
-                            ? "the customer may not have this offer" : "this offer is not in the catalog for this base plan, or not listed")
-                }
-            }, completion: completion)
+            case .offer(let offer, let catalogId):
+                var answer: JSONObject = [
+                    "productId": .string(productId), "basePlanId": .string(basePlanId), "offerId": .string(offer),
+                ]
+                if let catalogId { answer["catalogOfferId"] = .string(catalogId) }
+                return answer
+            case .basePlan:
+                return ["productId": .string(productId), "basePlanId": .string(basePlanId), "offerId": .null]
+            case .unavailable(let reason):
+                throw ServiceError.offerUnavailable(
+                    reason,
+                    reason == "NOT_ELIGIBLE"
+                        ? "the customer may not have this offer" : "this offer is not in the catalog for this base plan, or not listed")
+            }
+        }
     }
 
     // MARK: - Reading and storing
@@ -310,13 +309,15 @@ package struct GooglePlayService: Sendable {
         return matching.contains { $0.subscriptionGroup != nil } ? .subscription : .product
     }
 
+    /// The purchase as Google has it now (the stored purchase a resubscription continues names
+    /// its customer when Google does not).
     func read(
         _ kind: PlayPurchase.Kind, productId: String, purchaseToken: String, customer: String?, now: Date
-    ) throws -> (PlayPurchase, String) {
+    ) async throws -> (PlayPurchase, String) {
         let readAt = Milliseconds.since1970(now)
         switch kind {
         case .subscription:
-            let answer = try api.subscription(purchaseToken: purchaseToken)
+            let answer = try await api.subscription(purchaseToken: purchaseToken)
             let item = answer.lineItems.max { ($0.expiryTime ?? 0) < ($1.expiryTime ?? 0) } ?? answer.lineItems[0]
             var details = PlayPurchaseDetails()
             details.offerPhase = item.offerPhase
@@ -329,9 +330,13 @@ package struct GooglePlayService: Sendable {
             details.expiredPurchaseToken = answer.expiredPurchaseToken
             details.recurringPrice = item.recurringPrice?.milliunits
             details.recurringPriceCurrency = item.recurringPrice?.currency
-            let owner =
-                try Self.customer(answer.obfuscatedExternalAccountId) ?? customer ?? resubscribed(answer.expiredPurchaseToken)
-                ?? Self.customer(answer.expiredObfuscatedExternalAccountId)
+            var owner = Self.customer(answer.obfuscatedExternalAccountId) ?? customer
+            if owner == nil, let expired = answer.expiredPurchaseToken {
+                owner = try await pool.perform { [store, app] in
+                    try store.playPurchase(appId: app.id, purchaseToken: expired)?.appAccountToken
+                }
+            }
+            owner = owner ?? Self.customer(answer.expiredObfuscatedExternalAccountId)
             return (
                 PlayPurchase(
                     purchaseToken: purchaseToken, kind: .subscription, productId: item.productId, basePlanId: item.basePlanId,
@@ -343,7 +348,7 @@ package struct GooglePlayService: Sendable {
                 JSONValue.object(answer.json).serializedString
             )
         case .product:
-            let answer = try api.product(purchaseToken: purchaseToken)
+            let answer = try await api.product(purchaseToken: purchaseToken)
             let item = answer.lineItems.first { $0.productId == productId } ?? answer.lineItems[0]
             var details = PlayPurchaseDetails()
             details.purchaseOptionId = item.purchaseOptionId
@@ -354,7 +359,7 @@ package struct GooglePlayService: Sendable {
                 // The price is the order's (productsv2 carries none). Without it the purchase still
                 // entitles; only the figures miss it, and the failure is logged and counted.
                 do {
-                    let total = try api.order(orderId: orderId).total
+                    let total = try await api.order(orderId: orderId).total
                     details.price = total?.milliunits
                     details.priceCurrency = total?.currency
                 } catch {
@@ -373,13 +378,6 @@ package struct GooglePlayService: Sendable {
         }
     }
 
-    /// The customer of a resubscription made outside the app: the one of the lapsed purchase it
-    /// continues (`outOfAppPurchaseContext.expiredPurchaseToken`), when Entitle has it.
-    private func resubscribed(_ expiredPurchaseToken: String?) throws -> String? {
-        guard let expiredPurchaseToken else { return nil }
-        return try store.playPurchase(appId: app.id, purchaseToken: expiredPurchaseToken)?.appAccountToken
-    }
-
     /// The appAccountToken an `obfuscatedExternalAccountId` is, when the app set it to one.
     static func customer(_ obfuscated: String?) -> String? {
         guard let obfuscated, UUID.isCanonicalText(obfuscated) else { return nil }
@@ -391,7 +389,7 @@ package struct GooglePlayService: Sendable {
     /// by the acknowledger until Google confirms.
     func storeAndAcknowledge(
         _ purchase: PlayPurchase, json: String, source: String, message: String?, notification: StoredNotification? = nil, now: Date
-    ) throws -> PlayPurchase {
+    ) async throws -> PlayPurchase {
         var batch = FactBatch(appId: app.id, environment: purchase.environment)
         batch.playPurchases = [(purchase, json)]
         batch.pubsubMessageId = message
@@ -399,8 +397,10 @@ package struct GooglePlayService: Sendable {
         if let voided = purchase.voidedAt { batch.refundOutcome = (nil, purchase.purchaseToken, "REFUNDED", voided) }
         batch.source = source
         batch.requestedAt = Milliseconds.since1970(now)
-        guard try store.record(batch, outbox: eventWriter) != .duplicateNotification else { throw Duplicate.message }
+        let written = batch
+        let outcome = try await pool.perform { [store, eventWriter] in try store.record(written, outbox: eventWriter) }
+        guard outcome != .duplicateNotification else { throw Duplicate.message }
         guard purchase.awaitsAcknowledgement else { return purchase }
-        return try acknowledger.acknowledge(purchase, answer: json, now: now)
+        return try await acknowledger.acknowledge(purchase, answer: json, now: now)
     }
 }

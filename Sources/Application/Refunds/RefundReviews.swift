@@ -14,82 +14,115 @@ import JSON
 final class RefundReviews: Sendable {
     private let drainer: DueWorkDrainer
 
-    /// The answers are sent from the outbound pool: they wait on Apple and Google.
     init(_ context: AppContext, apple: AppStoreClients, google: (any GooglePlayAPI)?, eventWriter: AppEventWriter) {
         let retrySeconds = context.app.refundRetrySeconds
         let answering = RefundAnswering(
-            app: context.app, store: context.store, apple: apple, google: google, eventWriter: eventWriter,
+            app: context.app, store: context.store, pool: context.pool, apple: apple, google: google, eventWriter: eventWriter,
             instrumentation: context.instrumentation, retrySeconds: retrySeconds)
-        drainer = DueWorkDrainer(interval: retrySeconds, pool: context.outbound, clock: context.clock, drain: answering.drain)
+        drainer = DueWorkDrainer(interval: retrySeconds, clock: context.clock, drain: answering.drain)
     }
 
     func kick() { drainer.kick() }
+
+    /// Cancels the answer in flight; what is not answered stays due.
+    func stop() { drainer.stop() }
 }
 
 /// The due requests of one app, answered.
 private struct RefundAnswering: Sendable {
     let app: AppConfiguration
     let store: any FactStore
+    /// The database's pool: the evidence read and the outcomes written.
+    let pool: BlockingPool
     let apple: AppStoreClients
     let google: (any GooglePlayAPI)?
     let eventWriter: AppEventWriter
     let instrumentation: any Instrumentation
     let retrySeconds: Double
 
-    func drain(now: Date) {
+    func drain(now: Date) async {
+        let nowMs = Milliseconds.since1970(now)
         do {
-            for request in try store.dueRefundRequests(appId: app.id, now: Milliseconds.since1970(now), limit: 100) {
-                try answer(request, now: Milliseconds.since1970(now))
+            let due = try await pool.perform { [store, app] in try store.dueRefundRequests(appId: app.id, now: nowMs, limit: 100) }
+            for request in due {
+                // Stopping: the rest stays due, as it was.
+                if Task.isCancelled { return }
+                try await answer(request, now: nowMs)
             }
         } catch {
             instrumentation.backgroundFailed(app: app.id, task: "refund_reviews", error)
         }
     }
 
-    private func answer(_ request: RefundRequest, now: Int64) throws {
-        var updated = request
-        updated.attempts += 1
-        guard now < request.deadline else {
-            updated.status = .late
-            updated.error = "the store's deadline passed before an answer was accepted"
-            return try record(updated, result: "late", now: now)
-        }
-        let refund = try refundCase(request, now: now)
-        let decision = app.refunds.decide(refund)
+    /// What answering a request takes: nothing more (its outcome is recorded), or one call.
+    private enum Step {
+        case recorded
+        case call(RefundRequest, Call)
+    }
+
+    private enum Call {
+        case google(any GooglePlayAPI, orderId: String, JSONObject)
+        case apple(any AppStoreServerAPI, transactionId: String, JSONObject)
+        case unanswerable(Unanswerable)
+    }
+
+    private func answer(_ request: RefundRequest, now: Int64) async throws {
+        guard case .call(var updated, let call) = try await pool.perform({ try decide(request, now: now) }) else { return }
         do {
-            switch request.store {
-            case "play_store":
-                guard let google, let orderId = request.orderId else { throw Unanswerable.noClient("Google Play") }
-                let body = RefundAnswer.google(decision, refund, consent: app.refunds.customerConsent)
-                (updated.answer, updated.decidedBy) = (body, decision.decidedBy)
-                try google.reviewRefund(orderId: orderId, body)
-            default:
-                guard let (body, decidedBy) = RefundAnswer.apple(decision, refund, consent: app.refunds.customerConsent) else {
-                    updated.status = .noConsent
-                    updated.decidedBy = decision.decidedBy
-                    return try record(updated, result: "no_consent", now: now)
-                }
-                (updated.answer, updated.decidedBy) = (body, decidedBy)
-                guard let client = apple[AppStoreEnvironment(rawValue: request.environment)], let transactionId = request.transactionId
-                else { throw Unanswerable.noClient("the App Store Server API") }
-                try client.sendConsumptionInformation(transactionId, body)
+            switch call {
+            case .google(let google, let orderId, let body): try await google.reviewRefund(orderId: orderId, body)
+            case .apple(let client, let transactionId, let body): try await client.sendConsumptionInformation(transactionId, body)
+            case .unanswerable(let why): throw why
             }
             updated.status = .sent
             updated.sentAt = now
             updated.error = nil
-            try record(updated, result: "sent", now: now)
+            try await record(updated, result: "sent", now: now)
         } catch let refused where Self.isRefusal(refused) {
             instrumentation.backgroundFailed(app: app.id, task: "refund_reviews", refused)
             updated.status = .failed
             updated.error = "\(refused)"
-            try record(updated, result: "failed", now: now)
+            try await record(updated, result: "failed", now: now)
         } catch {
             instrumentation.backgroundFailed(app: app.id, task: "refund_reviews", error)
             // Tried again while the deadline holds; the last attempt is made just before it.
             let retryAt = now + Int64(DueWorkDrainer.backoff(attempts: request.attempts, base: retrySeconds) * 1000)
             updated.nextAt = min(retryAt, request.deadline - 1)
             updated.error = "\(error)"
-            try record(updated, result: nil, now: now)
+            try await record(updated, result: nil, now: now)
+        }
+    }
+
+    /// The answer the policy gives from the stored evidence (blocking: on the database pool); a
+    /// request past its deadline, or without the customer's consent, is recorded as such here.
+    private func decide(_ request: RefundRequest, now: Int64) throws -> Step {
+        var updated = request
+        updated.attempts += 1
+        guard now < request.deadline else {
+            updated.status = .late
+            updated.error = "the store's deadline passed before an answer was accepted"
+            try record(updated, result: "late", now: now)
+            return .recorded
+        }
+        let refund = try refundCase(request, now: now)
+        let decision = app.refunds.decide(refund)
+        switch request.store {
+        case "play_store":
+            guard let google, let orderId = request.orderId else { return .call(updated, .unanswerable(.noClient("Google Play"))) }
+            let body = RefundAnswer.google(decision, refund, consent: app.refunds.customerConsent)
+            (updated.answer, updated.decidedBy) = (body, decision.decidedBy)
+            return .call(updated, .google(google, orderId: orderId, body))
+        default:
+            guard let (body, decidedBy) = RefundAnswer.apple(decision, refund, consent: app.refunds.customerConsent) else {
+                updated.status = .noConsent
+                updated.decidedBy = decision.decidedBy
+                try record(updated, result: "no_consent", now: now)
+                return .recorded
+            }
+            (updated.answer, updated.decidedBy) = (body, decidedBy)
+            guard let client = apple[AppStoreEnvironment(rawValue: request.environment)], let transactionId = request.transactionId
+            else { return .call(updated, .unanswerable(.noClient("the App Store Server API"))) }
+            return .call(updated, .apple(client, transactionId: transactionId, body))
         }
     }
 
@@ -112,6 +145,10 @@ private struct RefundAnswering: Sendable {
             case .noClient(let what): "\(what) is not configured for this app: the request cannot be answered"
             }
         }
+    }
+
+    private func record(_ request: RefundRequest, result: String?, now: Int64) async throws {
+        try await pool.perform { try record(request, result: result, now: now) }
     }
 
     /// The request's new state, with its event (`REFUND_REVIEW_SENT` once sent).

@@ -26,69 +26,61 @@ package struct RetentionMessaging: Sendable {
 
     let app: AppConfiguration
     let clients: AppStoreClients
-    let outbound: BlockingPool
 
     init(_ context: AppContext, clients: AppStoreClients) {
         app = context.app
-        outbound = context.outbound
         self.clients = clients
     }
 
-    package func perform(
-        _ operation: Operation, environment: AppStoreEnvironment, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void
-    ) {
-        outbound.run({ try perform(operation, environment: environment) }, completion: completion)
-    }
-
-    /// Blocking (the CLI's main thread, the outbound pool). 400 for what Apple would refuse.
-    package func perform(_ operation: Operation, environment: AppStoreEnvironment) throws -> JSONObject {
+    /// 400 for what Apple would refuse; the caller's cancellation aborts Apple's call.
+    package func perform(_ operation: Operation, environment: AppStoreEnvironment) async throws -> JSONObject {
         guard let client = clients[environment] else {
             throw ServiceError(
                 status: 422, code: "RETENTION_API_NOT_CONFIGURED",
                 message: "\(environment.rawValue): the Retention Messaging API needs signingKey.issuerId and the environment enabled")
         }
         switch operation {
-        case .listMessages: return try client.retentionMessages()
+        case .listMessages: return try await client.retentionMessages()
         case .uploadMessage(let id, let message):
             let problems = RetentionMessageLimits.problems(message)
             guard problems.isEmpty else {
                 throw ServiceError.badRequest("the message would be refused: " + problems.joined(separator: "; "))
             }
-            try client.uploadRetentionMessage(id, message)
+            try await client.uploadRetentionMessage(id, message)
             return ["uploaded": .string(id), "state": "PENDING"]
         case .deleteMessage(let id):
-            try client.deleteRetentionMessage(id)
+            try await client.deleteRetentionMessage(id)
             return ["deleted": .string(id)]
-        case .listImages: return try client.retentionImages()
+        case .listImages: return try await client.retentionImages()
         case .uploadImage(let id, let png, let size):
             guard png.starts(with: [0x89, 0x50, 0x4E, 0x47]) else { throw ServiceError.badRequest("the image must be a PNG") }
             guard ["FULL_SIZE", "BULLET_POINT"].contains(size) else {
                 throw ServiceError.badRequest("imageSize must be FULL_SIZE or BULLET_POINT")
             }
-            try client.uploadRetentionImage(id, png: png, size: size)
+            try await client.uploadRetentionImage(id, png: png, size: size)
             return ["uploaded": .string(id), "imageSize": .string(size), "state": "PENDING"]
         case .deleteImage(let id):
-            try client.deleteRetentionImage(id)
+            try await client.deleteRetentionImage(id)
             return ["deleted": .string(id)]
-        case .getDefault(let product, let locale): return try client.defaultRetentionMessage(productId: product, locale: locale)
+        case .getDefault(let product, let locale): return try await client.defaultRetentionMessage(productId: product, locale: locale)
         case .setDefault(let product, let locale, let message):
-            try client.setDefaultRetentionMessage(productId: product, locale: locale, messageIdentifier: message)
+            try await client.setDefaultRetentionMessage(productId: product, locale: locale, messageIdentifier: message)
             return ["productId": .string(product), "locale": .string(locale), "messageIdentifier": .string(message)]
         case .deleteDefault(let product, let locale):
-            try client.deleteDefaultRetentionMessage(productId: product, locale: locale)
+            try await client.deleteDefaultRetentionMessage(productId: product, locale: locale)
             return ["deleted": true]
-        case .getRealtimeURL: return try client.realtimeURL()
+        case .getRealtimeURL: return try await client.realtimeURL()
         case .setRealtimeURL(let url):
             guard url.hasPrefix("https://"), url.count <= 256, URL(string: url) != nil else {
                 throw ServiceError.badRequest("the realtime URL must be an https URL of at most 256 characters (Apple calls nothing else)")
             }
-            try client.setRealtimeURL(url)
+            try await client.setRealtimeURL(url)
             return ["realtimeURL": .string(url)]
         case .deleteRealtimeURL:
-            try client.deleteRealtimeURL()
+            try await client.deleteRealtimeURL()
             return ["deleted": true]
-        case .startPerformanceTest(let original): return try client.startRetentionPerformanceTest(originalTransactionId: original)
-        case .performanceTestResult(let id): return try client.retentionPerformanceTestResult(id)
+        case .startPerformanceTest(let original): return try await client.startRetentionPerformanceTest(originalTransactionId: original)
+        case .performanceTestResult(let id): return try await client.retentionPerformanceTestResult(id)
         }
     }
 }

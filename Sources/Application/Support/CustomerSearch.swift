@@ -23,10 +23,6 @@ package struct CustomerSearch: Sendable {
         self.sync = sync
     }
 
-    package func search(_ query: String, now: Date, completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void) {
-        Task { completion(await Result(catching: { try await search(query, now: now) })) }
-    }
-
     /// One match: how the query matched, and the customer (a token, else one subscription).
     struct Match: Equatable {
         var matchedBy: String

@@ -75,19 +75,6 @@ package struct SyncService: Sendable {
     }
 
     /// Syncs the subscription `transactionId` belongs to, then reads its subscriber.
-    package func syncTransaction(_ transactionId: String, completion: @escaping @Sendable (Result<Synced, any Error>) -> Void) {
-        Task { completion(await Result(catching: { try await syncTransactionAndRead(transactionId) })) }
-    }
-
-    /// Syncs every subscription linked to the token, then reads the subscriber.
-    package func syncSubscriber(appAccountToken: String, completion: @escaping @Sendable (Result<Synced, any Error>) -> Void) {
-        Task { completion(await Result(catching: { try await syncSubscriberAndRead(appAccountToken: appAccountToken) })) }
-    }
-
-    package func backfill(start: Int64, end: Int64, completion: @escaping @Sendable (Result<SyncReport, any Error>) -> Void) {
-        Task { completion(await Result(catching: { try await backfill(start: start, end: end) })) }
-    }
-
     package func syncTransactionAndRead(_ transactionId: String) async throws -> Synced {
         let report = try await syncTransaction(transactionId)
         let subscriber = try await pool.perform {
@@ -96,6 +83,7 @@ package struct SyncService: Sendable {
         return Synced(report: report, subscriber: subscriber)
     }
 
+    /// Syncs every subscription linked to the token, then reads the subscriber.
     package func syncSubscriberAndRead(appAccountToken: String) async throws -> Synced {
         let report = try await syncSubscriber(appAccountToken: appAccountToken)
         let subscriber = try await pool.perform {
@@ -177,10 +165,8 @@ package struct SyncService: Sendable {
             }
             return (original, since)
         }
-        let statuses = try await retry.run { try await outbound.perform { try client.getAllSubscriptionStatuses(transactionId) } }
-        let history = try await retry.run {
-            try await outbound.perform { try client.getAllTransactionHistory(transactionId, since: since) }
-        }
+        let statuses = try await retry.run { try await client.getAllSubscriptionStatuses(transactionId) }
+        let history = try await retry.run { try await client.getAllTransactionHistory(transactionId, since: since) }
         return try await outbound.perform {
             try storeVerified(statuses, history, of: transactionId, original: original, environment: environment)
         }
@@ -262,7 +248,7 @@ package struct SyncService: Sendable {
         var found: [(AppStoreEnvironment, [String])] = []
         for environment in environments {
             guard let client = clients[environment] else { continue }
-            let answer = try await retry.run { try await outbound.perform { try client.lookUpOrderId(orderId) } }
+            let answer = try await retry.run { try await client.lookUpOrderId(orderId) }
             guard answer.status == 0 else { continue }
             let originals = try await outbound.perform { () throws -> [String] in
                 var report = SyncReport(environment: environment)
@@ -299,9 +285,7 @@ package struct SyncService: Sendable {
             repeat {
                 let cursor = token
                 let page = try await retry.run {
-                    try await outbound.perform {
-                        try client.getNotificationHistory(startDate: start, endDate: end, paginationToken: cursor)
-                    }
+                    try await client.getNotificationHistory(startDate: start, endDate: end, paginationToken: cursor)
                 }
                 let applied = try await outbound.perform { () throws -> SyncReport in
                     var applied = SyncReport()

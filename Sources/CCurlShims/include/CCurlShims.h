@@ -17,5 +17,9 @@ CURLcode entitle_curl_set_write_callback(CURL *handle, entitle_curl_write_callba
 /// The header callback: gets each response header line (`CURLOPT_HEADERFUNCTION`).
 CURLcode entitle_curl_set_header_callback(CURL *handle, entitle_curl_write_callback callback);
 
+/// The progress callback (`CURLOPT_XFERINFOFUNCTION`): a non-zero answer aborts the transfer
+/// (a caller that gave up).
+CURLcode entitle_curl_set_progress_callback(CURL *handle, curl_xferinfo_callback callback);
+
 long entitle_curl_response_code(CURL *handle);
 #endif

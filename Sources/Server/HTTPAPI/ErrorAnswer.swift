@@ -47,6 +47,14 @@ extension HTTPRequestContext {
         }
     }
 
+    /// Runs an async use case for this request and answers with its result (200 with its JSON,
+    /// or its error's answer): the one place a handler starts a task. The client going away
+    /// cancels the task, and with it any call to Apple or Google it waits on.
+    func reply(app: String?, _ work: @escaping @Sendable () async throws -> JSONValue) {
+        let task = Task { reply(await Result(catching: work), app: app) }
+        onAbandon { task.cancel() }
+    }
+
     func reply(error: any Error, app: String?) {
         respond(ErrorAnswer.response(for: error, app: app, requestID: requestID))
     }

@@ -20,10 +20,12 @@ struct GooglePlayHandlers: Sendable {
         do {
             let (play, app) = try play(context)
             let body = try RequestBody(context.request)
-            play.post(
-                productId: try body.requiredString("productId"), purchaseToken: try body.requiredString("purchaseToken"),
-                appAccountToken: try body.optionalString("appAccountToken"), now: application.clock.now()
-            ) { context.reply($0.map(JSONValue.object), app: app) }
+            let (productId, purchaseToken) = (try body.requiredString("productId"), try body.requiredString("purchaseToken"))
+            let appAccountToken = try body.optionalString("appAccountToken")
+            let now = application.clock.now()
+            context.reply(app: app) {
+                .object(try await play.post(productId: productId, purchaseToken: purchaseToken, appAccountToken: appAccountToken, now: now))
+            }
         } catch {
             context.reply(error: error, app: nil)
         }
@@ -32,10 +34,11 @@ struct GooglePlayHandlers: Sendable {
     /// 200 once stored (or for a duplicate, a test, an unknown purchase); 401 for a push that is
     /// not Google's; 503 when Google or the database may answer later (Pub/Sub redelivers).
     func push(_ context: HTTPRequestContext) {
-        application.ingestGooglePush(
-            authorization: context.request.header("authorization"), body: context.request.body, receivedAt: application.clock.now()
-        ) { result in
-            context.reply(result.map { .object(["status": .string($0.rawValue)]) }, app: nil)
+        let (application, receivedAt) = (application, application.clock.now())
+        context.reply(app: nil) {
+            let outcome = try await application.ingestGooglePush(
+                authorization: context.request.header("authorization"), body: context.request.body, receivedAt: receivedAt)
+            return .object(["status": .string(outcome.rawValue)])
         }
     }
 
@@ -48,9 +51,7 @@ struct GooglePlayHandlers: Sendable {
             let body = context.request.body.isEmpty ? nil : try RequestBody(context.request)
             let now = application.clock.now()
             let since = try body?.optionalInstant("startTime") ?? Milliseconds.since1970(now) - 30 * 86_400_000
-            play.syncVoided(since: since, now: now) {
-                context.reply($0.map { .object(["voidedPurchases": .object($0)]) }, app: caller.app.id)
-            }
+            context.reply(app: caller.app.id) { .object(["voidedPurchases": .object(try await play.syncVoided(since: since, now: now))]) }
         } catch {
             context.reply(error: error, app: nil)
         }
@@ -86,11 +87,15 @@ struct GooglePlayHandlers: Sendable {
                 return PlayOfferSelection.ListedOffer(
                     offerId: id, tags: offer["tags"]?.arrayValue?.compactMap(\.stringValue) ?? [], phases: phases)
             }
-            play.selectOffer(
-                productId: try body.requiredString("productId"), basePlanId: try body.requiredString("basePlanId"), listed: listed,
-                offerId: try body.optionalString("offerId"), appAccountToken: try body.optionalString("appAccountToken"),
-                now: application.clock.now()
-            ) { context.reply($0.map(JSONValue.object), app: app) }
+            let (productId, basePlanId) = (try body.requiredString("productId"), try body.requiredString("basePlanId"))
+            let (offerId, appAccountToken) = (try body.optionalString("offerId"), try body.optionalString("appAccountToken"))
+            let now = application.clock.now()
+            context.reply(app: app) {
+                .object(
+                    try await play.selectOffer(
+                        productId: productId, basePlanId: basePlanId, listed: listed, offerId: offerId, appAccountToken: appAccountToken,
+                        now: now))
+            }
         } catch {
             context.reply(error: error, app: nil)
         }

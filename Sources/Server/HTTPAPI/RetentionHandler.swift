@@ -38,14 +38,16 @@ struct RetentionHandler: Sendable {
             let environment = AppStoreEnvironment(rawValue: query["environment"] ?? "Sandbox")
             let operation = try Self.operation(context)
             let app = caller.app.id
-            application.services(for: caller).retentionMessaging.perform(operation, environment: environment) { result in
-                if case .success = result, context.request.method != "GET" {
+            let messaging = application.services(for: caller).retentionMessaging
+            context.reply(app: app) { [application] in
+                let answer = try await messaging.perform(operation, environment: environment)
+                if context.request.method != "GET" {
                     application.instrumentation.record(
                         .supportAction(
                             app: app, key: caller.keyName, action: "retention \(context.request.method)",
                             target: String(context.request.path)))
                 }
-                context.reply(result.map(JSONValue.object), app: app)
+                return .object(answer)
             }
         } catch {
             context.reply(error: error, app: nil)

@@ -96,7 +96,8 @@ struct SupportHandlers: Sendable {
             let (caller, services) = try admin(context, "searching customers")
             let query = try Query(context.request)
             guard let text = query["query"] else { throw ServiceError.badRequest("add ?query= (a token, transaction id or order ID)") }
-            services.search.search(text, now: application.clock.now()) { context.reply($0.map(JSONValue.object), app: caller.app.id) }
+            let (search, now) = (services.search, application.clock.now())
+            context.reply(app: caller.app.id) { .object(try await search.search(text, now: now)) }
         } catch {
             context.reply(error: error, app: nil)
         }

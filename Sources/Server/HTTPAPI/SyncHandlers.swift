@@ -5,8 +5,8 @@ import Instants
 import JSON
 
 /// `POST /v1/subscribers/{appAccountToken}/sync`, `POST /v1/transactions/{transactionId}/sync` and
-/// `POST /v1/notifications/apple/backfill` (server key): decode, call the sync use case (it waits
-/// on Apple on the blocking pool), encode.
+/// `POST /v1/notifications/apple/backfill` (server key): decode, await the sync use case (the
+/// client going away cancels its calls to Apple), encode.
 struct SyncHandlers: Sendable {
     let application: EntitleApplication
 
@@ -22,14 +22,13 @@ struct SyncHandlers: Sendable {
     func syncSubscriber(_ context: HTTPRequestContext) {
         do {
             let (services, sync) = try services(context)
-            sync.syncSubscriber(appAccountToken: context.pathParameters["appAccountToken"] ?? "") { result in
-                context.reply(
-                    result.flatMap { synced in
-                        guard let subscriber = synced.subscriber else {
-                            return .failure(ServiceError.notFound("no stored subscription is linked to this appAccountToken"))
-                        }
-                        return .success(.object(["sync": .object(synced.report.json), "subscriber": .object(subscriber)]))
-                    }, app: services.app.id)
+            let token = context.pathParameters["appAccountToken"] ?? ""
+            context.reply(app: services.app.id) {
+                let synced = try await sync.syncSubscriberAndRead(appAccountToken: token)
+                guard let subscriber = synced.subscriber else {
+                    throw ServiceError.notFound("no stored subscription is linked to this appAccountToken")
+                }
+                return .object(["sync": .object(synced.report.json), "subscriber": .object(subscriber)])
             }
         } catch {
             context.reply(error: error, app: nil)
@@ -39,13 +38,12 @@ struct SyncHandlers: Sendable {
     func syncTransaction(_ context: HTTPRequestContext) {
         do {
             let (services, sync) = try services(context)
-            sync.syncTransaction(context.pathParameters["transactionId"] ?? "") { result in
-                context.reply(
-                    result.map { synced in
-                        var answer: JSONObject = ["sync": .object(synced.report.json)]
-                        if let subscriber = synced.subscriber { answer["subscriber"] = .object(subscriber) }
-                        return .object(answer)
-                    }, app: services.app.id)
+            let transactionId = context.pathParameters["transactionId"] ?? ""
+            context.reply(app: services.app.id) {
+                let synced = try await sync.syncTransactionAndRead(transactionId)
+                var answer: JSONObject = ["sync": .object(synced.report.json)]
+                if let subscriber = synced.subscriber { answer["subscriber"] = .object(subscriber) }
+                return .object(answer)
             }
         } catch {
             context.reply(error: error, app: nil)
@@ -59,9 +57,7 @@ struct SyncHandlers: Sendable {
             guard let start = try body.optionalInstant("startDate") else { throw ServiceError.badRequest("missing field \"startDate\"") }
             let end = try body.optionalInstant("endDate") ?? Milliseconds.since1970(application.clock.now())
             guard start < end else { throw ServiceError.badRequest("startDate must be before endDate") }
-            sync.backfill(start: start, end: end) { result in
-                context.reply(result.map { .object(["backfill": .object($0.json)]) }, app: services.app.id)
-            }
+            context.reply(app: services.app.id) { .object(["backfill": .object(try await sync.backfill(start: start, end: end).json)]) }
         } catch {
             context.reply(error: error, app: nil)
         }

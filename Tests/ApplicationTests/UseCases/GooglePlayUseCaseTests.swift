@@ -13,7 +13,7 @@ import XCTest
 /// (a recording fake), stored, acknowledged once, and answered as the subscriber. (Google's
 /// purchases are Production's: the app enables it here.)
 final class GooglePlayUseCaseTests: XCTestCase {
-    func testAPostedPurchaseIsReadStoredAcknowledgedOnceAndEntitles() throws {
+    func testAPostedPurchaseIsReadStoredAcknowledgedOnceAndEntitles() async throws {
         let google = RecordingGooglePlay()
         let files = try GooglePlayStandIn(packageName: "com.example.android")
         let fixture = try UseCaseFixture(google: google, googleFiles: files)
@@ -33,18 +33,14 @@ final class GooglePlayUseCaseTests: XCTestCase {
             ]
         }
         let play = try XCTUnwrap(fixture.services.googlePlay)
-        func post() throws -> JSONValue {
-            .object(
-                try fixture.answer {
-                    play.post(
-                        productId: "pro", purchaseToken: "g-1", appAccountToken: fixture.token, now: fixture.clock.now(), completion: $0)
-                })
+        func post() async throws -> JSONValue {
+            .object(try await play.post(productId: "pro", purchaseToken: "g-1", appAccountToken: fixture.token, now: fixture.clock.now()))
         }
-        let posted = try post()
+        let posted = try await post()
         XCTAssertEqual(posted["purchase"]?["state"], "ACTIVE", "\(posted)")
         XCTAssertEqual(posted["subscriber"]?["entitlements"]?["pro"]?["store"], "play_store")
         XCTAssertEqual(google.acknowledged.all, ["g-1"])
-        _ = try post()
+        _ = try await post()
         XCTAssertEqual(google.acknowledged.all, ["g-1"], "an acknowledged purchase is not acknowledged again")
         fixture.clock.advance(by: 2 * 86_400)
         XCTAssertNotEqual(try fixture.subscriber()?["entitlements"]?["pro"]?["isActive"], true, "expired at the server's clock")

@@ -67,7 +67,7 @@ final class SubscriberUseCaseTests: XCTestCase {
         XCTAssert(entries.contains { $0["source"]?.stringValue == "support: Dana (support)" }, "who did it, by name")
     }
 
-    func testTheFiguresAndSearchFollowTheFacts() throws {
+    func testTheFiguresAndSearchFollowTheFacts() async throws {
         let fixture = try UseCaseFixture()
         let posted = try fixture.notification("n-1", type: "SUBSCRIBED", subtype: "INITIAL_BUY")
         _ = try fixture.answer {
@@ -87,7 +87,7 @@ final class SubscriberUseCaseTests: XCTestCase {
         let later = try summary()
         XCTAssertEqual((later["activeSubscriptions"]?.int64Value ?? 0) + (later["activeTrials"]?.int64Value ?? 0), 0, "\(later)")
         for query in [fixture.token, "1000"] {
-            let found = try fixture.answer { fixture.services.search.search(query, now: fixture.clock.now(), completion: $0) }
+            let found = try await fixture.services.search.search(query, now: fixture.clock.now())
             let matches = JSONValue.object(found)["matches"]?.arrayValue ?? []
             XCTAssertEqual(matches.first?["appAccountToken"]?.stringValue, fixture.token, query)
         }

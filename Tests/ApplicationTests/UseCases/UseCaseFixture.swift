@@ -56,10 +56,10 @@ final class UseCaseFixture: @unchecked Sendable {
         application = try EntitleApplication(
             configuration: configuration, store: store, clock: clock, newId: { UUID().uuidString.lowercased() },
             outboundClients: OutboundClients(
-                appStore: { _ in [.sandbox: apple] },
-                googlePlay: { settings in
+                appStore: { _, _ in [.sandbox: apple] },
+                googlePlay: { settings, runTransfer in
                     google.map { GooglePlayService.Connection(http: HTTPClient(configuration: .init()), api: $0) }
-                        ?? GooglePlayService.Connection.live(settings)
+                        ?? GooglePlayService.Connection.live(settings, runTransfer: runTransfer)
                 }))
         services = try XCTUnwrap(application.apps["app"])
         support = Caller(app: services.app, role: .admin, keyName: "Dana (support)")
