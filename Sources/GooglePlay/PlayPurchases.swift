@@ -178,6 +178,13 @@ package struct VoidedPurchase: Sendable, Equatable {
     package var orderId: String?
     package var voidedTime: Int64
     package var voidedReason: Int64?
+
+    package init(purchaseToken: String, orderId: String?, voidedTime: Int64, voidedReason: Int64?) {
+        self.purchaseToken = purchaseToken
+        self.orderId = orderId
+        self.voidedTime = voidedTime
+        self.voidedReason = voidedReason
+    }
 }
 
 /// Google's times: RFC 3339 text (`2024-05-01T12:00:00.123Z`) or milliseconds as a string.

@@ -45,13 +45,50 @@ final class GooglePlayUseCaseTests: XCTestCase {
         fixture.clock.advance(by: 2 * 86_400)
         XCTAssertNotEqual(try fixture.subscriber()?["entitlements"]?["pro"]?["isActive"], true, "expired at the server's clock")
     }
+
+    /// Google's voided purchases list marks a stored purchase refunded (its notification was
+    /// missed), once; a token never stored is only counted.
+    func testTheVoidedPurchasesListMarksStoredPurchasesRefunded() async throws {
+        let google = RecordingGooglePlay()
+        let files = try GooglePlayStandIn(packageName: "com.example.android")
+        let fixture = try UseCaseFixture(google: google, googleFiles: files)
+        let now = fixture.clock.milliseconds
+        google.subscriptions.withLock {
+            $0["g-1"] = [
+                "kind": "androidpublisher#subscriptionPurchaseV2", "startTime": .string(Timestamps.iso(now - 3_600_000)),
+                "subscriptionState": "SUBSCRIPTION_STATE_ACTIVE", "acknowledgementState": "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED",
+                "externalAccountIdentifiers": .object(["obfuscatedExternalAccountId": .string(fixture.token)]),
+                "lineItems": .array([
+                    .object([
+                        "productId": "pro", "expiryTime": .string(Timestamps.iso(now + 30 * 86_400_000)),
+                        "offerDetails": .object(["basePlanId": "monthly"]),
+                    ])
+                ]),
+            ]
+        }
+        let play = try XCTUnwrap(fixture.services.googlePlay)
+        _ = try await play.post(productId: "pro", purchaseToken: "g-1", appAccountToken: nil, now: fixture.clock.now())
+        XCTAssertEqual(try fixture.subscriber()?["entitlements"]?["pro"]?["isActive"], true)
+        google.voided.withLock {
+            $0 = [
+                VoidedPurchase(purchaseToken: "g-1", orderId: "GPA.1", voidedTime: now - 60_000, voidedReason: 1),
+                VoidedPurchase(purchaseToken: "g-unknown", orderId: "GPA.2", voidedTime: now - 60_000, voidedReason: 1),
+            ]
+        }
+        let marked = JSONValue.object(try await play.syncVoided(since: now - 86_400_000, now: fixture.clock.now()))
+        XCTAssertEqual(marked, .object(["voided": 1, "notStored": 1]))
+        XCTAssertNotEqual(try fixture.subscriber()?["entitlements"]?["pro"]?["isActive"], true, "refunded: no access")
+        let again = JSONValue.object(try await play.syncVoided(since: now - 86_400_000, now: fixture.clock.now()))
+        XCTAssertEqual(again["voided"], 0, "marked once")
+    }
 }
 
-/// The Google Play Developer API port: subscriptions as the test sets them, acknowledgements
-/// recorded, every other call refused.
+/// The Google Play Developer API port: subscriptions and voided purchases as the test sets them,
+/// acknowledgements recorded, every other call refused.
 final class RecordingGooglePlay: GooglePlayAPI, Sendable {
     let subscriptions = Mutex<[String: JSONObject]>([:])
     let acknowledged = LockedList<String>()
+    let voided = Mutex<[VoidedPurchase]>([])
 
     private func refused() -> GooglePlayAPIError { .api(status: 404, message: "not part of this test") }
 
@@ -68,5 +105,5 @@ final class RecordingGooglePlay: GooglePlayAPI, Sendable {
     }
     func acknowledgeProduct(productId: String, purchaseToken: String) throws(GooglePlayAPIError) { throw refused() }
     func reviewRefund(orderId: String, _ body: JSONObject) throws(GooglePlayAPIError) { throw refused() }
-    func voidedPurchases(since startTime: Int64?) throws(GooglePlayAPIError) -> [VoidedPurchase] { [] }
+    func voidedPurchases(since startTime: Int64?) throws(GooglePlayAPIError) -> [VoidedPurchase] { voided.withLock { $0 } }
 }

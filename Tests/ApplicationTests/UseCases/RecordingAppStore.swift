@@ -4,9 +4,10 @@ import JSON
 import Synchronization
 import TestSupport
 
-/// The App Store Server API port as a test sets it up: it records Send Consumption Information,
-/// answers the subscription statuses, transaction history and notification history it was given,
-/// and refuses every other call (the use cases under test make none).
+/// The App Store Server API port as a test sets it up: it records Send Consumption Information and
+/// uploaded retention messages, answers the subscription statuses, transaction history and
+/// notification history it was given, and refuses every other call (the use cases under test
+/// make none).
 final class RecordingAppStore: AppStoreServerAPI, Sendable {
     struct Answers {
         var statuses: [JSONValue] = []
@@ -16,6 +17,7 @@ final class RecordingAppStore: AppStoreServerAPI, Sendable {
 
     let environment = "Sandbox"
     let consumption = LockedList<(String, JSONObject)>()
+    let uploadedMessages = LockedList<(String, JSONObject)>()
     let answers = Mutex(Answers())
 
     private func refused() -> AppStoreAPIError {
@@ -51,8 +53,16 @@ final class RecordingAppStore: AppStoreServerAPI, Sendable {
     func uploadRetentionImage(_ imageIdentifier: String, png: [UInt8], size: String) throws(AppStoreAPIError) { throw refused() }
     func retentionImages() throws(AppStoreAPIError) -> JSONObject { throw refused() }
     func deleteRetentionImage(_ imageIdentifier: String) throws(AppStoreAPIError) { throw refused() }
-    func uploadRetentionMessage(_ messageIdentifier: String, _ body: JSONObject) throws(AppStoreAPIError) { throw refused() }
-    func retentionMessages() throws(AppStoreAPIError) -> JSONObject { throw refused() }
+    func uploadRetentionMessage(_ messageIdentifier: String, _ body: JSONObject) throws(AppStoreAPIError) {
+        uploadedMessages.append((messageIdentifier, body))
+    }
+    /// Apple's list: each uploaded message, pending review.
+    func retentionMessages() throws(AppStoreAPIError) -> JSONObject {
+        [
+            "messageIdentifiers": .array(
+                uploadedMessages.all.map { .object(["messageIdentifier": .string($0.0), "messageState": "PENDING"]) })
+        ]
+    }
     func deleteRetentionMessage(_ messageIdentifier: String) throws(AppStoreAPIError) { throw refused() }
     func setDefaultRetentionMessage(productId: String, locale: String, messageIdentifier: String) throws(AppStoreAPIError) {
         throw refused()

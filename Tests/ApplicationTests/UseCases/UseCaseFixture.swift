@@ -30,8 +30,11 @@ final class UseCaseFixture: @unchecked Sendable {
 
     /// With `google`, the app sells on Google Play too (pro.monthly is Play's `pro`/`monthly`),
     /// through `google` as the Developer API port; `googleFiles` gives the service account and
-    /// push keys the configuration names.
-    init(google: RecordingGooglePlay? = nil, googleFiles: GooglePlayStandIn? = nil) throws {
+    /// push keys the configuration names. `webhooks` sends the app's events to a receiver that
+    /// trusts `deliveryCAFile`.
+    init(
+        google: RecordingGooglePlay? = nil, googleFiles: GooglePlayStandIn? = nil, webhooks: WebhookReceiver? = nil
+    ) throws {
         chain = try TestChain()
         clock = MovableClock(at: chain.mintedAt.addingTimeInterval(1))
         let folder = try makeTemporaryDirectory("entitle-use-cases")
@@ -39,10 +42,10 @@ final class UseCaseFixture: @unchecked Sendable {
         let configuration = try ConfigurationLoader.load(
             text: Array(
                 """
-                {"storage": {"sqlite": "unused.sqlite3"},
+                {"storage": {"sqlite": "unused.sqlite3"},\(Self.delivery(webhooks))
                  "apps": [{"id": "app", "bundleId": "com.example.app", "environments": \(googleFiles == nil ? #"["Sandbox"]"# : #"["Production", "Sandbox"]"#), "appAppleId": 1234,
                    "signingKey": {"keyId": "KEY1", "issuerId": "57246542-96fe-1a63-e053-0824d011072a", "privateKeyFile": "key.p8"},
-                   "apiKeys": [{"key": "admin_key_0123456789", "role": "admin", "name": "Dana (support)"}],
+                   "apiKeys": [{"key": "admin_key_0123456789", "role": "admin", "name": "Dana (support)"}],\(Self.webhooks(webhooks))
                    "verification": {"rootCertificates": ["\(chain.folder.appendingPathComponent("root.pem").path)"],
                                     "allowPrivateRoots": true},
                    "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"]\(googleFiles == nil ? "" : #", "googlePlay": {"productId": "pro", "basePlanId": "monthly"}"#)}},\(Self.googlePlay(googleFiles))
@@ -63,6 +66,14 @@ final class UseCaseFixture: @unchecked Sendable {
                 }))
         services = try XCTUnwrap(application.apps["app"])
         support = Caller(app: services.app, role: .admin, keyName: "Dana (support)")
+    }
+
+    private static func delivery(_ receiver: WebhookReceiver?) -> String {
+        receiver.map { #" "delivery": {"caFile": "\#($0.caFile)", "firstRetrySeconds": 1},"# } ?? ""
+    }
+
+    private static func webhooks(_ receiver: WebhookReceiver?) -> String {
+        receiver.map { #" "webhooks": [{"url": "\#($0.url("/hooks"))", "secret": "\#($0.secret)"}],"# } ?? ""
     }
 
     private static func googlePlay(_ files: GooglePlayStandIn?) -> String {
