@@ -76,7 +76,7 @@ final class ConfigurationExtremeValuesTests: XCTestCase {
             let calls = try NSRegularExpression(pattern: #"reader\.(?:integer|number|seconds)\([^,]+, "(\w+)""#)
             let listed = try NSRegularExpression(pattern: #"\("(\w+(?:Seconds|AtLeast|AtMost))", \\"#)
             // Members of a declared section (ConfigurationSection): `.init("port", environment: …, .integer(…))`.
-            let declared = try NSRegularExpression(pattern: #"\.init\("(\w+)"(?:, environment: "\w+")?, \.(?:integer|seconds)\("#)
+            let declared = try NSRegularExpression(pattern: #"\.init\("(\w+)"(?:, environment: "\w+")?, \.(?:integer|number|seconds)\("#)
             for pattern in [calls, listed, declared] {
                 for match in pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
                     read.insert(String(text[Range(match.range(at: 1), in: text)!]))

@@ -51,14 +51,10 @@ package enum ConfigurationLoader {
         reader.checkMembers(root, allowed: ["server", "storage", "delivery", "console", "apps", "rateLimits", "metrics"], path: "config")
         var server = parseServer(reader.object(root, "server", path: "config"), reader: &reader)
         applyServerOverrides(&server, environment: environment, reader: &reader)
-        var storage = StorageSettings(sqlitePath: resolve("entitle.sqlite3", in: folder))
-        let storageObject = reader.object(root, "storage", path: "config")
-        if let storageObject {
-            reader.checkMembers(storageObject, allowed: ["sqlite", "postgresql", "passwordFile", "poolSize"], path: "storage")
-            if let file = reader.string(storageObject, "sqlite", path: "storage") { storage.sqlitePath = resolve(file, in: folder) }
-        }
-        if let sqlite = environment["ENTITLE_SQLITE"] { storage.sqlitePath = resolve(sqlite, in: folder) }
-        storage.postgresql = parsePostgreSQL(storageObject, folder: folder, environment: environment, reader: &reader)
+        var storageMembers = StorageMembers()
+        StorageMembers.section.parse(reader.object(root, "storage", path: "config"), folder: folder, into: &storageMembers, reader: &reader)
+        StorageMembers.section.applyOverrides(environment, folder: folder, into: &storageMembers, reader: &reader)
+        let storage = StorageSettings(storageMembers, folder: folder, reader: &reader)
 
         guard let appValues = reader.array(root, "apps", path: "config") else {
             if root["apps"] == nil { reader.problem("config", "missing \"apps\" (at least one app is needed)") }
@@ -83,53 +79,10 @@ package enum ConfigurationLoader {
         configuration.delivery = WebhookConfigurationParser.parseDelivery(
             reader.object(root, "delivery", path: "config"), folder: folder, reader: &reader)
         configuration.console = ConsoleSettingsParser.parse(reader.object(root, "console", path: "config"), folder: folder, reader: &reader)
-        configuration.rateLimits = RateLimitParser.parse(reader.object(root, "rateLimits", path: "config"), reader: &reader)
-        configuration.metrics = MetricsSettingsParser.parse(
-            reader.object(root, "metrics", path: "config"), folder: folder, reader: &reader)
+        RateLimitSettings.section.parse(reader.object(root, "rateLimits", path: "config"), into: &configuration.rateLimits, reader: &reader)
+        MetricsSettings.section.parse(
+            reader.object(root, "metrics", path: "config"), folder: folder, into: &configuration.metrics, reader: &reader)
         return configuration
-    }
-
-    /// `storage.postgresql` (or `ENTITLE_STORAGE_POSTGRESQL`), the password from `passwordFile`
-    /// (or `ENTITLE_STORAGE_POSTGRESQL_PASSWORD_FILE`) so the file need hold no secret, `poolSize`.
-    private static func parsePostgreSQL(
-        _ object: JSONObject?, folder: String, environment: [String: String], reader: inout ConfigurationReader
-    ) -> PostgreSQLSettings? {
-        let fromFile = object.flatMap { reader.string($0, "postgresql", path: "storage") }
-        guard let url = environment["ENTITLE_STORAGE_POSTGRESQL"].flatMap({ $0.isEmpty ? nil : $0 }) ?? fromFile else {
-            if object?["passwordFile"] != nil || object?["poolSize"] != nil {
-                reader.problem("storage", "\"passwordFile\" and \"poolSize\" need \"postgresql\"")
-            }
-            return nil
-        }
-        guard url.hasPrefix("postgresql://") || url.hasPrefix("postgres://") else {
-            reader.problem("storage.postgresql", "expected a postgresql:// URL")
-            return nil
-        }
-        var settings = PostgreSQLSettings(url: url)
-        if let object, let size = reader.integer(object, "poolSize", path: "storage", range: 1...256) { settings.poolSize = Int(size) }
-        let variable = "ENTITLE_STORAGE_POSTGRESQL_PASSWORD_FILE"
-        let passwordFile =
-            environment[variable]
-            ?? object.flatMap {
-                reader.string($0, "passwordFile", path: "storage")
-            }
-        if let passwordFile {
-            let path = resolve(passwordFile, in: folder)
-            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-                reader.problem(environment[variable] != nil ? variable : "storage.passwordFile", "cannot read \(path)")
-                return settings
-            }
-            let password = text.trimmingCharacters(in: .newlines)
-            var components = URLComponents(string: url)
-            let query = (components?.queryItems ?? []) + [URLQueryItem(name: "password", value: password)]
-            components?.queryItems = query
-            guard let joined = components?.string else {
-                reader.problem("storage.postgresql", "is not a URL the password can be added to")
-                return settings
-            }
-            settings.url = joined
-        }
-        return settings
     }
 
     private static func parseServer(_ object: JSONObject?, reader: inout ConfigurationReader) -> ServerSettings {

@@ -6,6 +6,8 @@ struct ConfigurationReader {
     private(set) var problems: [String] = []
 
     mutating func problem(_ path: String, _ message: String) { problems.append("\(path): \(message)") }
+    /// Problems already written with their paths (a nested section's).
+    mutating func add(_ problems: [String]) { self.problems += problems }
 
     /// Reports members that are not in `allowed`, and repeated member names.
     mutating func checkMembers(_ object: JSONObject, allowed: Set<String>, path: String) {

@@ -1,5 +1,5 @@
 import Foundation
-import JSON
+package import JSON
 
 /// A configuration section declared once: each member's key, environment variable, type, range
 /// and where its value goes. The file's parse, the environment's overrides, the members
@@ -9,9 +9,15 @@ package struct ConfigurationSection<Settings>: Sendable {
     package enum Kind: Sendable {
         case text
         case integer(ClosedRange<Int64>)
+        /// A number in the range (above its lower bound when `above`).
+        case number(ClosedRange<Double>, above: Bool)
         /// Seconds in (0, maximum].
         case seconds(maximum: Double)
         case flag
+        /// An object, handed whole to the member (a nested section parses it).
+        case object
+        /// A path resolved against the configuration's folder, not checked (a file to create).
+        case path
         /// A file, resolved against the configuration's folder, that must be readable.
         case file
         /// A file (resolved the same way) whose content is a secret of at least this many bytes:
@@ -22,8 +28,10 @@ package struct ConfigurationSection<Settings>: Sendable {
     package enum Value {
         case text(String)
         case integer(Int64)
+        case number(Double)
         case seconds(Double)
         case flag(Bool)
+        case object(JSONObject)
         case bytes([UInt8])
     }
 
@@ -32,10 +40,12 @@ package struct ConfigurationSection<Settings>: Sendable {
         /// The environment variable that overrides the file's value, when there is one.
         package let environment: String?
         package let kind: Kind
-        let assign: @Sendable (inout Settings, Value) -> Void
+        /// Puts the value in place; a value the kind cannot judge alone (a URL's scheme, a nested
+        /// object) is refused by throwing `ConfigurationValueError`, reported at the member's path.
+        let assign: @Sendable (inout Settings, Value) throws -> Void
 
         package init(
-            _ key: String, environment: String? = nil, _ kind: Kind, assign: @escaping @Sendable (inout Settings, Value) -> Void
+            _ key: String, environment: String? = nil, _ kind: Kind, assign: @escaping @Sendable (inout Settings, Value) throws -> Void
         ) {
             self.key = key
             self.environment = environment
@@ -57,78 +67,126 @@ package struct ConfigurationSection<Settings>: Sendable {
         guard let object else { return }
         reader.checkMembers(object, allowed: Set(members.map(\.key)), path: path)
         for member in members {
+            let memberPath = "\(path).\(member.key)"
             let value: Value?
             switch member.kind {
             case .text: value = reader.string(object, member.key, path: path).map(Value.text)
-            case .file:
-                value = reader.string(object, member.key, path: path).flatMap { file in
-                    let resolved = ConfigurationLoader.resolve(file, in: folder)
-                    guard FileManager.default.isReadableFile(atPath: resolved) else {
-                        reader.problem("\(path).\(member.key)", "cannot read \(resolved)")
-                        return nil
-                    }
-                    return .text(resolved)
-                }
-            case .secretFile(let minimum):
-                value = reader.string(object, member.key, path: path).flatMap { file in
-                    let resolved = ConfigurationLoader.resolve(file, in: folder)
-                    guard let data = FileManager.default.contents(atPath: resolved) else {
-                        reader.problem("\(path).\(member.key)", "cannot read \(resolved)")
-                        return nil
-                    }
-                    guard data.count >= minimum else {
-                        reader.problem(
-                            "\(path).\(member.key)", "\(resolved) must hold at least \(minimum) bytes (openssl rand -out FILE \(minimum))")
-                        return nil
-                    }
-                    return .bytes(Array(data))
+            case .path: value = reader.string(object, member.key, path: path).map { .text(ConfigurationLoader.resolve($0, in: folder)) }
+            case .file, .secretFile:
+                value = reader.string(object, member.key, path: path).flatMap {
+                    Self.file($0, member.kind, folder: folder, at: memberPath, reader: &reader)
                 }
             case .integer(let range): value = reader.integer(object, member.key, path: path, range: range).map(Value.integer)
+            case .number(let range, let above):
+                value = reader.number(object, member.key, path: path, range: range, above: above).map(Value.number)
             case .seconds(let maximum): value = reader.seconds(object, member.key, path: path, maximum: maximum).map(Value.seconds)
             case .flag: value = reader.bool(object, member.key, path: path).map(Value.flag)
+            case .object: value = reader.object(object, member.key, path: path).map(Value.object)
             }
-            if let value { member.assign(&settings, value) }
+            if let value { assign(member, value, to: &settings, at: memberPath, reader: &reader) }
+        }
+    }
+
+    private func assign(_ member: Member, _ value: Value, to settings: inout Settings, at path: String, reader: inout ConfigurationReader) {
+        do { try member.assign(&settings, value) } catch let error as ConfigurationValueError where !error.nested.isEmpty {
+            reader.add(error.nested)
+        } catch {
+            reader.problem(path, "\(error)")
+        }
+    }
+
+    /// A file member's value: its resolved path (`.file`, which must be readable) or its content
+    /// (`.secretFile`, at least its minimum).
+    private static func file(_ name: String, _ kind: Kind, folder: String, at path: String, reader: inout ConfigurationReader) -> Value? {
+        let resolved = ConfigurationLoader.resolve(name, in: folder)
+        switch kind {
+        case .secretFile(let minimum):
+            guard let data = FileManager.default.contents(atPath: resolved) else {
+                reader.problem(path, "cannot read \(resolved)")
+                return nil
+            }
+            guard data.count >= minimum else {
+                reader.problem(path, "\(resolved) must hold at least \(minimum) bytes (openssl rand -out FILE \(minimum))")
+                return nil
+            }
+            return .bytes(Array(data))
+        default:
+            guard FileManager.default.isReadableFile(atPath: resolved) else {
+                reader.problem(path, "cannot read \(resolved)")
+                return nil
+            }
+            return .text(resolved)
         }
     }
 
     /// The environment's overrides, read with the same kinds and ranges as the file's members
-    /// (an empty variable is no override).
-    func applyOverrides(_ environment: [String: String], into settings: inout Settings, reader: inout ConfigurationReader) {
+    /// (an empty variable is no override; a path is resolved against the configuration's folder).
+    func applyOverrides(
+        _ environment: [String: String], folder: String = "", into settings: inout Settings, reader: inout ConfigurationReader
+    ) {
         for member in members {
             guard let name = member.environment, let text = environment[name], !text.isEmpty else { continue }
+            let value: Value
             switch member.kind {
-            case .text: member.assign(&settings, .text(text))
+            case .text: value = .text(text)
+            case .path: value = .text(ConfigurationLoader.resolve(text, in: folder))
             case .file, .secretFile:
-                // A file is named in the configuration (resolved against its folder), not by an
-                // environment variable: no declared file member has one.
-                reader.problem(name, "a file member takes no environment override")
+                guard let file = Self.file(text, member.kind, folder: folder, at: name, reader: &reader) else { continue }
+                value = file
+            case .object:
+                reader.problem(name, "an object member takes no environment override")
+                continue
             case .integer(let range):
                 guard let number = Int64(text), range.contains(number) else {
                     reader.problem(name, "expected an integer between \(range.lowerBound) and \(range.upperBound)")
                     continue
                 }
-                member.assign(&settings, .integer(number))
+                value = .integer(number)
+            case .number(let range, let above):
+                guard let number = Double(text), range.contains(number), !above || number > range.lowerBound else {
+                    reader.problem(name, "expected a number in \(range)")
+                    continue
+                }
+                value = .number(number)
             case .seconds(let maximum):
                 guard let seconds = Double(text), seconds > 0, seconds <= maximum else {
                     reader.problem(name, "expected seconds above 0 and at most \(maximum)")
                     continue
                 }
-                member.assign(&settings, .seconds(seconds))
+                value = .seconds(seconds)
             case .flag:
                 guard let flag = ["true": true, "false": false][text] else {
                     reader.problem(name, "expected true or false")
                     continue
                 }
-                member.assign(&settings, .flag(flag))
+                value = .flag(flag)
             }
+            assign(member, value, to: &settings, at: name, reader: &reader)
         }
+    }
+}
+
+/// A member's value refused by the member itself (what its kind cannot judge alone): one message
+/// for the member's path, or the problems of a nested section, each with its own path.
+package struct ConfigurationValueError: Error, CustomStringConvertible {
+    package let description: String
+    let nested: [String]
+    package init(_ description: String) {
+        self.description = description
+        nested = []
+    }
+    init(nested problems: [String]) {
+        description = problems.joined(separator: "; ")
+        nested = problems
     }
 }
 
 extension ConfigurationSection.Value {
     var text: String? { if case .text(let text) = self { text } else { nil } }
     var integer: Int? { if case .integer(let number) = self { Int(number) } else { nil } }
+    var number: Double? { if case .number(let number) = self { number } else { nil } }
     var seconds: Double? { if case .seconds(let seconds) = self { seconds } else { nil } }
+    var object: JSONObject? { if case .object(let object) = self { object } else { nil } }
     var flag: Bool? { if case .flag(let flag) = self { flag } else { nil } }
     var bytes: [UInt8]? { if case .bytes(let bytes) = self { bytes } else { nil } }
 }

@@ -27,40 +27,20 @@ package struct MetricsSettings: Sendable, Equatable {
     }
 }
 
-enum MetricsSettingsParser {
-    static func parse(_ object: JSONObject?, folder: String, reader: inout ConfigurationReader) -> MetricsSettings {
-        guard let object else { return MetricsSettings() }
-        reader.checkMembers(object, allowed: ["enabled", "exchangeRatesFile"], path: "metrics")
-        return MetricsSettings(
-            enabled: reader.bool(object, "enabled", path: "metrics") ?? true,
-            exchangeRates: exchangeRates(object, folder: folder, reader: &reader))
-    }
-
-    private static func exchangeRates(_ object: JSONObject, folder: String, reader: inout ConfigurationReader) -> ExchangeRates? {
-        guard let file = reader.string(object, "exchangeRatesFile", path: "metrics") else { return nil }
-        let path = ConfigurationLoader.resolve(file, in: folder)
-        guard let data = FileManager.default.contents(atPath: path) else {
-            reader.problem("metrics.exchangeRatesFile", "cannot read \(path)")
-            return nil
-        }
+extension ExchangeRates {
+    /// The rates file `metrics.exchangeRatesFile` names (resolved and readable already):
+    /// `{"reportingCurrency": "USD", "rates": {"EUR": 1.08, …}}`, every rate above 0.
+    static func read(file path: String) throws(ConfigurationValueError) -> ExchangeRates {
+        guard let data = FileManager.default.contents(atPath: path) else { throw ConfigurationValueError("cannot read \(path)") }
         let problem = "expected {\"reportingCurrency\": \"USD\", \"rates\": {\"EUR\": 1.08, …}} with rates above 0"
         let parsed: JSONValue
-        do { parsed = try JSONParser.parse(Array(data)) } catch {
-            reader.problem("metrics.exchangeRatesFile", "\(path) is not JSON: \(error)")
-            return nil
-        }
+        do { parsed = try JSONParser.parse(Array(data)) } catch { throw ConfigurationValueError("\(path) is not JSON: \(error)") }
         guard let root = parsed.objectValue, let currency = root["reportingCurrency"]?.stringValue, !currency.isEmpty,
             let rates = root["rates"]?.objectValue
-        else {
-            reader.problem("metrics.exchangeRatesFile", problem)
-            return nil
-        }
+        else { throw ConfigurationValueError(problem) }
         var byCurrency: [String: Double] = [:]
         for (name, value) in rates.members {
-            guard let rate = value.number(in: 0...1e12), rate > 0 else {
-                reader.problem("metrics.exchangeRatesFile", "\(name): \(problem)")
-                return nil
-            }
+            guard let rate = value.number(in: 0...1e12), rate > 0 else { throw ConfigurationValueError("\(name): \(problem)") }
             byCurrency[name] = rate
         }
         return ExchangeRates(reportingCurrency: currency, rates: byCurrency)
