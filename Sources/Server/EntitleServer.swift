@@ -16,12 +16,15 @@ package final class EntitleServer: Sendable {
     package let logger: Logger
     package let application: EntitleApplication
     private let router: Router
+    /// The test store, in a deployment that enables it.
+    private let testStore: TestStoreComposition?
     private let gate: RateLimitGate
     private let httpServer: HTTPServer
 
     /// `logOutput` is the file descriptor for JSON log lines (standard output by default; nil discards).
     /// `store` defaults to the SQLite file of the configuration; `clock` is the server's one clock
-    /// (the machine's, unless a test moves it).
+    /// (the machine's, unless a test moves it; with the test store, a `MovableClock` it moves,
+    /// made from `clock` at real speed when `clock` is not one already).
     package init(
         configuration: EntitleConfiguration, logOutput: Int32? = 1,
         revocationChecker: (any RevocationChecker)? = nil, store: (any FactStore)? = nil, clock: any WallClock = SystemClock()
@@ -36,11 +39,20 @@ package final class EntitleServer: Sendable {
         let logger = self.logger
         PostgreSQLNotices.forward { logger.log("info", "postgresql notice", ["message": .string($0)]) }
         let instrumentation = ServerInstrumentation(metrics: metrics, logger: logger)
+        var clock = clock
+        if let chain = configuration.testStore.chain {
+            let movable = clock as? MovableClock ?? MovableClock(at: clock.now())
+            if !(clock is MovableClock) { movable.run(speed: 1) }
+            clock = movable
+            testStore = TestStoreComposition(configuration: configuration, chain: chain, clock: movable, logger: logger)
+        } else {
+            testStore = nil
+        }
         application = try EntitleApplication(
             configuration: configuration,
             store: try store ?? configuration.storage.openStore(instrumentation: instrumentation),
             revocationChecker: revocationChecker, instrumentation: instrumentation, clock: clock, newId: IdSource.random)
-        router = Routes.make(application, metrics: metrics)
+        router = Routes.make(application, metrics: metrics, testStore: testStore?.service)
 
         var http = HTTPServerConfiguration()
         http.host = configuration.server.host
@@ -72,6 +84,7 @@ package final class EntitleServer: Sendable {
 
     package func start() {
         httpServer.start()
+        testStore?.start(host: configuration.server.host, port: port)
         let abandoned = application.startDeliveries()
         logger.log(
             "info", "listening",

@@ -4,7 +4,7 @@ import HTTP
 /// Every endpoint of docs/openapi.json (docs/API.md explains them), each a thin adapter over one
 /// use case; `OpenAPIDocumentTests` fails when the two differ.
 enum Routes {
-    static func make(_ application: EntitleApplication, metrics: Metrics) -> Router {
+    static func make(_ application: EntitleApplication, metrics: Metrics, testStore: TestStoreService? = nil) -> Router {
         let operations = OperationsHandlers(application: application, metrics: metrics)
         let offers = OfferHandlers(application: application)
         let verify = VerifyHandler(application: application)
@@ -18,6 +18,7 @@ enum Routes {
         let refunds = RefundHandlers(application: application)
         let retention = RetentionHandler(application: application)
         let metricsAPI = MetricsHandlers(application: application)
+        let testStoreAPI = TestStoreHandlers(application: application, testStore: testStore)
         var router = Router()
         router.add("GET", "/healthz") { operations.health($0) }
         router.add("GET", "/readyz") { operations.readiness($0) }
@@ -76,6 +77,12 @@ enum Routes {
         router.add("POST", "/console/session") { console.signIn($0) }
         router.add("GET", "/console/session") { console.current($0) }
         router.add("DELETE", "/console/session") { console.signOut($0) }
+        router.add("GET", "/v1/test-store/clock") { testStoreAPI.clock($0) }
+        router.add("POST", "/v1/test-store/clock") { testStoreAPI.moveClock($0) }
+        router.add("POST", "/v1/test-store/apple/purchases") { testStoreAPI.applePurchase($0) }
+        router.add("POST", "/v1/test-store/apple/subscriptions/{originalTransactionId}/{action}") {
+            testStoreAPI.appleSubscriptionAction($0)
+        }
         return router
     }
 }

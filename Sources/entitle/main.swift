@@ -45,6 +45,9 @@ let commands: [Command] = [
         name: "metrics", usage: MetricsCommand.usage, summary: "compute the business figures again from the stored facts",
         run: MetricsCommand.run),
     Command(
+        name: "test-store", usage: TestStoreCommand.usage, summary: "make the test store's signing chain",
+        run: TestStoreCommand.run),
+    Command(
         name: "migrate-storage", usage: MigrateStorageCommand.usage, summary: "copy a SQLite deployment into PostgreSQL",
         run: MigrateStorageCommand.run),
 ]

@@ -48,7 +48,8 @@ package enum ConfigurationLoader {
         _ root: JSONObject, folder: String, path: String, environment: [String: String],
         reader: inout ConfigurationReader
     ) -> EntitleConfiguration? {
-        reader.checkMembers(root, allowed: ["server", "storage", "delivery", "console", "apps", "rateLimits", "metrics"], path: "config")
+        reader.checkMembers(
+            root, allowed: ["server", "storage", "delivery", "console", "apps", "rateLimits", "metrics", "testStore"], path: "config")
         var server = parseServer(reader.object(root, "server", path: "config"), reader: &reader)
         applyServerOverrides(&server, environment: environment, reader: &reader)
         var storageMembers = StorageMembers()
@@ -82,6 +83,9 @@ package enum ConfigurationLoader {
         RateLimitSettings.section.parse(reader.object(root, "rateLimits", path: "config"), into: &configuration.rateLimits, reader: &reader)
         MetricsSettings.section.parse(
             reader.object(root, "metrics", path: "config"), folder: folder, into: &configuration.metrics, reader: &reader)
+        TestStoreSettings.section.parse(
+            reader.object(root, "testStore", path: "config"), folder: folder, into: &configuration.testStore, reader: &reader)
+        configuration.enableTestStore(reader: &reader)
         return configuration
     }
 

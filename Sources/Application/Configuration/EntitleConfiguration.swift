@@ -13,6 +13,8 @@ package struct EntitleConfiguration: Sendable {
     /// `metrics`: whether the figures are kept, and `exchangeRatesFile` (MRR and ARR converted to
     /// one reporting currency).
     package var metrics = MetricsSettings()
+    /// `testStore`: the test store of a test deployment (docs/TEST_STORE.md).
+    package var testStore = TestStoreSettings()
     package var apps: [AppConfiguration]
     /// The configuration file, for messages and for resolving relative paths.
     package var path: String

@@ -1,0 +1,286 @@
+package import AppStore
+package import Entitlements
+import Foundation
+package import Instants
+package import JSON
+
+/// The test store's App Store (docs/TEST_STORE.md): it sells the apps' subscriptions to test
+/// customers, moves them as time passes on the server's one clock, and sends each step's
+/// App Store Server Notification, signed with the test store's chain, to Entitle's own
+/// notification route over HTTP: what it makes goes through Entitle's real verifier, writer,
+/// events, webhooks and figures, nothing around them.
+///
+/// Its own state is what Apple would know (the subscriptions it sold), kept in memory: a restart
+/// starts a new test store, while what Entitle stored stays. One request at a time, across its
+/// awaits (`exclusively`): a step's notification is delivered before the next step is taken.
+package actor TestStoreService {
+    /// Posts a signed notification to Entitle's route; answers the HTTP status.
+    package typealias Delivery = @Sendable (_ signedPayload: String) async throws -> Int
+
+    private let apps: [String: AppConfiguration]
+    private let chain: TestStoreChain
+    private let clock: MovableClock
+    private let newId: @Sendable () -> String
+    private let deliver: Delivery
+    private var subscriptions: [String: (app: String, subscription: SimulatedAppleSubscription)] = [:]
+    private var nextTransactionNumber: Int64
+    /// Notifications signed but not delivered (`"deliver": false`), oldest first.
+    private(set) var undelivered: [(app: String, signedPayload: String)] = []
+    /// Whether a request runs, and who waits for it (an actor alone would let a second request in
+    /// while the first awaits a delivery).
+    private var busy = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    package init(
+        apps: [AppConfiguration], chain: TestStoreChain, clock: MovableClock, newId: @escaping @Sendable () -> String,
+        deliver: @escaping Delivery
+    ) {
+        self.apps = Dictionary(uniqueKeysWithValues: apps.map { ($0.id, $0) })
+        self.chain = chain
+        self.clock = clock
+        self.newId = newId
+        self.deliver = deliver
+        // Apple's transaction ids are decimal; these start from the clock so two runs differ.
+        nextTransactionNumber = 2_000_000_000_000_000 + clock.milliseconds % 1_000_000_000_000
+    }
+
+    /// One step taken, as answers list it.
+    package struct Happened: Sendable {
+        package var step: AppleStoreSimulation.Step
+        package var delivered: Bool
+        /// The status Entitle's notification route answered (nil when not delivered).
+        package var status: Int?
+
+        package var json: JSONObject {
+            var object: JSONObject = [
+                "notification": .string(step.name), "originalTransactionId": .string(step.originalTransactionId),
+                "transactionId": step.transaction["transactionId"] ?? .null, "delivered": .bool(delivered),
+            ]
+            Timestamps.set(&object, "at", step.at)
+            if let status { object["status"] = .int(Int64(status)) }
+            return object
+        }
+    }
+
+    // MARK: - Buying
+
+    /// The request of `POST /v1/test-store/apple/purchases`.
+    package struct Purchase: Sendable {
+        package var app: String
+        package var appAccountToken: String?
+        package var productId: String
+        package var environment: AppStoreEnvironment
+        package var price: Int64
+        package var currency: String
+        package var offer: SimulatedAppleSubscription.Offer?
+        package var deliver: Bool
+
+        package init(
+            app: String, appAccountToken: String?, productId: String, environment: AppStoreEnvironment, price: Int64,
+            currency: String, offer: SimulatedAppleSubscription.Offer?, deliver: Bool
+        ) {
+            self.app = app
+            self.appAccountToken = appAccountToken
+            self.productId = productId
+            self.environment = environment
+            self.price = price
+            self.currency = currency
+            self.offer = offer
+            self.deliver = deliver
+        }
+    }
+
+    /// Buys a subscription now: answers what StoreKit gives the app (the signed transaction and
+    /// renewal info) and what was notified.
+    package func purchase(_ request: Purchase) async throws -> JSONObject {
+        try await exclusively { try await purchaseNow(request) }
+    }
+
+    private func purchaseNow(_ request: Purchase) async throws -> JSONObject {
+        let app = try self.app(request.app)
+        guard app.environments.contains(request.environment) else {
+            throw ServiceError.badRequest("app \(app.id) does not enable \(request.environment.rawValue)")
+        }
+        guard let product = app.products[request.productId], let group = product.subscriptionGroup else {
+            throw ServiceError(
+                status: 422, code: "UNKNOWN_PRODUCT",
+                message: "\(request.productId) is not an auto-renewable subscription of app \(app.id)'s catalog")
+        }
+        _ = try await takeDueSteps(until: clock.milliseconds)
+        let period = ISO8601Duration(product.period ?? "P1M") ?? ISO8601Duration("P1M")!
+        let transactionId = newTransactionId()
+        let now = clock.milliseconds
+        let (subscription, step) = try refusing { () throws(AppleStoreSimulation.Refusal) in
+            try AppleStoreSimulation.purchase(
+                bundleId: app.bundleId, environment: request.environment.rawValue, productId: request.productId,
+                subscriptionGroup: group, period: period, price: request.price, currency: request.currency,
+                appAccountToken: request.appAccountToken, offer: request.offer, transactionId: transactionId, now: now)
+        }
+        subscriptions[subscription.originalTransactionId] = (app.id, subscription)
+        let happened = try await send(step, app: app, deliver: request.deliver)
+        return [
+            "transactionId": .string(subscription.transactionId), "originalTransactionId": .string(subscription.originalTransactionId),
+            "signedTransaction": .string(try chain.sign(step.transaction)), "signedRenewalInfo": .string(try chain.sign(step.renewalInfo)),
+            "happened": .array([.object(happened.json)]),
+        ]
+    }
+
+    // MARK: - Actions on a subscription
+
+    package enum Action: String, Sendable, CaseIterable {
+        case cancel, resume, failRenewal = "fail-renewal", recover, refund
+    }
+
+    /// `POST /v1/test-store/apple/subscriptions/{originalTransactionId}/{action}`.
+    package func act(
+        _ action: Action, originalTransactionId: String, gracePeriod: Bool, deliver: Bool
+    ) async throws -> JSONObject {
+        try await exclusively {
+            try await actNow(action, originalTransactionId: originalTransactionId, gracePeriod: gracePeriod, deliver: deliver)
+        }
+    }
+
+    private func actNow(
+        _ action: Action, originalTransactionId: String, gracePeriod: Bool, deliver: Bool
+    ) async throws -> JSONObject {
+        _ = try await takeDueSteps(until: clock.milliseconds)
+        guard let (appId, sold) = subscriptions[originalTransactionId] else {
+            throw ServiceError.notFound("the test store sold no subscription \(originalTransactionId)")
+        }
+        var subscription = sold
+        let app = try self.app(appId)
+        let now = clock.milliseconds
+        let recoveryId = action == .recover ? newTransactionId() : ""
+        let step: AppleStoreSimulation.Step? = try refusing { () throws(AppleStoreSimulation.Refusal) in
+            switch action {
+            case .cancel: return try AppleStoreSimulation.setAutoRenew(false, &subscription, now: now)
+            case .resume: return try AppleStoreSimulation.setAutoRenew(true, &subscription, now: now)
+            case .failRenewal:
+                try AppleStoreSimulation.failNextRenewal(&subscription, gracePeriod: gracePeriod)
+                return nil
+            case .recover: return try AppleStoreSimulation.recover(&subscription, now: now, transactionId: recoveryId)
+            case .refund: return try AppleStoreSimulation.refund(&subscription, now: now)
+            }
+        }
+        subscriptions[originalTransactionId] = (appId, subscription)
+        var answer: JSONObject = ["subscription": .object(Self.json(subscription))]
+        if let step { answer["happened"] = .array([.object(try await send(step, app: app, deliver: deliver).json)]) }
+        return answer
+    }
+
+    // MARK: - The clock
+
+    /// `GET /v1/test-store/clock`.
+    package func clockState() -> JSONObject { ["now": .string(Timestamps.iso(clock.milliseconds))] }
+
+    /// Moves the server's clock forward to `target`, taking every step that falls due on the way,
+    /// in order, each at its own instant; answers the new now and what happened.
+    package func move(to target: Int64) async throws -> JSONObject {
+        try await exclusively {
+            let happened = try await takeDueSteps(until: target)
+            clock.move(to: Milliseconds.date(target))
+            return ["now": .string(Timestamps.iso(clock.milliseconds)), "happened": .array(happened.map { .object($0.json) })]
+        }
+    }
+
+    /// Runs the clock at `speed` times real time from now (0 stops it); what falls due as it runs
+    /// is taken by `catchUp`, which the server calls every second.
+    package func run(speed: Double) async throws -> JSONObject {
+        try await exclusively {
+            _ = try await takeDueSteps(until: clock.milliseconds)
+            clock.run(speed: speed)
+            return ["now": .string(Timestamps.iso(clock.milliseconds)), "speed": .double(speed)]
+        }
+    }
+
+    /// Takes what fell due as the clock ran on its own; answers what happened.
+    package func catchUp() async throws -> [Happened] {
+        try await exclusively { try await takeDueSteps(until: clock.milliseconds) }
+    }
+
+    /// Each due step, earliest first (a subscription's steps in order, ties by id), with the
+    /// clock moved to its instant before it is notified.
+    private func takeDueSteps(until target: Int64) async throws -> [Happened] {
+        var happened: [Happened] = []
+        while true {
+            let due = subscriptions.compactMap { id, entry in AppleStoreSimulation.nextDue(entry.subscription).map { (id, $0) } }
+                .filter { $0.1 <= target }
+                .min { ($0.1, $0.0) < ($1.1, $1.0) }
+            guard let (id, at) = due, let entry = subscriptions[id] else { return happened }
+            if at > clock.milliseconds { clock.move(to: Milliseconds.date(at)) }
+            var subscription = entry.subscription
+            let step = AppleStoreSimulation.advance(&subscription, to: at, newTransactionId: { newTransactionId() })
+            subscriptions[id] = (entry.app, subscription)
+            if let step { happened.append(try await send(step, app: try app(entry.app), deliver: true)) }
+        }
+    }
+
+    // MARK: - Notifying
+
+    /// Signs the step's notification as Apple does and posts it to Entitle's route (or keeps it
+    /// when `deliver` is false, as if Apple's delivery had failed).
+    private func send(_ step: AppleStoreSimulation.Step, app: AppConfiguration, deliver shouldDeliver: Bool) async throws -> Happened {
+        var data: JSONObject = [
+            "bundleId": .string(app.bundleId), "environment": step.transaction["environment"] ?? .null,
+            "signedTransactionInfo": .string(try chain.sign(step.transaction)),
+            "signedRenewalInfo": .string(try chain.sign(step.renewalInfo)),
+            "status": .int(step.status.rawValue),
+        ]
+        if let appAppleId = app.appAppleId { data["appAppleId"] = .int(appAppleId) }
+        var payload: JSONObject = [
+            "notificationType": .string(step.notificationType), "notificationUUID": .string(newId()), "version": "2.0",
+            "signedDate": .int(step.at), "data": .object(data),
+        ]
+        if let subtype = step.subtype { payload["subtype"] = .string(subtype) }
+        let signed = try chain.sign(payload)
+        guard shouldDeliver else {
+            undelivered.append((app.id, signed))
+            return Happened(step: step, delivered: false, status: nil)
+        }
+        let status = try await deliver(signed)
+        return Happened(step: step, delivered: (200..<300).contains(status), status: status)
+    }
+
+    // MARK: - Helpers
+
+    /// Runs `body` when no other request runs, so requests never interleave across their awaits.
+    private func exclusively<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        if busy { await withCheckedContinuation { waiting.append($0) } }
+        busy = true
+        defer {
+            if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
+        }
+        return try await body()
+    }
+
+    private func app(_ id: String) throws(ServiceError) -> AppConfiguration {
+        guard let app = apps[id] else { throw ServiceError.notFound("no app \"\(id)\"") }
+        return app
+    }
+
+    private func newTransactionId() -> String {
+        nextTransactionNumber += 1
+        return String(nextTransactionNumber)
+    }
+
+    /// A refusal of the simulation as the API's 409.
+    private func refusing<T>(_ body: () throws(AppleStoreSimulation.Refusal) -> T) throws(ServiceError) -> T {
+        do { return try body() } catch {
+            throw ServiceError(status: 409, code: "TEST_STORE_REFUSED", message: error.description)
+        }
+    }
+
+    /// A subscription as the test store's answers show it.
+    static func json(_ subscription: SimulatedAppleSubscription) -> JSONObject {
+        var object: JSONObject = [
+            "originalTransactionId": .string(subscription.originalTransactionId), "transactionId": .string(subscription.transactionId),
+            "productId": .string(subscription.productId), "environment": .string(subscription.environment),
+            "status": .int(subscription.status.rawValue), "autoRenew": .bool(subscription.autoRenew),
+            "renewals": .int(Int64(subscription.renewals)),
+        ]
+        Timestamps.set(&object, "expiresDate", subscription.expiresDate)
+        Timestamps.set(&object, "gracePeriodExpiresDate", subscription.gracePeriodExpiresDate)
+        if let fails = subscription.nextRenewalFails { object["nextRenewalFails"] = .object(["gracePeriod": .bool(fails)]) }
+        return object
+    }
+}

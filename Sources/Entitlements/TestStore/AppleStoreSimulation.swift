@@ -1,0 +1,220 @@
+import Foundation
+package import Instants
+package import JSON
+
+/// What the test store's App Store does to a subscription, step by step, as Apple documents it
+/// (docs/TEST_STORE.md has the table): each step is the notification Apple sends, with the
+/// transaction (when one is made) and the renewal info it signs. Pure: the instant is given, and
+/// so are new transaction ids.
+package enum AppleStoreSimulation {
+    /// One thing that happened, as Apple would notify it.
+    package struct Step: Sendable {
+        package var at: Int64
+        package var originalTransactionId: String
+        package var notificationType: String
+        package var subtype: String?
+        /// The transaction Apple signs with it (the new one, or the current one).
+        package var transaction: JSONObject
+        package var renewalInfo: JSONObject
+        package var status: SimulatedAppleSubscription.Status
+
+        /// How the step reads in answers and logs: `DID_RENEW` or `DID_FAIL_TO_RENEW/GRACE_PERIOD`.
+        package var name: String { subtype.map { "\(notificationType)/\($0)" } ?? notificationType }
+    }
+
+    /// Why an action cannot be taken now (the answer's 409 says it).
+    package struct Refusal: Error, Sendable, CustomStringConvertible {
+        package let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    private static let day: Int64 = 86_400_000
+
+    // MARK: - Buying
+
+    /// A first purchase at `now`: the subscription and its `SUBSCRIBED/INITIAL_BUY`. An
+    /// introductory offer prices the first period(s): a free trial or pay up front is one period of
+    /// the offer's own length, pay as you go its number of the subscription's periods.
+    package static func purchase(
+        bundleId: String, environment: String, productId: String, subscriptionGroup: String, period: ISO8601Duration, price: Int64,
+        currency: String, appAccountToken: String?, offer: SimulatedAppleSubscription.Offer?, transactionId: String, now: Int64
+    ) throws(Refusal) -> (SimulatedAppleSubscription, Step) {
+        guard let end = (offer?.period ?? period).end(from: now) else {
+            throw Refusal("the period does not end within the instants Entitle accepts")
+        }
+        let subscription = SimulatedAppleSubscription(
+            bundleId: bundleId, environment: environment, originalTransactionId: transactionId, appAccountToken: appAccountToken,
+            productId: productId, subscriptionGroup: subscriptionGroup, period: period, price: price, currency: currency,
+            originalPurchaseDate: now, transactionId: transactionId, periodStart: now, expiresDate: end, status: .active,
+            autoRenew: true, offer: offer, nextRenewalFails: nil, gracePeriodExpiresDate: nil, billingRetryEndsAt: nil,
+            expirationIntent: nil, revocationDate: nil, renewals: 0)
+        return (subscription, step(subscription, "SUBSCRIBED", "INITIAL_BUY", at: now, reason: "PURCHASE"))
+    }
+
+    // MARK: - Time passing
+
+    /// When the subscription's next step falls due on its own (a renewal, a failed renewal, the
+    /// end of its grace period or of billing retry, an expiry); nil when nothing more happens.
+    package static func nextDue(_ subscription: SimulatedAppleSubscription) -> Int64? {
+        switch subscription.status {
+        case .active: return subscription.expiresDate
+        case .gracePeriod: return subscription.gracePeriodExpiresDate
+        case .billingRetry: return subscription.billingRetryEndsAt
+        case .expired, .revoked: return nil
+        }
+    }
+
+    /// The step due at `nextDue`, applied; nil when none is due by `now`.
+    package static func advance(
+        _ subscription: inout SimulatedAppleSubscription, to now: Int64, newTransactionId: () -> String
+    ) -> Step? {
+        guard let due = nextDue(subscription), due <= now else { return nil }
+        switch subscription.status {
+        case .active where !subscription.autoRenew:
+            subscription.status = .expired
+            subscription.expirationIntent = 1
+            return step(subscription, "EXPIRED", "VOLUNTARY", at: due)
+        case .active where subscription.nextRenewalFails != nil:
+            let grace = subscription.nextRenewalFails == true
+            subscription.nextRenewalFails = nil
+            subscription.expirationIntent = 2
+            subscription.billingRetryEndsAt = due + SimulatedAppleSubscription.billingRetryDays * day
+            if grace {
+                subscription.status = .gracePeriod
+                subscription.gracePeriodExpiresDate = due + subscription.gracePeriodDays * day
+                return step(subscription, "DID_FAIL_TO_RENEW", "GRACE_PERIOD", at: due)
+            }
+            subscription.status = .billingRetry
+            return step(subscription, "DID_FAIL_TO_RENEW", nil, at: due)
+        case .active:
+            renew(&subscription, from: due, transactionId: newTransactionId())
+            return step(subscription, "DID_RENEW", nil, at: due, reason: "RENEWAL")
+        case .gracePeriod:
+            // The grace period ends; Apple goes on retrying (no notification of its own).
+            subscription.status = .billingRetry
+            subscription.gracePeriodExpiresDate = nil
+            return nil
+        case .billingRetry:
+            subscription.status = .expired
+            subscription.billingRetryEndsAt = nil
+            return step(subscription, "EXPIRED", "BILLING_RETRY", at: due)
+        case .expired, .revoked:
+            return nil
+        }
+    }
+
+    // MARK: - The customer's and Apple's actions
+
+    /// The customer turns auto-renew off (`cancel`) or on again (`resume`).
+    package static func setAutoRenew(_ on: Bool, _ subscription: inout SimulatedAppleSubscription, now: Int64) throws(Refusal) -> Step {
+        guard [.active, .gracePeriod, .billingRetry].contains(subscription.status) else {
+            throw Refusal("the subscription has \(subscription.status == .revoked ? "been revoked" : "expired"): buy it again")
+        }
+        guard subscription.autoRenew != on else { throw Refusal("auto-renew is already \(on ? "on" : "off")") }
+        subscription.autoRenew = on
+        subscription.expirationIntent = on ? nil : 1
+        return step(subscription, "DID_CHANGE_RENEWAL_STATUS", on ? "AUTO_RENEW_ENABLED" : "AUTO_RENEW_DISABLED", at: now)
+    }
+
+    /// The next renewal's charge will fail (with Apple's grace period when `gracePeriod`).
+    package static func failNextRenewal(_ subscription: inout SimulatedAppleSubscription, gracePeriod: Bool) throws(Refusal) {
+        guard subscription.status == .active, subscription.autoRenew else {
+            throw Refusal("only an active subscription that renews can fail to renew")
+        }
+        subscription.nextRenewalFails = gracePeriod
+    }
+
+    /// Billing succeeds again while Apple retries: a new period starts now (or, in the grace
+    /// period, where the failed one would have), `DID_RENEW/BILLING_RECOVERY`.
+    package static func recover(_ subscription: inout SimulatedAppleSubscription, now: Int64, transactionId: String) throws(Refusal) -> Step
+    {
+        guard subscription.status == .gracePeriod || subscription.status == .billingRetry else {
+            throw Refusal("only a subscription in billing retry or its grace period can recover")
+        }
+        let start = subscription.status == .gracePeriod ? subscription.expiresDate : now
+        subscription.gracePeriodExpiresDate = nil
+        subscription.billingRetryEndsAt = nil
+        subscription.expirationIntent = nil
+        renew(&subscription, from: start, transactionId: transactionId)
+        return step(subscription, "DID_RENEW", "BILLING_RECOVERY", at: now, reason: "RENEWAL")
+    }
+
+    /// Apple refunds the current period's transaction: `REFUND`, the transaction revoked, no
+    /// more renewals.
+    package static func refund(_ subscription: inout SimulatedAppleSubscription, now: Int64) throws(Refusal) -> Step {
+        guard subscription.revocationDate == nil else { throw Refusal("the transaction is refunded already") }
+        subscription.revocationDate = now
+        subscription.status = .revoked
+        subscription.autoRenew = false
+        subscription.nextRenewalFails = nil
+        return step(subscription, "REFUND", nil, at: now)
+    }
+
+    // MARK: - What Apple signs
+
+    private static func renew(_ subscription: inout SimulatedAppleSubscription, from start: Int64, transactionId: String) {
+        subscription.transactionId = transactionId
+        subscription.periodStart = start
+        subscription.expiresDate = subscription.period.end(from: start) ?? start
+        subscription.status = .active
+        subscription.renewals += 1
+        if var offer = subscription.offer, offer.periods > 1 {
+            offer.periods -= 1
+            subscription.offer = offer
+        } else {
+            subscription.offer = nil
+        }
+    }
+
+    private static func step(
+        _ subscription: SimulatedAppleSubscription, _ type: String, _ subtype: String?, at: Int64, reason: String? = nil
+    ) -> Step {
+        Step(
+            at: at, originalTransactionId: subscription.originalTransactionId, notificationType: type, subtype: subtype,
+            transaction: transaction(subscription, signedAt: at, reason: reason), renewalInfo: renewalInfo(subscription, signedAt: at),
+            status: subscription.status)
+    }
+
+    /// The current period's transaction (JWSTransactionDecodedPayload's fields).
+    package static func transaction(_ subscription: SimulatedAppleSubscription, signedAt: Int64, reason: String?) -> JSONObject {
+        var payload: JSONObject = [
+            "transactionId": .string(subscription.transactionId), "originalTransactionId": .string(subscription.originalTransactionId),
+            "webOrderLineItemId": .string(subscription.transactionId + "0"), "bundleId": .string(subscription.bundleId),
+            "productId": .string(subscription.productId), "subscriptionGroupIdentifier": .string(subscription.subscriptionGroup),
+            "purchaseDate": .int(subscription.periodStart), "originalPurchaseDate": .int(subscription.originalPurchaseDate),
+            "expiresDate": .int(subscription.expiresDate), "quantity": 1, "type": "Auto-Renewable Subscription",
+            "inAppOwnershipType": "PURCHASED", "signedDate": .int(signedAt), "environment": .string(subscription.environment),
+            "transactionReason": .string(subscription.renewals == 0 ? "PURCHASE" : "RENEWAL"), "storefront": "USA",
+            "storefrontId": "143441", "price": .int(subscription.offer?.price ?? subscription.price),
+            "currency": .string(subscription.currency),
+        ]
+        if let reason { payload["transactionReason"] = .string(reason) }
+        if let token = subscription.appAccountToken { payload["appAccountToken"] = .string(token) }
+        if let offer = subscription.offer {
+            payload["offerType"] = .int(offer.type)
+            payload["offerDiscountType"] = .string(offer.discountType)
+            if let identifier = offer.identifier { payload["offerIdentifier"] = .string(identifier) }
+        }
+        if let revoked = subscription.revocationDate {
+            payload["revocationDate"] = .int(revoked)
+            payload["revocationReason"] = 0
+        }
+        return payload
+    }
+
+    /// The renewal info as it stands (JWSRenewalInfoDecodedPayload's fields).
+    package static func renewalInfo(_ subscription: SimulatedAppleSubscription, signedAt: Int64) -> JSONObject {
+        var payload: JSONObject = [
+            "originalTransactionId": .string(subscription.originalTransactionId), "productId": .string(subscription.productId),
+            "autoRenewProductId": .string(subscription.productId), "autoRenewStatus": .int(subscription.autoRenew ? 1 : 0),
+            "isInBillingRetryPeriod": .bool(subscription.status == .gracePeriod || subscription.status == .billingRetry),
+            "signedDate": .int(signedAt), "environment": .string(subscription.environment),
+            "recentSubscriptionStartDate": .int(subscription.originalPurchaseDate), "renewalDate": .int(subscription.expiresDate),
+            "renewalPrice": .int(subscription.price), "currency": .string(subscription.currency),
+        ]
+        if let token = subscription.appAccountToken { payload["appAccountToken"] = .string(token) }
+        if let grace = subscription.gracePeriodExpiresDate { payload["gracePeriodExpiresDate"] = .int(grace) }
+        if let intent = subscription.expirationIntent { payload["expirationIntent"] = .int(intent) }
+        return payload
+    }
+}

@@ -1,0 +1,67 @@
+import Application
+import Dispatch
+import Foundation
+import HTTPClient
+import Instants
+import JSON
+import Synchronization
+
+/// The test store of a test deployment, wired: it moves the server's clock (a `MovableClock`,
+/// running at real speed until told otherwise), delivers its notifications to this server's own
+/// route over HTTP, and takes what falls due as the clock runs, every second.
+final class TestStoreComposition: Sendable {
+    let service: TestStoreService
+    private let address = ListeningAddress()
+    /// Set up once in `init`, then only resumed and cancelled: never shared mutable state.
+    private nonisolated(unsafe) let timer: any DispatchSourceTimer
+
+    init(configuration: EntitleConfiguration, chain: TestStoreChain, clock: MovableClock, logger: Logger) {
+        let http = HTTPClient()
+        let address = self.address
+        service = TestStoreService(
+            apps: configuration.apps, chain: chain, clock: clock, newId: IdSource.random,
+            deliver: { signedPayload in
+                guard let url = address.url else { throw TestStoreNotListening() }
+                let response = try await http.send(
+                    HTTPClientRequest(
+                        method: "POST", url: url + "/v1/notifications/apple", headers: [("Content-Type", "application/json")],
+                        body: JSONValue.object(["signedPayload": .string(signedPayload)]).serializedBytes))
+                return response.status
+            })
+        timer = DispatchSource.makeTimerSource(queue: .global())
+        timer.schedule(deadline: .now() + 1, repeating: 1)
+        let service = self.service
+        timer.setEventHandler {
+            Task {
+                do { _ = try await service.catchUp() } catch {
+                    logger.log("error", "the test store could not take what fell due", ["error": .string("\(error)")])
+                }
+            }
+        }
+    }
+
+    deinit { timer.cancel() }
+
+    /// Once the server listens: where its notification route is, and the clock's catching up.
+    func start(host: String, port: Int) {
+        address.set(host: host, port: port)
+        timer.resume()
+    }
+}
+
+/// Where this server listens, once it does.
+private final class ListeningAddress: Sendable {
+    private let value = Mutex<String?>(nil)
+
+    var url: String? { value.withLock { $0 } }
+
+    func set(host: String, port: Int) {
+        let reachable = ["0.0.0.0", "::", ""].contains(host) ? "127.0.0.1" : host
+        value.withLock { $0 = "http://\(reachable.contains(":") ? "[\(reachable)]" : reachable):\(port)" }
+    }
+}
+
+/// The test store tried to notify before the server listened.
+struct TestStoreNotListening: Error, CustomStringConvertible {
+    var description: String { "the server is not listening yet" }
+}
