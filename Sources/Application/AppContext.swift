@@ -15,6 +15,9 @@ struct AppContext: Sendable {
     let instrumentation: any Instrumentation
     /// The server's one clock (docs/ARCHITECTURE.md, "One clock, one id source").
     let clock: any WallClock
+    /// The machine's clock, for what is checked against real time on the wire: a webhook's
+    /// signed timestamp (docs/EVENTS.md).
+    let machineClock: any WallClock
     let newId: @Sendable () -> String
     /// Refused notifications and verification failures, for the overview and the console.
     let failures: RecentFailures

@@ -26,12 +26,15 @@ package final class EntitleApplication: Sendable {
 
     /// `clock`, `newId` (the ids of events and records) and `outboundClients` are the composition
     /// root's to give: the machine's clock, random UUIDs and Apple's API in a deployment; a moved
-    /// clock and fakes or stand-ins in tests.
+    /// clock and fakes or stand-ins in tests. `machineClock` is the machine's, for the one instant
+    /// that must be real time even when `clock` is moved: a webhook's signed `webhook-timestamp`,
+    /// which receivers check against their own clock.
     package init(
         configuration: EntitleConfiguration, store: any FactStore, pool: BlockingPool? = nil,
         revocationChecker: (any RevocationChecker)? = nil,
         instrumentation: any Instrumentation = NoInstrumentation(),
         clock: any WallClock,
+        machineClock: any WallClock,
         newId: @escaping @Sendable () -> String,
         outboundClients: OutboundClients = .live
     ) throws {
@@ -51,8 +54,8 @@ package final class EntitleApplication: Sendable {
         var apps: [String: AppServices] = [:]
         for app in configuration.apps {
             let context = AppContext(
-                app: app, store: store, pool: self.pool, outbound: outbound, instrumentation: counting, clock: clock, newId: newId,
-                failures: failures)
+                app: app, store: store, pool: self.pool, outbound: outbound, instrumentation: counting, clock: clock,
+                machineClock: machineClock, newId: newId, failures: failures)
             apps[app.id] = try AppServices(
                 context, revocationChecker: checker, delivery: configuration.delivery, metrics: configuration.metrics,
                 outboundClients: outboundClients)

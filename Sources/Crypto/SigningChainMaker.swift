@@ -38,16 +38,22 @@ package enum SigningChainMaker {
         /// `nid` extensions take OpenSSL's configuration syntax; an `oid` one is Apple's marker, an ASN.1 NULL.
         var extensions: [(nid: Int32?, oid: String?, value: String)] {
             switch self {
+            // Key identifiers too: verifiers in strict mode (Apple's Python library's) require them.
             case .root:
-                [(NID_basic_constraints, nil, "critical,CA:TRUE"), (NID_key_usage, nil, "critical,keyCertSign,cRLSign")]
+                [
+                    (NID_basic_constraints, nil, "critical,CA:TRUE"), (NID_key_usage, nil, "critical,keyCertSign,cRLSign"),
+                    (NID_subject_key_identifier, nil, "hash"),
+                ]
             case .intermediate:
                 [
                     (NID_basic_constraints, nil, "critical,CA:TRUE,pathlen:0"), (NID_key_usage, nil, "critical,keyCertSign,cRLSign"),
+                    (NID_subject_key_identifier, nil, "hash"), (NID_authority_key_identifier, nil, "keyid:always"),
                     (nil, "1.2.840.113635.100.6.2.1", ""),
                 ]
             case .leaf:
                 [
                     (NID_basic_constraints, nil, "critical,CA:FALSE"), (NID_key_usage, nil, "critical,digitalSignature"),
+                    (NID_subject_key_identifier, nil, "hash"), (NID_authority_key_identifier, nil, "keyid:always"),
                     (nil, "1.2.840.113635.100.6.11.1", ""),
                 ]
             }

@@ -51,7 +51,8 @@ package final class EntitleServer: Sendable {
         application = try EntitleApplication(
             configuration: configuration,
             store: try store ?? configuration.storage.openStore(instrumentation: instrumentation),
-            revocationChecker: revocationChecker, instrumentation: instrumentation, clock: clock, newId: IdSource.random)
+            revocationChecker: revocationChecker, instrumentation: instrumentation, clock: clock, machineClock: SystemClock(),
+            newId: IdSource.random)
         router = Routes.make(application, metrics: metrics, testStore: testStore?.service)
 
         var http = HTTPServerConfiguration()

@@ -20,7 +20,7 @@ func loadServices(_ arguments: Arguments) throws -> (EntitleApplication, AppServ
     let application = try EntitleApplication(
         configuration: configuration,
         store: try configuration.storage.openStore(),
-        pool: BlockingPool(threads: 2), clock: SystemClock(), newId: IdSource.random)
+        pool: BlockingPool(threads: 2), clock: SystemClock(), machineClock: SystemClock(), newId: IdSource.random)
     return (application, try application.services(appId: try arguments.required("app")))
 }
 

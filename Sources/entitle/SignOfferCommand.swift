@@ -49,7 +49,7 @@ enum SignOfferCommand {
             let application = try EntitleApplication(
                 configuration: configuration,
                 store: try configuration.storage.openStore(),
-                pool: BlockingPool(threads: 1), clock: SystemClock(), newId: IdSource.random)
+                pool: BlockingPool(threads: 1), clock: SystemClock(), machineClock: SystemClock(), newId: IdSource.random)
             offers = try application.services(appId: appId).offers
         } else {
             offers = OfferService(app: app)

@@ -123,7 +123,8 @@ final class RealTimelineIngestionTests: XCTestCase {
         let configuration = try timelineConfiguration(conformance, folder: folder, timeline: timeline)
         let application = try EntitleApplication(
             configuration: configuration,
-            store: try SQLiteFactStore(path: configuration.storage.sqlitePath), clock: SystemClock(), newId: IdSource.random)
+            store: try SQLiteFactStore(path: configuration.storage.sqlitePath), clock: SystemClock(), machineClock: SystemClock(),
+            newId: IdSource.random)
         let subscribers = try application.services(appId: "session").subscribers
         func ingest(_ jws: String) throws -> NotificationIngestion.Outcome {
             try waitForCompletion { application.ingestNotification(signedPayload: jws, receivedAt: Date(), completion: $0) }

@@ -22,16 +22,17 @@ package final class WebhookDispatcher: Sendable {
 
     init?(_ context: AppContext, settings: DeliverySettings) {
         let (app, store, instrumentation, clock) = (context.app, context.store, context.instrumentation, context.clock)
+        let machineClock = context.machineClock
         var lanes = app.webhooks.map {
             DeliveryLane(
                 app: app.id, endpoint: $0.url, secret: $0.secret, kind: .event, store: store, settings: settings,
-                instrumentation: instrumentation, clock: clock)
+                instrumentation: instrumentation, clock: clock, machineClock: machineClock)
         }
         for url in Set(app.forwardNotifications.values).sorted() {
             lanes.append(
                 DeliveryLane(
                     app: app.id, endpoint: url, secret: nil, kind: .forward, store: store, settings: settings,
-                    instrumentation: instrumentation, clock: clock))
+                    instrumentation: instrumentation, clock: clock, machineClock: machineClock))
         }
         guard !lanes.isEmpty else { return nil }
         self.clock = clock
@@ -90,6 +91,9 @@ final class DeliveryLane: Sendable {
     private let settings: DeliverySettings
     private let instrumentation: any Instrumentation
     private let clock: any WallClock
+    /// The machine's: the signed `webhook-timestamp` is real time, which receivers check against
+    /// their own clock (within five minutes), even while the server's clock is moved.
+    private let machineClock: any WallClock
     private let client: HTTPClient
     /// `wakeRequested` coalesces wake-ups: thousands of commits a second wake a waiting thread once.
     private let state = Mutex<(wakeRequested: Bool, stopped: Bool)>((false, false))
@@ -104,10 +108,11 @@ final class DeliveryLane: Sendable {
 
     init(
         app: String, endpoint: String, secret: [UInt8]?, kind: WebhookDelivery.Kind, store: any FactStore,
-        settings: DeliverySettings, instrumentation: any Instrumentation, clock: any WallClock
+        settings: DeliverySettings, instrumentation: any Instrumentation, clock: any WallClock, machineClock: any WallClock
     ) {
         self.app = app
         self.clock = clock
+        self.machineClock = machineClock
         self.endpoint = endpoint
         label = WebhookEndpoint.label(of: endpoint)
         self.secret = secret
@@ -191,7 +196,7 @@ final class DeliveryLane: Sendable {
 
     /// One POST. Any 2xx within the timeout is success; every other end is retried.
     private func deliver(_ delivery: WebhookDelivery) -> DeliveryOutcome {
-        let timestamp = now() / 1000
+        let timestamp = machineClock.milliseconds / 1000
         var headers: [(name: String, value: String)] = [
             ("Content-Type", "application/json"), ("User-Agent", "Entitle/\(EntitleVersion.current)"),
         ]

@@ -57,7 +57,8 @@ final class UseCaseFixture: @unchecked Sendable {
         store = try makeTemporaryStore()
         let apple = self.apple
         application = try EntitleApplication(
-            configuration: configuration, store: store, clock: clock, newId: { UUID().uuidString.lowercased() },
+            configuration: configuration, store: store, clock: clock, machineClock: SystemClock(),
+            newId: { UUID().uuidString.lowercased() },
             outboundClients: OutboundClients(
                 appStore: { _, _ in [.sandbox: apple] },
                 googlePlay: { settings, runTransfer in

@@ -1,0 +1,287 @@
+import Application
+import Crypto
+import Foundation
+import HTTP
+import Instants
+import JSON
+import Server
+import TestSupport
+import XCTest
+
+/// The test store end to end, over HTTP: what it sells and does arrives at Entitle's own
+/// notification route as Apple would send it, signed with the test store's chain, and goes
+/// through the real verifier, writer, events, webhooks and figures; the clock it moves is the
+/// server's.
+final class TestStoreTests: XCTestCase {
+    private var folder: URL!
+    private var receiver: WebhookReceiver!
+    private var entitle: EntitleServer!
+    private let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+    private let admin = "admin_key_0123456789"
+
+    override func setUpWithError() throws {
+        folder = try makeTemporaryDirectory("entitle-test-store")
+        receiver = try WebhookReceiver()
+        try writeChain(to: folder.appendingPathComponent("chain"))
+        entitle = try server(environments: #"["Sandbox"]"#)
+        entitle.start()
+    }
+
+    override func tearDownWithError() throws {
+        entitle?.shutdown()
+        entitle?.waitUntilStopped()
+        entitle = nil
+        receiver = nil
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    private func writeChain(to chainFolder: URL) throws {
+        let made = try SigningChainMaker.make(name: "Test", now: Date())
+        let chain = TestStoreChain(root: made.root, intermediate: made.intermediate, leaf: made.leaf, leafKey: made.leafKey)
+        try FileManager.default.createDirectory(at: chainFolder, withIntermediateDirectories: true)
+        for (name, text) in try chain.files() { try writeFile(chainFolder.appendingPathComponent(name), text) }
+    }
+
+    private func configuration(environments: String, roots: String = "[]", testStore: Bool = true) -> String {
+        """
+        {"server": {"port": 0}, "storage": {"sqlite": "entitle.sqlite3"},
+         "delivery": {"caFile": "\(receiver.caFile)"},
+         \(testStore ? #""testStore": {"enabled": true, "chain": "chain"},"# : "")
+         "apps": [{"id": "app", "bundleId": "com.example.app", "environments": \(environments), "appAppleId": 1234,
+           "signingKey": {"keyId": "KEY1", "privateKeyFile": "key.p8"},
+           "apiKeys": [{"key": "client_key_0123456789", "role": "client"}, {"key": "server_key_0123456789", "role": "server"},
+                       {"key": "\(admin)", "role": "admin"}],
+           "verification": {"rootCertificates": \(roots), "allowPrivateRoots": true},
+           "webhooks": [{"url": "\(receiver.url("/hooks"))", "secret": "\(receiver.secret)"}],
+           "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"], "period": "P1M"}}}]}
+        """
+    }
+
+    private func server(environments: String, roots: String = "[]", testStore: Bool = true) throws -> EntitleServer {
+        try writeFile(folder.appendingPathComponent("key.p8"), try P256.Signing.PrivateKey().pemRepresentation)
+        try writeFile(
+            folder.appendingPathComponent("entitle.json"), configuration(environments: environments, roots: roots, testStore: testStore))
+        return try EntitleServer(
+            configuration: ConfigurationLoader.load(path: folder.appendingPathComponent("entitle.json").path, environment: [:]),
+            logOutput: nil)
+    }
+
+    @discardableResult
+    private func call(_ method: String, _ path: String, key: String? = nil, _ body: JSONObject? = nil) -> (Int, JSONValue) {
+        var headers: [(name: String, value: String)] = [("content-type", "application/json")]
+        headers.append(("authorization", "Bearer \(key ?? admin)"))
+        let response = entitle.handle(
+            HTTPRequest(method: method, target: path, headers: headers, body: body.map { JSONValue.object($0).serializedBytes } ?? []))
+        return (response.status, (try? JSONParser.parse(response.body)) ?? .null)
+    }
+
+    /// The notifications a call's answer says were sent, as `TYPE/SUBTYPE`, each delivered.
+    private func notified(_ answer: JSONValue, file: StaticString = #filePath, line: UInt = #line) -> [String] {
+        let happened = answer["happened"]?.arrayValue ?? []
+        for step in happened {
+            XCTAssertEqual(step["delivered"], true, "\(step)", file: file, line: line)
+            XCTAssertEqual(step["status"], 200, "Entitle's route took it: \(step)", file: file, line: line)
+        }
+        return happened.compactMap { $0["notification"]?.stringValue }
+    }
+
+    private func pro() -> JSONValue? {
+        call("GET", "/v1/subscribers/\(token)", key: "client_key_0123456789").1["subscriber"]?["entitlements"]?["pro"]
+    }
+
+    private func advance(_ duration: String) -> [String] {
+        let (status, answer) = call("POST", "/v1/test-store/clock", ["advance": .string(duration)])
+        XCTAssertEqual(status, 200, "\(answer)")
+        return notified(answer)
+    }
+
+    private func buy(trial: Bool = true) throws -> String {
+        var body: JSONObject = ["appAccountToken": .string(token), "productId": "pro.monthly"]
+        if trial { body["offer"] = .object(["type": "introductory", "discountType": "FREE_TRIAL", "period": "P1W"]) }
+        let (status, answer) = call("POST", "/v1/test-store/apple/purchases", body)
+        XCTAssertEqual(status, 200, "\(answer)")
+        XCTAssertEqual(notified(answer), ["SUBSCRIBED/INITIAL_BUY"])
+        return try XCTUnwrap(answer["originalTransactionId"]?.stringValue)
+    }
+
+    private func act(_ original: String, _ action: String, _ body: JSONObject? = nil) -> (Int, JSONValue) {
+        call("POST", "/v1/test-store/apple/subscriptions/\(original)/\(action)", body)
+    }
+
+    /// A trial, its conversion, renewals, a failed renewal in the grace period, billing retry,
+    /// recovery and a refund: each notification Apple sends, what Entitle derived, the events and
+    /// the webhooks, and the figures back to nothing.
+    func testAYearOfOneCustomer() throws {
+        let original = try buy()
+        XCTAssertEqual(pro()?["periodType"], "TRIAL")
+        XCTAssertEqual(advance("P1W"), ["DID_RENEW"], "the trial converts")
+        XCTAssertEqual(pro()?["periodType"], "NORMAL")
+        XCTAssertEqual(advance("P3M"), ["DID_RENEW", "DID_RENEW", "DID_RENEW"])
+
+        XCTAssertEqual(act(original, "fail-renewal", ["gracePeriod": true]).0, 200)
+        XCTAssertEqual(advance("P1M"), ["DID_FAIL_TO_RENEW/GRACE_PERIOD"])
+        XCTAssertEqual(pro()?["state"], "GRACE_PERIOD")
+        XCTAssertEqual(pro()?["isActive"], true, "access continues in the grace period")
+        XCTAssertEqual(advance("P20D"), [], "the grace period ends without a notification")
+        XCTAssertEqual(pro()?["state"], "BILLING_RETRY")
+        XCTAssertEqual(pro()?["isActive"], false)
+
+        let (recovered, recovery) = act(original, "recover")
+        XCTAssertEqual(recovered, 200, "\(recovery)")
+        XCTAssertEqual(notified(recovery), ["DID_RENEW/BILLING_RECOVERY"])
+        XCTAssertEqual(pro()?["isActive"], true)
+        XCTAssertEqual(advance("P2M"), ["DID_RENEW", "DID_RENEW"])
+
+        let (refunded, refund) = act(original, "refund")
+        XCTAssertEqual(refunded, 200, "\(refund)")
+        XCTAssertEqual(notified(refund), ["REFUND"])
+        XCTAssertEqual(pro()?["state"], "REVOKED")
+        XCTAssertEqual(advance("P2M"), [], "a refunded subscription renews no more")
+        XCTAssertEqual(act(original, "refund").0, 409, "refunded already")
+
+        let events = call("GET", "/v1/events?limit=100", key: "server_key_0123456789").1["events"]?.arrayValue ?? []
+        let types = events.compactMap { $0["type"]?.stringValue }
+        XCTAssertEqual(types.first, "INITIAL_PURCHASE")
+        for expected in ["TRIAL_STARTED", "TRIAL_CONVERTED", "BILLING_ISSUE", "BILLING_RECOVERY", "REFUND"] {
+            XCTAssert(types.contains(expected), "\(expected) in \(types)")
+        }
+        XCTAssertLessThan(
+            try XCTUnwrap(types.firstIndex(of: "BILLING_ISSUE")), try XCTUnwrap(types.firstIndex(of: "BILLING_RECOVERY")), "in order")
+        let delivered = receiver.wait(for: "/hooks") { $0.count >= events.count }
+        XCTAssertEqual(Set(delivered.compactMap { $0.json["id"]?.stringValue }), Set(events.compactMap { $0["id"]?.stringValue }))
+        XCTAssertTrue(delivered.allSatisfy(\.signatureValid))
+        let summary = call("GET", "/v1/metrics/summary?environment=Sandbox", key: "server_key_0123456789").1["summary"]
+        XCTAssertEqual(summary?["activeSubscriptions"], 0, "\(String(describing: summary))")
+    }
+
+    /// Auto-renew off and on, then off: the subscription expires at its end, voluntarily; what
+    /// cannot be done then is refused with the reason.
+    func testACancelledSubscriptionExpiresVoluntarily() throws {
+        let original = try buy(trial: false)
+        XCTAssertEqual(notified(act(original, "cancel").1), ["DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED"])
+        XCTAssertEqual(pro()?["willRenew"], false)
+        XCTAssertEqual(act(original, "cancel").0, 409, "off already")
+        XCTAssertEqual(notified(act(original, "resume").1), ["DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_ENABLED"])
+        XCTAssertEqual(pro()?["willRenew"], true)
+        XCTAssertEqual(notified(act(original, "cancel").1), ["DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED"])
+        XCTAssertEqual(advance("P1M"), ["EXPIRED/VOLUNTARY"])
+        XCTAssertEqual(pro()?["isActive"], false)
+        let (status, refused) = act(original, "resume")
+        XCTAssertEqual(status, 409)
+        XCTAssertEqual(refused["error"]?["code"], "TEST_STORE_REFUSED")
+        XCTAssertEqual(act(original, "teleport").0, 404)
+        XCTAssertEqual(act("0000", "cancel").0, 404)
+    }
+
+    /// Billing that never recovers: Apple retries for 60 days, then the subscription expires.
+    func testBillingRetryEndsInExpiry() throws {
+        let original = try buy(trial: false)
+        XCTAssertEqual(act(original, "fail-renewal").0, 200)
+        XCTAssertEqual(advance("P1M"), ["DID_FAIL_TO_RENEW"])
+        XCTAssertEqual(pro()?["state"], "BILLING_RETRY")
+        XCTAssertEqual(advance("P61D"), ["EXPIRED/BILLING_RETRY"])
+        XCTAssertEqual(act(original, "recover").0, 409, "too late to recover")
+    }
+
+    /// A notification the test store is told not to deliver is signed but never reaches Entitle.
+    func testAnUndeliveredNotificationIsNotStored() throws {
+        let (status, answer) = call(
+            "POST", "/v1/test-store/apple/purchases", ["appAccountToken": .string(token), "productId": "pro.monthly", "deliver": false])
+        XCTAssertEqual(status, 200, "\(answer)")
+        XCTAssertEqual(answer["happened"]?.arrayValue?.first?["delivered"], false)
+        XCTAssertNil(pro(), "Entitle knows nothing of it")
+        // What StoreKit gave the app still reaches Entitle when the app posts it.
+        let posted = call(
+            "POST", "/v1/transactions", key: "client_key_0123456789",
+            ["signedTransaction": answer["signedTransaction"] ?? .null, "appAccountToken": .string(token)])
+        XCTAssertEqual(posted.0, 200, "\(posted.1)")
+        XCTAssertEqual(pro()?["isActive"], true)
+    }
+
+    func testTheClockMovesOnlyForwardAndRunsAtASpeed() throws {
+        let before = try parse(call("GET", "/v1/test-store/clock").1["now"])
+        XCTAssertEqual(call("POST", "/v1/test-store/clock", ["to": "2000-01-01T00:00:00Z"]).0, 400)
+        XCTAssertEqual(call("POST", "/v1/test-store/clock", ["advance": "P1M", "speed": .int(2)]).0, 400, "one at a time")
+        XCTAssertEqual(call("POST", "/v1/test-store/clock", ["advance": "one month"]).0, 400)
+        let moved = call("POST", "/v1/test-store/clock", ["advance": "P1DT2H"]).1
+        XCTAssertGreaterThanOrEqual(try parse(moved["now"]) - before, 26 * 3_600_000)
+        let running = call("POST", "/v1/test-store/clock", ["speed": 3600])
+        XCTAssertEqual(running.0, 200, "\(running.1)")
+        Thread.sleep(forTimeInterval: 1)
+        let later = try parse(call("GET", "/v1/test-store/clock").1["now"])
+        XCTAssertGreaterThan(later - (try parse(moved["now"])), 3_000_000, "an hour of the clock a second")
+        XCTAssertEqual(call("POST", "/v1/test-store/clock", ["speed": 0]).0, 200)
+        XCTAssertEqual(call("GET", "/v1/test-store/clock", key: "server_key_0123456789").0, 403, "an admin key only")
+    }
+
+    private func parse(_ value: JSONValue?) throws -> Int64 {
+        try XCTUnwrap(value?.stringValue.flatMap { Milliseconds.instant(.string($0)) }, "\(String(describing: value))")
+    }
+
+    /// The test store never signs for a deployment that could be real: Production refuses it,
+    /// and a deployment without it answers its routes 404.
+    func testADeploymentWithProductionRefusesTheTestStore() throws {
+        stop()
+        XCTAssertThrowsError(try server(environments: #"["Production", "Sandbox"]"#)) { error in
+            XCTAssert("\(error)".contains("lists the Production environment"), "\(error)")
+        }
+        entitle = try server(environments: #"["Sandbox"]"#, testStore: false)
+        entitle.start()
+        let (status, answer) = call("GET", "/v1/test-store/clock")
+        XCTAssertEqual(status, 404)
+        XCTAssertEqual(answer["error"]?["code"], "TEST_STORE_DISABLED")
+    }
+
+    /// Nor for one that trusts Apple's roots (Apple's real root, from the conformance folder).
+    func testADeploymentTrustingApplesRootsRefusesTheTestStore() throws {
+        stop()
+        let appleRoot = try conformanceDirectory().appendingPathComponent("roots/AppleRootCA-G3.cer").path
+        XCTAssertThrowsError(try server(environments: #"["Sandbox"]"#, roots: "[\"\(appleRoot)\"]")) { error in
+            XCTAssert("\(error)".contains("trusts Apple's"), "\(error)")
+        }
+    }
+
+    private func stop() {
+        entitle.shutdown()
+        entitle.waitUntilStopped()
+        entitle = nil
+    }
+
+    /// Apple's own Python library (app-store-server-library) decodes and verifies what the test
+    /// store signs, with the test chain's root: the signed data is shaped as Apple's.
+    func testApplesLibraryVerifiesWhatTheTestStoreSigns() throws {
+        let python = try requireTestPython("appstoreserverlibrary", for: #function)
+        let (status, answer) = call(
+            "POST", "/v1/test-store/apple/purchases", ["appAccountToken": .string(token), "productId": "pro.monthly", "deliver": false])
+        XCTAssertEqual(status, 200)
+        let script = """
+            import sys, json
+            from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier
+            from appstoreserverlibrary.models.Environment import Environment
+            root = open(sys.argv[1], 'rb').read()
+            from cryptography import x509
+            from cryptography.hazmat.primitives.serialization import Encoding
+            der = x509.load_pem_x509_certificate(root).public_bytes(Encoding.DER)
+            verifier = SignedDataVerifier([der], False, Environment.SANDBOX, 'com.example.app', 1234)
+            transaction = verifier.verify_and_decode_signed_transaction(sys.argv[2])
+            renewal = verifier.verify_and_decode_renewal_info(sys.argv[3])
+            print(json.dumps({'transactionId': transaction.transactionId, 'productId': transaction.productId,
+                              'type': transaction.rawType, 'appAccountToken': transaction.appAccountToken,
+                              'autoRenewStatus': renewal.rawAutoRenewStatus, 'environment': renewal.rawEnvironment}))
+            """
+        let result = try runProcess(
+            python,
+            [
+                "-c", script, folder.appendingPathComponent("chain/root.pem").path, answer["signedTransaction"]?.stringValue ?? "",
+                answer["signedRenewalInfo"]?.stringValue ?? "",
+            ])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let decoded = try JSONParser.parse(Array(result.stdout.utf8))
+        XCTAssertEqual(decoded["transactionId"], answer["transactionId"])
+        XCTAssertEqual(decoded["productId"], "pro.monthly")
+        XCTAssertEqual(decoded["type"], "Auto-Renewable Subscription")
+        XCTAssertEqual(decoded["appAccountToken"]?.stringValue, token)
+        XCTAssertEqual(decoded["autoRenewStatus"], 1)
+        XCTAssertEqual(decoded["environment"], "Sandbox")
+    }
+}
