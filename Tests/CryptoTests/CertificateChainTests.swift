@@ -143,3 +143,30 @@ final class CertificateChainTests: XCTestCase {
         return nil
     }
 }
+
+/// The test store's chain maker: OpenSSL verifies the chain in strict mode and the markers are
+/// where Apple puts them (TestStoreTests: Entitle and Apple's Python library verify its data).
+final class SigningChainMakerTests: XCTestCase {
+    func testAMadeChainVerifiesStrictlyWithOpenSSLAndCarriesApplesMarkers() throws {
+        let chain = try SigningChainMaker.make(name: "Unit", now: Date())
+        let folder = try makeTemporaryDirectory("entitle-chain")
+        for (name, certificate) in [("root", chain.root), ("intermediate", chain.intermediate), ("leaf", chain.leaf)] {
+            try writeFile(folder.appendingPathComponent("\(name).pem"), certificate.pemRepresentation)
+        }
+        let verified = try runProcess(
+            "openssl",
+            [
+                "verify", "-x509_strict", "-CAfile", folder.appendingPathComponent("root.pem").path, "-untrusted",
+                folder.appendingPathComponent("intermediate.pem").path, folder.appendingPathComponent("leaf.pem").path,
+            ])
+        XCTAssertEqual(verified.status, 0, verified.stdout + verified.stderr)
+        let leaf = try runProcess("openssl", ["x509", "-noout", "-text", "-in", folder.appendingPathComponent("leaf.pem").path]).stdout
+        XCTAssert(leaf.contains("1.2.840.113635.100.6.11.1"), leaf)
+        XCTAssert(leaf.contains("CA:FALSE"))
+        let intermediate = try runProcess(
+            "openssl", ["x509", "-noout", "-text", "-in", folder.appendingPathComponent("intermediate.pem").path]
+        ).stdout
+        XCTAssert(intermediate.contains("1.2.840.113635.100.6.2.1"), intermediate)
+        XCTAssertEqual(try Certificate(pemEncoded: chain.leaf.pemRepresentation), chain.leaf, "PEM round trip")
+    }
+}
