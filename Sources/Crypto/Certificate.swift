@@ -49,18 +49,7 @@ package final class Certificate: @unchecked Sendable, Equatable, CustomStringCon
     }
 
     /// The certificate as one PEM block.
-    package var pemRepresentation: String {
-        let body = Base64.encode(derRepresentation)
-        var lines = ["-----BEGIN CERTIFICATE-----"]
-        var index = body.startIndex
-        while index < body.endIndex {
-            let end = body.index(index, offsetBy: 64, limitedBy: body.endIndex) ?? body.endIndex
-            lines.append(String(body[index..<end]))
-            index = end
-        }
-        lines.append("-----END CERTIFICATE-----")
-        return lines.joined(separator: "\n") + "\n"
-    }
+    package var pemRepresentation: String { EVPKey.pem(derRepresentation, label: "CERTIFICATE") }
 
     /// Every `BEGIN CERTIFICATE` block of a PEM text, in order.
     package static func allFromPEM(_ pem: String) throws(CryptoError) -> [Certificate] {

@@ -69,17 +69,20 @@ final class EVPKey: @unchecked Sendable {
         return output
     }
 
-    /// SubjectPublicKeyInfo DER as a `BEGIN PUBLIC KEY` PEM (64 characters a line).
-    static func publicKeyPEM(_ der: [UInt8]) -> String {
+    /// SubjectPublicKeyInfo DER as a `BEGIN PUBLIC KEY` PEM.
+    static func publicKeyPEM(_ der: [UInt8]) -> String { pem(der, label: "PUBLIC KEY") }
+
+    /// DER as a PEM block of `label`, 64 characters a line (RFC 7468).
+    static func pem(_ der: [UInt8], label: String) -> String {
         let body = Base64.encode(der)
-        var lines = ["-----BEGIN PUBLIC KEY-----"]
+        var lines = ["-----BEGIN \(label)-----"]
         var index = body.startIndex
         while index < body.endIndex {
             let end = body.index(index, offsetBy: 64, limitedBy: body.endIndex) ?? body.endIndex
             lines.append(String(body[index..<end]))
             index = end
         }
-        lines.append("-----END PUBLIC KEY-----")
+        lines.append("-----END \(label)-----")
         return lines.joined(separator: "\n") + "\n"
     }
 

@@ -18,20 +18,7 @@ final class GooglePlayUseCaseTests: XCTestCase {
         let files = try GooglePlayStandIn(packageName: "com.example.android")
         let fixture = try UseCaseFixture(google: google, googleFiles: files)
         let now = fixture.clock.milliseconds
-        google.subscriptions.withLock {
-            $0["g-1"] = [
-                "kind": "androidpublisher#subscriptionPurchaseV2", "startTime": .string(Timestamps.iso(now - 3_600_000)),
-                "subscriptionState": "SUBSCRIPTION_STATE_ACTIVE", "latestOrderId": "GPA.3345-1234-5678-00001",
-                "acknowledgementState": "ACKNOWLEDGEMENT_STATE_PENDING",
-                "externalAccountIdentifiers": .object(["obfuscatedExternalAccountId": .string(fixture.token)]),
-                "lineItems": .array([
-                    .object([
-                        "productId": "pro", "expiryTime": .string(Timestamps.iso(now + 86_400_000)),
-                        "autoRenewingPlan": .object(["autoRenewEnabled": true]), "offerDetails": .object(["basePlanId": "monthly"]),
-                    ])
-                ]),
-            ]
-        }
+        google.sell("g-1", to: fixture.token, now: now, expires: now + 86_400_000)
         let play = try XCTUnwrap(fixture.services.googlePlay)
         func post() async throws -> JSONValue {
             .object(try await play.post(productId: "pro", purchaseToken: "g-1", appAccountToken: fixture.token, now: fixture.clock.now()))
@@ -53,19 +40,7 @@ final class GooglePlayUseCaseTests: XCTestCase {
         let files = try GooglePlayStandIn(packageName: "com.example.android")
         let fixture = try UseCaseFixture(google: google, googleFiles: files)
         let now = fixture.clock.milliseconds
-        google.subscriptions.withLock {
-            $0["g-1"] = [
-                "kind": "androidpublisher#subscriptionPurchaseV2", "startTime": .string(Timestamps.iso(now - 3_600_000)),
-                "subscriptionState": "SUBSCRIPTION_STATE_ACTIVE", "acknowledgementState": "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED",
-                "externalAccountIdentifiers": .object(["obfuscatedExternalAccountId": .string(fixture.token)]),
-                "lineItems": .array([
-                    .object([
-                        "productId": "pro", "expiryTime": .string(Timestamps.iso(now + 30 * 86_400_000)),
-                        "offerDetails": .object(["basePlanId": "monthly"]),
-                    ])
-                ]),
-            ]
-        }
+        google.sell("g-1", to: fixture.token, now: now, expires: now + 30 * 86_400_000, acknowledged: true)
         let play = try XCTUnwrap(fixture.services.googlePlay)
         _ = try await play.post(productId: "pro", purchaseToken: "g-1", appAccountToken: nil, now: fixture.clock.now())
         XCTAssertEqual(try fixture.subscriber()?["entitlements"]?["pro"]?["isActive"], true)
@@ -91,6 +66,24 @@ final class RecordingGooglePlay: GooglePlayAPI, Sendable {
     let voided = Mutex<[VoidedPurchase]>([])
 
     private func refused() -> GooglePlayAPIError { .api(status: 404, message: "not part of this test") }
+
+    /// A monthly `pro` subscription bought an hour before `now` by `customer`, active until `expires`.
+    func sell(_ token: String, to customer: String, now: Int64, expires: Int64, acknowledged: Bool = false) {
+        subscriptions.withLock {
+            $0[token] = [
+                "kind": "androidpublisher#subscriptionPurchaseV2", "startTime": .string(Timestamps.iso(now - 3_600_000)),
+                "subscriptionState": "SUBSCRIPTION_STATE_ACTIVE", "latestOrderId": "GPA.3345-1234-5678-00001",
+                "acknowledgementState": acknowledged ? "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED" : "ACKNOWLEDGEMENT_STATE_PENDING",
+                "externalAccountIdentifiers": .object(["obfuscatedExternalAccountId": .string(customer)]),
+                "lineItems": .array([
+                    .object([
+                        "productId": "pro", "expiryTime": .string(Timestamps.iso(expires)),
+                        "autoRenewingPlan": .object(["autoRenewEnabled": true]), "offerDetails": .object(["basePlanId": "monthly"]),
+                    ])
+                ]),
+            ]
+        }
+    }
 
     func subscription(purchaseToken: String) throws(GooglePlayAPIError) -> SubscriptionPurchaseV2 {
         guard let json = subscriptions.withLock({ $0[purchaseToken] }) else { throw refused() }

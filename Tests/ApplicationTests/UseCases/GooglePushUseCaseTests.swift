@@ -23,20 +23,7 @@ final class GooglePushUseCaseTests: XCTestCase {
         let files = try GooglePlayStandIn(packageName: "com.example.android")
         let fixture = try UseCaseFixture(google: google, googleFiles: files)
         let now = fixture.clock.milliseconds
-        google.subscriptions.withLock {
-            $0["g-1"] = [
-                "kind": "androidpublisher#subscriptionPurchaseV2", "startTime": .string(Timestamps.iso(now - 3_600_000)),
-                "subscriptionState": "SUBSCRIPTION_STATE_ACTIVE", "latestOrderId": "GPA.3345-1234-5678-00001",
-                "acknowledgementState": "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED",
-                "externalAccountIdentifiers": .object(["obfuscatedExternalAccountId": .string(fixture.token)]),
-                "lineItems": .array([
-                    .object([
-                        "productId": "pro", "expiryTime": .string(Timestamps.iso(now + 86_400_000)),
-                        "autoRenewingPlan": .object(["autoRenewEnabled": true]), "offerDetails": .object(["basePlanId": "monthly"]),
-                    ])
-                ]),
-            ]
-        }
+        google.sell("g-1", to: fixture.token, now: now, expires: now + 86_400_000, acknowledged: true)
         let notification: JSONObject = [
             "version": "1.0", "packageName": "com.example.android", "eventTimeMillis": .string(String(now)),
             "subscriptionNotification": .object([
