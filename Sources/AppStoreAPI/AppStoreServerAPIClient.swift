@@ -46,7 +46,7 @@ package final class AppStoreServerAPIClient: Sendable {
     // MARK: - Transactions and subscriptions
 
     package func getTransactionInfo(_ transactionId: String) async throws(AppStoreAPIError) -> TransactionInfoResponse {
-        try await decode(try await send("GET", ["inApps", "v1", "transactions", transactionId]))
+        try await decode(send("GET", ["inApps", "v1", "transactions", transactionId]))
     }
 
     /// One page of Get Transaction History v2; pass the previous page's `revision` for the next.
@@ -55,7 +55,7 @@ package final class AppStoreServerAPIClient: Sendable {
         query: [(String, String)] = []
     ) async throws(AppStoreAPIError) -> HistoryResponse {
         try await decode(
-            try await send(
+            send(
                 "GET", ["inApps", "v2", "history", transactionId],
                 query: query + (revision.map { [("revision", $0)] } ?? [])))
     }
@@ -79,21 +79,21 @@ package final class AppStoreServerAPIClient: Sendable {
     package func getAllSubscriptionStatuses(_ transactionId: String, status: [Int64] = []) async throws(AppStoreAPIError) -> StatusResponse
     {
         try await decode(
-            try await send("GET", ["inApps", "v1", "subscriptions", transactionId], query: status.map { ("status", String($0)) }))
+            send("GET", ["inApps", "v1", "subscriptions", transactionId], query: status.map { ("status", String($0)) }))
     }
 
     package func getRefundHistory(_ transactionId: String, revision: String? = nil) async throws(AppStoreAPIError) -> RefundHistoryResponse
     {
         try await decode(
-            try await send("GET", ["inApps", "v2", "refund", "lookup", transactionId], query: revision.map { [("revision", $0)] } ?? []))
+            send("GET", ["inApps", "v2", "refund", "lookup", transactionId], query: revision.map { [("revision", $0)] } ?? []))
     }
 
     package func lookUpOrderId(_ orderId: String) async throws(AppStoreAPIError) -> OrderLookupResponse {
-        try await decode(try await send("GET", ["inApps", "v1", "lookup", orderId]))
+        try await decode(send("GET", ["inApps", "v1", "lookup", orderId]))
     }
 
     package func getAppTransactionInfo(_ transactionId: String) async throws(AppStoreAPIError) -> AppTransactionInfoResponse {
-        try await decode(try await send("GET", ["inApps", "v1", "transactions", "appTransactions", transactionId]))
+        try await decode(send("GET", ["inApps", "v1", "transactions", "appTransactions", transactionId]))
     }
 
     /// Needs an original transaction id (4000187) and a UUID (4000183); not for Family Sharing (4000185).
@@ -122,7 +122,7 @@ package final class AppStoreServerAPIClient: Sendable {
         requestIdentifier: String
     ) async throws(AppStoreAPIError) -> ExtendRenewalDateResponse {
         try await decode(
-            try await send(
+            send(
                 "PUT", ["inApps", "v1", "subscriptions", "extend", originalTransactionId],
                 body: [
                     "extendByDays": .int(Int64(extendByDays)), "extendReasonCode": .int(reasonCode),
@@ -133,14 +133,14 @@ package final class AppStoreServerAPIClient: Sendable {
     package func extendRenewalDateForAllActiveSubscribers(
         _ request: JSONObject
     ) async throws(AppStoreAPIError) -> MassExtendRenewalDateResponse {
-        try await decode(try await send("POST", ["inApps", "v1", "subscriptions", "extend", "mass"], body: request))
+        try await decode(send("POST", ["inApps", "v1", "subscriptions", "extend", "mass"], body: request))
     }
 
     package func getStatusOfSubscriptionRenewalDateExtensions(
         productId: String,
         requestIdentifier: String
     ) async throws(AppStoreAPIError) -> MassExtendRenewalDateStatusResponse {
-        try await decode(try await send("GET", ["inApps", "v1", "subscriptions", "extend", "mass", productId, requestIdentifier]))
+        try await decode(send("GET", ["inApps", "v1", "subscriptions", "extend", "mass", productId, requestIdentifier]))
     }
 
     // MARK: - Notifications
@@ -153,17 +153,17 @@ package final class AppStoreServerAPIClient: Sendable {
         var body: JSONObject = ["startDate": .int(startDate), "endDate": .int(endDate)]
         if onlyFailures { body["onlyFailures"] = true }
         return try await decode(
-            try await send(
+            send(
                 "POST", ["inApps", "v1", "notifications", "history"],
                 query: paginationToken.map { [("paginationToken", $0)] } ?? [], body: body))
     }
 
     package func requestTestNotification() async throws(AppStoreAPIError) -> SendTestNotificationResponse {
-        try await decode(try await send("POST", ["inApps", "v1", "notifications", "test"]))
+        try await decode(send("POST", ["inApps", "v1", "notifications", "test"]))
     }
 
     package func getTestNotificationStatus(_ token: String) async throws(AppStoreAPIError) -> CheckTestNotificationResponse {
-        try await decode(try await send("GET", ["inApps", "v1", "notifications", "test", token]))
+        try await decode(send("GET", ["inApps", "v1", "notifications", "test", token]))
     }
 
     // MARK: - Transport

@@ -23,18 +23,19 @@ package struct GooglePlayDeveloperAPI: Sendable {
 
     /// `purchases.subscriptionsv2.get`.
     package func subscription(purchaseToken: String) async throws(GooglePlayAPIError) -> SubscriptionPurchaseV2 {
-        try await SubscriptionPurchaseV2(
-            json: try await send("GET", application + ["purchases", "subscriptionsv2", "tokens", purchaseToken]) ?? [:])
+        let json = try await send("GET", application + ["purchases", "subscriptionsv2", "tokens", purchaseToken])
+        return try SubscriptionPurchaseV2(json: json ?? [:])
     }
 
     /// `orders.get` (the Orders API): what the buyer paid for an order, which `productsv2` does not say.
     package func order(orderId: String) async throws(GooglePlayAPIError) -> PlayOrder {
-        try await PlayOrder(json: send("GET", application + ["orders", orderId]) ?? [:])
+        PlayOrder(json: try await send("GET", application + ["orders", orderId]) ?? [:])
     }
 
     /// `purchases.productsv2.getproductpurchasev2`.
     package func product(purchaseToken: String) async throws(GooglePlayAPIError) -> ProductPurchaseV2 {
-        try await ProductPurchaseV2(json: try await send("GET", application + ["purchases", "productsv2", "tokens", purchaseToken]) ?? [:])
+        let json = try await send("GET", application + ["purchases", "productsv2", "tokens", purchaseToken])
+        return try ProductPurchaseV2(json: json ?? [:])
     }
 
     /// `purchases.subscriptions.acknowledge`: without it Google refunds the purchase after 3 days.

@@ -1,5 +1,5 @@
 import Foundation
-package import JSON
+import JSON
 
 // The configuration sections declared with `ConfigurationSection` (one member a line: key,
 // environment variable, kind and range, and where its value goes). docs/CONFIGURATION.md is

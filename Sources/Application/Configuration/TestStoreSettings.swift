@@ -1,4 +1,4 @@
-package import AppStore
+import AppStore
 package import Crypto
 import Foundation
 package import JSON

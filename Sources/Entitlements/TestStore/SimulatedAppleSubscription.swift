@@ -1,6 +1,5 @@
 import Foundation
 package import Instants
-package import JSON
 
 /// An auto-renewable subscription as the test store's App Store holds it: what Apple knows of a
 /// customer's subscription, from which it signs the transactions, renewal infos and
