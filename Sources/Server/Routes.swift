@@ -80,6 +80,7 @@ enum Routes {
         router.add("GET", "/v1/test-store/clock") { testStoreAPI.clock($0) }
         router.add("POST", "/v1/test-store/clock") { testStoreAPI.moveClock($0) }
         router.add("POST", "/v1/test-store/apple/purchases") { testStoreAPI.applePurchase($0) }
+        router.add("POST", "/v1/test-store/scenarios") { testStoreAPI.runScenario($0) }
         router.add("POST", "/v1/test-store/apple/subscriptions/{originalTransactionId}/{action}") {
             testStoreAPI.appleSubscriptionAction($0)
         }

@@ -1,15 +1,59 @@
 import Application
 import Crypto
 import Foundation
+import HTTPClient
+import JSON
 
 /// `entitle test-store init --out DIR`: a fresh signing chain for the test store, shaped like
-/// Apple's (docs/TEST_STORE.md); the configuration names the folder as `testStore.chain`.
+/// Apple's; the configuration names the folder as `testStore.chain`. `entitle test-store run FILE`:
+/// runs a scenario on a running test deployment and exits 1 at the first expectation that fails,
+/// naming its step (docs/TEST_STORE.md).
 enum TestStoreCommand {
-    static let usage = "entitle test-store init --out DIR"
+    static let usage = """
+        entitle test-store init --out DIR
+        entitle test-store run FILE [--url http://127.0.0.1:8080] [--key ADMIN_KEY]   (or ENTITLE_ADMIN_KEY)
+        """
 
     static func run(_ raw: [String]) throws -> Int32 {
-        let arguments = try Arguments(raw, valueOptions: ["out"])
-        guard arguments.positionals == ["init"] else { throw UsageError(usage) }
+        let arguments = try Arguments(raw, valueOptions: ["out", "url", "key"])
+        switch arguments.positionals.first {
+        case "init" where arguments.positionals.count == 1: return try initialize(arguments)
+        case "run" where arguments.positionals.count == 2: return try runScenario(arguments.positionals[1], arguments)
+        default: throw UsageError(usage)
+        }
+    }
+
+    private static func runScenario(_ file: String, _ arguments: Arguments) throws -> Int32 {
+        guard let scenario = FileManager.default.contents(atPath: file) else { throw UsageError("cannot read \(file)") }
+        guard let key = arguments["key"] ?? ProcessInfo.processInfo.environment["ENTITLE_ADMIN_KEY"] else {
+            throw UsageError("give the deployment's admin key with --key or ENTITLE_ADMIN_KEY")
+        }
+        let url = (arguments["url"] ?? "http://127.0.0.1:8080") + "/v1/test-store/scenarios"
+        var configuration = HTTPClient.Configuration()
+        configuration.totalTimeout = 600
+        let response = try HTTPClient(configuration: configuration).send(
+            HTTPClientRequest(
+                method: "POST", url: url, headers: [("Authorization", "Bearer \(key)"), ("Content-Type", "application/json")],
+                body: [UInt8](scenario)))
+        let answer = (try? JSONParser.parse(response.body)) ?? .null
+        switch response.status {
+        case 200:
+            Output.line("passed: \(answer["steps"]?.int64Value ?? 0) steps")
+            return 0
+        case 422 where answer["error"]?["code"] == "SCENARIO_FAILED":
+            let error = answer["error"] ?? .null
+            Output.error("failed at step \(error["failedStep"]?.int64Value ?? 0): \(error["expectation"]?.stringValue ?? "?")")
+            if let expected = error["expected"] { Output.error("  expected \(expected.serializedString)") }
+            if let actual = error["actual"] { Output.error("  found    \(actual.serializedString)") }
+            if let reason = error["reason"]?.stringValue { Output.error("  \(reason)") }
+            return 1
+        default:
+            Output.error("entitle: \(url) answered \(response.status): \(answer["error"]?["message"]?.stringValue ?? "")")
+            return response.status == 400 ? 2 : 1
+        }
+    }
+
+    private static func initialize(_ arguments: Arguments) throws -> Int32 {
         let folder = try arguments.required("out")
         let manager = FileManager.default
         if manager.fileExists(atPath: folder), !((try? manager.contentsOfDirectory(atPath: folder)) ?? []).isEmpty {

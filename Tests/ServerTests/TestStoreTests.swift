@@ -247,6 +247,57 @@ final class TestStoreTests: XCTestCase {
         entitle = nil
     }
 
+    /// The scenarios docs/TEST_STORE.md points to (one a money path) pass, posted to the API; one
+    /// with an expectation that does not hold is refused naming its step, what was expected and found.
+    func testTheExampleScenariosPassAndAFailureNamesItsStep() throws {
+        let folder = packageRoot.appendingPathComponent("Keys.example/scenarios")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".json") }.sorted()
+        XCTAssertGreaterThanOrEqual(files.count, 5)
+        for file in files {
+            let scenario = try XCTUnwrap(try JSONParser.parse(Array(Data(contentsOf: folder.appendingPathComponent(file)))).objectValue)
+            let (status, answer) = call("POST", "/v1/test-store/scenarios", scenario)
+            XCTAssertEqual(status, 200, "\(file): \(answer)")
+            XCTAssertEqual(answer["passed"], true, file)
+        }
+        let failing = try XCTUnwrap(
+            try JSONParser.parse(
+                Array(
+                    #"""
+                    {"steps": [{"purchase": {"productId": "pro.monthly"}}, {"advance": "P1M"},
+                               {"expect": {"notifications": ["SUBSCRIBED/INITIAL_BUY", "DID_RENEW"], "entitlement": "pro", "isActive": false}}]}
+                    """#.utf8)
+            ).objectValue)
+        let (status, answer) = call("POST", "/v1/test-store/scenarios", failing)
+        XCTAssertEqual(status, 422, "\(answer)")
+        XCTAssertEqual(answer["error"]?["code"], "SCENARIO_FAILED")
+        XCTAssertEqual(answer["error"]?["failedStep"], 2)
+        XCTAssertEqual(answer["error"]?["expectation"], "entitlement pro isActive")
+        XCTAssertEqual(answer["error"]?["expected"], false)
+        XCTAssertEqual(answer["error"]?["actual"], true)
+        XCTAssertEqual(call("POST", "/v1/test-store/scenarios", ["steps": .array([.object(["teleport": "P1M"])])]).0, 400)
+    }
+
+    /// `entitle test-store run FILE` against the running server: exit 0 when it passes, 1 naming
+    /// the step and expectation when it does not.
+    func testTheCommandRunsAScenario() throws {
+        let passing = folder.appendingPathComponent("passing.json")
+        try FileManager.default.copyItem(at: packageRoot.appendingPathComponent("Keys.example/scenarios/refund.json"), to: passing)
+        let url = "http://127.0.0.1:\(entitle.port)"
+        let passed = try runProcess(entitleExecutable.path, ["test-store", "run", passing.path, "--url", url, "--key", admin])
+        XCTAssertEqual(passed.status, 0, passed.stdout + passed.stderr)
+        XCTAssert(passed.stdout.contains("passed: 6 steps"), passed.stdout)
+        let failing = folder.appendingPathComponent("failing.json")
+        try writeFile(
+            failing,
+            #"{"steps": [{"purchase": {"productId": "pro.monthly"}}, {"expect": {"entitlement": "pro", "state": "EXPIRED"}}]}"#)
+        let failed = try runProcess(
+            entitleExecutable.path, ["test-store", "run", failing.path, "--url", url], environment: ["ENTITLE_ADMIN_KEY": admin])
+        XCTAssertEqual(failed.status, 1, failed.stdout + failed.stderr)
+        XCTAssert(failed.stderr.contains("failed at step 1: entitlement pro state"), failed.stderr)
+        XCTAssert(failed.stderr.contains(#"expected "EXPIRED""#), failed.stderr)
+        XCTAssert(failed.stderr.contains(#"found    "ACTIVE""#), failed.stderr)
+    }
+
     /// Apple's own Python library (app-store-server-library) decodes and verifies what the test
     /// store signs, with the test chain's root: the signed data is shaped as Apple's.
     func testApplesLibraryVerifiesWhatTheTestStoreSigns() throws {

@@ -77,7 +77,7 @@ struct TestStoreHandlers: Sendable {
             }
             let purchase = TestStoreService.Purchase(
                 app: app, appAccountToken: token, productId: try body.requiredString("productId"), environment: environment,
-                price: price, currency: try body.optionalString("currency") ?? "USD", offer: try Self.offer(body.object["offer"]),
+                price: price, currency: try body.optionalString("currency") ?? "USD", offer: try TestStoreOffer.parse(body.object["offer"]),
                 deliver: body.object["deliver"]?.boolValue ?? true)
             context.reply(app: app) { .object(try await testStore.purchase(purchase)) }
         } catch {
@@ -107,34 +107,25 @@ struct TestStoreHandlers: Sendable {
         }
     }
 
-    /// `"offer"`: an introductory offer: `discountType` `FREE_TRIAL` or `PAY_UP_FRONT` (one
-    /// `period` of its own, `P1W` say; the subscription's period when absent) or `PAY_AS_YOU_GO`
-    /// (`periods` of the subscription's), `price` in milliunits, `id` its identifier.
-    private static func offer(_ value: JSONValue?) throws(ServiceError) -> SimulatedAppleSubscription.Offer? {
-        guard let value, value != .null else { return nil }
-        guard let object = value.objectValue else { throw .badRequest("\"offer\" must be an object") }
-        guard object["type"]?.stringValue == "introductory" else {
-            throw ServiceError(
-                status: 422, code: "OFFER_NOT_SUPPORTED",
-                message: "the test store sells introductory offers so far (\"type\": \"introductory\")")
-        }
-        let discount = object["discountType"]?.stringValue ?? "FREE_TRIAL"
-        guard ["FREE_TRIAL", "PAY_AS_YOU_GO", "PAY_UP_FRONT"].contains(discount) else {
-            throw .badRequest("\"discountType\" must be FREE_TRIAL, PAY_AS_YOU_GO or PAY_UP_FRONT")
-        }
-        guard let periods = object["periods"].map({ $0.integer(in: 1...120) }) ?? 1,
-            let price = object["price"].map({ $0.integer(in: Milliunits.priceRange) }) ?? 0
-        else { throw .badRequest("an offer's \"periods\" must be 1 to 120 and its \"price\" whole milliunits") }
-        guard discount != "FREE_TRIAL" || price == 0 else { throw .badRequest("a free trial's price is 0") }
-        var period: ISO8601Duration?
-        if let text = object["period"]?.stringValue {
-            guard discount != "PAY_AS_YOU_GO", let parsed = ISO8601Duration(text) else {
-                throw .badRequest("\"period\" is an ISO 8601 duration (P1W, P1M) of a free trial or pay up front")
+    /// `POST /v1/test-store/scenarios`: runs a scenario; 200 when every expectation holds, else
+    /// 422 `SCENARIO_FAILED` naming the step and expectation, with what was expected and found.
+    func runScenario(_ context: HTTPRequestContext) {
+        do {
+            let (testStore, caller) = try admitted(context)
+            let body = try RequestBody(context.request)
+            let runner = ScenarioRunner(testStore: testStore, services: application.services(for: caller), clock: application.clock)
+            context.reply(app: caller.app.id) {
+                let outcome = try await runner.run(body.object)
+                guard outcome.passed else {
+                    let step = outcome.json["failedStep"]?.int64Value ?? 0
+                    let expectation = outcome.json["expectation"]?.stringValue ?? "an expectation"
+                    throw ServiceError(
+                        status: 422, code: "SCENARIO_FAILED", message: "step \(step): \(expectation) does not hold", details: outcome.json)
+                }
+                return .object(outcome.json)
             }
-            period = parsed
+        } catch {
+            context.reply(error: error, app: nil)
         }
-        return SimulatedAppleSubscription.Offer(
-            type: 1, identifier: object["id"]?.stringValue, discountType: discount, price: price,
-            periods: discount == "PAY_AS_YOU_GO" ? Int(periods) : 1, period: period)
     }
 }
