@@ -38,11 +38,11 @@ enum TestStoreCommand {
         let answer = (try? JSONParser.parse(response.body)) ?? .null
         switch response.status {
         case 200:
-            Output.line("passed: \(answer["steps"]?.int64Value ?? 0) steps")
+            Output.line("passed: \(answer["steps"]?.integer(in: 0...1000) ?? 0) steps")
             return 0
         case 422 where answer["error"]?["code"] == "SCENARIO_FAILED":
             let error = answer["error"] ?? .null
-            Output.error("failed at step \(error["failedStep"]?.int64Value ?? 0): \(error["expectation"]?.stringValue ?? "?")")
+            Output.error("failed at step \(error["failedStep"]?.integer(in: 0...1000) ?? 0): \(error["expectation"]?.stringValue ?? "?")")
             if let expected = error["expected"] { Output.error("  expected \(expected.serializedString)") }
             if let actual = error["actual"] { Output.error("  found    \(actual.serializedString)") }
             if let reason = error["reason"]?.stringValue { Output.error("  \(reason)") }

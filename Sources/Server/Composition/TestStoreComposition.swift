@@ -31,8 +31,12 @@ final class TestStoreComposition: Sendable {
         timer = DispatchSource.makeTimerSource(queue: .global())
         timer.schedule(deadline: .now() + 1, repeating: 1)
         let service = self.service
+        // One catch-up at a time: a tick while one runs (a fast clock, many steps) is skipped.
+        let catchingUp = CatchingUp()
         timer.setEventHandler {
+            guard !catchingUp.flag.exchange(true, ordering: .acquiringAndReleasing) else { return }
             Task {
+                defer { catchingUp.flag.store(false, ordering: .releasing) }
                 do { _ = try await service.catchUp() } catch {
                     logger.log("error", "the test store could not take what fell due", ["error": .string("\(error)")])
                 }
@@ -47,6 +51,11 @@ final class TestStoreComposition: Sendable {
         address.set(host: host, port: port)
         timer.resume()
     }
+}
+
+/// Whether a catch-up runs.
+private final class CatchingUp: Sendable {
+    let flag = Atomic(false)
 }
 
 /// Where this server listens, once it does.

@@ -117,7 +117,7 @@ struct TestStoreHandlers: Sendable {
             context.reply(app: caller.app.id) {
                 let outcome = try await runner.run(body.object)
                 guard outcome.passed else {
-                    let step = outcome.json["failedStep"]?.int64Value ?? 0
+                    let step = outcome.json["failedStep"]?.integer(in: 0...1000) ?? 0
                     let expectation = outcome.json["expectation"]?.stringValue ?? "an expectation"
                     throw ServiceError(
                         status: 422, code: "SCENARIO_FAILED", message: "step \(step): \(expectation) does not hold", details: outcome.json)
