@@ -176,6 +176,22 @@ final class TestStoreTests: XCTestCase {
         XCTAssertEqual(act("0000", "cancel").0, 404)
     }
 
+    /// A refund request: Apple's CONSUMPTION_REQUEST is recorded by Entitle as a refund request
+    /// (answered by the policy within Apple's deadline), then Apple's decision arrives.
+    func testARefundRequestIsRecordedThenDecided() throws {
+        let original = try buy(trial: false)
+        let (status, answer) = act(original, "request-refund", ["reason": "LEGAL", "outcome": "REFUND"])
+        XCTAssertEqual(status, 200, "\(answer)")
+        XCTAssertEqual(notified(answer), ["CONSUMPTION_REQUEST", "REFUND"])
+        let requests = call("GET", "/v1/refund-requests").1["refundRequests"]?.arrayValue ?? []
+        XCTAssertEqual(requests.count, 1, "\(requests)")
+        XCTAssertEqual(requests.first?["reason"], "LEGAL")
+        XCTAssertEqual(pro()?["state"], "REVOKED")
+        XCTAssertEqual(act(original, "request-refund").0, 409, "refunded already")
+        XCTAssertEqual(act(try buy(trial: false), "request-refund", ["reason": "BORED"]).0, 409, "Apple's reasons only")
+        XCTAssertEqual(act(original, "request-refund", ["outcome": "MAYBE"]).0, 400)
+    }
+
     /// Billing that never recovers: Apple retries for 60 days, then the subscription expires.
     func testBillingRetryEndsInExpiry() throws {
         let original = try buy(trial: false)
@@ -255,7 +271,7 @@ final class TestStoreTests: XCTestCase {
     func testTheExampleScenariosPassAndAFailureNamesItsStep() throws {
         let folder = packageRoot.appendingPathComponent("Keys.example/scenarios")
         let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".json") }.sorted()
-        XCTAssertGreaterThanOrEqual(files.count, 5)
+        XCTAssertGreaterThanOrEqual(files.count, 6)
         for file in files {
             let scenario = try XCTUnwrap(try JSONParser.parse(Array(Data(contentsOf: folder.appendingPathComponent(file)))).objectValue)
             let (status, answer) = call("POST", "/v1/test-store/scenarios", scenario)

@@ -101,9 +101,7 @@ package struct ScenarioRunner: Sendable {
             }
             do {
                 state.record(
-                    try await testStore.act(
-                        action, originalTransactionId: original, gracePeriod: step["gracePeriod"]?.boolValue ?? false,
-                        deliver: step["deliver"]?.boolValue ?? true))
+                    try await testStore.act(action, originalTransactionId: original, options: try TestStoreService.ActionOptions(step)))
             } catch let refused as ServiceError where refused.code == "TEST_STORE_REFUSED" {
                 return ["expectation": "the action is taken", "reason": .string(refused.message)]
             }

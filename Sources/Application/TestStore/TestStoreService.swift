@@ -128,21 +128,42 @@ package actor TestStoreService {
     // MARK: - Actions on a subscription
 
     package enum Action: String, Sendable, CaseIterable {
-        case cancel, resume, failRenewal = "fail-renewal", recover, refund
+        case cancel, resume, failRenewal = "fail-renewal", recover, refund, requestRefund = "request-refund"
     }
 
-    /// `POST /v1/test-store/apple/subscriptions/{originalTransactionId}/{action}`.
-    package func act(
-        _ action: Action, originalTransactionId: String, gracePeriod: Bool, deliver: Bool
-    ) async throws -> JSONObject {
-        try await exclusively {
-            try await actNow(action, originalTransactionId: originalTransactionId, gracePeriod: gracePeriod, deliver: deliver)
+    /// What an action's body may add: `gracePeriod` (fail-renewal), `outcome` and `reason`
+    /// (request-refund), and whether its notifications are delivered.
+    package struct ActionOptions: Sendable {
+        package var gracePeriod = false
+        package var refundGranted = true
+        package var reason = "UNINTENDED_PURCHASE"
+        package var deliver = true
+
+        package init() {}
+
+        /// From the body of an action (or a scenario's step).
+        package init(_ body: JSONObject) throws(ServiceError) {
+            gracePeriod = body["gracePeriod"]?.boolValue ?? false
+            deliver = body["deliver"]?.boolValue ?? true
+            if let outcome = body["outcome"] {
+                guard let name = outcome.stringValue, ["REFUND", "REFUND_DECLINED"].contains(name) else {
+                    throw .badRequest("\"outcome\" is REFUND or REFUND_DECLINED")
+                }
+                refundGranted = name == "REFUND"
+            }
+            if let reason = body["reason"] {
+                guard let text = reason.stringValue else { throw .badRequest("\"reason\" must be a string") }
+                self.reason = text
+            }
         }
     }
 
-    private func actNow(
-        _ action: Action, originalTransactionId: String, gracePeriod: Bool, deliver: Bool
-    ) async throws -> JSONObject {
+    /// `POST /v1/test-store/apple/subscriptions/{originalTransactionId}/{action}`.
+    package func act(_ action: Action, originalTransactionId: String, options: ActionOptions) async throws -> JSONObject {
+        try await exclusively { try await actNow(action, originalTransactionId: originalTransactionId, options: options) }
+    }
+
+    private func actNow(_ action: Action, originalTransactionId: String, options: ActionOptions) async throws -> JSONObject {
         _ = try await takeDueSteps(until: clock.milliseconds)
         guard let (appId, sold) = subscriptions[originalTransactionId] else {
             throw ServiceError.notFound("the test store sold no subscription \(originalTransactionId)")
@@ -151,20 +172,29 @@ package actor TestStoreService {
         let app = try self.app(appId)
         let now = clock.milliseconds
         let recoveryId = action == .recover ? newTransactionId() : ""
-        let step: AppleStoreSimulation.Step? = try refusing { () throws(AppleStoreSimulation.Refusal) in
+        let steps: [AppleStoreSimulation.Step] = try refusing { () throws(AppleStoreSimulation.Refusal) in
             switch action {
-            case .cancel: return try AppleStoreSimulation.setAutoRenew(false, &subscription, now: now)
-            case .resume: return try AppleStoreSimulation.setAutoRenew(true, &subscription, now: now)
+            case .cancel: return [try AppleStoreSimulation.setAutoRenew(false, &subscription, now: now)]
+            case .resume: return [try AppleStoreSimulation.setAutoRenew(true, &subscription, now: now)]
             case .failRenewal:
-                try AppleStoreSimulation.failNextRenewal(&subscription, gracePeriod: gracePeriod)
-                return nil
-            case .recover: return try AppleStoreSimulation.recover(&subscription, now: now, transactionId: recoveryId)
-            case .refund: return try AppleStoreSimulation.refund(&subscription, now: now)
+                try AppleStoreSimulation.failNextRenewal(&subscription, gracePeriod: options.gracePeriod)
+                return []
+            case .recover: return [try AppleStoreSimulation.recover(&subscription, now: now, transactionId: recoveryId)]
+            case .refund: return [try AppleStoreSimulation.refund(&subscription, now: now)]
+            case .requestRefund:
+                return try AppleStoreSimulation.requestRefund(
+                    &subscription, reason: options.reason, granted: options.refundGranted, now: now)
             }
         }
         subscriptions[originalTransactionId] = (appId, subscription)
         var answer: JSONObject = ["subscription": .object(Self.json(subscription))]
-        if let step { answer["happened"] = .array([.object(try await send(step, app: app, deliver: deliver).json)]) }
+        var happened: [JSONValue] = []
+        for step in steps {
+            // A later step (Apple's decision on a refund request) is taken at its own instant.
+            if step.at > clock.milliseconds { clock.move(to: Milliseconds.date(step.at)) }
+            happened.append(.object(try await send(step, app: app, deliver: options.deliver).json))
+        }
+        if !happened.isEmpty { answer["happened"] = .array(happened) }
         return answer
     }
 
@@ -227,6 +257,7 @@ package actor TestStoreService {
             "status": .int(step.status.rawValue),
         ]
         if let appAppleId = app.appAppleId { data["appAppleId"] = .int(appAppleId) }
+        if let reason = step.consumptionRequestReason { data["consumptionRequestReason"] = .string(reason) }
         var payload: JSONObject = [
             "notificationType": .string(step.notificationType), "notificationUUID": .string(newId()), "version": "2.0",
             "signedDate": .int(step.at), "data": .object(data),

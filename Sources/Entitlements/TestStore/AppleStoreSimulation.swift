@@ -17,6 +17,8 @@ package enum AppleStoreSimulation {
         package var transaction: JSONObject
         package var renewalInfo: JSONObject
         package var status: SimulatedAppleSubscription.Status
+        /// A `CONSUMPTION_REQUEST`'s reason (its data's `consumptionRequestReason`).
+        package var consumptionRequestReason: String?
 
         /// How the step reads in answers and logs: `DID_RENEW` or `DID_FAIL_TO_RENEW/GRACE_PERIOD`.
         package var name: String { subtype.map { "\(notificationType)/\($0)" } ?? notificationType }
@@ -137,6 +139,29 @@ package enum AppleStoreSimulation {
         subscription.expirationIntent = nil
         renew(&subscription, from: start, transactionId: transactionId)
         return step(subscription, "DID_RENEW", "BILLING_RECOVERY", at: now, reason: "RENEWAL")
+    }
+
+    /// The customer asks Apple for a refund of the current transaction: `CONSUMPTION_REQUEST`
+    /// (Apple asks the developer for consumption information, within 12 hours), then Apple's
+    /// decision a second later: `REFUND` (as `refund`) or `REFUND_DECLINED` (nothing changes).
+    /// The decision is signed later than the request, as Apple's is, so the refunded transaction
+    /// is the newer one.
+    package static let consumptionRequestReasons: Set<String> = [
+        "UNINTENDED_PURCHASE", "FULFILLMENT_ISSUE", "UNSATISFIED_WITH_PURCHASE", "LEGAL", "OTHER",
+    ]
+
+    package static func requestRefund(
+        _ subscription: inout SimulatedAppleSubscription, reason: String, granted: Bool, now: Int64
+    ) throws(Refusal) -> [Step] {
+        guard subscription.revocationDate == nil else { throw Refusal("the transaction is refunded already") }
+        guard consumptionRequestReasons.contains(reason) else {
+            throw Refusal("the reason is one of \(consumptionRequestReasons.sorted().joined(separator: ", "))")
+        }
+        var request = step(subscription, "CONSUMPTION_REQUEST", nil, at: now)
+        request.consumptionRequestReason = reason
+        let decided = now + 1000
+        guard granted else { return [request, step(subscription, "REFUND_DECLINED", nil, at: decided)] }
+        return [request, try refund(&subscription, now: decided)]
     }
 
     /// Apple refunds the current period's transaction: `REFUND`, the transaction revoked, no

@@ -97,10 +97,11 @@ struct TestStoreHandlers: Sendable {
             }
             let body = context.request.body.isEmpty ? nil : try RequestBody(context.request)
             let original = context.pathParameters["originalTransactionId"] ?? ""
-            let gracePeriod = body?.object["gracePeriod"]?.boolValue ?? false
-            let deliver = body?.object["deliver"]?.boolValue ?? true
+            let options =
+                try body.map { body throws(ServiceError) in try TestStoreService.ActionOptions(body.object) }
+                ?? TestStoreService.ActionOptions()
             context.reply(app: caller.app.id) {
-                .object(try await testStore.act(action, originalTransactionId: original, gracePeriod: gracePeriod, deliver: deliver))
+                .object(try await testStore.act(action, originalTransactionId: original, options: options))
             }
         } catch {
             context.reply(error: error, app: nil)
