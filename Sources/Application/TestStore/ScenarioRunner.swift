@@ -29,7 +29,7 @@ package struct ScenarioRunner: Sendable {
         guard let steps = scenario["steps"]?.arrayValue, !steps.isEmpty, steps.count <= 1000 else {
             throw ServiceError.badRequest("a scenario is {\"customer\"?, \"steps\": [1 to 1000 steps]} (docs/TEST_STORE.md)")
         }
-        let customer = try AppAccountToken.validated(scenario["customer"]?.stringValue ?? UUID().uuidString)
+        let customer = try AppAccountToken.validated(scenario["customer"]?.stringValue ?? services.events.eventWriter.composer.newId())
         let environment = AppStoreEnvironment(rawValue: scenario["environment"]?.stringValue ?? "Sandbox")
         var state = State(customer: customer, environment: environment)
         state.eventCursor = try await lastEventSequence()

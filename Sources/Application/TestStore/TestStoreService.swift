@@ -24,8 +24,6 @@ package actor TestStoreService {
     private let deliver: Delivery
     private var subscriptions: [String: (app: String, subscription: SimulatedAppleSubscription)] = [:]
     private var nextTransactionNumber: Int64
-    /// Notifications signed but not delivered (`"deliver": false`), oldest first.
-    private(set) var undelivered: [(app: String, signedPayload: String)] = []
     /// Whether a request runs, and who waits for it (an actor alone would let a second request in
     /// while the first awaits a delivery).
     private var busy = false
@@ -264,10 +262,7 @@ package actor TestStoreService {
         ]
         if let subtype = step.subtype { payload["subtype"] = .string(subtype) }
         let signed = try chain.sign(payload)
-        guard shouldDeliver else {
-            undelivered.append((app.id, signed))
-            return Happened(step: step, delivered: false, status: nil)
-        }
+        guard shouldDeliver else { return Happened(step: step, delivered: false, status: nil) }
         let status = try await deliver(signed)
         return Happened(step: step, delivered: (200..<300).contains(status), status: status)
     }
