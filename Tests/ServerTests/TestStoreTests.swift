@@ -122,7 +122,7 @@ final class TestStoreTests: XCTestCase {
         XCTAssertEqual(advance("P1M"), ["DID_FAIL_TO_RENEW/GRACE_PERIOD"])
         XCTAssertEqual(pro()?["state"], "GRACE_PERIOD")
         XCTAssertEqual(pro()?["isActive"], true, "access continues in the grace period")
-        XCTAssertEqual(advance("P20D"), [], "the grace period ends without a notification")
+        XCTAssertEqual(advance("P20D"), ["GRACE_PERIOD_EXPIRED"], "the grace period ends")
         XCTAssertEqual(pro()?["state"], "BILLING_RETRY")
         XCTAssertEqual(pro()?["isActive"], false)
 

@@ -92,10 +92,10 @@ package enum AppleStoreSimulation {
             renew(&subscription, from: due, transactionId: newTransactionId())
             return step(subscription, "DID_RENEW", nil, at: due, reason: "RENEWAL")
         case .gracePeriod:
-            // The grace period ends; Apple goes on retrying (no notification of its own).
+            // The grace period ends without a renewal; Apple goes on retrying.
             subscription.status = .billingRetry
             subscription.gracePeriodExpiresDate = nil
-            return nil
+            return step(subscription, "GRACE_PERIOD_EXPIRED", nil, at: due)
         case .billingRetry:
             subscription.status = .expired
             subscription.billingRetryEndsAt = nil
