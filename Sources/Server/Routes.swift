@@ -81,6 +81,9 @@ enum Routes {
         router.add("POST", "/v1/test-store/clock") { testStoreAPI.moveClock($0) }
         router.add("POST", "/v1/test-store/apple/purchases") { testStoreAPI.applePurchase($0) }
         router.add("POST", "/v1/test-store/scenarios") { testStoreAPI.runScenario($0) }
+        router.add("POST", "/v1/test-store/apple/transactions/{transactionId}/{action}") {
+            testStoreAPI.appleTransactionAction($0)
+        }
         router.add("POST", "/v1/test-store/apple/subscriptions/{originalTransactionId}/{action}") {
             testStoreAPI.appleSubscriptionAction($0)
         }

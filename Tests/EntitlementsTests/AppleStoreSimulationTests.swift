@@ -61,14 +61,14 @@ final class AppleStoreSimulationTests: XCTestCase {
         let steps = run(&subscription, until: renewal + 100 * day)
         XCTAssertEqual(steps.map(\.name), ["DID_FAIL_TO_RENEW/GRACE_PERIOD", "GRACE_PERIOD_EXPIRED", "EXPIRED/BILLING_RETRY"])
         guard steps.count == 3 else { return }
-        XCTAssertEqual(steps[0].renewalInfo["gracePeriodExpiresDate"], .int(renewal + 16 * day))
-        XCTAssertEqual(steps[0].renewalInfo["isInBillingRetryPeriod"], true)
+        XCTAssertEqual(steps[0].renewalInfo?["gracePeriodExpiresDate"], .int(renewal + 16 * day))
+        XCTAssertEqual(steps[0].renewalInfo?["isInBillingRetryPeriod"], true)
         XCTAssertEqual(steps[0].status, .gracePeriod)
         XCTAssertEqual(steps[1].at, renewal + 16 * day, "the grace period's end")
         XCTAssertEqual(steps[1].status, .billingRetry)
-        XCTAssertNil(steps[1].renewalInfo["gracePeriodExpiresDate"])
+        XCTAssertNil(steps[1].renewalInfo?["gracePeriodExpiresDate"])
         XCTAssertEqual(steps[2].at, renewal + 60 * day, "Apple retries for 60 days")
-        XCTAssertEqual(steps[2].renewalInfo["expirationIntent"], 2)
+        XCTAssertEqual(steps[2].renewalInfo?["expirationIntent"], 2)
         XCTAssertThrowsError(try AppleStoreSimulation.recover(&subscription, now: renewal + 61 * day, transactionId: "x"))
     }
 
@@ -92,7 +92,7 @@ final class AppleStoreSimulationTests: XCTestCase {
         XCTAssertThrowsError(try AppleStoreSimulation.failNextRenewal(&subscription, gracePeriod: false), "it does not renew")
         let steps = run(&subscription, until: start + 90 * day)
         XCTAssertEqual(steps.map(\.name), ["EXPIRED/VOLUNTARY"])
-        XCTAssertEqual(steps[0].renewalInfo["autoRenewStatus"], 0)
+        XCTAssertEqual(steps[0].renewalInfo?["autoRenewStatus"], 0)
 
         var refunded = try buy()
         let refund = try AppleStoreSimulation.refund(&refunded, now: start + 2 * day)

@@ -53,7 +53,8 @@ final class TestStoreTests: XCTestCase {
                        {"key": "\(admin)", "role": "admin"}],
            "verification": {"rootCertificates": \(roots), "allowPrivateRoots": true},
            "webhooks": [{"url": "\(receiver.url("/hooks"))", "secret": "\(receiver.secret)"}],
-           "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"], "period": "P1M"}}}]}
+           "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"], "period": "P1M"},
+                        "gems": {"entitlements": []}}}]}
         """
     }
 
@@ -190,6 +191,32 @@ final class TestStoreTests: XCTestCase {
         XCTAssertEqual(act(original, "request-refund").0, 409, "refunded already")
         XCTAssertEqual(act(try buy(trial: false), "request-refund", ["reason": "BORED"]).0, 409, "Apple's reasons only")
         XCTAssertEqual(act(original, "request-refund", ["outcome": "MAYBE"]).0, 400)
+    }
+
+    /// One-time products: a consumable bought (ONE_TIME_CHARGE) and refunded after a refund
+    /// request; a non-consumable refunded outright. Entitle stores each with its revocation.
+    func testOneTimePurchasesAreChargedAndRefunded() throws {
+        let (status, bought) = call(
+            "POST", "/v1/test-store/apple/purchases",
+            ["appAccountToken": .string(token), "productId": "gems", "type": "Consumable", "quantity": 3, "price": 2970])
+        XCTAssertEqual(status, 200, "\(bought)")
+        XCTAssertEqual(notified(bought), ["ONE_TIME_CHARGE"])
+        XCTAssertNil(bought["signedRenewalInfo"])
+        let transactionId = try XCTUnwrap(bought["transactionId"]?.stringValue)
+        let (refunded, refund) = call(
+            "POST", "/v1/test-store/apple/transactions/\(transactionId)/request-refund", ["reason": "FULFILLMENT_ISSUE"])
+        XCTAssertEqual(refunded, 200, "\(refund)")
+        XCTAssertEqual(notified(refund), ["CONSUMPTION_REQUEST", "REFUND"])
+        XCTAssertNotNil(refund["revocationDate"])
+        let history = call("GET", "/v1/subscribers/\(token)/history").1
+        XCTAssert(history.serializedString.contains("ONE_TIME_CHARGE"), "\(history)")
+        let (_, unlock) = call(
+            "POST", "/v1/test-store/apple/purchases", ["appAccountToken": .string(token), "productId": "gems", "type": "Non-Consumable"])
+        let unlockId = try XCTUnwrap(unlock["transactionId"]?.stringValue)
+        XCTAssertEqual(notified(call("POST", "/v1/test-store/apple/transactions/\(unlockId)/refund").1), ["REFUND"])
+        XCTAssertEqual(call("POST", "/v1/test-store/apple/transactions/\(unlockId)/refund").0, 409, "refunded already")
+        XCTAssertEqual(call("POST", "/v1/test-store/apple/transactions/\(unlockId)/cancel").0, 404)
+        XCTAssertEqual(call("POST", "/v1/test-store/apple/purchases", ["productId": "gems", "type": "Gift"]).0, 400)
     }
 
     /// Billing that never recovers: Apple retries for 60 days, then the subscription expires.

@@ -23,6 +23,7 @@ package actor TestStoreService {
     private let newId: @Sendable () -> String
     private let deliver: Delivery
     private var subscriptions: [String: (app: String, subscription: SimulatedAppleSubscription)] = [:]
+    private var oneTimePurchases: [String: (app: String, purchase: SimulatedApplePurchase)] = [:]
     private var nextTransactionNumber: Int64
     /// Whether a request runs, and who waits for it (an actor alone would let a second request in
     /// while the first awaits a delivery).
@@ -72,6 +73,9 @@ package actor TestStoreService {
         package var currency: String
         package var offer: SimulatedAppleSubscription.Offer?
         package var deliver: Bool
+        /// A one-time product's kind and quantity (the catalog does not say consumable or not).
+        package var kind = SimulatedApplePurchase.Kind.nonConsumable
+        package var quantity = 1
 
         package init(
             app: String, appAccountToken: String?, productId: String, environment: AppStoreEnvironment, price: Int64,
@@ -88,8 +92,8 @@ package actor TestStoreService {
         }
     }
 
-    /// Buys a subscription now: answers what StoreKit gives the app (the signed transaction and
-    /// renewal info) and what was notified.
+    /// Buys a subscription or a one-time product now: answers what StoreKit gives the app (the
+    /// signed transaction, and a subscription's renewal info) and what was notified.
     package func purchase(_ request: Purchase) async throws -> JSONObject {
         try await exclusively { try await purchaseNow(request) }
     }
@@ -99,12 +103,28 @@ package actor TestStoreService {
         guard app.environments.contains(request.environment) else {
             throw ServiceError.badRequest("app \(app.id) does not enable \(request.environment.rawValue)")
         }
-        guard let product = app.products[request.productId], let group = product.subscriptionGroup else {
-            throw ServiceError(
-                status: 422, code: "UNKNOWN_PRODUCT",
-                message: "\(request.productId) is not an auto-renewable subscription of app \(app.id)'s catalog")
+        guard let product = app.products[request.productId] else {
+            throw ServiceError(status: 422, code: "UNKNOWN_PRODUCT", message: "\(request.productId) is not in app \(app.id)'s catalog")
         }
         _ = try await takeDueSteps(until: clock.milliseconds)
+        guard let group = product.subscriptionGroup else {
+            guard product.duration == nil else {
+                throw ServiceError(
+                    status: 422, code: "OFFER_NOT_SUPPORTED",
+                    message: "\(request.productId) is a non-renewing subscription: the test store does not sell those yet")
+            }
+            guard request.offer == nil else { throw ServiceError.badRequest("a one-time product takes no offer here") }
+            let (purchase, step) = AppleStoreSimulation.buyOnce(
+                bundleId: app.bundleId, environment: request.environment.rawValue, productId: request.productId, kind: request.kind,
+                quantity: request.quantity, price: request.price, currency: request.currency, appAccountToken: request.appAccountToken,
+                transactionId: newTransactionId(), now: clock.milliseconds)
+            oneTimePurchases[purchase.transactionId] = (app.id, purchase)
+            let happened = try await send(step, app: app, deliver: request.deliver)
+            return [
+                "transactionId": .string(purchase.transactionId), "originalTransactionId": .string(purchase.transactionId),
+                "signedTransaction": .string(try chain.sign(step.transaction)), "happened": .array([.object(happened.json)]),
+            ]
+        }
         let period = ISO8601Duration(product.period ?? "P1M") ?? ISO8601Duration("P1M")!
         let transactionId = newTransactionId()
         let now = clock.milliseconds
@@ -118,8 +138,8 @@ package actor TestStoreService {
         let happened = try await send(step, app: app, deliver: request.deliver)
         return [
             "transactionId": .string(subscription.transactionId), "originalTransactionId": .string(subscription.originalTransactionId),
-            "signedTransaction": .string(try chain.sign(step.transaction)), "signedRenewalInfo": .string(try chain.sign(step.renewalInfo)),
-            "happened": .array([.object(happened.json)]),
+            "signedTransaction": .string(try chain.sign(step.transaction)),
+            "signedRenewalInfo": .string(try chain.sign(step.renewalInfo ?? [:])), "happened": .array([.object(happened.json)]),
         ]
     }
 
@@ -196,6 +216,40 @@ package actor TestStoreService {
         return answer
     }
 
+    /// `POST /v1/test-store/apple/transactions/{transactionId}/{action}`: `refund` or
+    /// `request-refund` of a one-time purchase.
+    package func actOnPurchase(_ action: Action, transactionId: String, options: ActionOptions) async throws -> JSONObject {
+        try await exclusively {
+            guard let (appId, bought) = oneTimePurchases[transactionId] else {
+                throw ServiceError.notFound("the test store sold no one-time purchase \(transactionId)")
+            }
+            var purchase = bought
+            let now = clock.milliseconds
+            let steps: [AppleStoreSimulation.Step] = try refusing { () throws(AppleStoreSimulation.Refusal) in
+                switch action {
+                case .refund: return [try AppleStoreSimulation.refund(&purchase, now: now)]
+                case .requestRefund:
+                    return try AppleStoreSimulation.requestRefund(
+                        &purchase, reason: options.reason, granted: options.refundGranted, now: now)
+                default: throw AppleStoreSimulation.Refusal("a one-time purchase takes refund or request-refund")
+                }
+            }
+            oneTimePurchases[transactionId] = (appId, purchase)
+            let app = try self.app(appId)
+            var happened: [JSONValue] = []
+            for step in steps {
+                if step.at > clock.milliseconds { clock.move(to: Milliseconds.date(step.at)) }
+                happened.append(.object(try await send(step, app: app, deliver: options.deliver).json))
+            }
+            var answer: JSONObject = [
+                "transactionId": .string(transactionId), "productId": .string(purchase.productId),
+                "type": .string(purchase.kind.rawValue), "happened": .array(happened),
+            ]
+            Timestamps.set(&answer, "revocationDate", purchase.revocationDate)
+            return answer
+        }
+    }
+
     // MARK: - The clock
 
     /// `GET /v1/test-store/clock`.
@@ -245,15 +299,15 @@ package actor TestStoreService {
 
     // MARK: - Notifying
 
-    /// Signs the step's notification as Apple does and posts it to Entitle's route (or keeps it
-    /// when `deliver` is false, as if Apple's delivery had failed).
+    /// Signs the step's notification as Apple does and posts it to Entitle's route (or not, when
+    /// `deliver` is false, as if Apple's delivery had failed).
     private func send(_ step: AppleStoreSimulation.Step, app: AppConfiguration, deliver shouldDeliver: Bool) async throws -> Happened {
         var data: JSONObject = [
             "bundleId": .string(app.bundleId), "environment": step.transaction["environment"] ?? .null,
             "signedTransactionInfo": .string(try chain.sign(step.transaction)),
-            "signedRenewalInfo": .string(try chain.sign(step.renewalInfo)),
-            "status": .int(step.status.rawValue),
         ]
+        if let renewalInfo = step.renewalInfo { data["signedRenewalInfo"] = .string(try chain.sign(renewalInfo)) }
+        if let status = step.status { data["status"] = .int(status.rawValue) }
         if let appAppleId = app.appAppleId { data["appAppleId"] = .int(appAppleId) }
         if let reason = step.consumptionRequestReason { data["consumptionRequestReason"] = .string(reason) }
         var payload: JSONObject = [

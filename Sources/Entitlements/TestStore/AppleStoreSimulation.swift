@@ -15,8 +15,9 @@ package enum AppleStoreSimulation {
         package var subtype: String?
         /// The transaction Apple signs with it (the new one, or the current one).
         package var transaction: JSONObject
-        package var renewalInfo: JSONObject
-        package var status: SimulatedAppleSubscription.Status
+        /// A subscription's renewal info and status (a one-time purchase has neither).
+        package var renewalInfo: JSONObject?
+        package var status: SimulatedAppleSubscription.Status?
         /// A `CONSUMPTION_REQUEST`'s reason (its data's `consumptionRequestReason`).
         package var consumptionRequestReason: String?
 
@@ -27,7 +28,7 @@ package enum AppleStoreSimulation {
     /// Why an action cannot be taken now (the answer's 409 says it).
     package struct Refusal: Error, Sendable, CustomStringConvertible {
         package let description: String
-        init(_ description: String) { self.description = description }
+        package init(_ description: String) { self.description = description }
     }
 
     private static let day: Int64 = 86_400_000

@@ -75,11 +75,22 @@ struct TestStoreHandlers: Sendable {
             guard let price = body.object["price"].map({ $0.integer(in: Milliunits.priceRange) }) ?? 9990 else {
                 throw ServiceError.badRequest("\"price\" must be whole milliunits from 0 to \(Milliunits.priceRange.upperBound)")
             }
-            let purchase = TestStoreService.Purchase(
+            var purchase = TestStoreService.Purchase(
                 app: app, appAccountToken: token, productId: try body.requiredString("productId"), environment: environment,
                 price: price, currency: try body.optionalString("currency") ?? "USD", offer: try TestStoreOffer.parse(body.object["offer"]),
                 deliver: body.object["deliver"]?.boolValue ?? true)
-            context.reply(app: app) { .object(try await testStore.purchase(purchase)) }
+            if let type = body.object["type"] {
+                guard let kind = type.stringValue.flatMap(SimulatedApplePurchase.Kind.init(rawValue:)) else {
+                    throw ServiceError.badRequest("\"type\" of a one-time product is Consumable or Non-Consumable")
+                }
+                purchase.kind = kind
+            }
+            if let quantity = body.object["quantity"] {
+                guard let count = quantity.integer(in: 1...10) else { throw ServiceError.badRequest("\"quantity\" is 1 to 10") }
+                purchase.quantity = Int(count)
+            }
+            let request = purchase
+            context.reply(app: app) { .object(try await testStore.purchase(request)) }
         } catch {
             context.reply(error: error, app: nil)
         }
@@ -102,6 +113,28 @@ struct TestStoreHandlers: Sendable {
                 ?? TestStoreService.ActionOptions()
             context.reply(app: caller.app.id) {
                 .object(try await testStore.act(action, originalTransactionId: original, options: options))
+            }
+        } catch {
+            context.reply(error: error, app: nil)
+        }
+    }
+
+    /// `POST /v1/test-store/apple/transactions/{transactionId}/{action}`: a one-time purchase's
+    /// `refund` or `request-refund`.
+    func appleTransactionAction(_ context: HTTPRequestContext) {
+        do {
+            let (testStore, caller) = try admitted(context)
+            let name = context.pathParameters["action"] ?? ""
+            guard let action = TestStoreService.Action(rawValue: name), action == .refund || action == .requestRefund else {
+                throw ServiceError.notFound("no action \"\(name)\" on a one-time purchase; the test store takes refund, request-refund")
+            }
+            let body = context.request.body.isEmpty ? nil : try RequestBody(context.request)
+            let transactionId = context.pathParameters["transactionId"] ?? ""
+            let options =
+                try body.map { body throws(ServiceError) in try TestStoreService.ActionOptions(body.object) }
+                ?? TestStoreService.ActionOptions()
+            context.reply(app: caller.app.id) {
+                .object(try await testStore.actOnPurchase(action, transactionId: transactionId, options: options))
             }
         } catch {
             context.reply(error: error, app: nil)
