@@ -135,6 +135,9 @@ final class ConfigurationExtremeValuesTests: XCTestCase {
             try client.send(rawRequest("GET", "/healthz"))
             XCTAssertEqual(try client.readResponse().status, 200, what)
             serve.terminate()
+        } else if serve.isRunning {
+            // Neither listening nor ended within the wait: a failure below, not a test that hangs.
+            serve.terminate()
         }
         serve.waitUntilExit()
         XCTAssertEqual(serve.terminationReason, .exit, "\(what): serve ended on signal \(serve.terminationStatus)")
