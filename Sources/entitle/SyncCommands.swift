@@ -76,6 +76,8 @@ enum SyncCommands {
             var uuid: String?
             for _ in 0..<10 {
                 Thread.sleep(forTimeInterval: 2)
+                // Polled: a failed look (Apple not ready yet, a timeout) is tried again; the report
+                // below says whether the notification ever arrived.
                 guard let check = try? awaitUseCase({ try await client.getTestNotificationStatus(token) }) else { continue }
                 attempts = check.sendAttemptResults
                 uuid = check.signedPayload.flatMap { SignedPayloadInspection.unverifiedPayload($0)?["notificationUUID"]?.stringValue }

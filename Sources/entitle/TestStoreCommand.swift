@@ -35,6 +35,7 @@ enum TestStoreCommand {
             HTTPClientRequest(
                 method: "POST", url: url, headers: [("Authorization", "Bearer \(key)"), ("Content-Type", "application/json")],
                 body: [UInt8](scenario)))
+        // An answer that is not JSON (a proxy's error page, say) is reported by its status below.
         let answer = (try? JSONParser.parse(response.body)) ?? .null
         switch response.status {
         case 200:
@@ -56,7 +57,7 @@ enum TestStoreCommand {
     private static func initialize(_ arguments: Arguments) throws -> Int32 {
         let folder = try arguments.required("out")
         let manager = FileManager.default
-        if manager.fileExists(atPath: folder), !((try? manager.contentsOfDirectory(atPath: folder)) ?? []).isEmpty {
+        if manager.fileExists(atPath: folder), !(try manager.contentsOfDirectory(atPath: folder)).isEmpty {
             throw UsageError("\(folder) is not empty; refusing to overwrite a chain")
         }
         try manager.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])

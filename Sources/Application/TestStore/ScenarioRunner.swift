@@ -78,16 +78,13 @@ package struct ScenarioRunner: Sendable {
         }
         switch kinds[0] {
         case "purchase":
-            let purchase = step["purchase"]?.objectValue ?? [:]
-            guard let productId = purchase["productId"]?.stringValue else {
-                throw ServiceError.badRequest("steps[\(index)].purchase needs a productId")
-            }
-            let answer = try await testStore.purchase(
-                TestStoreService.Purchase(
-                    app: services.app.id, appAccountToken: state.customer, productId: productId, environment: state.environment,
-                    price: purchase["price"]?.integer(in: Milliunits.priceRange) ?? 9990,
-                    currency: purchase["currency"]?.stringValue ?? "USD", offer: try TestStoreOffer.parse(purchase["offer"]),
-                    deliver: purchase["deliver"]?.boolValue ?? true))
+            var purchase: TestStoreService.Purchase
+            do {
+                purchase = try TestStoreService.Purchase(
+                    step["purchase"]?.objectValue ?? [:], app: services.app.id, appAccountToken: state.customer)
+            } catch { throw ServiceError.badRequest("steps[\(index)].purchase: \(error.message)") }
+            purchase.environment = state.environment
+            let answer = try await testStore.purchase(purchase)
             state.originalTransactionId = answer["originalTransactionId"]?.stringValue
             if let original = state.originalTransactionId { state.bought.insert(original) }
             state.record(answer)

@@ -90,6 +90,34 @@ package actor TestStoreService {
             self.offer = offer
             self.deliver = deliver
         }
+
+        /// A purchase body (the API's and a scenario's step): `productId`, `environment`,
+        /// `price`, `currency`, `offer`, `type`, `quantity`, `deliver`, each checked.
+        package init(_ body: JSONObject, app: String, appAccountToken: String?) throws(ServiceError) {
+            guard let productId = body["productId"]?.stringValue, !productId.isEmpty else {
+                throw .badRequest("missing field \"productId\"")
+            }
+            guard let price = body["price"].map({ $0.integer(in: Milliunits.priceRange) }) ?? 9990 else {
+                throw .badRequest("\"price\" must be whole milliunits from 0 to \(Milliunits.priceRange.upperBound)")
+            }
+            guard body["currency"].map({ $0.stringValue != nil }) ?? true, body["environment"].map({ $0.stringValue != nil }) ?? true
+            else { throw .badRequest("\"currency\" and \"environment\" are strings") }
+            self.init(
+                app: app, appAccountToken: appAccountToken, productId: productId,
+                environment: AppStoreEnvironment(rawValue: body["environment"]?.stringValue ?? "Sandbox"), price: price,
+                currency: body["currency"]?.stringValue ?? "USD", offer: try TestStoreOffer.parse(body["offer"]),
+                deliver: body["deliver"]?.boolValue ?? true)
+            if let type = body["type"] {
+                guard let kind = type.stringValue.flatMap(SimulatedApplePurchase.Kind.init(rawValue:)) else {
+                    throw .badRequest("\"type\" of a one-time product is Consumable or Non-Consumable")
+                }
+                self.kind = kind
+            }
+            if let quantity = body["quantity"] {
+                guard let count = quantity.integer(in: 1...10) else { throw .badRequest("\"quantity\" is 1 to 10") }
+                self.quantity = Int(count)
+            }
+        }
     }
 
     /// Buys a subscription or a one-time product now: answers what StoreKit gives the app (the
@@ -206,12 +234,7 @@ package actor TestStoreService {
         }
         subscriptions[originalTransactionId] = (appId, subscription)
         var answer: JSONObject = ["subscription": .object(Self.json(subscription))]
-        var happened: [JSONValue] = []
-        for step in steps {
-            // A later step (Apple's decision on a refund request) is taken at its own instant.
-            if step.at > clock.milliseconds { clock.move(to: Milliseconds.date(step.at)) }
-            happened.append(.object(try await send(step, app: app, deliver: options.deliver).json))
-        }
+        let happened = try await send(steps, app: app, deliver: options.deliver)
         if !happened.isEmpty { answer["happened"] = .array(happened) }
         return answer
     }
@@ -235,12 +258,7 @@ package actor TestStoreService {
                 }
             }
             oneTimePurchases[transactionId] = (appId, purchase)
-            let app = try self.app(appId)
-            var happened: [JSONValue] = []
-            for step in steps {
-                if step.at > clock.milliseconds { clock.move(to: Milliseconds.date(step.at)) }
-                happened.append(.object(try await send(step, app: app, deliver: options.deliver).json))
-            }
+            let happened = try await send(steps, app: try self.app(appId), deliver: options.deliver)
             var answer: JSONObject = [
                 "transactionId": .string(transactionId), "productId": .string(purchase.productId),
                 "type": .string(purchase.kind.rawValue), "happened": .array(happened),
@@ -298,6 +316,17 @@ package actor TestStoreService {
     }
 
     // MARK: - Notifying
+
+    /// An action's steps, in order, each at its own instant (Apple's decision on a refund request
+    /// comes after the request): what happened, as answers list it.
+    private func send(_ steps: [AppleStoreSimulation.Step], app: AppConfiguration, deliver: Bool) async throws -> [JSONValue] {
+        var happened: [JSONValue] = []
+        for step in steps {
+            if step.at > clock.milliseconds { clock.move(to: Milliseconds.date(step.at)) }
+            happened.append(.object(try await send(step, app: app, deliver: deliver).json))
+        }
+        return happened
+    }
 
     /// Signs the step's notification as Apple does and posts it to Entitle's route (or not, when
     /// `deliver` is false, as if Apple's delivery had failed).

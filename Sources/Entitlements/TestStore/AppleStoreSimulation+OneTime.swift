@@ -26,10 +26,7 @@ extension AppleStoreSimulation {
     package static func requestRefund(
         _ purchase: inout SimulatedApplePurchase, reason: String, granted: Bool, now: Int64
     ) throws(Refusal) -> [Step] {
-        guard purchase.revocationDate == nil else { throw Refusal("the transaction is refunded already") }
-        guard consumptionRequestReasons.contains(reason) else {
-            throw Refusal("the reason is one of \(consumptionRequestReasons.sorted().joined(separator: ", "))")
-        }
+        try checkRefundRequest(revoked: purchase.revocationDate != nil, reason: reason)
         var request = step(purchase, "CONSUMPTION_REQUEST", at: now)
         request.consumptionRequestReason = reason
         let decided = now + 1000

@@ -154,15 +154,21 @@ package enum AppleStoreSimulation {
     package static func requestRefund(
         _ subscription: inout SimulatedAppleSubscription, reason: String, granted: Bool, now: Int64
     ) throws(Refusal) -> [Step] {
-        guard subscription.revocationDate == nil else { throw Refusal("the transaction is refunded already") }
-        guard consumptionRequestReasons.contains(reason) else {
-            throw Refusal("the reason is one of \(consumptionRequestReasons.sorted().joined(separator: ", "))")
-        }
+        try checkRefundRequest(revoked: subscription.revocationDate != nil, reason: reason)
         var request = step(subscription, "CONSUMPTION_REQUEST", nil, at: now)
         request.consumptionRequestReason = reason
         let decided = now + 1000
         guard granted else { return [request, step(subscription, "REFUND_DECLINED", nil, at: decided)] }
         return [request, try refund(&subscription, now: decided)]
+    }
+
+    /// What Apple refuses of a refund request: one for a refunded transaction, or a reason it
+    /// does not know.
+    static func checkRefundRequest(revoked: Bool, reason: String) throws(Refusal) {
+        guard !revoked else { throw Refusal("the transaction is refunded already") }
+        guard consumptionRequestReasons.contains(reason) else {
+            throw Refusal("the reason is one of \(consumptionRequestReasons.sorted().joined(separator: ", "))")
+        }
     }
 
     /// Apple refunds the current period's transaction: `REFUND`, the transaction revoked, no

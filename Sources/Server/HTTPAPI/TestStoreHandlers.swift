@@ -1,6 +1,4 @@
-import AppStore
 import Application
-import Entitlements
 import HTTP
 import Instants
 import JSON
@@ -71,26 +69,8 @@ struct TestStoreHandlers: Sendable {
             let app = try body.optionalString("app") ?? caller.app.id
             guard app == caller.app.id else { throw ServiceError.forbidden("the admin key is app \(caller.app.id)'s, not \(app)'s") }
             let token = try AppAccountToken.validated(try body.optionalString("appAccountToken"))
-            let environment = AppStoreEnvironment(rawValue: try body.optionalString("environment") ?? "Sandbox")
-            guard let price = body.object["price"].map({ $0.integer(in: Milliunits.priceRange) }) ?? 9990 else {
-                throw ServiceError.badRequest("\"price\" must be whole milliunits from 0 to \(Milliunits.priceRange.upperBound)")
-            }
-            var purchase = TestStoreService.Purchase(
-                app: app, appAccountToken: token, productId: try body.requiredString("productId"), environment: environment,
-                price: price, currency: try body.optionalString("currency") ?? "USD", offer: try TestStoreOffer.parse(body.object["offer"]),
-                deliver: body.object["deliver"]?.boolValue ?? true)
-            if let type = body.object["type"] {
-                guard let kind = type.stringValue.flatMap(SimulatedApplePurchase.Kind.init(rawValue:)) else {
-                    throw ServiceError.badRequest("\"type\" of a one-time product is Consumable or Non-Consumable")
-                }
-                purchase.kind = kind
-            }
-            if let quantity = body.object["quantity"] {
-                guard let count = quantity.integer(in: 1...10) else { throw ServiceError.badRequest("\"quantity\" is 1 to 10") }
-                purchase.quantity = Int(count)
-            }
-            let request = purchase
-            context.reply(app: app) { .object(try await testStore.purchase(request)) }
+            let purchase = try TestStoreService.Purchase(body.object, app: app, appAccountToken: token)
+            context.reply(app: app) { .object(try await testStore.purchase(purchase)) }
         } catch {
             context.reply(error: error, app: nil)
         }
