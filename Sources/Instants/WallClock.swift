@@ -45,6 +45,10 @@ package final class MovableClock: WallClock {
         return state.withLock { Self.shown($0, at: realNow) }
     }
 
+    /// The machine's time, which the clock runs from (what a signature made outside the moved
+    /// clock, by Apple's libraries say, is dated by).
+    package var machineNow: Date { real() }
+
     /// Moves the clock forward by `seconds` (≥ 0) and answers the instant it now shows.
     @discardableResult
     package func advance(by seconds: TimeInterval) -> Date {

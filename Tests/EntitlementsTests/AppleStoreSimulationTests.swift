@@ -103,6 +103,29 @@ final class AppleStoreSimulationTests: XCTestCase {
         XCTAssertThrowsError(try AppleStoreSimulation.refund(&refunded, now: start + 3 * day))
     }
 
+    /// Buying again after the subscription ended keeps its original transaction and starts a new
+    /// run of periods; buying while subscribed is refused.
+    func testAResubscriptionKeepsTheOriginalTransaction() throws {
+        var subscription = try buy()
+        let period = ISO8601Duration("P1M")!
+        XCTAssertThrowsError(
+            try AppleStoreSimulation.resubscribe(
+                &subscription, productId: "pro.monthly", period: period, price: 9990, offer: nil, transactionId: "900", now: start + day))
+        _ = try AppleStoreSimulation.refund(&subscription, now: start + day)
+        let later = start + 40 * day
+        let step = try AppleStoreSimulation.resubscribe(
+            &subscription, productId: "pro.monthly", period: period, price: 8990, offer: nil, transactionId: "900", now: later)
+        XCTAssertEqual(step.name, "SUBSCRIBED/RESUBSCRIBE")
+        XCTAssertEqual(step.transaction["originalTransactionId"], "100")
+        XCTAssertEqual(step.transaction["transactionId"], "900")
+        XCTAssertEqual(step.transaction["transactionReason"], "PURCHASE")
+        XCTAssertEqual(step.transaction["price"], 8990)
+        XCTAssertNil(step.transaction["revocationDate"], "the new transaction is not refunded")
+        XCTAssertEqual(step.renewalInfo?["recentSubscriptionStartDate"], .int(later))
+        XCTAssertEqual(step.status, .active)
+        XCTAssertEqual(run(&subscription, until: later + 31 * day).map(\.name), ["DID_RENEW"])
+    }
+
     func testTheClockAdvanceTakesCalendarAndClockParts() {
         XCTAssertEqual(ClockAdvance("P1M")?.end(from: start), ISO8601Duration("P1M")!.end(from: start))
         XCTAssertEqual(ClockAdvance("PT13H")?.end(from: start), start + 13 * 3_600_000)

@@ -24,6 +24,11 @@ package actor TestStoreService {
     private let deliver: Delivery
     private var subscriptions: [String: (app: String, subscription: SimulatedAppleSubscription)] = [:]
     private var oneTimePurchases: [String: (app: String, purchase: SimulatedApplePurchase)] = [:]
+    /// A customer's subscription in a group, by app, appAccountToken and group: Apple keeps one
+    /// original transaction per customer and group, and a purchase there resubscribes it.
+    private var subscriptionOfCustomer: [CustomerInGroup: String] = [:]
+    /// The nonces of promotional offers sold, per app: Apple takes each once.
+    private var usedNonces: [String: Set<String>] = [:]
     private var nextTransactionNumber: Int64
     /// Whether a request runs, and who waits for it (an actor alone would let a second request in
     /// while the first awaits a delivery).
@@ -71,7 +76,7 @@ package actor TestStoreService {
         package var environment: AppStoreEnvironment
         package var price: Int64
         package var currency: String
-        package var offer: SimulatedAppleSubscription.Offer?
+        package var offer: TestStoreOffer?
         package var deliver: Bool
         /// A one-time product's kind and quantity (the catalog does not say consumable or not).
         package var kind = SimulatedApplePurchase.Kind.nonConsumable
@@ -79,7 +84,7 @@ package actor TestStoreService {
 
         package init(
             app: String, appAccountToken: String?, productId: String, environment: AppStoreEnvironment, price: Int64,
-            currency: String, offer: SimulatedAppleSubscription.Offer?, deliver: Bool
+            currency: String, offer: TestStoreOffer?, deliver: Bool
         ) {
             self.app = app
             self.appAccountToken = appAccountToken
@@ -154,21 +159,55 @@ package actor TestStoreService {
             ]
         }
         let period = ISO8601Duration(product.period ?? "P1M") ?? ISO8601Duration("P1M")!
-        let transactionId = newTransactionId()
         let now = clock.milliseconds
+        let customer = request.appAccountToken.map { CustomerInGroup(app: app.id, appAccountToken: $0, group: group) }
+        let existing = customer.flatMap { subscriptionOfCustomer[$0] }.flatMap { subscriptions[$0]?.subscription }
+        var nonce: String?
+        if let offer = request.offer {
+            let check = AppStoreOfferCheck(
+                app: app, productId: request.productId, appAccountToken: request.appAccountToken, now: now,
+                machineNow: Milliseconds.since1970(clock.machineNow), usedNonces: usedNonces[app.id] ?? [])
+            nonce = try check.check(offer, customer: knownCustomer(existing, app: app.id, appAccountToken: request.appAccountToken))
+        }
+        let transactionId = newTransactionId()
         let (subscription, step) = try refusing { () throws(AppleStoreSimulation.Refusal) in
-            try AppleStoreSimulation.purchase(
+            if var subscription = existing {
+                let step = try AppleStoreSimulation.resubscribe(
+                    &subscription, productId: request.productId, period: period, price: request.price, offer: request.offer?.pricing,
+                    transactionId: transactionId, now: now)
+                return (subscription, step)
+            }
+            return try AppleStoreSimulation.purchase(
                 bundleId: app.bundleId, environment: request.environment.rawValue, productId: request.productId,
                 subscriptionGroup: group, period: period, price: request.price, currency: request.currency,
-                appAccountToken: request.appAccountToken, offer: request.offer, transactionId: transactionId, now: now)
+                appAccountToken: request.appAccountToken, offer: request.offer?.pricing, transactionId: transactionId, now: now)
         }
         subscriptions[subscription.originalTransactionId] = (app.id, subscription)
+        if let customer { subscriptionOfCustomer[customer] = subscription.originalTransactionId }
+        if let nonce { usedNonces[app.id, default: []].insert(nonce) }
         let happened = try await send(step, app: app, deliver: request.deliver)
         return [
             "transactionId": .string(subscription.transactionId), "originalTransactionId": .string(subscription.originalTransactionId),
             "signedTransaction": .string(try chain.sign(step.transaction)),
             "signedRenewalInfo": .string(try chain.sign(step.renewalInfo ?? [:])), "happened": .array([.object(happened.json)]),
         ]
+    }
+
+    /// What the App Store knows of a customer in a group, for an offer's check.
+    private func knownCustomer(
+        _ subscription: SimulatedAppleSubscription?, app: String, appAccountToken: String?
+    ) -> AppStoreOfferCheck.Customer {
+        var transactionIds: Set<String> = []
+        if let subscription { transactionIds = [subscription.originalTransactionId, subscription.transactionId] }
+        if let appAccountToken {
+            for (id, entry) in oneTimePurchases where entry.app == app && entry.purchase.appAccountToken == appAccountToken {
+                transactionIds.insert(id)
+            }
+        }
+        return AppStoreOfferCheck.Customer(
+            subscribedBefore: subscription != nil,
+            subscribedNow: subscription.map { $0.status != .expired && $0.status != .revoked } ?? false,
+            transactionIds: transactionIds)
     }
 
     // MARK: - Actions on a subscription
@@ -377,6 +416,13 @@ package actor TestStoreService {
         do { return try body() } catch {
             throw ServiceError(status: 409, code: "TEST_STORE_REFUSED", message: error.description)
         }
+    }
+
+    /// One customer's place in a subscription group.
+    private struct CustomerInGroup: Hashable {
+        var app: String
+        var appAccountToken: String
+        var group: String
     }
 
     /// A subscription as the test store's answers show it.

@@ -50,8 +50,40 @@ package enum AppleStoreSimulation {
             productId: productId, subscriptionGroup: subscriptionGroup, period: period, price: price, currency: currency,
             originalPurchaseDate: now, transactionId: transactionId, periodStart: now, expiresDate: end, status: .active,
             autoRenew: true, offer: offer, nextRenewalFails: nil, gracePeriodExpiresDate: nil, billingRetryEndsAt: nil,
-            expirationIntent: nil, revocationDate: nil, renewals: 0)
-        return (subscription, step(subscription, "SUBSCRIBED", "INITIAL_BUY", at: now, reason: "PURCHASE"))
+            expirationIntent: nil, revocationDate: nil, renewals: 0, transactionReason: "PURCHASE",
+            recentStart: now)
+        return (subscription, step(subscription, "SUBSCRIBED", "INITIAL_BUY", at: now))
+    }
+
+    /// The customer buys again in a group whose subscription ended (expired, or refunded): the
+    /// same original transaction goes on with a new one, `SUBSCRIBED/RESUBSCRIBE`.
+    package static func resubscribe(
+        _ subscription: inout SimulatedAppleSubscription, productId: String, period: ISO8601Duration, price: Int64,
+        offer: SimulatedAppleSubscription.Offer?, transactionId: String, now: Int64
+    ) throws(Refusal) -> Step {
+        guard subscription.status == .expired || subscription.status == .revoked else {
+            throw Refusal("the customer is subscribed in this group already: upgrade, downgrade or crossgrade instead")
+        }
+        guard let end = (offer?.period ?? period).end(from: now) else {
+            throw Refusal("the period does not end within the instants Entitle accepts")
+        }
+        subscription.productId = productId
+        subscription.period = period
+        subscription.price = price
+        subscription.offer = offer
+        subscription.transactionId = transactionId
+        subscription.transactionReason = "PURCHASE"
+        subscription.periodStart = now
+        subscription.expiresDate = end
+        subscription.status = .active
+        subscription.autoRenew = true
+        subscription.expirationIntent = nil
+        subscription.revocationDate = nil
+        subscription.gracePeriodExpiresDate = nil
+        subscription.billingRetryEndsAt = nil
+        subscription.nextRenewalFails = nil
+        subscription.recentStart = now
+        return step(subscription, "SUBSCRIBED", "RESUBSCRIBE", at: now)
     }
 
     // MARK: - Time passing
@@ -91,7 +123,7 @@ package enum AppleStoreSimulation {
             return step(subscription, "DID_FAIL_TO_RENEW", nil, at: due)
         case .active:
             renew(&subscription, from: due, transactionId: newTransactionId())
-            return step(subscription, "DID_RENEW", nil, at: due, reason: "RENEWAL")
+            return step(subscription, "DID_RENEW", nil, at: due)
         case .gracePeriod:
             // The grace period ends without a renewal; Apple goes on retrying.
             subscription.status = .billingRetry
@@ -139,7 +171,7 @@ package enum AppleStoreSimulation {
         subscription.billingRetryEndsAt = nil
         subscription.expirationIntent = nil
         renew(&subscription, from: start, transactionId: transactionId)
-        return step(subscription, "DID_RENEW", "BILLING_RECOVERY", at: now, reason: "RENEWAL")
+        return step(subscription, "DID_RENEW", "BILLING_RECOVERY", at: now)
     }
 
     /// The customer asks Apple for a refund of the current transaction: `CONSUMPTION_REQUEST`
@@ -189,6 +221,7 @@ package enum AppleStoreSimulation {
         subscription.periodStart = start
         subscription.expiresDate = subscription.period.end(from: start) ?? start
         subscription.status = .active
+        subscription.transactionReason = "RENEWAL"
         subscription.renewals += 1
         if var offer = subscription.offer, offer.periods > 1 {
             offer.periods -= 1
@@ -199,16 +232,16 @@ package enum AppleStoreSimulation {
     }
 
     private static func step(
-        _ subscription: SimulatedAppleSubscription, _ type: String, _ subtype: String?, at: Int64, reason: String? = nil
+        _ subscription: SimulatedAppleSubscription, _ type: String, _ subtype: String?, at: Int64
     ) -> Step {
         Step(
             at: at, originalTransactionId: subscription.originalTransactionId, notificationType: type, subtype: subtype,
-            transaction: transaction(subscription, signedAt: at, reason: reason), renewalInfo: renewalInfo(subscription, signedAt: at),
+            transaction: transaction(subscription, signedAt: at), renewalInfo: renewalInfo(subscription, signedAt: at),
             status: subscription.status)
     }
 
     /// The current period's transaction (JWSTransactionDecodedPayload's fields).
-    package static func transaction(_ subscription: SimulatedAppleSubscription, signedAt: Int64, reason: String?) -> JSONObject {
+    package static func transaction(_ subscription: SimulatedAppleSubscription, signedAt: Int64) -> JSONObject {
         var payload: JSONObject = [
             "transactionId": .string(subscription.transactionId), "originalTransactionId": .string(subscription.originalTransactionId),
             "webOrderLineItemId": .string(subscription.transactionId + "0"), "bundleId": .string(subscription.bundleId),
@@ -216,11 +249,10 @@ package enum AppleStoreSimulation {
             "purchaseDate": .int(subscription.periodStart), "originalPurchaseDate": .int(subscription.originalPurchaseDate),
             "expiresDate": .int(subscription.expiresDate), "quantity": 1, "type": "Auto-Renewable Subscription",
             "inAppOwnershipType": "PURCHASED", "signedDate": .int(signedAt), "environment": .string(subscription.environment),
-            "transactionReason": .string(subscription.renewals == 0 ? "PURCHASE" : "RENEWAL"), "storefront": "USA",
+            "transactionReason": .string(subscription.transactionReason), "storefront": "USA",
             "storefrontId": "143441", "price": .int(subscription.offer?.price ?? subscription.price),
             "currency": .string(subscription.currency),
         ]
-        if let reason { payload["transactionReason"] = .string(reason) }
         if let token = subscription.appAccountToken { payload["appAccountToken"] = .string(token) }
         if let offer = subscription.offer {
             payload["offerType"] = .int(offer.type)
@@ -241,7 +273,7 @@ package enum AppleStoreSimulation {
             "autoRenewProductId": .string(subscription.productId), "autoRenewStatus": .int(subscription.autoRenew ? 1 : 0),
             "isInBillingRetryPeriod": .bool(subscription.status == .gracePeriod || subscription.status == .billingRetry),
             "signedDate": .int(signedAt), "environment": .string(subscription.environment),
-            "recentSubscriptionStartDate": .int(subscription.originalPurchaseDate), "renewalDate": .int(subscription.expiresDate),
+            "recentSubscriptionStartDate": .int(subscription.recentStart), "renewalDate": .int(subscription.expiresDate),
             "renewalPrice": .int(subscription.price), "currency": .string(subscription.currency),
         ]
         if let token = subscription.appAccountToken { payload["appAccountToken"] = .string(token) }

@@ -66,6 +66,12 @@ package struct SimulatedAppleSubscription: Sendable, Equatable {
     package var expirationIntent: Int64?
     package var revocationDate: Int64?
     package var renewals: Int
+    /// Why the current transaction was made: `PURCHASE` (bought, resubscribed, changed plan) or
+    /// `RENEWAL`.
+    package var transactionReason: String
+    /// When the customer's latest run of uninterrupted periods began (a resubscription starts a
+    /// new one): the renewal info's `recentSubscriptionStartDate`.
+    package var recentStart: Int64
 
     /// Apple's grace period, as it applies to periods of a month or more (16 days; 6 for a week).
     package var gracePeriodDays: Int64 { period.years == 0 && period.months == 0 ? 6 : 16 }
