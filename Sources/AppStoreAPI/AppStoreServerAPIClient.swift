@@ -10,7 +10,10 @@ package final class AppStoreServerAPIClient: Sendable {
     package static let sandboxURL = "https://api.storekit-sandbox.apple.com"
 
     package let environment: String
-    package let baseURL: String
+    /// Where the API is, read for each call: fixed, or (the test store's) known once the server
+    /// listens.
+    private let base: @Sendable () -> String
+    package var baseURL: String { base() }
     private let tokens: BearerTokenFactory
     private let http: HTTPClient
 
@@ -22,16 +25,27 @@ package final class AppStoreServerAPIClient: Sendable {
 
     /// `baseURL` overrides Apple's (local stand-ins in tests); `caFile` trusts a private CA;
     /// `runTransfer` is where the blocking transfers run (Dispatch's pool when nil).
-    package init(
+    package convenience init(
         environment: String, tokens: BearerTokenFactory, baseURL: String? = nil, caFile: String? = nil,
         timeout: Double = 30, runTransfer: TransferRunner? = nil
     ) throws {
+        let fixed: String
         switch environment {
-        case "Production": self.baseURL = baseURL ?? Self.productionURL
-        case "Sandbox": self.baseURL = baseURL ?? Self.sandboxURL
-        case "LocalTesting" where baseURL != nil: self.baseURL = baseURL!
+        case "Production": fixed = baseURL ?? Self.productionURL
+        case "Sandbox": fixed = baseURL ?? Self.sandboxURL
+        case "LocalTesting" where baseURL != nil: fixed = baseURL!
         default: throw SetupError.unsupportedEnvironment(environment)
         }
+        try self.init(
+            environment: environment, tokens: tokens, locatedBy: { fixed }, caFile: caFile, timeout: timeout, runTransfer: runTransfer)
+    }
+
+    /// The API at an address read for each call (`locatedBy`).
+    package init(
+        environment: String, tokens: BearerTokenFactory, locatedBy base: @escaping @Sendable () -> String, caFile: String? = nil,
+        timeout: Double = 30, runTransfer: TransferRunner? = nil
+    ) throws {
+        self.base = base
         self.environment = environment
         self.tokens = tokens
         var configuration = HTTPClient.Configuration()

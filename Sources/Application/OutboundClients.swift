@@ -26,15 +26,29 @@ package struct OutboundClients: Sendable {
     /// Apple's API over HTTPS: one client per enabled environment it serves (Production,
     /// Sandbox), with the app's key and issuer ID; none when the app has no issuer ID (the API
     /// needs one).
-    package static let live = OutboundClients(appStore: liveAppStore)
+    package static let live = OutboundClients(appStore: { app, runTransfer in try liveAppStore(app, runTransfer: runTransfer) })
 
-    private static func liveAppStore(_ app: AppConfiguration, runTransfer: @escaping TransferRunner) throws -> AppStoreClients? {
+    /// The same, but an app that names no `sandboxURL` calls the test store's App Store Server
+    /// API (`testStoreAPI`, read once the server listens): in a test deployment Apple's Sandbox
+    /// knows nothing of what the test store sold.
+    package static func sandboxCallingTheTestStore(at testStoreAPI: @escaping @Sendable () -> String) -> OutboundClients {
+        OutboundClients(appStore: { app, runTransfer in try liveAppStore(app, runTransfer: runTransfer, testStoreAPI: testStoreAPI) })
+    }
+
+    private static func liveAppStore(
+        _ app: AppConfiguration, runTransfer: @escaping TransferRunner, testStoreAPI: (@Sendable () -> String)? = nil
+    ) throws -> AppStoreClients? {
         guard let issuerId = app.signingKey.issuerId else { return nil }
         let tokens = BearerTokenFactory(
             privateKey: app.signingKey.privateKey, keyId: app.signingKey.keyId, issuerId: issuerId, bundleId: app.bundleId)
         var clients: AppStoreClients = [:]
         for environment in app.environments where environment.hasServerAPI {
             let url = environment == .production ? app.serverAPI.productionURL : app.serverAPI.sandboxURL
+            if url == nil, environment == .sandbox, let testStoreAPI {
+                clients[environment] = try AppStoreServerAPIClient(
+                    environment: environment.rawValue, tokens: tokens, locatedBy: testStoreAPI, runTransfer: runTransfer)
+                continue
+            }
             clients[environment] = try AppStoreServerAPIClient(
                 environment: environment.rawValue, tokens: tokens, baseURL: url, caFile: app.serverAPI.caFile,
                 runTransfer: runTransfer)

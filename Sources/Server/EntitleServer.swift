@@ -52,7 +52,8 @@ package final class EntitleServer: Sendable {
             configuration: configuration,
             store: try store ?? configuration.storage.openStore(instrumentation: instrumentation),
             revocationChecker: revocationChecker, instrumentation: instrumentation, clock: clock, machineClock: SystemClock(),
-            newId: IdSource.random)
+            newId: IdSource.random,
+            outboundClients: testStore.map { testStore in .sandboxCallingTheTestStore(at: { testStore.appleAPIURL }) } ?? .live)
         router = Routes.make(application, metrics: metrics, testStore: testStore?.service)
 
         var http = HTTPServerConfiguration()

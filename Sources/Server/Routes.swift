@@ -19,6 +19,7 @@ enum Routes {
         let retention = RetentionHandler(application: application)
         let metricsAPI = MetricsHandlers(application: application)
         let testStoreAPI = TestStoreHandlers(application: application, testStore: testStore)
+        let appleAPI = TestStoreAppleAPIHandlers(application: application, testStore: testStore)
         var router = Router()
         router.add("GET", "/healthz") { operations.health($0) }
         router.add("GET", "/readyz") { operations.readiness($0) }
@@ -87,6 +88,13 @@ enum Routes {
         router.add("POST", "/v1/test-store/apple/subscriptions/{originalTransactionId}/{action}") {
             testStoreAPI.appleSubscriptionAction($0)
         }
+        let served = TestStoreComposition.appleAPIPath
+        router.add("GET", served + "/inApps/v1/transactions/{transactionId}") { appleAPI.transactionInfo($0) }
+        router.add("GET", served + "/inApps/v2/history/{transactionId}") { appleAPI.transactionHistory($0) }
+        router.add("GET", served + "/inApps/v1/subscriptions/{transactionId}") { appleAPI.subscriptionStatuses($0) }
+        router.add("PUT", served + "/inApps/v1/transactions/{originalTransactionId}/appAccountToken") { appleAPI.setAppAccountToken($0) }
+        router.add("PUT", served + "/inApps/v2/transactions/consumption/{transactionId}") { appleAPI.sendConsumption($0) }
+        router.add("POST", served + "/inApps/v1/notifications/history") { appleAPI.notificationHistory($0) }
         return router
     }
 }

@@ -58,6 +58,7 @@ class TestStoreTestCase: XCTestCase {
            "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"], "period": "P1M"},
                         "pro.yearly": {"subscriptionGroup": "G1", "entitlements": ["pro"], "period": "P1Y"},
                         "gems": {"entitlements": []}},
+           "refunds": {"customerConsent": true},
            "offers": {"welcome": {"productId": "pro.monthly", "offerIdentifier": "pro_monthly_welcome", "eligibility": "any"}}}]}
         """
     }

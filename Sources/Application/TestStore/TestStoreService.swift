@@ -17,13 +17,24 @@ package actor TestStoreService {
     /// Posts a signed notification to Entitle's route; answers the HTTP status.
     package typealias Delivery = @Sendable (_ signedPayload: String) async throws -> Int
 
-    private let apps: [String: AppConfiguration]
-    private let chain: TestStoreChain
-    private let clock: MovableClock
+    let apps: [String: AppConfiguration]
+    let chain: TestStoreChain
+    let clock: MovableClock
     private let newId: @Sendable () -> String
     private let deliver: Delivery
-    private var subscriptions: [String: (app: String, subscription: SimulatedAppleSubscription)] = [:]
-    private var oneTimePurchases: [String: (app: String, purchase: SimulatedApplePurchase)] = [:]
+    /// What the store sold, as it stands, by original transaction id (a one-time purchase's is
+    /// its transaction id): set only through `keep`.
+    private(set) var subscriptions: [String: (app: String, subscription: SimulatedAppleSubscription)] = [:]
+    private(set) var oneTimePurchases: [String: (app: String, purchase: SimulatedApplePurchase)] = [:]
+    /// Every transaction a subscription has had, as it stood when last changed (the App Store
+    /// Server API's history), by original transaction id, oldest first; and when each record
+    /// last changed, a number counting every change (the history's `revision`).
+    private(set) var transactionLog: [String: [LoggedTransaction]] = [:]
+    private(set) var purchaseRevisions: [String: Int] = [:]
+    private var changes = 0
+    /// The notifications sent, oldest first, at most `notificationLogLimit` (Get Notification
+    /// History).
+    private(set) var notificationLog: [SentNotification] = []
     /// A customer's subscription in a group, by app, appAccountToken and group: Apple keeps one
     /// original transaction per customer and group, and a purchase there resubscribes it.
     private var subscriptionOfCustomer: [CustomerInGroup: String] = [:]
@@ -151,7 +162,7 @@ package actor TestStoreService {
                 bundleId: app.bundleId, environment: request.environment.rawValue, productId: request.productId, kind: request.kind,
                 quantity: request.quantity, price: request.price, currency: request.currency, appAccountToken: request.appAccountToken,
                 transactionId: newTransactionId(), now: clock.milliseconds)
-            oneTimePurchases[purchase.transactionId] = (app.id, purchase)
+            keep(purchase, app: app.id)
             let happened = try await send(step, app: app, deliver: request.deliver)
             return [
                 "transactionId": .string(purchase.transactionId), "originalTransactionId": .string(purchase.transactionId),
@@ -182,7 +193,7 @@ package actor TestStoreService {
                 subscriptionGroup: group, period: period, price: request.price, currency: request.currency,
                 appAccountToken: request.appAccountToken, offer: request.offer?.pricing, transactionId: transactionId, now: now)
         }
-        subscriptions[subscription.originalTransactionId] = (app.id, subscription)
+        keep(subscription, app: app.id)
         if let customer { subscriptionOfCustomer[customer] = subscription.originalTransactionId }
         if let nonce { usedNonces[app.id, default: []].insert(nonce) }
         let happened = try await send(step, app: app, deliver: request.deliver)
@@ -271,7 +282,7 @@ package actor TestStoreService {
                     &subscription, reason: options.reason, granted: options.refundGranted, now: now)
             }
         }
-        subscriptions[originalTransactionId] = (appId, subscription)
+        keep(subscription, app: appId)
         var answer: JSONObject = ["subscription": .object(Self.json(subscription))]
         let happened = try await send(steps, app: app, deliver: options.deliver)
         if !happened.isEmpty { answer["happened"] = .array(happened) }
@@ -296,7 +307,7 @@ package actor TestStoreService {
                 default: throw AppleStoreSimulation.Refusal("a one-time purchase takes refund or request-refund")
                 }
             }
-            oneTimePurchases[transactionId] = (appId, purchase)
+            keep(purchase, app: appId)
             let happened = try await send(steps, app: try self.app(appId), deliver: options.deliver)
             var answer: JSONObject = [
                 "transactionId": .string(transactionId), "productId": .string(purchase.productId),
@@ -349,7 +360,7 @@ package actor TestStoreService {
             if at > clock.milliseconds { clock.move(to: Milliseconds.date(at)) }
             var subscription = entry.subscription
             let step = AppleStoreSimulation.advance(&subscription, to: at, newTransactionId: { newTransactionId() })
-            subscriptions[id] = (entry.app, subscription)
+            keep(subscription, app: entry.app)
             if let step { happened.append(try await send(step, app: try app(entry.app), deliver: true)) }
         }
     }
@@ -384,9 +395,84 @@ package actor TestStoreService {
         ]
         if let subtype = step.subtype { payload["subtype"] = .string(subtype) }
         let signed = try chain.sign(payload)
-        guard shouldDeliver else { return Happened(step: step, delivered: false, status: nil) }
-        let status = try await deliver(signed)
-        return Happened(step: step, delivered: (200..<300).contains(status), status: status)
+        var sent = SentNotification(
+            app: app.id, signedPayload: signed, signedDate: step.at, notificationType: step.notificationType, subtype: step.subtype,
+            transactionIds: [step.originalTransactionId, step.transaction["transactionId"]?.stringValue ?? ""],
+            attemptResult: "NO_RESPONSE")
+        guard shouldDeliver else {
+            logNotification(sent)
+            return Happened(step: step, delivered: false, status: nil)
+        }
+        let status: Int
+        do { status = try await deliver(signed) } catch {
+            logNotification(sent)
+            throw error
+        }
+        let delivered = (200..<300).contains(status)
+        sent.attemptResult = delivered ? "SUCCESS" : "UNSUCCESSFUL_HTTP_RESPONSE_CODE"
+        logNotification(sent)
+        return Happened(step: step, delivered: delivered, status: status)
+    }
+
+    // MARK: - What the store keeps
+
+    /// A subscription transaction as it was last signed: the subscription's state then.
+    struct LoggedTransaction: Sendable {
+        var revision: Int
+        var subscription: SimulatedAppleSubscription
+    }
+
+    /// A notification as sent, for Get Notification History.
+    struct SentNotification: Sendable {
+        var app: String
+        var signedPayload: String
+        var signedDate: Int64
+        var notificationType: String
+        var subtype: String?
+        var transactionIds: Set<String>
+        /// Apple's `sendAttemptResult`: `SUCCESS`, `UNSUCCESSFUL_HTTP_RESPONSE_CODE` or
+        /// `NO_RESPONSE` (told not to deliver).
+        var attemptResult: String
+    }
+
+    /// How many notifications Get Notification History can find (Apple keeps 180 days; the
+    /// test store, in memory, the latest ten thousand).
+    static let notificationLogLimit = 10_000
+
+    /// Stores the subscription and logs its current transaction (a new one appended, a changed
+    /// one, refunded say, replaced).
+    private func keep(_ subscription: SimulatedAppleSubscription, app: String) {
+        subscriptions[subscription.originalTransactionId] = (app, subscription)
+        changes += 1
+        let logged = LoggedTransaction(revision: changes, subscription: subscription)
+        var log = transactionLog[subscription.originalTransactionId] ?? []
+        if log.last?.subscription.transactionId == subscription.transactionId { log[log.count - 1] = logged } else { log.append(logged) }
+        transactionLog[subscription.originalTransactionId] = log
+    }
+
+    /// The subscription with a new appAccountToken (Set App Account Token): kept, and found
+    /// under its customer from now on.
+    func relink(_ subscription: SimulatedAppleSubscription, app: String) {
+        keep(subscription, app: app)
+        if let token = subscription.appAccountToken {
+            subscriptionOfCustomer[CustomerInGroup(app: app, appAccountToken: token, group: subscription.subscriptionGroup)] =
+                subscription.originalTransactionId
+        }
+    }
+
+    func relink(_ purchase: SimulatedApplePurchase, app: String) { keep(purchase, app: app) }
+
+    private func keep(_ purchase: SimulatedApplePurchase, app: String) {
+        oneTimePurchases[purchase.transactionId] = (app, purchase)
+        changes += 1
+        purchaseRevisions[purchase.transactionId] = changes
+    }
+
+    private func logNotification(_ sent: SentNotification) {
+        notificationLog.append(sent)
+        if notificationLog.count > Self.notificationLogLimit {
+            notificationLog.removeFirst(notificationLog.count - Self.notificationLogLimit)
+        }
     }
 
     // MARK: - Helpers

@@ -46,6 +46,13 @@ final class TestStoreComposition: Sendable {
 
     deinit { timer.cancel() }
 
+    /// Where the test store serves the App Store Server API, under the server's own address.
+    static let appleAPIPath = "/v1/test-store/apple/api"
+
+    /// The App Store Server API's base URL (known once the server listens; an unreachable one
+    /// before, so an early call fails as a transport error and is retried).
+    var appleAPIURL: String { (address.url ?? "http://127.0.0.1:0") + Self.appleAPIPath }
+
     /// Once the server listens: where its notification route is, and the clock's catching up.
     func start(host: String, port: Int) {
         address.set(host: host, port: port)

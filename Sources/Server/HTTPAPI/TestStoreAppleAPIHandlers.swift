@@ -1,0 +1,111 @@
+import Application
+import HTTP
+import Instants
+import JSON
+
+/// The App Store Server API the test store serves for Entitle's own client, at
+/// `/v1/test-store/apple/api` + Apple's paths (docs/TEST_STORE.md): Apple's bearer token, Apple's
+/// answers and error bodies (`{"errorCode","errorMessage"}`; 401 without a body). The token is
+/// checked first, against the configured apps' keys, so a deployment without a test store answers
+/// a good token 404 `TEST_STORE_DISABLED` and any other 401.
+struct TestStoreAppleAPIHandlers: Sendable {
+    let application: EntitleApplication
+    let testStore: TestStoreService?
+
+    /// Authorizes, then runs `work` on the test store; answers `status` with its JSON (none when
+    /// nil), or Apple's refusal.
+    private func serve(
+        _ context: HTTPRequestContext, status: Int = 200,
+        _ work: @escaping @Sendable (TestStoreService, AppConfiguration) async throws -> JSONObject?
+    ) {
+        let app: AppConfiguration
+        do {
+            app = try TestStoreAppleAPI.authorize(
+                context.request.header("authorization"), apps: application.configuration.apps,
+                machineNow: SystemClock().milliseconds)
+        } catch {
+            return context.respond(Self.response(error))
+        }
+        guard let testStore else {
+            return context.reply(
+                error: ServiceError(status: 404, code: "TEST_STORE_DISABLED", message: "this deployment has no test store"), app: app.id)
+        }
+        let task = Task {
+            do {
+                let answer = try await work(testStore, app)
+                context.respond(
+                    answer.map { .json(status, JSONValue.object($0).serializedBytes, app: app.id) } ?? HTTPResponse(status: status))
+            } catch let refusal as TestStoreAppleAPI.Refusal {
+                context.respond(Self.response(refusal))
+            } catch {
+                context.reply(error: error, app: app.id)
+            }
+        }
+        context.onAbandon { task.cancel() }
+    }
+
+    private static func response(_ refusal: TestStoreAppleAPI.Refusal) -> HTTPResponse {
+        guard let body = refusal.body else { return HTTPResponse(status: refusal.status) }
+        return .json(refusal.status, JSONValue.object(body).serializedBytes)
+    }
+
+    /// The request's body as a JSON object, or Apple's 400.
+    private static func body(_ request: HTTPRequest) throws(TestStoreAppleAPI.Refusal) -> JSONObject {
+        guard let object = (try? JSONParser.parse(request.body))?.objectValue else {  // Apple does not say why either
+            throw TestStoreAppleAPI.Refusal(400, 4_000_000, "Invalid request. The body is not a JSON object.")
+        }
+        return object
+    }
+
+    /// `GET …/inApps/v1/transactions/{transactionId}`: Get Transaction Info.
+    func transactionInfo(_ context: HTTPRequestContext) {
+        let id = context.pathParameters["transactionId"] ?? ""
+        serve(context) { testStore, app in try await testStore.transactionInfo(id, app: app) }
+    }
+
+    /// `GET …/inApps/v2/history/{transactionId}?revision=`: Get Transaction History v2.
+    func transactionHistory(_ context: HTTPRequestContext) {
+        let id = context.pathParameters["transactionId"] ?? ""
+        let revision = (try? QueryString(context.request.query.map(String.init)))?["revision"]  // a malformed one: none
+        serve(context) { testStore, app in try await testStore.transactionHistory(id, revision: revision, app: app) }
+    }
+
+    /// `GET …/inApps/v1/subscriptions/{transactionId}?status=`: Get All Subscription Statuses.
+    func subscriptionStatuses(_ context: HTTPRequestContext) {
+        let id = context.pathParameters["transactionId"] ?? ""
+        // `status` repeats (`status=1&status=4`); QueryString keeps the last of a name.
+        let statuses = (context.request.query ?? "").split(separator: "&").compactMap { pair -> Int64? in
+            pair.hasPrefix("status=") ? Int64(pair.dropFirst("status=".count)) : nil
+        }
+        serve(context) { testStore, app in try await testStore.subscriptionStatuses(id, status: statuses, app: app) }
+    }
+
+    /// `PUT …/inApps/v1/transactions/{originalTransactionId}/appAccountToken`.
+    func setAppAccountToken(_ context: HTTPRequestContext) {
+        let id = context.pathParameters["originalTransactionId"] ?? ""
+        let request = context.request
+        serve(context) { testStore, app in
+            try await testStore.setAppAccountToken(id, body: try Self.body(request), app: app)
+            return nil
+        }
+    }
+
+    /// `PUT …/inApps/v2/transactions/consumption/{transactionId}`: 202 once the body holds.
+    func sendConsumption(_ context: HTTPRequestContext) {
+        let id = context.pathParameters["transactionId"] ?? ""
+        let request = context.request
+        serve(context, status: 202) { testStore, app in
+            try await testStore.sendConsumption(id, body: try Self.body(request), app: app)
+            return nil
+        }
+    }
+
+    /// `POST …/inApps/v1/notifications/history?paginationToken=`: Get Notification History.
+    func notificationHistory(_ context: HTTPRequestContext) {
+        let request = context.request
+        let token = (try? QueryString(request.query.map(String.init)))?["paginationToken"]  // a malformed one: none
+        serve(context) { testStore, app in
+            try await testStore.notificationHistory(try Self.body(request), paginationToken: token, app: app)
+        }
+    }
+}
