@@ -85,6 +85,7 @@ enum Routes {
         router.add("POST", "/v1/test-store/apple/transactions/{transactionId}/{action}") {
             testStoreAPI.appleTransactionAction($0)
         }
+        router.add("POST", "/v1/test-store/apple/ask-to-buy/{requestId}/{decision}") { testStoreAPI.appleAskToBuy($0) }
         router.add("POST", "/v1/test-store/apple/subscriptions/{originalTransactionId}/{action}") {
             testStoreAPI.appleSubscriptionAction($0)
         }

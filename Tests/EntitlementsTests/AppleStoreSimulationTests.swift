@@ -126,6 +126,34 @@ final class AppleStoreSimulationTests: XCTestCase {
         XCTAssertEqual(run(&subscription, until: later + 31 * day).map(\.name), ["DID_RENEW"])
     }
 
+    /// A downgrade waits for the renewal; an unconsented price increase ends the subscription
+    /// there; an upgrade starts a new period now and marks the replaced transaction.
+    func testPlanChangesAndPriceIncreases() throws {
+        var subscription = try buy()
+        let yearly = SimulatedAppleSubscription.Plan(productId: "pro.yearly", period: ISO8601Duration("P1Y")!, price: 99990)
+        let (replaced, upgrade) = try AppleStoreSimulation.changePlanNow(&subscription, to: yearly, transactionId: "500", now: start + day)
+        XCTAssertEqual(upgrade.name, "DID_CHANGE_RENEWAL_PREF/UPGRADE")
+        XCTAssertEqual(AppleStoreSimulation.transaction(replaced, signedAt: start + day)["isUpgraded"], true)
+        XCTAssertEqual(upgrade.transaction["productId"], "pro.yearly")
+        XCTAssertEqual(upgrade.transaction["purchaseDate"], .int(start + day))
+        let monthly = SimulatedAppleSubscription.Plan(productId: "pro.monthly", period: ISO8601Duration("P1M")!, price: 4990)
+        let downgrade = try AppleStoreSimulation.changePlanAtRenewal(&subscription, to: monthly, now: start + 2 * day)
+        XCTAssertEqual(downgrade.name, "DID_CHANGE_RENEWAL_PREF/DOWNGRADE")
+        XCTAssertEqual(downgrade.renewalInfo?["autoRenewProductId"], "pro.monthly")
+        XCTAssertEqual(downgrade.renewalInfo?["renewalPrice"], 4990)
+        let renewal = run(&subscription, until: start + 370 * day).first
+        XCTAssertEqual(renewal?.transaction["productId"], "pro.monthly")
+        XCTAssertEqual(renewal?.transaction["price"], 4990)
+
+        let increase = try AppleStoreSimulation.increasePrice(&subscription, to: 5990, consent: false, now: start + 371 * day)
+        XCTAssertEqual(increase.name, "PRICE_INCREASE/PENDING")
+        XCTAssertEqual(increase.renewalInfo?["priceIncreaseStatus"], 0)
+        let ended = run(&subscription, until: start + 500 * day)
+        XCTAssertEqual(ended.map(\.name), ["EXPIRED/PRICE_INCREASE"])
+        XCTAssertEqual(ended.first?.renewalInfo?["expirationIntent"], 3)
+        XCTAssertThrowsError(try AppleStoreSimulation.revokeFamilySharing(&subscription, now: start + 501 * day), "not shared")
+    }
+
     func testTheClockAdvanceTakesCalendarAndClockParts() {
         XCTAssertEqual(ClockAdvance("P1M")?.end(from: start), ISO8601Duration("P1M")!.end(from: start))
         XCTAssertEqual(ClockAdvance("PT13H")?.end(from: start), start + 13 * 3_600_000)

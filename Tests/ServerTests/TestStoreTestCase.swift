@@ -58,7 +58,7 @@ class TestStoreTestCase: XCTestCase {
            "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"], "period": "P1M"},
                         "pro.yearly": {"subscriptionGroup": "G1", "entitlements": ["pro"], "period": "P1Y"},
                         "gems": {"entitlements": []}},
-           "refunds": {"customerConsent": true},
+           "refunds": {"customerConsent": true}, "retention": {"defaultMessage": "msg-stay"},
            "offers": {"welcome": {"productId": "pro.monthly", "offerIdentifier": "pro_monthly_welcome", "eligibility": "any"}}}]}
         """
     }

@@ -14,8 +14,15 @@ package import JSON
 /// starts a new test store, while what Entitle stored stays. One request at a time, across its
 /// awaits (`exclusively`): a step's notification is delivered before the next step is taken.
 package actor TestStoreService {
-    /// Posts a signed notification to Entitle's route; answers the HTTP status.
-    package typealias Delivery = @Sendable (_ signedPayload: String) async throws -> Int
+    /// Posts `{"signedPayload"}` to one of Entitle's routes (the notification route, or the
+    /// Retention Messaging realtime route); answers the HTTP status and body.
+    package typealias Delivery = @Sendable (_ route: Route, _ signedPayload: String) async throws -> (status: Int, body: [UInt8])
+
+    /// Where Apple posts: App Store Server Notifications, and the cancel sheet's realtime request.
+    package enum Route: String, Sendable {
+        case notifications = "/v1/notifications/apple"
+        case retention = "/v1/retention/apple"
+    }
 
     let apps: [String: AppConfiguration]
     let chain: TestStoreChain
@@ -38,6 +45,8 @@ package actor TestStoreService {
     /// A customer's subscription in a group, by app, appAccountToken and group: Apple keeps one
     /// original transaction per customer and group, and a purchase there resubscribes it.
     private var subscriptionOfCustomer: [CustomerInGroup: String] = [:]
+    /// Purchases waiting for a parent's approval (Ask to Buy), by request id.
+    private var askToBuyRequests: [String: Purchase] = [:]
     /// The nonces of promotional offers sold, per app: Apple takes each once.
     private var usedNonces: [String: Set<String>] = [:]
     private var nextTransactionNumber: Int64
@@ -92,6 +101,10 @@ package actor TestStoreService {
         /// A one-time product's kind and quantity (the catalog does not say consumable or not).
         package var kind = SimulatedApplePurchase.Kind.nonConsumable
         package var quantity = 1
+        /// `FAMILY_SHARED`: the customer has the subscription through Family Sharing.
+        package var ownership = "PURCHASED"
+        /// Ask to Buy: the purchase waits for a parent's approval.
+        package var askToBuy = false
 
         package init(
             app: String, appAccountToken: String?, productId: String, environment: AppStoreEnvironment, price: Int64,
@@ -129,6 +142,13 @@ package actor TestStoreService {
                 }
                 self.kind = kind
             }
+            if let ownership = body["inAppOwnershipType"] {
+                guard let name = ownership.stringValue, ["PURCHASED", "FAMILY_SHARED"].contains(name) else {
+                    throw .badRequest("\"inAppOwnershipType\" is PURCHASED or FAMILY_SHARED")
+                }
+                self.ownership = name
+            }
+            askToBuy = body["askToBuy"]?.boolValue ?? false
             if let quantity = body["quantity"] {
                 guard let count = quantity.integer(in: 1...10) else { throw .badRequest("\"quantity\" is 1 to 10") }
                 self.quantity = Int(count)
@@ -139,7 +159,32 @@ package actor TestStoreService {
     /// Buys a subscription or a one-time product now: answers what StoreKit gives the app (the
     /// signed transaction, and a subscription's renewal info) and what was notified.
     package func purchase(_ request: Purchase) async throws -> JSONObject {
-        try await exclusively { try await purchaseNow(request) }
+        try await exclusively {
+            guard request.askToBuy else { return try await purchaseNow(request) }
+            let app = try self.app(request.app)
+            guard app.products[request.productId] != nil else {
+                throw ServiceError(status: 422, code: "UNKNOWN_PRODUCT", message: "\(request.productId) is not in app \(app.id)'s catalog")
+            }
+            let id = newId()
+            askToBuyRequests[id] = request
+            return ["askToBuy": .object(["requestId": .string(id), "status": "PENDING"])]
+        }
+    }
+
+    /// `POST /v1/test-store/apple/ask-to-buy/{requestId}/{approve|decline}`: the parent's
+    /// answer. Approved, the purchase is made now (its offer checked now), as StoreKit completes
+    /// it; declined, nothing happens at the App Store and nothing is notified.
+    package func decideAskToBuy(_ requestId: String, approve: Bool) async throws -> JSONObject {
+        try await exclusively {
+            guard var request = askToBuyRequests.removeValue(forKey: requestId) else {
+                throw ServiceError.notFound("no Ask to Buy request \(requestId) is pending")
+            }
+            guard approve else { return ["askToBuy": .object(["requestId": .string(requestId), "status": "DECLINED"])] }
+            request.askToBuy = false
+            var answer = try await purchaseNow(request)
+            answer["askToBuy"] = .object(["requestId": .string(requestId), "status": "APPROVED"])
+            return answer
+        }
     }
 
     private func purchaseNow(_ request: Purchase) async throws -> JSONObject {
@@ -158,6 +203,9 @@ package actor TestStoreService {
                     message: "\(request.productId) is a non-renewing subscription: the test store does not sell those yet")
             }
             guard request.offer == nil else { throw ServiceError.badRequest("a one-time product takes no offer here") }
+            guard request.ownership == "PURCHASED" else {
+                throw ServiceError.badRequest("the test store shares subscriptions through Family Sharing, not one-time products")
+            }
             let (purchase, step) = AppleStoreSimulation.buyOnce(
                 bundleId: app.bundleId, environment: request.environment.rawValue, productId: request.productId, kind: request.kind,
                 quantity: request.quantity, price: request.price, currency: request.currency, appAccountToken: request.appAccountToken,
@@ -191,7 +239,8 @@ package actor TestStoreService {
             return try AppleStoreSimulation.purchase(
                 bundleId: app.bundleId, environment: request.environment.rawValue, productId: request.productId,
                 subscriptionGroup: group, period: period, price: request.price, currency: request.currency,
-                appAccountToken: request.appAccountToken, offer: request.offer?.pricing, transactionId: transactionId, now: now)
+                appAccountToken: request.appAccountToken, offer: request.offer?.pricing, ownership: request.ownership,
+                transactionId: transactionId, now: now)
         }
         keep(subscription, app: app.id)
         if let customer { subscriptionOfCustomer[customer] = subscription.originalTransactionId }
@@ -225,14 +274,24 @@ package actor TestStoreService {
 
     package enum Action: String, Sendable, CaseIterable {
         case cancel, resume, failRenewal = "fail-renewal", recover, refund, requestRefund = "request-refund"
+        case upgrade, downgrade, crossgrade, priceIncrease = "price-increase", revokeFamily = "revoke-family"
+        case openCancelSheet = "open-cancel-sheet"
     }
 
     /// What an action's body may add: `gracePeriod` (fail-renewal), `outcome` and `reason`
-    /// (request-refund), and whether its notifications are delivered.
+    /// (request-refund), `percentage` (a partial refund, milliunits of a percent), `productId`,
+    /// `price` and `atRenewal` (plan changes; `price` alone for a price increase), `consent`
+    /// (price-increase), `locale` (open-cancel-sheet), and whether notifications are delivered.
     package struct ActionOptions: Sendable {
         package var gracePeriod = false
         package var refundGranted = true
         package var reason = "UNINTENDED_PURCHASE"
+        package var percentage: Int64?
+        package var productId: String?
+        package var price: Int64?
+        package var atRenewal: Bool?
+        package var consent = true
+        package var locale = "en-US"
         package var deliver = true
 
         package init() {}
@@ -241,15 +300,34 @@ package actor TestStoreService {
         package init(_ body: JSONObject) throws(ServiceError) {
             gracePeriod = body["gracePeriod"]?.boolValue ?? false
             deliver = body["deliver"]?.boolValue ?? true
+            atRenewal = body["atRenewal"]?.boolValue
+            consent = body["consent"]?.boolValue ?? true
             if let outcome = body["outcome"] {
                 guard let name = outcome.stringValue, ["REFUND", "REFUND_DECLINED"].contains(name) else {
                     throw .badRequest("\"outcome\" is REFUND or REFUND_DECLINED")
                 }
                 refundGranted = name == "REFUND"
             }
-            if let reason = body["reason"] {
-                guard let text = reason.stringValue else { throw .badRequest("\"reason\" must be a string") }
-                self.reason = text
+            for (name, keyPath) in [("reason", \ActionOptions.reason), ("locale", \.locale)] {
+                guard let value = body[name] else { continue }
+                guard let text = value.stringValue, !text.isEmpty else { throw .badRequest("\"\(name)\" must be a string") }
+                self[keyPath: keyPath] = text
+            }
+            if let product = body["productId"] {
+                guard let text = product.stringValue, !text.isEmpty else { throw .badRequest("\"productId\" must be a string") }
+                productId = text
+            }
+            if let value = body["percentage"] {
+                guard let amount = value.integer(in: 1...99_999) else {
+                    throw .badRequest("\"percentage\" of a partial refund is 1 to 99999 milliunits of a percent (50000 is half)")
+                }
+                percentage = amount
+            }
+            if let value = body["price"] {
+                guard let amount = value.integer(in: Milliunits.priceRange) else {
+                    throw .badRequest("\"price\" must be whole milliunits from 0 to \(Milliunits.priceRange.upperBound)")
+                }
+                price = amount
             }
         }
     }
@@ -266,8 +344,11 @@ package actor TestStoreService {
         }
         var subscription = sold
         let app = try self.app(appId)
+        if action == .openCancelSheet { return try await openCancelSheet(subscription, app: app, locale: options.locale) }
         let now = clock.milliseconds
-        let recoveryId = action == .recover ? newTransactionId() : ""
+        let plan = try plan(for: action, of: subscription, in: app, options: options)
+        let newId = [.recover, .upgrade, .crossgrade].contains(action) ? newTransactionId() : ""
+        var replaced: SimulatedAppleSubscription?
         let steps: [AppleStoreSimulation.Step] = try refusing { () throws(AppleStoreSimulation.Refusal) in
             switch action {
             case .cancel: return [try AppleStoreSimulation.setAutoRenew(false, &subscription, now: now)]
@@ -275,18 +356,83 @@ package actor TestStoreService {
             case .failRenewal:
                 try AppleStoreSimulation.failNextRenewal(&subscription, gracePeriod: options.gracePeriod)
                 return []
-            case .recover: return [try AppleStoreSimulation.recover(&subscription, now: now, transactionId: recoveryId)]
-            case .refund: return [try AppleStoreSimulation.refund(&subscription, now: now)]
+            case .recover: return [try AppleStoreSimulation.recover(&subscription, now: now, transactionId: newId)]
+            case .refund: return [try AppleStoreSimulation.refund(&subscription, now: now, percentage: options.percentage)]
             case .requestRefund:
                 return try AppleStoreSimulation.requestRefund(
                     &subscription, reason: options.reason, granted: options.refundGranted, now: now)
+            case .upgrade, .downgrade, .crossgrade:
+                guard let plan else { throw AppleStoreSimulation.Refusal("a plan change names the new \"productId\"") }
+                if plan.atRenewal { return [try AppleStoreSimulation.changePlanAtRenewal(&subscription, to: plan.plan, now: now)] }
+                let change = try AppleStoreSimulation.changePlanNow(&subscription, to: plan.plan, transactionId: newId, now: now)
+                replaced = change.replaced
+                return [change.step]
+            case .priceIncrease:
+                return [try AppleStoreSimulation.increasePrice(&subscription, to: options.price, consent: options.consent, now: now)]
+            case .revokeFamily: return [try AppleStoreSimulation.revokeFamilySharing(&subscription, now: now)]
+            case .openCancelSheet: return []
             }
         }
+        if let replaced { keep(replaced, app: appId) }
         keep(subscription, app: appId)
         var answer: JSONObject = ["subscription": .object(Self.json(subscription))]
         let happened = try await send(steps, app: app, deliver: options.deliver)
         if !happened.isEmpty { answer["happened"] = .array(happened) }
         return answer
+    }
+
+    /// The new plan of a plan change, and whether it waits for the renewal: an upgrade takes
+    /// effect now, a downgrade at renewal, a crossgrade now when the duration is the same (as
+    /// Apple does); `atRenewal` chooses otherwise, but for a downgrade. The current product
+    /// withdraws a pending change.
+    private func plan(
+        for action: Action, of subscription: SimulatedAppleSubscription, in app: AppConfiguration, options: ActionOptions
+    ) throws(ServiceError) -> (plan: SimulatedAppleSubscription.Plan, atRenewal: Bool)? {
+        guard [.upgrade, .downgrade, .crossgrade].contains(action) else { return nil }
+        guard let productId = options.productId else { throw ServiceError.badRequest("a plan change names the new \"productId\"") }
+        guard let product = app.products[productId], product.subscriptionGroup == subscription.subscriptionGroup else {
+            throw ServiceError(
+                status: 422, code: "UNKNOWN_PRODUCT",
+                message: "\(productId) is not a product of the subscription's group \(subscription.subscriptionGroup)")
+        }
+        let period = ISO8601Duration(product.period ?? "P1M") ?? subscription.period
+        let atRenewal: Bool
+        switch action {
+        case _ where productId == subscription.productId: atRenewal = true  // withdraws a pending change
+        case .downgrade:
+            guard options.atRenewal != false else { throw ServiceError.badRequest("a downgrade takes effect at renewal") }
+            atRenewal = true
+        case .crossgrade: atRenewal = options.atRenewal ?? (period != subscription.period)
+        default: atRenewal = options.atRenewal ?? false
+        }
+        return (
+            SimulatedAppleSubscription.Plan(productId: productId, period: period, price: options.price ?? subscription.price), atRenewal
+        )
+    }
+
+    /// The customer opens the subscription's cancel sheet: Apple asks Entitle's realtime
+    /// Retention Messaging route what to show (a signed `DecodedRealtimeRequestBody`); answers
+    /// what Entitle answered.
+    private func openCancelSheet(
+        _ subscription: SimulatedAppleSubscription, app: AppConfiguration, locale: String
+    ) async throws -> JSONObject {
+        guard let appAppleId = app.appAppleId else {
+            throw ServiceError(
+                status: 409, code: "TEST_STORE_REFUSED", message: "app \(app.id) has no appAppleId: Apple's requests name the app by it")
+        }
+        guard subscription.status == .active || subscription.status == .gracePeriod, subscription.autoRenew else {
+            throw ServiceError(status: 409, code: "TEST_STORE_REFUSED", message: "the cancel sheet is for a subscription that renews")
+        }
+        let request: JSONObject = [
+            "originalTransactionId": .string(subscription.originalTransactionId), "appAppleId": .int(appAppleId),
+            "productId": .string(subscription.productId), "userLocale": .string(locale), "requestIdentifier": .string(newId()),
+            "signedDate": .int(clock.milliseconds), "environment": .string(subscription.environment),
+        ]
+        let answer = try await deliver(.retention, try chain.sign(request))
+        var retention: JSONObject = ["requestIdentifier": request["requestIdentifier"] ?? .null, "status": .int(Int64(answer.status))]
+        // Entitle's answer as it came (what the sheet would show); a body that is not JSON is reported as absent.
+        if let parsed = try? JSONParser.parse(answer.body) { retention["answer"] = parsed }
+        return ["subscription": .object(Self.json(subscription)), "retention": .object(retention)]
     }
 
     /// `POST /v1/test-store/apple/transactions/{transactionId}/{action}`: `refund` or
@@ -404,7 +550,7 @@ package actor TestStoreService {
             return Happened(step: step, delivered: false, status: nil)
         }
         let status: Int
-        do { status = try await deliver(signed) } catch {
+        do { status = try await deliver(.notifications, signed).status } catch {
             logNotification(sent)
             throw error
         }
@@ -516,9 +662,14 @@ package actor TestStoreService {
         var object: JSONObject = [
             "originalTransactionId": .string(subscription.originalTransactionId), "transactionId": .string(subscription.transactionId),
             "productId": .string(subscription.productId), "environment": .string(subscription.environment),
-            "status": .int(subscription.status.rawValue), "autoRenew": .bool(subscription.autoRenew),
+            "price": .int(subscription.price), "status": .int(subscription.status.rawValue), "autoRenew": .bool(subscription.autoRenew),
             "renewals": .int(Int64(subscription.renewals)),
         ]
+        if let plan = subscription.pendingPlan { object["autoRenewProductId"] = .string(plan.productId) }
+        if let increase = subscription.priceIncrease {
+            object["priceIncrease"] = .object(["price": .int(increase.price), "consented": .bool(increase.consented)])
+        }
+        if subscription.ownership != "PURCHASED" { object["inAppOwnershipType"] = .string(subscription.ownership) }
         Timestamps.set(&object, "expiresDate", subscription.expiresDate)
         Timestamps.set(&object, "gracePeriodExpiresDate", subscription.gracePeriodExpiresDate)
         if let fails = subscription.nextRenewalFails { object["nextRenewalFails"] = .object(["gracePeriod": .bool(fails)]) }

@@ -35,23 +35,26 @@ package enum AppleStoreSimulation {
 
     // MARK: - Buying
 
-    /// A first purchase at `now`: the subscription and its `SUBSCRIBED/INITIAL_BUY`. An
+    /// A first purchase at `now` (by the customer, or shared with them through Family Sharing:
+    /// `ownership` `FAMILY_SHARED`): the subscription and its `SUBSCRIBED/INITIAL_BUY`. An
     /// introductory offer prices the first period(s): a free trial or pay up front is one period of
     /// the offer's own length, pay as you go its number of the subscription's periods.
     package static func purchase(
         bundleId: String, environment: String, productId: String, subscriptionGroup: String, period: ISO8601Duration, price: Int64,
-        currency: String, appAccountToken: String?, offer: SimulatedAppleSubscription.Offer?, transactionId: String, now: Int64
+        currency: String, appAccountToken: String?, offer: SimulatedAppleSubscription.Offer?, ownership: String = "PURCHASED",
+        transactionId: String, now: Int64
     ) throws(Refusal) -> (SimulatedAppleSubscription, Step) {
         guard let end = (offer?.period ?? period).end(from: now) else {
             throw Refusal("the period does not end within the instants Entitle accepts")
         }
-        let subscription = SimulatedAppleSubscription(
+        var subscription = SimulatedAppleSubscription(
             bundleId: bundleId, environment: environment, originalTransactionId: transactionId, appAccountToken: appAccountToken,
             productId: productId, subscriptionGroup: subscriptionGroup, period: period, price: price, currency: currency,
             originalPurchaseDate: now, transactionId: transactionId, periodStart: now, expiresDate: end, status: .active,
             autoRenew: true, offer: offer, nextRenewalFails: nil, gracePeriodExpiresDate: nil, billingRetryEndsAt: nil,
             expirationIntent: nil, revocationDate: nil, renewals: 0, transactionReason: "PURCHASE",
             recentStart: now)
+        subscription.ownership = ownership
         return (subscription, step(subscription, "SUBSCRIBED", "INITIAL_BUY", at: now))
     }
 
@@ -82,6 +85,10 @@ package enum AppleStoreSimulation {
         subscription.gracePeriodExpiresDate = nil
         subscription.billingRetryEndsAt = nil
         subscription.nextRenewalFails = nil
+        subscription.revocationType = nil
+        subscription.revocationPercentage = nil
+        subscription.pendingPlan = nil
+        subscription.priceIncrease = nil
         subscription.recentStart = now
         return step(subscription, "SUBSCRIBED", "RESUBSCRIBE", at: now)
     }
@@ -109,6 +116,12 @@ package enum AppleStoreSimulation {
             subscription.status = .expired
             subscription.expirationIntent = 1
             return step(subscription, "EXPIRED", "VOLUNTARY", at: due)
+        case .active where subscription.priceIncrease?.consented == false:
+            // The customer never agreed to the new price: the subscription ends at renewal.
+            subscription.status = .expired
+            subscription.autoRenew = false
+            subscription.expirationIntent = 3
+            return step(subscription, "EXPIRED", "PRICE_INCREASE", at: due)
         case .active where subscription.nextRenewalFails != nil:
             let grace = subscription.nextRenewalFails == true
             subscription.nextRenewalFails = nil
@@ -203,11 +216,15 @@ package enum AppleStoreSimulation {
         }
     }
 
-    /// Apple refunds the current period's transaction: `REFUND`, the transaction revoked, no
-    /// more renewals.
-    package static func refund(_ subscription: inout SimulatedAppleSubscription, now: Int64) throws(Refusal) -> Step {
+    /// Apple refunds the current period's transaction, in full or (`percentage`, in milliunits of
+    /// a percent) in part: `REFUND`, the transaction revoked, no more renewals.
+    package static func refund(
+        _ subscription: inout SimulatedAppleSubscription, now: Int64, percentage: Int64? = nil
+    ) throws(Refusal) -> Step {
         guard subscription.revocationDate == nil else { throw Refusal("the transaction is refunded already") }
         subscription.revocationDate = now
+        subscription.revocationType = percentage == nil ? "REFUND_FULL" : "REFUND_PRORATED"
+        subscription.revocationPercentage = percentage
         subscription.status = .revoked
         subscription.autoRenew = false
         subscription.nextRenewalFails = nil
@@ -217,6 +234,16 @@ package enum AppleStoreSimulation {
     // MARK: - What Apple signs
 
     private static func renew(_ subscription: inout SimulatedAppleSubscription, from start: Int64, transactionId: String) {
+        if let plan = subscription.pendingPlan {
+            subscription.productId = plan.productId
+            subscription.period = plan.period
+            subscription.price = plan.price
+            subscription.pendingPlan = nil
+        }
+        if let increase = subscription.priceIncrease, increase.consented {
+            subscription.price = increase.price
+            subscription.priceIncrease = nil
+        }
         subscription.transactionId = transactionId
         subscription.periodStart = start
         subscription.expiresDate = subscription.period.end(from: start) ?? start
@@ -231,7 +258,7 @@ package enum AppleStoreSimulation {
         }
     }
 
-    private static func step(
+    static func step(
         _ subscription: SimulatedAppleSubscription, _ type: String, _ subtype: String?, at: Int64
     ) -> Step {
         Step(
@@ -248,7 +275,8 @@ package enum AppleStoreSimulation {
             "productId": .string(subscription.productId), "subscriptionGroupIdentifier": .string(subscription.subscriptionGroup),
             "purchaseDate": .int(subscription.periodStart), "originalPurchaseDate": .int(subscription.originalPurchaseDate),
             "expiresDate": .int(subscription.expiresDate), "quantity": 1, "type": "Auto-Renewable Subscription",
-            "inAppOwnershipType": "PURCHASED", "signedDate": .int(signedAt), "environment": .string(subscription.environment),
+            "inAppOwnershipType": .string(subscription.ownership), "signedDate": .int(signedAt),
+            "environment": .string(subscription.environment),
             "transactionReason": .string(subscription.transactionReason), "storefront": "USA",
             "storefrontId": "143441", "price": .int(subscription.offer?.price ?? subscription.price),
             "currency": .string(subscription.currency),
@@ -262,7 +290,10 @@ package enum AppleStoreSimulation {
         if let revoked = subscription.revocationDate {
             payload["revocationDate"] = .int(revoked)
             payload["revocationReason"] = 0
+            if let type = subscription.revocationType { payload["revocationType"] = .string(type) }
+            if let percentage = subscription.revocationPercentage { payload["revocationPercentage"] = .int(percentage) }
         }
+        if subscription.isUpgraded { payload["isUpgraded"] = true }
         return payload
     }
 
@@ -270,12 +301,15 @@ package enum AppleStoreSimulation {
     package static func renewalInfo(_ subscription: SimulatedAppleSubscription, signedAt: Int64) -> JSONObject {
         var payload: JSONObject = [
             "originalTransactionId": .string(subscription.originalTransactionId), "productId": .string(subscription.productId),
-            "autoRenewProductId": .string(subscription.productId), "autoRenewStatus": .int(subscription.autoRenew ? 1 : 0),
+            "autoRenewProductId": .string(subscription.pendingPlan?.productId ?? subscription.productId),
+            "autoRenewStatus": .int(subscription.autoRenew ? 1 : 0),
             "isInBillingRetryPeriod": .bool(subscription.status == .gracePeriod || subscription.status == .billingRetry),
             "signedDate": .int(signedAt), "environment": .string(subscription.environment),
             "recentSubscriptionStartDate": .int(subscription.recentStart), "renewalDate": .int(subscription.expiresDate),
-            "renewalPrice": .int(subscription.price), "currency": .string(subscription.currency),
+            "renewalPrice": .int(subscription.pendingPlan?.price ?? subscription.priceIncrease?.price ?? subscription.price),
+            "currency": .string(subscription.currency),
         ]
+        if let increase = subscription.priceIncrease { payload["priceIncreaseStatus"] = .int(increase.consented ? 1 : 0) }
         if let token = subscription.appAccountToken { payload["appAccountToken"] = .string(token) }
         if let grace = subscription.gracePeriodExpiresDate { payload["gracePeriodExpiresDate"] = .int(grace) }
         if let intent = subscription.expirationIntent { payload["expirationIntent"] = .int(intent) }

@@ -37,6 +37,26 @@ package struct SimulatedAppleSubscription: Sendable, Equatable {
         }
     }
 
+    /// A product of the group, as a plan change names it.
+    package struct Plan: Sendable, Equatable {
+        package var productId: String
+        package var period: ISO8601Duration
+        package var price: Int64
+
+        package init(productId: String, period: ISO8601Duration, price: Int64) {
+            self.productId = productId
+            self.period = period
+            self.price = price
+        }
+    }
+
+    /// A price increase Apple announced: the new price, and whether the customer consented
+    /// (the renewal info's `priceIncreaseStatus` 1, else 0).
+    package struct PriceIncrease: Sendable, Equatable {
+        package var price: Int64
+        package var consented: Bool
+    }
+
     package var bundleId: String
     package var environment: String
     package var originalTransactionId: String
@@ -69,6 +89,18 @@ package struct SimulatedAppleSubscription: Sendable, Equatable {
     /// Why the current transaction was made: `PURCHASE` (bought, resubscribed, changed plan) or
     /// `RENEWAL`.
     package var transactionReason: String
+    /// A downgrade or crossgrade taking effect at the next renewal (the renewal info's
+    /// `autoRenewProductId`).
+    package var pendingPlan: Plan?
+    package var priceIncrease: PriceIncrease?
+    /// `PURCHASED`, or `FAMILY_SHARED` for a family member's access through Family Sharing.
+    package var ownership = "PURCHASED"
+    /// How the current transaction was revoked: `REFUND_FULL`, `REFUND_PRORATED` (with the
+    /// percentage in milliunits) or `FAMILY_REVOKE`.
+    package var revocationType: String?
+    package var revocationPercentage: Int64?
+    /// Set on the transaction an upgrade replaced.
+    package var isUpgraded = false
     /// When the customer's latest run of uninterrupted periods began (a resubscription starts a
     /// new one): the renewal info's `recentSubscriptionStartDate`.
     package var recentStart: Int64

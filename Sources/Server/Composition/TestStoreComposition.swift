@@ -8,7 +8,8 @@ import Synchronization
 
 /// The test store of a test deployment, wired: it moves the server's clock (a `MovableClock`,
 /// running at real speed until told otherwise), delivers its notifications to this server's own
-/// route over HTTP, and takes what falls due as the clock runs, every second.
+/// routes over HTTP (notifications, and the cancel sheet's Retention Messaging request), and takes
+/// what falls due as the clock runs, every second.
 final class TestStoreComposition: Sendable {
     let service: TestStoreService
     private let address = ListeningAddress()
@@ -20,13 +21,13 @@ final class TestStoreComposition: Sendable {
         let address = self.address
         service = TestStoreService(
             apps: configuration.apps, chain: chain, clock: clock, newId: IdSource.random,
-            deliver: { signedPayload in
+            deliver: { route, signedPayload in
                 guard let url = address.url else { throw TestStoreNotListening() }
                 let response = try await http.send(
                     HTTPClientRequest(
-                        method: "POST", url: url + "/v1/notifications/apple", headers: [("Content-Type", "application/json")],
+                        method: "POST", url: url + route.rawValue, headers: [("Content-Type", "application/json")],
                         body: JSONValue.object(["signedPayload": .string(signedPayload)]).serializedBytes))
-                return response.status
+                return (response.status, response.body)
             })
         timer = DispatchSource.makeTimerSource(queue: .global())
         timer.schedule(deadline: .now() + 1, repeating: 1)

@@ -121,6 +121,21 @@ struct TestStoreHandlers: Sendable {
         }
     }
 
+    /// `POST /v1/test-store/apple/ask-to-buy/{requestId}/{decision}`: `approve` or `decline`.
+    func appleAskToBuy(_ context: HTTPRequestContext) {
+        do {
+            let (testStore, caller) = try admitted(context)
+            let decision = context.pathParameters["decision"] ?? ""
+            guard decision == "approve" || decision == "decline" else {
+                throw ServiceError.notFound("no decision \"\(decision)\"; an Ask to Buy request takes approve or decline")
+            }
+            let requestId = context.pathParameters["requestId"] ?? ""
+            context.reply(app: caller.app.id) { .object(try await testStore.decideAskToBuy(requestId, approve: decision == "approve")) }
+        } catch {
+            context.reply(error: error, app: nil)
+        }
+    }
+
     /// `POST /v1/test-store/scenarios`: runs a scenario; 200 when every expectation holds, else
     /// 422 `SCENARIO_FAILED` naming the step and expectation, with what was expected and found.
     func runScenario(_ context: HTTPRequestContext) {
