@@ -96,6 +96,7 @@ enum Routes {
         router.add("PUT", served + "/inApps/v1/transactions/{originalTransactionId}/appAccountToken") { appleAPI.setAppAccountToken($0) }
         router.add("PUT", served + "/inApps/v2/transactions/consumption/{transactionId}") { appleAPI.sendConsumption($0) }
         router.add("POST", served + "/inApps/v1/notifications/history") { appleAPI.notificationHistory($0) }
+        TestStoreAppleAPIHandlers.addMessagingRoutes(&router, base: served, handlers: appleAPI)
         return router
     }
 }

@@ -136,31 +136,16 @@ final class TestStoreAppleAPITests: TestStoreTestCase {
     func testTheServedAPITakesOnlyTheAppsToken() throws {
         let original = try buy(trial: false)
         let path = "/v1/test-store/apple/api/inApps/v1/transactions/\(original)"
-        XCTAssertEqual(raw("GET", path, authorization: nil).status, 401)
-        XCTAssertEqual(raw("GET", path, authorization: "Bearer \(admin)").status, 401)
+        XCTAssertEqual(served("GET", path, authorization: nil).status, 401)
+        XCTAssertEqual(served("GET", path, authorization: "Bearer \(admin)").status, 401)
         let now = Int64(Date().timeIntervalSince1970)
         let other = try P256.Signing.PrivateKey()
-        XCTAssertEqual(raw("GET", path, authorization: "Bearer \(try bearer(key: other, issuedAt: now))").status, 401)
-        let expired = raw("GET", path, authorization: "Bearer \(try bearer(key: signingKey, issuedAt: now - 7200))")
+        XCTAssertEqual(served("GET", path, authorization: "Bearer \(try appleBearer(key: other, issuedAt: now))").status, 401)
+        let expired = served("GET", path, authorization: "Bearer \(try appleBearer(key: signingKey, issuedAt: now - 7200))")
         XCTAssertEqual(expired.status, 401)
         XCTAssertTrue(expired.body.isEmpty)
-        let good = raw("GET", path, authorization: "Bearer \(try bearer(key: signingKey, issuedAt: now))")
+        let good = served("GET", path, authorization: "Bearer \(try appleBearer(key: signingKey, issuedAt: now))")
         XCTAssertEqual(good.status, 200)
         XCTAssertNotNil(try JSONParser.parse(good.body)["signedTransactionInfo"]?.stringValue)
-    }
-
-    private func bearer(key: P256.Signing.PrivateKey, issuedAt: Int64) throws -> String {
-        try JWSSigner.sign(
-            header: ["alg": "ES256", "kid": "KEY1", "typ": "JWT"],
-            payload: [
-                "iss": .string(issuer), "iat": .int(issuedAt), "exp": .int(issuedAt + 600), "aud": "appstoreconnect-v1",
-                "bid": "com.example.app",
-            ], with: key)
-    }
-
-    private func raw(_ method: String, _ path: String, authorization: String?) -> HTTPResponse {
-        var headers: [(name: String, value: String)] = []
-        if let authorization { headers.append(("authorization", authorization)) }
-        return entitle.handle(HTTPRequest(method: method, target: path, headers: headers, body: []))
     }
 }

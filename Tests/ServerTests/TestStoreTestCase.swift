@@ -114,4 +114,24 @@ class TestStoreTestCase: XCTestCase {
     func act(_ original: String, _ action: String, _ body: JSONObject? = nil) -> (Int, JSONValue) {
         call("POST", "/v1/test-store/apple/subscriptions/\(original)/\(action)", body)
     }
+
+    /// An App Store Server API bearer token as Apple's API takes it, signed with `key`.
+    func appleBearer(key: P256.Signing.PrivateKey, issuedAt: Int64) throws -> String {
+        try JWSSigner.sign(
+            header: ["alg": "ES256", "kid": "KEY1", "typ": "JWT"],
+            payload: [
+                "iss": .string(issuer), "iat": .int(issuedAt), "exp": .int(issuedAt + 600), "aud": "appstoreconnect-v1",
+                "bid": "com.example.app",
+            ], with: key)
+    }
+
+    /// A request to the server as is: the test store's App Store Server API takes Apple's token,
+    /// and images are not JSON.
+    func served(
+        _ method: String, _ path: String, authorization: String?, body: [UInt8] = [], contentType: String = "application/json"
+    ) -> HTTPResponse {
+        var headers: [(name: String, value: String)] = [("content-type", contentType)]
+        if let authorization { headers.append(("authorization", authorization)) }
+        return entitle.handle(HTTPRequest(method: method, target: path, headers: headers, body: body))
+    }
 }

@@ -27,8 +27,8 @@ package actor TestStoreService {
     let apps: [String: AppConfiguration]
     let chain: TestStoreChain
     let clock: MovableClock
-    private let newId: @Sendable () -> String
-    private let deliver: Delivery
+    let newId: @Sendable () -> String
+    let deliver: Delivery
     /// What the store sold, as it stands, by original transaction id (a one-time purchase's is
     /// its transaction id): set only through `keep`.
     private(set) var subscriptions: [String: (app: String, subscription: SimulatedAppleSubscription)] = [:]
@@ -45,6 +45,8 @@ package actor TestStoreService {
     /// A customer's subscription in a group, by app, appAccountToken and group: Apple keeps one
     /// original transaction per customer and group, and a purchase there resubscribes it.
     private var subscriptionOfCustomer: [CustomerInGroup: String] = [:]
+    /// Each app's Retention Messaging (images, messages, defaults, realtime URL, performance tests).
+    var messagingCatalogs: [String: AppleMessagingCatalog] = [:]
     /// Purchases waiting for a parent's approval (Ask to Buy), by request id.
     private var askToBuyRequests: [String: Purchase] = [:]
     /// The nonces of promotional offers sold, per app: Apple takes each once.
@@ -416,23 +418,30 @@ package actor TestStoreService {
     private func openCancelSheet(
         _ subscription: SimulatedAppleSubscription, app: AppConfiguration, locale: String
     ) async throws -> JSONObject {
-        guard let appAppleId = app.appAppleId else {
-            throw ServiceError(
-                status: 409, code: "TEST_STORE_REFUSED", message: "app \(app.id) has no appAppleId: Apple's requests name the app by it")
-        }
         guard subscription.status == .active || subscription.status == .gracePeriod, subscription.autoRenew else {
             throw ServiceError(status: 409, code: "TEST_STORE_REFUSED", message: "the cancel sheet is for a subscription that renews")
         }
-        let request: JSONObject = [
-            "originalTransactionId": .string(subscription.originalTransactionId), "appAppleId": .int(appAppleId),
-            "productId": .string(subscription.productId), "userLocale": .string(locale), "requestIdentifier": .string(newId()),
-            "signedDate": .int(clock.milliseconds), "environment": .string(subscription.environment),
-        ]
+        let request = try realtimeRequest(for: subscription, app: app, locale: locale)
         let answer = try await deliver(.retention, try chain.sign(request))
         var retention: JSONObject = ["requestIdentifier": request["requestIdentifier"] ?? .null, "status": .int(Int64(answer.status))]
         // Entitle's answer as it came (what the sheet would show); a body that is not JSON is reported as absent.
         if let parsed = try? JSONParser.parse(answer.body) { retention["answer"] = parsed }
         return ["subscription": .object(Self.json(subscription)), "retention": .object(retention)]
+    }
+
+    /// Apple's realtime Retention Messaging request for the subscription (`DecodedRealtimeRequestBody`).
+    func realtimeRequest(
+        for subscription: SimulatedAppleSubscription, app: AppConfiguration, locale: String
+    ) throws(ServiceError) -> JSONObject {
+        guard let appAppleId = app.appAppleId else {
+            throw ServiceError(
+                status: 409, code: "TEST_STORE_REFUSED", message: "app \(app.id) has no appAppleId: Apple's requests name the app by it")
+        }
+        return [
+            "originalTransactionId": .string(subscription.originalTransactionId), "appAppleId": .int(appAppleId),
+            "productId": .string(subscription.productId), "userLocale": .string(locale), "requestIdentifier": .string(newId()),
+            "signedDate": .int(clock.milliseconds), "environment": .string(subscription.environment),
+        ]
     }
 
     /// `POST /v1/test-store/apple/transactions/{transactionId}/{action}`: `refund` or

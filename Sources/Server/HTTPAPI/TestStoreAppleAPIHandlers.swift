@@ -50,7 +50,7 @@ struct TestStoreAppleAPIHandlers: Sendable {
     }
 
     /// The request's body as a JSON object, or Apple's 400.
-    private static func body(_ request: HTTPRequest) throws(TestStoreAppleAPI.Refusal) -> JSONObject {
+    static func body(_ request: HTTPRequest) throws(TestStoreAppleAPI.Refusal) -> JSONObject {
         guard let object = (try? JSONParser.parse(request.body))?.objectValue else {  // Apple does not say why either
             throw TestStoreAppleAPI.Refusal(400, 4_000_000, "Invalid request. The body is not a JSON object.")
         }
@@ -107,5 +107,78 @@ struct TestStoreAppleAPIHandlers: Sendable {
         serve(context) { testStore, app in
             try await testStore.notificationHistory(try Self.body(request), paginationToken: token, app: app)
         }
+    }
+
+    // MARK: - Retention Messaging
+
+    /// Any call of the Retention Messaging API: `decode` reads it from the request (Apple's 400
+    /// when its body is not JSON).
+    func messaging(
+        _ context: HTTPRequestContext,
+        _ decode: @escaping @Sendable (HTTPRequestContext) throws(TestStoreAppleAPI.Refusal) -> TestStoreService.MessagingCall
+    ) {
+        serve(context) { testStore, app in try await testStore.messaging(try decode(context), app: app) }
+    }
+
+    /// `POST …/inApps/v1/messaging/performanceTest`.
+    func startPerformanceTest(_ context: HTTPRequestContext) {
+        let request = context.request
+        serve(context) { testStore, app in try await testStore.startPerformanceTest(try Self.body(request), app: app) }
+    }
+
+    /// `GET …/inApps/v1/messaging/performanceTest/result/{requestId}`.
+    func performanceTestResult(_ context: HTTPRequestContext) {
+        let id = context.pathParameters["requestId"] ?? ""
+        serve(context) { testStore, app in try await testStore.performanceTestResult(id, app: app) }
+    }
+
+    /// The routes of the Retention Messaging API, under `base`.
+    static func addMessagingRoutes(_ router: inout Router, base: String, handlers: TestStoreAppleAPIHandlers) {
+        let messaging = base + "/inApps/v1/messaging"
+        @Sendable func parameter(_ context: HTTPRequestContext, _ name: String) -> String { context.pathParameters[name] ?? "" }
+        router.add("PUT", messaging + "/image/{imageIdentifier}") { context in
+            handlers.messaging(context) { context in
+                // A malformed query has no size, which Apple refuses as such.
+                let size = (try? QueryString(context.request.query.map(String.init)))?["imageSize"]
+                return .uploadImage(id: parameter(context, "imageIdentifier"), size: size, png: context.request.body)
+            }
+        }
+        router.add("GET", messaging + "/image/list") { handlers.messaging($0) { _ in .imageList } }
+        router.add("DELETE", messaging + "/image/{imageIdentifier}") {
+            handlers.messaging($0) { context in .deleteImage(id: parameter(context, "imageIdentifier")) }
+        }
+        router.add("PUT", messaging + "/message/{messageIdentifier}") {
+            handlers.messaging($0) { context throws(TestStoreAppleAPI.Refusal) in
+                .uploadMessage(id: parameter(context, "messageIdentifier"), body: try body(context.request))
+            }
+        }
+        router.add("GET", messaging + "/message/list") { handlers.messaging($0) { _ in .messageList } }
+        router.add("DELETE", messaging + "/message/{messageIdentifier}") {
+            handlers.messaging($0) { context in .deleteMessage(id: parameter(context, "messageIdentifier")) }
+        }
+        let defaults = messaging + "/default/{productId}/{locale}"
+        router.add("PUT", defaults) {
+            handlers.messaging($0) { context throws(TestStoreAppleAPI.Refusal) in
+                .setDefault(
+                    productId: parameter(context, "productId"), locale: parameter(context, "locale"), body: try body(context.request))
+            }
+        }
+        router.add("GET", defaults) {
+            handlers.messaging($0) { context in
+                .getDefault(productId: parameter(context, "productId"), locale: parameter(context, "locale"))
+            }
+        }
+        router.add("DELETE", defaults) {
+            handlers.messaging($0) { context in
+                .deleteDefault(productId: parameter(context, "productId"), locale: parameter(context, "locale"))
+            }
+        }
+        router.add("PUT", messaging + "/realtime/url") {
+            handlers.messaging($0) { context throws(TestStoreAppleAPI.Refusal) in .setRealtimeURL(body: try body(context.request)) }
+        }
+        router.add("GET", messaging + "/realtime/url") { handlers.messaging($0) { _ in .getRealtimeURL } }
+        router.add("DELETE", messaging + "/realtime/url") { handlers.messaging($0) { _ in .deleteRealtimeURL } }
+        router.add("POST", messaging + "/performanceTest") { handlers.startPerformanceTest($0) }
+        router.add("GET", messaging + "/performanceTest/result/{requestId}") { handlers.performanceTestResult($0) }
     }
 }
