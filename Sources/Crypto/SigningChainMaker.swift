@@ -13,13 +13,15 @@ package enum SigningChainMaker {
         package let leafKey: P256.Signing.PrivateKey
     }
 
-    /// A fresh chain valid from a day before `now` for `years`; `name` goes into each subject.
-    package static func make(name: String, now: Date, years: Int = 30) throws(CryptoError) -> Chain {
+    /// A fresh chain valid from `yearsBack` before `now` until `years` after it; `name` goes into
+    /// each subject. Valid in the past too: Entitle checks signed data at its signing date, and a
+    /// population (`entitle test-store populate`) signs months back on the moved clock.
+    package static func make(name: String, now: Date, years: Int = 30, yearsBack: Int = 10) throws(CryptoError) -> Chain {
         let rootKey = try P256.Signing.PrivateKey()
         let intermediateKey = try P256.Signing.PrivateKey()
         let leafKey = try P256.Signing.PrivateKey()
-        let notBefore = now.addingTimeInterval(-86_400)
-        let seconds = Double(years) * 365 * 86_400
+        let notBefore = now.addingTimeInterval(-Double(yearsBack) * 365 * 86_400 - 86_400)
+        let seconds = Double(years + yearsBack) * 365 * 86_400
         let root = try certificate(
             subject: "\(name) Root", issuer: nil, key: rootKey, signer: rootKey, serial: 1, notBefore: notBefore,
             notAfter: notBefore.addingTimeInterval(seconds), kind: .root)

@@ -81,6 +81,10 @@ package final class EntitleServer: Sendable {
         metrics.attach(httpServer.statistics, pool: application.pool, outbound: application.outbound)
     }
 
+    /// The test store's App Store, in a deployment with one (`entitle test-store populate`
+    /// drives it in-process).
+    package var testStoreService: TestStoreService? { testStore?.service }
+
     /// The bound port (useful with port 0).
     package var port: Int { httpServer.port }
 

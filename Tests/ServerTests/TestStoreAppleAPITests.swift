@@ -11,6 +11,9 @@ import XCTest
 /// refund reviews run end to end offline against it, Apple's own Python client reads it, and it
 /// takes only Apple's bearer token made with the app's key.
 final class TestStoreAppleAPITests: TestStoreTestCase {
+    /// Refund requests are answered (the customer's consent is in the app's terms).
+    override class var appSettings: String { #""refunds": {"customerConsent": true},"# }
+
     private var apiURL: String { "http://127.0.0.1:\(entitle.port)/v1/test-store/apple/api" }
 
     /// A purchase whose notification never reached Entitle: sync (history and statuses from the

@@ -18,6 +18,8 @@ class TestStoreTestCase: XCTestCase {
     let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
     let admin = "admin_key_0123456789"
     let issuer = "57246542-96fe-1a63-e053-0824d011072a"
+    /// More members of the app's configuration, for the tests of one class.
+    class var appSettings: String { "" }
     /// The app's In-App Purchase key (offers are signed with it), made anew for each server.
     var signingKey: P256.Signing.PrivateKey!
 
@@ -35,6 +37,13 @@ class TestStoreTestCase: XCTestCase {
         entitle = nil
         receiver = nil
         try? FileManager.default.removeItem(at: folder)
+    }
+
+    /// Stops the server (a test that starts another, or lets a command use the database).
+    func stop() {
+        entitle.shutdown()
+        entitle.waitUntilStopped()
+        entitle = nil
     }
 
     func writeChain(to chainFolder: URL) throws {
@@ -58,7 +67,7 @@ class TestStoreTestCase: XCTestCase {
            "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"], "period": "P1M"},
                         "pro.yearly": {"subscriptionGroup": "G1", "entitlements": ["pro"], "period": "P1Y"},
                         "gems": {"entitlements": []}},
-           "refunds": {"customerConsent": true}, "retention": {"defaultMessage": "msg-stay"},
+           "retention": {"defaultMessage": "msg-stay"}, \(type(of: self).appSettings)
            "offers": {"welcome": {"productId": "pro.monthly", "offerIdentifier": "pro_monthly_welcome", "eligibility": "any"}}}]}
         """
     }

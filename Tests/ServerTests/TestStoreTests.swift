@@ -193,12 +193,6 @@ final class TestStoreTests: TestStoreTestCase {
         }
     }
 
-    func stop() {
-        entitle.shutdown()
-        entitle.waitUntilStopped()
-        entitle = nil
-    }
-
     /// The scenarios docs/TEST_STORE.md points to (one a money path) pass, posted to the API; one
     /// with an expectation that does not hold is refused naming its step, what was expected and found.
     func testTheExampleScenariosPassAndAFailureNamesItsStep() throws {

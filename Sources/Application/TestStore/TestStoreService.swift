@@ -39,6 +39,14 @@ package actor TestStoreService {
     private(set) var transactionLog: [String: [LoggedTransaction]] = [:]
     private(set) var purchaseRevisions: [String: Int] = [:]
     private var changes = 0
+    /// Notifications sent, by what became of them (`delivered`, `refused` by Entitle's route,
+    /// `failed` to reach it, `notSent`: told not to deliver).
+    private var deliveries: [String: Int64] = [:]
+    /// When each subscription falls due next.
+    private var dueQueue = DueQueue()
+    /// Whether the transaction history is kept (the served API's); a population, whose test
+    /// store ends with its process, keeps none, so its memory stays flat.
+    private let keepsHistory: Bool
     /// The notifications sent, oldest first, at most `notificationLogLimit` (Get Notification
     /// History).
     private(set) var notificationLog: [SentNotification] = []
@@ -59,8 +67,9 @@ package actor TestStoreService {
 
     package init(
         apps: [AppConfiguration], chain: TestStoreChain, clock: MovableClock, newId: @escaping @Sendable () -> String,
-        deliver: @escaping Delivery
+        keepsHistory: Bool = true, deliver: @escaping Delivery
     ) {
+        self.keepsHistory = keepsHistory
         self.apps = Dictionary(uniqueKeysWithValues: apps.map { ($0.id, $0) })
         self.chain = chain
         self.clock = clock
@@ -507,17 +516,17 @@ package actor TestStoreService {
     /// clock moved to its instant before it is notified.
     private func takeDueSteps(until target: Int64) async throws -> [Happened] {
         var happened: [Happened] = []
-        while true {
-            let due = subscriptions.compactMap { id, entry in AppleStoreSimulation.nextDue(entry.subscription).map { (id, $0) } }
-                .filter { $0.1 <= target }
-                .min { ($0.1, $0.0) < ($1.1, $1.0) }
-            guard let (id, at) = due, let entry = subscriptions[id] else { return happened }
-            if at > clock.milliseconds { clock.move(to: Milliseconds.date(at)) }
+        while let next = dueQueue.first, next.at <= target {
+            dueQueue.removeFirst()
+            // A stale entry: the subscription moved on (acted on, or taken) since it was queued.
+            guard let entry = subscriptions[next.id], AppleStoreSimulation.nextDue(entry.subscription) == next.at else { continue }
+            if next.at > clock.milliseconds { clock.move(to: Milliseconds.date(next.at)) }
             var subscription = entry.subscription
-            let step = AppleStoreSimulation.advance(&subscription, to: at, newTransactionId: { newTransactionId() })
+            let step = AppleStoreSimulation.advance(&subscription, to: next.at, newTransactionId: { newTransactionId() })
             keep(subscription, app: entry.app)
             if let step { happened.append(try await send(step, app: try app(entry.app), deliver: true)) }
         }
+        return happened
     }
 
     // MARK: - Notifying
@@ -555,21 +564,34 @@ package actor TestStoreService {
             transactionIds: [step.originalTransactionId, step.transaction["transactionId"]?.stringValue ?? ""],
             attemptResult: "NO_RESPONSE")
         guard shouldDeliver else {
+            deliveries["notSent", default: 0] += 1
             logNotification(sent)
             return Happened(step: step, delivered: false, status: nil)
         }
         let status: Int
         do { status = try await deliver(.notifications, signed).status } catch {
+            deliveries["failed", default: 0] += 1
             logNotification(sent)
             throw error
         }
         let delivered = (200..<300).contains(status)
+        deliveries[delivered ? "delivered" : "refused", default: 0] += 1
         sent.attemptResult = delivered ? "SUCCESS" : "UNSUCCESSFUL_HTTP_RESPONSE_CODE"
         logNotification(sent)
         return Happened(step: step, delivered: delivered, status: status)
     }
 
     // MARK: - What the store keeps
+
+    /// A subscription the store sold, as it stands.
+    package func subscription(_ originalTransactionId: String) -> SimulatedAppleSubscription? {
+        subscriptions[originalTransactionId]?.subscription
+    }
+
+    /// How many notifications were delivered, refused by Entitle's route, or not sent.
+    package func deliveryCounts() -> JSONObject {
+        JSONObject(deliveries.sorted { $0.key < $1.key }.map { (key: $0.key, value: JSONValue.int($0.value)) })
+    }
 
     /// A subscription transaction as it was last signed: the subscription's state then.
     struct LoggedTransaction: Sendable {
@@ -590,15 +612,17 @@ package actor TestStoreService {
         var attemptResult: String
     }
 
-    /// How many notifications Get Notification History can find (Apple keeps 180 days; the
-    /// test store, in memory, the latest ten thousand).
+    /// How many notifications Get Notification History can find at least (Apple keeps 180
+    /// days; the test store, in memory, the latest ten thousand).
     static let notificationLogLimit = 10_000
 
     /// Stores the subscription and logs its current transaction (a new one appended, a changed
     /// one, refunded say, replaced).
     private func keep(_ subscription: SimulatedAppleSubscription, app: String) {
         subscriptions[subscription.originalTransactionId] = (app, subscription)
+        if let due = AppleStoreSimulation.nextDue(subscription) { dueQueue.insert(at: due, id: subscription.originalTransactionId) }
         changes += 1
+        guard keepsHistory else { return }
         let logged = LoggedTransaction(revision: changes, subscription: subscription)
         var log = transactionLog[subscription.originalTransactionId] ?? []
         if log.last?.subscription.transactionId == subscription.transactionId { log[log.count - 1] = logged } else { log.append(logged) }
@@ -624,6 +648,7 @@ package actor TestStoreService {
     }
 
     private func logNotification(_ sent: SentNotification) {
+        guard keepsHistory else { return }
         notificationLog.append(sent)
         if notificationLog.count > Self.notificationLogLimit {
             notificationLog.removeFirst(notificationLog.count - Self.notificationLogLimit)

@@ -1,0 +1,237 @@
+package import Entitlements
+import Foundation
+package import Instants
+package import JSON
+
+/// `entitle test-store populate` (docs/TEST_STORE.md, "Many customers"): a realistic population
+/// made by the test store, month by month on the moved clock — arrivals spread over the months,
+/// free trials that convert or not, renewals, cancellations, failed renewals that recover or end
+/// in billing retry, refund requests granted or declined, consumables — every step sent to
+/// Entitle as Apple sends it. The same seed makes the same population (its customers, products
+/// and choices; ids differ).
+package struct TestStorePopulation: Sendable {
+    package struct Settings: Sendable {
+        package var customers: Int
+        package var months: Int
+        package var seed: UInt64
+
+        package init(customers: Int, months: Int, seed: UInt64) {
+            self.customers = customers
+            self.months = months
+            self.seed = seed
+        }
+    }
+
+    /// How often each thing happens (per customer, or per period of a subscription).
+    static let trialShare = 0.4
+    static let trialConversion = 0.65
+    static let cancelPerPeriod = 0.05
+    static let failurePerPeriod = 0.03
+    static let graceShare = 0.5
+    static let recoveryShare = 0.6
+    static let refundRequestShare = 0.02
+    static let refundGrantedShare = 0.5
+    static let consumableShare = 0.15
+
+    private let testStore: TestStoreService
+    private let app: AppConfiguration
+    private let clock: MovableClock
+
+    package init(testStore: TestStoreService, app: AppConfiguration, clock: MovableClock) {
+        self.testStore = testStore
+        self.app = app
+        self.clock = clock
+    }
+
+    /// What a customer does next, at an instant.
+    private enum Move: Sendable {
+        case arrive
+        case trialDecision
+        case periodCheck
+        case recover
+        case requestRefund
+        case buyConsumable
+    }
+
+    private struct Customer: Sendable {
+        var token: String
+        var product: String
+        var trial: Bool
+        var originalTransactionId: String?
+    }
+
+    /// Runs the population from the clock's now over `months`; answers what was done.
+    package func run(_ settings: Settings) async throws -> JSONObject {
+        var random = SeededRandom(seed: settings.seed)
+        let start = clock.milliseconds
+        guard let end = ISO8601Duration("P\(settings.months)M")?.end(from: start) else {
+            throw ServiceError.badRequest("the months do not end within the instants Entitle accepts")
+        }
+        let subscriptionProducts = app.products.filter { $0.value.subscriptionGroup != nil }.map(\.key).sorted()
+        let consumables = app.products.filter { $0.value.subscriptionGroup == nil && $0.value.duration == nil }.map(\.key).sorted()
+        guard !subscriptionProducts.isEmpty else {
+            throw ServiceError.badRequest("app \(app.id) sells no auto-renewable subscription to populate with")
+        }
+        // Monthly plans are the common choice: a product with a month's period counts three times.
+        let weighted = subscriptionProducts.flatMap { id in
+            Array(repeating: id, count: (app.products[id]?.period ?? "P1M") == "P1M" ? 3 : 1)
+        }
+        var customers: [Customer] = []
+        var schedule = DueQueue()
+        let span = end - start
+        for index in 0..<settings.customers {
+            let customer = Customer(
+                token: random.uuid(), product: weighted[random.below(weighted.count)], trial: random.chance(Self.trialShare),
+                originalTransactionId: nil)
+            customers.append(customer)
+            // Arrivals over the first nine tenths, so the last have some history too.
+            schedule.insert(at: start + Int64(random.unit() * Double(span) * 0.9), id: Self.entry(index, .arrive))
+        }
+        var counts: [String: Int64] = [:]
+        while let next = schedule.removeFirst(), next.at <= end {
+            guard let (index, move) = Self.parse(next.id) else { continue }
+            _ = try await testStore.move(to: next.at)
+            var customer = customers[index]
+            let follow = try await take(move, for: &customer, at: next.at, random: &random, consumables: consumables, counts: &counts)
+            customers[index] = customer
+            for (at, move) in follow where at <= end { schedule.insert(at: at, id: Self.entry(index, move)) }
+        }
+        let finished = try await testStore.move(to: end)
+        counts["stepsAtTheEnd", default: 0] += Int64(finished["happened"]?.arrayValue?.count ?? 0)
+        var summary: JSONObject = ["customers": .int(Int64(settings.customers)), "months": .int(Int64(settings.months))]
+        for (name, count) in counts.sorted(by: { $0.key < $1.key }) { summary[name] = .int(count) }
+        summary["notifications"] = .object(await testStore.deliveryCounts())
+        return summary
+    }
+
+    /// Takes one move; answers the customer's next moves.
+    private func take(
+        _ move: Move, for customer: inout Customer, at now: Int64, random: inout SeededRandom, consumables: [String],
+        counts: inout [String: Int64]
+    ) async throws -> [(Int64, Move)] {
+        let day: Int64 = 86_400_000
+        switch move {
+        case .arrive:
+            var body: JSONObject = ["productId": .string(customer.product)]
+            if customer.trial { body["offer"] = .object(["type": "introductory", "discountType": "FREE_TRIAL", "period": "P1W"]) }
+            let purchase = try TestStoreService.Purchase(body, app: app.id, appAccountToken: customer.token)
+            let answer = try await testStore.purchase(purchase)
+            customer.originalTransactionId = answer["originalTransactionId"]?.stringValue
+            counts[customer.trial ? "trials" : "purchases", default: 0] += 1
+            var next: [(Int64, Move)] = [(now + (customer.trial ? 3 * day : 0), customer.trial ? .trialDecision : .periodCheck)]
+            if random.chance(Self.refundRequestShare) { next.append((now + Int64(1 + random.below(20)) * day, .requestRefund)) }
+            if !consumables.isEmpty, random.chance(Self.consumableShare) {
+                next.append((now + Int64(random.below(30)) * day, .buyConsumable))
+            }
+            return next
+        case .trialDecision:
+            guard random.chance(Self.trialConversion) else {
+                counts["trialsCancelled", default: 0] += try await act(.cancel, customer) ? 1 : 0
+                return []
+            }
+            return [(now + 4 * day + 3_600_000, .periodCheck)]
+        case .periodCheck:
+            guard let original = customer.originalTransactionId, let subscription = await testStore.subscription(original),
+                subscription.status == .active, subscription.autoRenew
+            else { return [] }
+            // Decide two days before the renewal; until then, look again then.
+            if subscription.expiresDate - now > 2 * day { return [(subscription.expiresDate - 2 * day, .periodCheck)] }
+            if random.chance(Self.cancelPerPeriod) {
+                counts["cancelled", default: 0] += try await act(.cancel, customer) ? 1 : 0
+                return []
+            }
+            if random.chance(Self.failurePerPeriod) {
+                var options = TestStoreService.ActionOptions()
+                options.gracePeriod = random.chance(Self.graceShare)
+                counts["failedRenewals", default: 0] += try await act(.failRenewal, customer, options) ? 1 : 0
+                guard random.chance(Self.recoveryShare) else { return [] }
+                return [(subscription.expiresDate + Int64(1 + random.below(10)) * day, .recover)]
+            }
+            return [(subscription.expiresDate + 3_600_000, .periodCheck)]
+        case .recover:
+            counts["recovered", default: 0] += try await act(.recover, customer) ? 1 : 0
+            return [(now + 3_600_000, .periodCheck)]
+        case .requestRefund:
+            var options = TestStoreService.ActionOptions()
+            options.refundGranted = random.chance(Self.refundGrantedShare)
+            options.reason = ["UNINTENDED_PURCHASE", "UNSATISFIED_WITH_PURCHASE", "OTHER"][random.below(3)]
+            if try await act(.requestRefund, customer, options) {
+                counts[options.refundGranted ? "refunded" : "refundsDeclined", default: 0] += 1
+            }
+            return []
+        case .buyConsumable:
+            var body: JSONObject = ["productId": .string(consumables[random.below(consumables.count)]), "type": "Consumable"]
+            body["quantity"] = .int(Int64(1 + random.below(3)))
+            _ = try await testStore.purchase(try TestStoreService.Purchase(body, app: app.id, appAccountToken: customer.token))
+            counts["consumables", default: 0] += 1
+            return []
+        }
+    }
+
+    /// An action on the customer's subscription; false when the store refuses it now (it ended
+    /// meanwhile, say): a population takes what happens.
+    private func act(
+        _ action: TestStoreService.Action, _ customer: Customer, _ options: TestStoreService.ActionOptions = .init()
+    ) async throws
+        -> Bool
+    {
+        guard let original = customer.originalTransactionId else { return false }
+        do {
+            _ = try await testStore.act(action, originalTransactionId: original, options: options)
+            return true
+        } catch let refused as ServiceError where refused.code == "TEST_STORE_REFUSED" {
+            return false
+        }
+    }
+
+    private static let moves: [Move] = [.arrive, .trialDecision, .periodCheck, .recover, .requestRefund, .buyConsumable]
+
+    /// A schedule entry's id: the customer's index and the move (the queue orders ties by it,
+    /// so a run is the same every time).
+    private static func entry(_ index: Int, _ move: Move) -> String {
+        let number = moves.firstIndex { "\($0)" == "\(move)" } ?? 0
+        return String(format: "%09d.%d", index, number)
+    }
+
+    private static func parse(_ id: String) -> (Int, Move)? {
+        let parts = id.split(separator: ".")
+        guard parts.count == 2, let index = Int(parts[0]), let move = Int(parts[1]), moves.indices.contains(move) else { return nil }
+        return (index, moves[move])
+    }
+}
+
+/// SplitMix64: a small, fast generator whose whole sequence follows from its seed (Swift's own
+/// generator cannot be seeded).
+struct SeededRandom: Sendable {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+
+    mutating func chance(_ probability: Double) -> Bool { unit() < probability }
+
+    /// Uniform in 0..<bound.
+    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+
+    /// A version-4 UUID, lower-case.
+    mutating func uuid() -> String {
+        var bytes = withUnsafeBytes(of: next().bigEndian, Array.init) + withUnsafeBytes(of: next().bigEndian, Array.init)
+        bytes[6] = bytes[6] & 0x0F | 0x40
+        bytes[8] = bytes[8] & 0x3F | 0x80
+        let hex = bytes.map { String(format: "%02x", $0) }.joined()
+        let parts = [
+            hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4), hex.dropFirst(16).prefix(4), hex.dropFirst(20),
+        ]
+        return parts.joined(separator: "-")
+    }
+}
