@@ -66,7 +66,7 @@ class TestStoreTestCase: XCTestCase {
            "webhooks": [{"url": "\(receiver.url("/hooks"))", "secret": "\(receiver.secret)"}],
            "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"], "period": "P1M"},
                         "pro.yearly": {"subscriptionGroup": "G1", "entitlements": ["pro"], "period": "P1Y"},
-                        "gems": {"entitlements": []}},
+                        "gems": {"entitlements": []}, "pass.month": {"entitlements": ["pass"], "duration": "P1M"}},
            "retention": {"defaultMessage": "msg-stay"}, \(type(of: self).appSettings)
            "offers": {"welcome": {"productId": "pro.monthly", "offerIdentifier": "pro_monthly_welcome", "eligibility": "any"}}}]}
         """

@@ -125,6 +125,26 @@ final class TestStoreTests: TestStoreTestCase {
         XCTAssertEqual(call("POST", "/v1/test-store/apple/purchases", ["productId": "gems", "type": "Gift"]).0, 400)
     }
 
+    /// A non-renewing subscription: ONE_TIME_CHARGE with a transaction Apple gives no expiry;
+    /// Entitle grants the catalog's month from the purchase, and a refund ends it.
+    func testANonRenewingSubscriptionIsChargedOnce() throws {
+        let (status, bought) = call(
+            "POST", "/v1/test-store/apple/purchases", ["appAccountToken": .string(token), "productId": "pass.month"])
+        XCTAssertEqual(status, 200, "\(bought)")
+        XCTAssertEqual(notified(bought), ["ONE_TIME_CHARGE"])
+        let transaction = try CompactJWS(try XCTUnwrap(bought["signedTransaction"]?.stringValue)).payload
+        XCTAssertEqual(transaction["type"], "Non-Renewing Subscription")
+        XCTAssertNil(transaction["expiresDate"])
+        let pass = {
+            self.call("GET", "/v1/subscribers/\(self.token)", key: "client_key_0123456789").1["subscriber"]?["entitlements"]?["pass"]
+        }
+        XCTAssertEqual(pass()?["isActive"], true)
+        XCTAssertEqual(advance("P1M1D"), [], "nothing renews")
+        XCTAssertEqual(pass()?["isActive"], false, "the catalog's month has passed")
+        let id = try XCTUnwrap(bought["transactionId"]?.stringValue)
+        XCTAssertEqual(notified(call("POST", "/v1/test-store/apple/transactions/\(id)/refund").1), ["REFUND"])
+    }
+
     /// Billing that never recovers: Apple retries for 60 days, then the subscription expires.
     func testBillingRetryEndsInExpiry() throws {
         let original = try buy(trial: false)

@@ -208,17 +208,14 @@ package actor TestStoreService {
         }
         _ = try await takeDueSteps(until: clock.milliseconds)
         guard let group = product.subscriptionGroup else {
-            guard product.duration == nil else {
-                throw ServiceError(
-                    status: 422, code: "OFFER_NOT_SUPPORTED",
-                    message: "\(request.productId) is a non-renewing subscription: the test store does not sell those yet")
-            }
             guard request.offer == nil else { throw ServiceError.badRequest("a one-time product takes no offer here") }
             guard request.ownership == "PURCHASED" else {
                 throw ServiceError.badRequest("the test store shares subscriptions through Family Sharing, not one-time products")
             }
+            // The catalog says which products are non-renewing subscriptions (a `duration`).
+            let kind = product.duration != nil ? SimulatedApplePurchase.Kind.nonRenewing : request.kind
             let (purchase, step) = AppleStoreSimulation.buyOnce(
-                bundleId: app.bundleId, environment: request.environment.rawValue, productId: request.productId, kind: request.kind,
+                bundleId: app.bundleId, environment: request.environment.rawValue, productId: request.productId, kind: kind,
                 quantity: request.quantity, price: request.price, currency: request.currency, appAccountToken: request.appAccountToken,
                 transactionId: newTransactionId(), now: clock.milliseconds)
             keep(purchase, app: app.id)

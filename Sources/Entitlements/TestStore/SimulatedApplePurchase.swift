@@ -1,9 +1,12 @@
-/// A one-time purchase as the test store's App Store holds it: a consumable or a non-consumable,
-/// bought once, perhaps refunded (docs/TEST_STORE.md).
+/// A one-time purchase as the test store's App Store holds it: a consumable, a non-consumable or
+/// a non-renewing subscription, bought once, perhaps refunded (docs/TEST_STORE.md).
 package struct SimulatedApplePurchase: Sendable, Equatable {
     package enum Kind: String, Sendable, CaseIterable {
         case consumable = "Consumable"
         case nonConsumable = "Non-Consumable"
+        /// Its length is the app's to know (the catalog's `duration`); Apple's transaction has
+        /// no expiry.
+        case nonRenewing = "Non-Renewing Subscription"
     }
 
     package var bundleId: String
