@@ -93,6 +93,8 @@ enum Routes {
         router.add("GET", served + "/inApps/v1/transactions/{transactionId}") { appleAPI.transactionInfo($0) }
         router.add("GET", served + "/inApps/v2/history/{transactionId}") { appleAPI.transactionHistory($0) }
         router.add("GET", served + "/inApps/v1/subscriptions/{transactionId}") { appleAPI.subscriptionStatuses($0) }
+        router.add("GET", served + "/inApps/v2/refund/lookup/{transactionId}") { appleAPI.refundHistory($0) }
+        router.add("GET", served + "/inApps/v1/lookup/{orderId}") { appleAPI.orderLookup($0) }
         router.add("PUT", served + "/inApps/v1/transactions/{originalTransactionId}/appAccountToken") { appleAPI.setAppAccountToken($0) }
         router.add("PUT", served + "/inApps/v2/transactions/consumption/{transactionId}") { appleAPI.sendConsumption($0) }
         router.add("POST", served + "/inApps/v1/notifications/history") { appleAPI.notificationHistory($0) }

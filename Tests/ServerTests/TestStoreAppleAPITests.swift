@@ -67,6 +67,31 @@ final class TestStoreAppleAPITests: TestStoreTestCase {
         XCTAssertEqual(request?["answer"]?["customerConsented"], true)
     }
 
+    /// Support finds a customer by the order ID of Apple's receipt e-mail: Entitle asks the
+    /// test store (Look Up Order ID). Get Refund History lists only the refunded transaction.
+    func testSupportFindsACustomerByOrderIDAndRefundsAreListed() throws {
+        let (_, bought) = call(
+            "POST", "/v1/test-store/apple/purchases", ["appAccountToken": .string(token), "productId": "pro.monthly", "deliver": false])
+        let orderId = try XCTUnwrap(bought["orderId"]?.stringValue)
+        let (status, found) = call("GET", "/v1/subscribers?query=\(orderId)")
+        XCTAssertEqual(status, 200, "\(found)")
+        XCTAssertEqual(found["matches"]?.arrayValue?.first?["matchedBy"], "orderId", "\(found)")
+        XCTAssertEqual(found["matches"]?.arrayValue?.first?["originalTransactionId"], bought["originalTransactionId"])
+        XCTAssertEqual(call("GET", "/v1/subscribers?query=MZZZZZZZZZ").1["matches"]?.arrayValue?.count, 0, "no such order")
+
+        let original = try XCTUnwrap(bought["originalTransactionId"]?.stringValue)
+        XCTAssertEqual(advance("P1M"), ["DID_RENEW"])
+        XCTAssertEqual(notified(act(original, "refund").1), ["REFUND"])
+        let bearer = "Bearer \(try appleBearer(key: signingKey, issuedAt: Int64(Date().timeIntervalSince1970)))"
+        let refunds = served("GET", "/v1/test-store/apple/api/inApps/v2/refund/lookup/\(original)", authorization: bearer)
+        XCTAssertEqual(refunds.status, 200)
+        let signed = try JSONParser.parse(refunds.body)["signedTransactions"]?.arrayValue ?? []
+        XCTAssertEqual(signed.count, 1, "the refunded renewal only")
+        let refunded = try CompactJWS(try XCTUnwrap(signed.first?.stringValue)).payload
+        XCTAssertNotNil(refunded["revocationDate"])
+        XCTAssertNotEqual(refunded["transactionId"]?.stringValue, original)
+    }
+
     /// Apple's own Python client (app-store-server-library's AppStoreServerAPIClient, its token
     /// made with the app's key) reads the served API and decodes each answer into Apple's models;
     /// the signed transactions in them verify with the test chain's root.

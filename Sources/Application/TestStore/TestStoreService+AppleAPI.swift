@@ -22,6 +22,20 @@ extension TestStoreService {
         case subscription(SimulatedAppleSubscription)
         case purchase(SimulatedApplePurchase)
 
+        var transactionId: String {
+            switch self {
+            case .subscription(let subscription): subscription.transactionId
+            case .purchase(let purchase): purchase.transactionId
+            }
+        }
+
+        var isRevoked: Bool {
+            switch self {
+            case .subscription(let subscription): subscription.revocationDate != nil
+            case .purchase(let purchase): purchase.revocationDate != nil
+            }
+        }
+
         var appAccountToken: String? {
             switch self {
             case .subscription(let subscription): subscription.appAccountToken
@@ -32,10 +46,10 @@ extension TestStoreService {
 
     private func find(_ transactionId: String, app: AppConfiguration) -> Found? {
         if let purchase = oneTimePurchases[transactionId], purchase.app == app.id { return .purchase(purchase.purchase) }
-        for (original, log) in transactionLog where subscriptions[original]?.app == app.id {
-            if let logged = log.last(where: { $0.subscription.transactionId == transactionId || original == transactionId }) {
-                return .subscription(logged.subscription)
-            }
+        if let original = originalOfTransaction[transactionId], subscriptions[original]?.app == app.id,
+            let logged = transactionLog[original]?.last(where: { $0.subscription.transactionId == transactionId })
+        {
+            return .subscription(logged.subscription)
         }
         return nil
     }
@@ -57,6 +71,38 @@ extension TestStoreService {
     /// subscription or purchase, for a customer without an appAccountToken), in the order they
     /// last changed, after `revision`, 20 a page.
     package func transactionHistory(_ transactionId: String, revision: String?, app: AppConfiguration) throws -> JSONObject {
+        try historyPage(transactionId, revision: revision, app: app) { _ in true }
+    }
+
+    /// Get Refund History v2: the same, of the refunded (revoked) transactions only.
+    package func refundHistory(_ transactionId: String, revision: String?, app: AppConfiguration) throws -> JSONObject {
+        try historyPage(transactionId, revision: revision, app: app) { $0.isRevoked }
+    }
+
+    /// Look Up Order ID: the transactions of the order (`orderId` in a purchase's answer, as on
+    /// Apple's receipt e-mail); `status` 0 when it is valid, 1 when there is no such order.
+    package func orderLookup(_ orderId: String, app: AppConfiguration) throws -> JSONObject {
+        guard let transactionId = Self.transactionId(ofOrder: orderId), let found = find(transactionId, app: app),
+            found.transactionId == transactionId
+        else { return ["status": 1] }
+        return ["status": 0, "signedTransactions": .array([.string(try signed(found, now: clock.milliseconds))])]
+    }
+
+    /// The order ID of a transaction (Apple's are ten characters, `MK5TTTVWJH`): its id in base 36.
+    package static func orderId(of transactionId: String) -> String {
+        guard let number = UInt64(transactionId) else { return transactionId }
+        return "M" + String(number, radix: 36).uppercased()
+    }
+
+    private static func transactionId(ofOrder orderId: String) -> String? {
+        guard orderId.first == "M", let number = UInt64(orderId.dropFirst(), radix: 36) else { return nil }
+        return String(number)
+    }
+
+    /// A page of the customer's transactions that `include` takes, after `revision`.
+    private func historyPage(
+        _ transactionId: String, revision: String?, app: AppConfiguration, include: (Found) -> Bool
+    ) throws -> JSONObject {
         guard let found = find(transactionId, app: app) else { throw Refusal.transactionNotFound() }
         var since = 0
         if let revision {
@@ -64,17 +110,31 @@ extension TestStoreService {
             since = number
         }
         let now = clock.milliseconds
-        var entries: [(revision: Int, found: Found)] = []
+        let page = customerTransactions(of: found, app: app).filter { $0.revision > since && include($0.found) }
+            .sorted { $0.revision < $1.revision }
+        let shown = page.prefix(Self.pageSize)
+        var answer = apiHeader(app)
+        answer["signedTransactions"] = .array(try shown.map { .string(try signed($0.found, now: now)) })
+        answer["revision"] = .string(String(shown.last?.revision ?? since))
+        answer["hasMore"] = .bool(page.count > shown.count)
+        return answer
+    }
+
+    /// Every transaction of the customer `found` belongs to (its appAccountToken's; without one,
+    /// its own subscription's or purchase's), with when each last changed.
+    private func customerTransactions(of found: Found, app: AppConfiguration) -> [(revision: Int, found: Found)] {
         let token = found.appAccountToken
-        let ownSubscriptions = subscriptions.filter { _, entry in
-            guard entry.app == app.id else { return false }
-            if let token { return entry.subscription.appAccountToken == token }
-            if case .subscription(let subscription) = found {
-                return entry.subscription.originalTransactionId == subscription.originalTransactionId
+        var entries: [(revision: Int, found: Found)] = []
+        for (original, entry) in subscriptions where entry.app == app.id {
+            let mine: Bool
+            if let token {
+                mine = entry.subscription.appAccountToken == token
+            } else if case .subscription(let subscription) = found {
+                mine = original == subscription.originalTransactionId
+            } else {
+                mine = false
             }
-            return false
-        }
-        for original in ownSubscriptions.keys {
+            guard mine else { continue }
             for logged in transactionLog[original] ?? [] { entries.append((logged.revision, .subscription(logged.subscription))) }
         }
         for (id, entry) in oneTimePurchases where entry.app == app.id {
@@ -88,13 +148,7 @@ extension TestStoreService {
             }
             if mine { entries.append((purchaseRevisions[id] ?? 0, .purchase(entry.purchase))) }
         }
-        let page = entries.filter { $0.revision > since }.sorted { $0.revision < $1.revision }
-        let shown = page.prefix(Self.pageSize)
-        var answer = apiHeader(app)
-        answer["signedTransactions"] = .array(try shown.map { .string(try signed($0.found, now: now)) })
-        answer["revision"] = .string(String(shown.last?.revision ?? since))
-        answer["hasMore"] = .bool(page.count > shown.count)
-        return answer
+        return entries
     }
 
     /// Get All Subscription Statuses: the customer's subscriptions by group, each with its

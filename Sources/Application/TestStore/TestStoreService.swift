@@ -38,6 +38,8 @@ package actor TestStoreService {
     /// last changed, a number counting every change (the history's `revision`).
     private(set) var transactionLog: [String: [LoggedTransaction]] = [:]
     private(set) var purchaseRevisions: [String: Int] = [:]
+    /// The original transaction of each logged subscription transaction.
+    private(set) var originalOfTransaction: [String: String] = [:]
     private var changes = 0
     /// Notifications sent, by what became of them (`delivered`, `refused` by Entitle's route,
     /// `failed` to reach it, `notSent`: told not to deliver).
@@ -91,6 +93,7 @@ package actor TestStoreService {
                 "notification": .string(step.name), "originalTransactionId": .string(step.originalTransactionId),
                 "transactionId": step.transaction["transactionId"] ?? .null, "delivered": .bool(delivered),
             ]
+            if let id = step.transaction["transactionId"]?.stringValue { object["orderId"] = .string(TestStoreService.orderId(of: id)) }
             Timestamps.set(&object, "at", step.at)
             if let status { object["status"] = .int(Int64(status)) }
             return object
@@ -222,6 +225,7 @@ package actor TestStoreService {
             let happened = try await send(step, app: app, deliver: request.deliver)
             return [
                 "transactionId": .string(purchase.transactionId), "originalTransactionId": .string(purchase.transactionId),
+                "orderId": .string(Self.orderId(of: purchase.transactionId)),
                 "signedTransaction": .string(try chain.sign(step.transaction)), "happened": .array([.object(happened.json)]),
             ]
         }
@@ -256,6 +260,7 @@ package actor TestStoreService {
         let happened = try await send(step, app: app, deliver: request.deliver)
         return [
             "transactionId": .string(subscription.transactionId), "originalTransactionId": .string(subscription.originalTransactionId),
+            "orderId": .string(Self.orderId(of: subscription.transactionId)),
             "signedTransaction": .string(try chain.sign(step.transaction)),
             "signedRenewalInfo": .string(try chain.sign(step.renewalInfo ?? [:])), "happened": .array([.object(happened.json)]),
         ]
@@ -624,6 +629,7 @@ package actor TestStoreService {
         var log = transactionLog[subscription.originalTransactionId] ?? []
         if log.last?.subscription.transactionId == subscription.transactionId { log[log.count - 1] = logged } else { log.append(logged) }
         transactionLog[subscription.originalTransactionId] = log
+        originalOfTransaction[subscription.transactionId] = subscription.originalTransactionId
     }
 
     /// The subscription with a new appAccountToken (Set App Account Token): kept, and found

@@ -70,6 +70,19 @@ struct TestStoreAppleAPIHandlers: Sendable {
         serve(context) { testStore, app in try await testStore.transactionHistory(id, revision: revision, app: app) }
     }
 
+    /// `GET …/inApps/v2/refund/lookup/{transactionId}?revision=`: Get Refund History v2.
+    func refundHistory(_ context: HTTPRequestContext) {
+        let id = context.pathParameters["transactionId"] ?? ""
+        let revision = (try? QueryString(context.request.query.map(String.init)))?["revision"]  // a malformed one: none
+        serve(context) { testStore, app in try await testStore.refundHistory(id, revision: revision, app: app) }
+    }
+
+    /// `GET …/inApps/v1/lookup/{orderId}`: Look Up Order ID.
+    func orderLookup(_ context: HTTPRequestContext) {
+        let id = context.pathParameters["orderId"] ?? ""
+        serve(context) { testStore, app in try await testStore.orderLookup(id, app: app) }
+    }
+
     /// `GET …/inApps/v1/subscriptions/{transactionId}?status=`: Get All Subscription Statuses.
     func subscriptionStatuses(_ context: HTTPRequestContext) {
         let id = context.pathParameters["transactionId"] ?? ""
