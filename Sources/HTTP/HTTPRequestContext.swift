@@ -27,6 +27,9 @@ package final class HTTPRequestContext: @unchecked Sendable {
     /// Told the status of the answer as it is sent (set before routing: the failed-verification
     /// limit counts what the handler answered).
     package var answered: (@Sendable (Int) -> Void)?
+    /// Last touches to the answer before it is sent, whoever made it (set before the handler
+    /// runs: response signing covers the body the handler answered, an error's too).
+    package var finishing: (@Sendable (HTTPResponse) -> HTTPResponse)?
     private let responded = Atomic<Bool>(false)
     /// What to stop when the client goes away before its answer (nil once it has).
     private let abandonHandlers = Mutex<[@Sendable () -> Void]?>([])
@@ -73,8 +76,7 @@ package final class HTTPRequestContext: @unchecked Sendable {
     package func respond(_ response: HTTPResponse) {
         guard !responded.exchange(true, ordering: .acquiringAndReleasing) else { return }
         answered?(response.status)
-        guard !extraHeaders.isEmpty else { return deliver(self, response) }
-        var response = response
+        var response = finishing?(response) ?? response
         response.headers += extraHeaders
         deliver(self, response)
     }

@@ -1,5 +1,6 @@
 import Application
 import HTTP
+import Instants
 
 /// Every endpoint of docs/openapi.json (docs/API.md explains them), each a thin adapter over one
 /// use case; `OpenAPIDocumentTests` fails when the two differ.
@@ -20,15 +21,19 @@ enum Routes {
         let metricsAPI = MetricsHandlers(application: application)
         let testStoreAPI = TestStoreHandlers(application: application, testStore: testStore)
         let appleAPI = TestStoreAppleAPIHandlers(application: application, testStore: testStore)
+        // The answer's time is the machine's: the app compares it with its own clock.
+        let signing = ResponseSigning(application.configuration.responseSigning, clock: SystemClock())
+        let signed = { (handler: @escaping HTTPHandler) -> HTTPHandler in signing?.signing(handler) ?? handler }
         var router = Router()
         router.add("GET", "/healthz") { operations.health($0) }
         router.add("GET", "/readyz") { operations.readiness($0) }
         router.add("GET", "/metrics") { operations.metrics($0) }
         router.add("GET", "/openapi.json") { OpenAPIHandler.serve($0) }
-        router.add("POST", "/v1/promotional-offers/sign") { offers.signPromotionalOffer($0) }
-        router.add("POST", "/v1/introductory-offers/eligibility") { offers.introductoryOfferEligibility($0) }
+        router.add("GET", "/.well-known/entitle/jwks.json") { OperationsHandlers.jwks($0, signing: signing) }
+        router.add("POST", "/v1/promotional-offers/sign", signed { offers.signPromotionalOffer($0) })
+        router.add("POST", "/v1/introductory-offers/eligibility", signed { offers.introductoryOfferEligibility($0) })
         router.add("POST", "/v1/verify") { verify.handle($0) }
-        router.add("POST", "/v1/transactions") { subscribers.postTransaction($0) }
+        router.add("POST", "/v1/transactions", signed { subscribers.postTransaction($0) })
         router.add("POST", "/v1/notifications/apple") { notifications.handle($0) }
         router.add("POST", "/v1/notifications/google") { googlePlay.push($0) }
         router.add("POST", "/v1/retention/apple") { retention.handle($0) }
@@ -51,7 +56,7 @@ enum Routes {
         router.add("GET", "/v1/subscribers/by-transaction/{originalTransactionId}") { subscribers.getSubscriberByTransaction($0) }
         router.add("GET", "/v1/subscribers/by-app-transaction/{appTransactionId}") { subscribers.getSubscriberByAppTransaction($0) }
         router.add("GET", "/v1/subscribers") { support.search($0) }
-        router.add("GET", "/v1/subscribers/{appAccountToken}") { subscribers.getSubscriber($0) }
+        router.add("GET", "/v1/subscribers/{appAccountToken}", signed { subscribers.getSubscriber($0) })
         router.add("GET", "/v1/subscribers/{appAccountToken}/history") { support.history($0) }
         router.add("POST", "/v1/subscribers/{appAccountToken}/entitlements/{entitlementId}/grants") { support.grant($0) }
         router.add("DELETE", "/v1/subscribers/{appAccountToken}/entitlements/{entitlementId}/grants/{grantId}") { support.revoke($0) }

@@ -16,6 +16,7 @@ final class ConfigurationDocumentTests: XCTestCase {
         (DeliverySettings.section.path, DeliverySettings.section.members.map { ($0.key, $0.environment) }),
         (ConsoleSettings.section.path, ConsoleSettings.section.members.map { ($0.key, $0.environment) }),
         (MetricsSettings.section.path, MetricsSettings.section.members.map { ($0.key, $0.environment) }),
+        (ResponseSigningSettings.section.path, ResponseSigningSettings.section.members.map { ($0.key, $0.environment) }),
         (
             RateLimitSettings.section.path,
             RateLimitSettings.section.members.map { ($0.key, $0.environment) }

@@ -20,6 +20,8 @@ class TestStoreTestCase: XCTestCase {
     let issuer = "57246542-96fe-1a63-e053-0824d011072a"
     /// More members of the app's configuration, for the tests of one class.
     class var appSettings: String { "" }
+    /// Whether the deployment signs its answers (`responseSigning`, with `response.p8`).
+    class var signsResponses: Bool { false }
     /// The app's In-App Purchase key (offers are signed with it), made anew for each server.
     var signingKey: P256.Signing.PrivateKey!
 
@@ -58,6 +60,7 @@ class TestStoreTestCase: XCTestCase {
         {"server": {"port": 0}, "storage": {"sqlite": "entitle.sqlite3"},
          "delivery": {"caFile": "\(receiver.caFile)"},
          \(testStore ? #""testStore": {"enabled": true, "chain": "chain"},"# : "")
+         \(type(of: self).signsResponses ? #""responseSigning": {"keyId": "response-key-1", "privateKeyFile": "response.p8"},"# : "")
          "apps": [{"id": "app", "bundleId": "com.example.app", "environments": \(environments), "appAppleId": 1234,
            "signingKey": {"keyId": "KEY1", "issuerId": "\(issuer)", "privateKeyFile": "key.p8"},
            "apiKeys": [{"key": "client_key_0123456789", "role": "client"}, {"key": "server_key_0123456789", "role": "server"},
@@ -75,6 +78,7 @@ class TestStoreTestCase: XCTestCase {
     func server(environments: String, roots: String = "[]", testStore: Bool = true) throws -> EntitleServer {
         signingKey = try P256.Signing.PrivateKey()
         try writeFile(folder.appendingPathComponent("key.p8"), try signingKey.pemRepresentation)
+        try writeFile(folder.appendingPathComponent("response.p8"), try P256.Signing.PrivateKey().pemRepresentation)
         try writeFile(
             folder.appendingPathComponent("entitle.json"), configuration(environments: environments, roots: roots, testStore: testStore))
         return try EntitleServer(

@@ -49,7 +49,8 @@ package enum ConfigurationLoader {
         reader: inout ConfigurationReader
     ) -> EntitleConfiguration? {
         reader.checkMembers(
-            root, allowed: ["server", "storage", "delivery", "console", "apps", "rateLimits", "metrics", "testStore"], path: "config")
+            root, allowed: ["server", "storage", "delivery", "console", "apps", "rateLimits", "metrics", "testStore", "responseSigning"],
+            path: "config")
         var server = parseServer(reader.object(root, "server", path: "config"), reader: &reader)
         applyServerOverrides(&server, environment: environment, reader: &reader)
         var storageMembers = StorageMembers()
@@ -86,6 +87,9 @@ package enum ConfigurationLoader {
         TestStoreSettings.section.parse(
             reader.object(root, "testStore", path: "config"), folder: folder, into: &configuration.testStore, reader: &reader)
         configuration.enableTestStore(reader: &reader)
+        ResponseSigningSettings.section.parse(
+            reader.object(root, "responseSigning", path: "config"), folder: folder, into: &configuration.responseSigning, reader: &reader)
+        configuration.loadResponseSigningKey(reader: &reader)
         return configuration
     }
 

@@ -15,6 +15,8 @@ package struct EntitleConfiguration: Sendable {
     package var metrics = MetricsSettings()
     /// `testStore`: the test store of a test deployment (docs/TEST_STORE.md).
     package var testStore = TestStoreSettings()
+    /// `responseSigning`: the key answers are signed with (docs/API.md).
+    package var responseSigning = ResponseSigningSettings()
     package var apps: [AppConfiguration]
     /// The configuration file, for messages and for resolving relative paths.
     package var path: String

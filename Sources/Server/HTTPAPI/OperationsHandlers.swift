@@ -32,4 +32,15 @@ struct OperationsHandlers: Sendable {
                 status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
                 body: Array(metrics.render().utf8)))
     }
+
+    /// `GET /.well-known/entitle/jwks.json`: the response-signing public key (none without
+    /// `responseSigning`), for the app to pin.
+    static func jwks(_ context: HTTPRequestContext, signing: ResponseSigning?) {
+        do {
+            let keys: JSONObject = try signing?.jwks ?? ["keys": .array([])]
+            context.respond(.json(200, JSONValue.object(keys).serializedBytes, headers: [("Cache-Control", "public, max-age=300")]))
+        } catch {
+            context.reply(error: error, app: nil)
+        }
+    }
 }
