@@ -81,7 +81,8 @@ final class ReadmeTourTests: XCTestCase {
         let result = try runProcess("/bin/bash", ["-euo", "pipefail", "-c", script], environment: environment, currentDirectory: folder)
         XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
         for expected in [
-            #""notification":"SUBSCRIBED/INITIAL_BUY""#, #""notification":"DID_RENEW""#, #""notification":"REFUND""#, "passed: 6 steps",
+            #""notification":"SUBSCRIBED/INITIAL_BUY""#, #""notification":"DID_RENEW""#, #""messageIdentifier":"msg-stay""#,
+            #""notification":"CONSUMPTION_REQUEST""#, #""notification":"REFUND""#, #""status":"SENT""#, "passed: 6 steps",
         ] {
             XCTAssertTrue(result.stdout.contains(expected), "the tour's output lacks \(expected): \(result.stdout)")
         }
