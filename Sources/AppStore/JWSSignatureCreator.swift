@@ -44,7 +44,7 @@ package struct JWSSignatureCreator: Sendable {
     }
 }
 
-/// Promotional offer v2 (`Product.PurchaseOption.promotionalOffer(_:compactJWS:)`, iOS 26+).
+/// Promotional offer v2 (`Product.PurchaseOption.promotionalOffer(_:compactJWS:)`, back-deployed to iOS 15 by the current SDK).
 package struct PromotionalOfferV2SignatureCreator: Sendable {
     package let creator: JWSSignatureCreator
 
