@@ -44,7 +44,7 @@ package struct TestStorePopulation: Sendable {
     }
 
     /// What a customer does next, at an instant.
-    private enum Move: Sendable {
+    private enum Move: Int, Sendable {
         case arrive
         case trialDecision
         case periodCheck
@@ -184,19 +184,14 @@ package struct TestStorePopulation: Sendable {
         }
     }
 
-    private static let moves: [Move] = [.arrive, .trialDecision, .periodCheck, .recover, .requestRefund, .buyConsumable]
-
     /// A schedule entry's id: the customer's index and the move (the queue orders ties by it,
     /// so a run is the same every time).
-    private static func entry(_ index: Int, _ move: Move) -> String {
-        let number = moves.firstIndex { "\($0)" == "\(move)" } ?? 0
-        return String(format: "%09d.%d", index, number)
-    }
+    private static func entry(_ index: Int, _ move: Move) -> String { String(format: "%09d.%d", index, move.rawValue) }
 
     private static func parse(_ id: String) -> (Int, Move)? {
         let parts = id.split(separator: ".")
-        guard parts.count == 2, let index = Int(parts[0]), let move = Int(parts[1]), moves.indices.contains(move) else { return nil }
-        return (index, moves[move])
+        guard parts.count == 2, let index = Int(parts[0]), let move = Int(parts[1]).flatMap(Move.init(rawValue:)) else { return nil }
+        return (index, move)
     }
 }
 
