@@ -19,6 +19,7 @@ let package = Package(
     products: [
         .executable(name: "entitle", targets: ["entitle"]),
         .executable(name: "entitle-bench", targets: ["entitle-bench"]),
+        .library(name: "EntitleKit", targets: ["EntitleKit"]),
     ],
     targets: [
         .systemLibrary(
@@ -98,12 +99,22 @@ let package = Package(
             dependencies: ["Application", "AppStore", "Crypto", "Entitlements", "JSON", "HTTP", "Server", "Storage"],
             path: "Benchmarks/entitle-bench"
         ),
+        // The app's half (docs/SWIFT_CLIENT.md): Foundation only, CryptoKit on Apple platforms and
+        // the package's Crypto module where there is no CryptoKit.
+        .target(
+            name: "EntitleKit",
+            dependencies: [.target(name: "Crypto", condition: .when(platforms: [.linux]))],
+            path: "Sources/EntitleKit"
+        ),
         // Helpers shared by the test targets: subprocesses, temporary folders, the conformance folder.
         .target(
             name: "TestSupport",
             dependencies: ["Crypto", "Entitlements", "HTTP", "JSON", "Storage"],
             path: "Tests/TestSupport",
-            exclude: ["make-chain.sh", "webhook-receiver.py", "console-browser.py", "run-under-unit-filter.py", "Fixtures-README.md"]
+            exclude: [
+                "make-chain.sh", "webhook-receiver.py", "console-browser.py", "run-under-unit-filter.py", "tamper-proxy.py",
+                "Fixtures-README.md",
+            ]
         ),
         .testTarget(name: "JSONTests", dependencies: ["JSON"], path: "Tests/JSONTests"),
         .testTarget(
@@ -139,6 +150,11 @@ let package = Package(
             name: "EntitlementsTests",
             dependencies: ["Entitlements", "AppStore", "Crypto", "Instants", "JSON", "TestSupport"],
             path: "Tests/EntitlementsTests"
+        ),
+        .testTarget(
+            name: "EntitleKitTests",
+            dependencies: ["EntitleKit", "Server", "Application", "Crypto", "HTTP", "JSON", "TestSupport"],
+            path: "Tests/EntitleKitTests"
         ),
         .testTarget(
             name: "ServerTests",
