@@ -92,6 +92,26 @@ final class EntitleClientTests: XCTestCase {
         XCTAssertEqual(state.customer.entitlements["pro"]?.store, "app_store")
     }
 
+    /// The guide's snippet (docs/SWIFT_CLIENT.md) as written, but for the server's address and
+    /// folder: the token is made once and kept; a new customer has no entitlements.
+    func testTheGuidesSnippetConfiguresAClient() async throws {
+        let applicationSupport = folder.appendingPathComponent("Application Support")
+        let token = try AppAccountToken.stored(in: applicationSupport.appendingPathComponent("entitle/app-account-token"))
+        XCTAssertEqual(try AppAccountToken.stored(in: applicationSupport.appendingPathComponent("entitle/app-account-token")), token)
+        let pinnedJWKS = Data(
+            server.handle(HTTPRequest(method: "GET", target: "/.well-known/entitle/jwks.json", headers: [], body: [])).body)
+        let entitle = EntitleClient(
+            configuration: EntitleClient.Configuration(
+                serverURL: URL(string: "http://127.0.0.1:\(server.port)")!,
+                clientKey: "client_key_0123456789",
+                appAccountToken: token,
+                signingKeys: try ResponseSigningKey.keys(jwks: pinnedJWKS),
+                cacheDirectory: applicationSupport.appendingPathComponent("entitle")))
+        let state = try await entitle.customer()
+        XCTAssertTrue(state.verified)
+        XCTAssertFalse(state.customer.isEntitled(to: "pro"))
+    }
+
     /// An answer signed by a key the app did not pin is refused, or (informational mode) shown
     /// as unverified.
     func testAnotherKeyIsRefused() async throws {
