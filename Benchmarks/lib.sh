@@ -33,3 +33,21 @@ wrk.headers["Authorization"] = "Bearer client_bench_key_not_secret"
 wrk.body = '{"productId":"pro.monthly","offerId":"winback50","appAccountToken":"7e3fb20b-4cdb-47cc-936d-99d65f608138"}'
 LUA
 }
+
+# A test deployment for test-store.sh and populate.sh: a fresh signing chain and key, and
+# "$WORK/entitle.json" with the test store on, one app selling a monthly and a yearly plan and a
+# consumable, its admin key admin_bench_key_not_secret.
+write_test_store_config() {
+  openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$WORK/key.p8" 2>/dev/null
+  "$BIN/entitle" test-store init --out "$WORK/chain" > /dev/null
+  cat > "$WORK/entitle.json" <<JSON
+{"server": {"host": "127.0.0.1", "port": 0}, "rateLimits": {"enabled": false}, "storage": {"sqlite": "$WORK/bench.sqlite3"},
+ "testStore": {"enabled": true, "chain": "$WORK/chain"},
+ "apps": [{"id": "bench", "bundleId": "com.example.app", "environments": ["Sandbox"], "appAppleId": 1234,
+   "signingKey": {"keyId": "BENCHKEY01", "privateKeyFile": "$WORK/key.p8"},
+   "apiKeys": [{"key": "admin_bench_key_not_secret", "role": "admin"}],
+   "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"], "period": "P1M"},
+                "pro.yearly": {"subscriptionGroup": "G1", "entitlements": ["pro"], "period": "P1Y"},
+                "gems": {"entitlements": []}}}]}
+JSON
+}

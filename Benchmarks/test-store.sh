@@ -9,16 +9,7 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 ROUNDS=5
 [ "${1:-}" = "--quick" ] && ROUNDS=1
 . "$ROOT/Benchmarks/lib.sh"
-openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$WORK/key.p8" 2>/dev/null
-"$BIN/entitle" test-store init --out "$WORK/chain" > /dev/null
-cat > "$WORK/entitle.json" <<JSON
-{"server": {"host": "127.0.0.1", "port": 0}, "rateLimits": {"enabled": false}, "storage": {"sqlite": "$WORK/bench.sqlite3"},
- "testStore": {"enabled": true, "chain": "$WORK/chain"},
- "apps": [{"id": "bench", "bundleId": "com.example.app", "environments": ["Sandbox"],
-   "signingKey": {"keyId": "BENCHKEY01", "privateKeyFile": "$WORK/key.p8"},
-   "apiKeys": [{"key": "admin_bench_key_not_secret", "role": "admin"}],
-   "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"], "period": "P1M"}}}]}
-JSON
+write_test_store_config
 start_server
 post() { curl -sf -X POST "http://127.0.0.1:$PORT$1" -H "Authorization: Bearer admin_bench_key_not_secret" \
   -H "content-type: application/json" -d "${2:-{\}}"; }
