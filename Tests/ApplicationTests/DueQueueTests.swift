@@ -6,7 +6,7 @@ import XCTest
 /// insertion; the reader is left to skip stale entries.
 final class DueQueueTests: XCTestCase {
     func testEntriesComeOutEarliestFirstAndTiesById() {
-        var queue = DueQueue()
+        var queue = DueQueue<String>()
         var random = SeededRandom(seed: 42)
         var inserted: [(at: Int64, id: String)] = []
         for index in 0..<500 {

@@ -1,17 +1,17 @@
-/// When the test store's subscriptions fall due, earliest first (ties by id, so the order is
-/// the same every run): a binary heap. An entry is pushed whenever a subscription is stored; one
+/// What falls due when, earliest first (ties by id, so the order is the same every run): a
+/// binary heap, of the test store's subscriptions and of a population's moves. An entry is pushed whenever a subscription is stored; one
 /// whose subscription has moved on since is stale, and the reader skips it. Finding the next
 /// step is then O(log n), not a scan of every subscription (a population of ten thousand takes
 /// a hundred thousand steps).
-struct DueQueue: Sendable {
-    private var heap: [(at: Int64, id: String)] = []
+struct DueQueue<ID: Comparable & Sendable>: Sendable {
+    private var heap: [(at: Int64, id: ID)] = []
 
     var count: Int { heap.count }
 
     /// The earliest entry, not removed.
-    var first: (at: Int64, id: String)? { heap.first }
+    var first: (at: Int64, id: ID)? { heap.first }
 
-    mutating func insert(at: Int64, id: String) {
+    mutating func insert(at: Int64, id: ID) {
         heap.append((at, id))
         var child = heap.count - 1
         while child > 0 {
@@ -23,7 +23,7 @@ struct DueQueue: Sendable {
     }
 
     @discardableResult
-    mutating func removeFirst() -> (at: Int64, id: String)? {
+    mutating func removeFirst() -> (at: Int64, id: ID)? {
         guard !heap.isEmpty else { return nil }
         heap.swapAt(0, heap.count - 1)
         let first = heap.removeLast()
@@ -41,7 +41,7 @@ struct DueQueue: Sendable {
         return first
     }
 
-    private static func before(_ a: (at: Int64, id: String), _ b: (at: Int64, id: String)) -> Bool {
+    private static func before(_ a: (at: Int64, id: ID), _ b: (at: Int64, id: ID)) -> Bool {
         (a.at, a.id) < (b.at, b.id)
     }
 }

@@ -53,6 +53,15 @@ package struct TestStorePopulation: Sendable {
         case buyConsumable
     }
 
+    /// A scheduled move: the customer's index and the move (the queue orders ties by it, so a
+    /// run is the same every time).
+    private struct Scheduled: Sendable, Comparable {
+        var customer: Int
+        var move: Move
+
+        static func < (a: Scheduled, b: Scheduled) -> Bool { (a.customer, a.move.rawValue) < (b.customer, b.move.rawValue) }
+    }
+
     private struct Customer: Sendable {
         var token: String
         var product: String
@@ -77,7 +86,7 @@ package struct TestStorePopulation: Sendable {
             Array(repeating: id, count: (app.products[id]?.period ?? "P1M") == "P1M" ? 3 : 1)
         }
         var customers: [Customer] = []
-        var schedule = DueQueue()
+        var schedule = DueQueue<Scheduled>()
         let span = end - start
         for index in 0..<settings.customers {
             let customer = Customer(
@@ -85,16 +94,16 @@ package struct TestStorePopulation: Sendable {
                 originalTransactionId: nil)
             customers.append(customer)
             // Arrivals over the first nine tenths, so the last have some history too.
-            schedule.insert(at: start + Int64(random.unit() * Double(span) * 0.9), id: Self.entry(index, .arrive))
+            schedule.insert(at: start + Int64(random.unit() * Double(span) * 0.9), id: Scheduled(customer: index, move: .arrive))
         }
         var counts: [String: Int64] = [:]
         while let next = schedule.removeFirst(), next.at <= end {
-            guard let (index, move) = Self.parse(next.id) else { continue }
+            let (index, move) = (next.id.customer, next.id.move)
             _ = try await testStore.move(to: next.at)
             var customer = customers[index]
             let follow = try await take(move, for: &customer, at: next.at, random: &random, consumables: consumables, counts: &counts)
             customers[index] = customer
-            for (at, move) in follow where at <= end { schedule.insert(at: at, id: Self.entry(index, move)) }
+            for (at, move) in follow where at <= end { schedule.insert(at: at, id: Scheduled(customer: index, move: move)) }
         }
         let finished = try await testStore.move(to: end)
         counts["stepsAtTheEnd", default: 0] += Int64(finished["happened"]?.arrayValue?.count ?? 0)
@@ -182,16 +191,6 @@ package struct TestStorePopulation: Sendable {
         } catch let refused as ServiceError where refused.code == "TEST_STORE_REFUSED" {
             return false
         }
-    }
-
-    /// A schedule entry's id: the customer's index and the move (the queue orders ties by it,
-    /// so a run is the same every time).
-    private static func entry(_ index: Int, _ move: Move) -> String { String(format: "%09d.%d", index, move.rawValue) }
-
-    private static func parse(_ id: String) -> (Int, Move)? {
-        let parts = id.split(separator: ".")
-        guard parts.count == 2, let index = Int(parts[0]), let move = Int(parts[1]).flatMap(Move.init(rawValue:)) else { return nil }
-        return (index, move)
     }
 }
 

@@ -45,7 +45,7 @@ package actor TestStoreService {
     /// `failed` to reach it, `notSent`: told not to deliver).
     private var deliveries: [String: Int64] = [:]
     /// When each subscription falls due next.
-    private var dueQueue = DueQueue()
+    private var dueQueue = DueQueue<String>()
     /// Whether the transaction history is kept (the served API's); a population, whose test
     /// store ends with its process, keeps none, so its memory stays flat.
     private let keepsHistory: Bool

@@ -12,22 +12,9 @@ extension AppleStoreSimulation {
     ) throws(Refusal) -> (replaced: SimulatedAppleSubscription, step: Step) {
         guard subscription.status == .active else { throw Refusal("only an active subscription changes plan at once") }
         guard plan.productId != subscription.productId else { throw Refusal("the subscription is \(plan.productId) already") }
-        guard let end = plan.period.end(from: now) else { throw Refusal("the period does not end within the instants Entitle accepts") }
         var replaced = subscription
         replaced.isUpgraded = true
-        subscription.productId = plan.productId
-        subscription.period = plan.period
-        subscription.price = plan.price
-        subscription.offer = nil
-        subscription.pendingPlan = nil
-        subscription.priceIncrease = nil
-        subscription.transactionId = transactionId
-        subscription.transactionReason = "PURCHASE"
-        subscription.periodStart = now
-        subscription.expiresDate = end
-        subscription.autoRenew = true
-        subscription.expirationIntent = nil
-        subscription.nextRenewalFails = nil
+        try startPeriod(&subscription, of: plan, offer: nil, transactionId: transactionId, now: now)
         return (replaced, step(subscription, "DID_CHANGE_RENEWAL_PREF", "UPGRADE", at: now))
     }
 

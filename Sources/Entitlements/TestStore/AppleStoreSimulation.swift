@@ -67,12 +67,29 @@ package enum AppleStoreSimulation {
         guard subscription.status == .expired || subscription.status == .revoked else {
             throw Refusal("the customer is subscribed in this group already: upgrade, downgrade or crossgrade instead")
         }
-        guard let end = (offer?.period ?? period).end(from: now) else {
+        let plan = SimulatedAppleSubscription.Plan(productId: productId, period: period, price: price)
+        try startPeriod(&subscription, of: plan, offer: offer, transactionId: transactionId, now: now)
+        subscription.revocationDate = nil
+        subscription.revocationType = nil
+        subscription.revocationPercentage = nil
+        subscription.gracePeriodExpiresDate = nil
+        subscription.billingRetryEndsAt = nil
+        subscription.recentStart = now
+        return step(subscription, "SUBSCRIBED", "RESUBSCRIBE", at: now)
+    }
+
+    /// A new transaction of `plan` bought now (a resubscription, an upgrade): its first period
+    /// starts, renewing, with nothing pending from the plan before.
+    static func startPeriod(
+        _ subscription: inout SimulatedAppleSubscription, of plan: SimulatedAppleSubscription.Plan,
+        offer: SimulatedAppleSubscription.Offer?, transactionId: String, now: Int64
+    ) throws(Refusal) {
+        guard let end = (offer?.period ?? plan.period).end(from: now) else {
             throw Refusal("the period does not end within the instants Entitle accepts")
         }
-        subscription.productId = productId
-        subscription.period = period
-        subscription.price = price
+        subscription.productId = plan.productId
+        subscription.period = plan.period
+        subscription.price = plan.price
         subscription.offer = offer
         subscription.transactionId = transactionId
         subscription.transactionReason = "PURCHASE"
@@ -81,16 +98,9 @@ package enum AppleStoreSimulation {
         subscription.status = .active
         subscription.autoRenew = true
         subscription.expirationIntent = nil
-        subscription.revocationDate = nil
-        subscription.gracePeriodExpiresDate = nil
-        subscription.billingRetryEndsAt = nil
         subscription.nextRenewalFails = nil
-        subscription.revocationType = nil
-        subscription.revocationPercentage = nil
         subscription.pendingPlan = nil
         subscription.priceIncrease = nil
-        subscription.recentStart = now
-        return step(subscription, "SUBSCRIBED", "RESUBSCRIBE", at: now)
     }
 
     // MARK: - Time passing
