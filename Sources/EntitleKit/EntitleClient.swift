@@ -60,10 +60,8 @@ public actor EntitleClient {
 
     /// One request with a fresh nonce; the status, body and signature.
     private func get(_ path: String) async throws -> (status: Int, body: Data, signature: String?, nonce: String) {
-        var nonceBytes = [UInt8](repeating: 0, count: 16)
-        var generator = SystemRandomNumberGenerator()
-        for index in nonceBytes.indices { nonceBytes[index] = UInt8.random(in: .min ... .max, using: &generator) }
-        let nonce = Base64URL.encode(Data(nonceBytes))
+        // 16 bytes of the system's cryptographic generator (random(in:)'s default).
+        let nonce = Base64URL.encode(Data((0..<16).map { _ in UInt8.random(in: .min ... .max) }))
         var request = URLRequest(url: configuration.serverURL.appendingPathComponent(path))
         request.setValue("Bearer \(configuration.clientKey)", forHTTPHeaderField: "Authorization")
         request.setValue(nonce, forHTTPHeaderField: "Entitle-Nonce")

@@ -48,10 +48,18 @@ extension HTTPRequestContext {
     }
 
     /// Runs an async use case for this request and answers with its result (200 with its JSON,
-    /// or its error's answer): the one place a handler starts a task. The client going away
-    /// cancels the task, and with it any call to Apple or Google it waits on.
+    /// or its error's answer).
     func reply(app: String?, _ work: @escaping @Sendable () async throws -> JSONValue) {
-        let task = Task { reply(await Result(catching: work), app: app) }
+        respond(app: app) { .json(200, try await work().serializedBytes, app: app) }
+    }
+
+    /// Runs an async use case for this request and answers with the response it makes, or its
+    /// error's answer: the one place a handler starts a task. The client going away cancels the
+    /// task, and with it any call to Apple or Google it waits on.
+    func respond(app: String?, _ work: @escaping @Sendable () async throws -> HTTPResponse) {
+        let task = Task {
+            do { respond(try await work()) } catch { reply(error: error, app: app) }
+        }
         onAbandon { task.cancel() }
     }
 

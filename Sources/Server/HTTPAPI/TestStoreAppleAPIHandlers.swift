@@ -30,23 +30,25 @@ struct TestStoreAppleAPIHandlers: Sendable {
             return context.reply(
                 error: ServiceError(status: 404, code: "TEST_STORE_DISABLED", message: "this deployment has no test store"), app: app.id)
         }
-        let task = Task {
+        context.respond(app: app.id) {
             do {
                 let answer = try await work(testStore, app)
-                context.respond(
-                    answer.map { .json(status, JSONValue.object($0).serializedBytes, app: app.id) } ?? HTTPResponse(status: status))
+                return answer.map { .json(status, JSONValue.object($0).serializedBytes, app: app.id) } ?? HTTPResponse(status: status)
             } catch let refusal as TestStoreAppleAPI.Refusal {
-                context.respond(Self.response(refusal))
-            } catch {
-                context.reply(error: error, app: app.id)
+                return Self.response(refusal)
             }
         }
-        context.onAbandon { task.cancel() }
     }
 
     private static func response(_ refusal: TestStoreAppleAPI.Refusal) -> HTTPResponse {
         guard let body = refusal.body else { return HTTPResponse(status: refusal.status) }
         return .json(refusal.status, JSONValue.object(body).serializedBytes)
+    }
+
+    /// A query parameter. A malformed query has none, as Apple reads it: a missing revision or
+    /// pagination token starts from the beginning, a missing image size is refused.
+    private static func query(_ request: HTTPRequest, _ name: String) -> String? {
+        (try? QueryString(request.query.map(String.init)))?[name]
     }
 
     /// The request's body as a JSON object, or Apple's 400.
@@ -66,14 +68,14 @@ struct TestStoreAppleAPIHandlers: Sendable {
     /// `GET …/inApps/v2/history/{transactionId}?revision=`: Get Transaction History v2.
     func transactionHistory(_ context: HTTPRequestContext) {
         let id = context.pathParameters["transactionId"] ?? ""
-        let revision = (try? QueryString(context.request.query.map(String.init)))?["revision"]  // a malformed one: none
+        let revision = Self.query(context.request, "revision")
         serve(context) { testStore, app in try await testStore.transactionHistory(id, revision: revision, app: app) }
     }
 
     /// `GET …/inApps/v2/refund/lookup/{transactionId}?revision=`: Get Refund History v2.
     func refundHistory(_ context: HTTPRequestContext) {
         let id = context.pathParameters["transactionId"] ?? ""
-        let revision = (try? QueryString(context.request.query.map(String.init)))?["revision"]  // a malformed one: none
+        let revision = Self.query(context.request, "revision")
         serve(context) { testStore, app in try await testStore.refundHistory(id, revision: revision, app: app) }
     }
 
@@ -116,7 +118,7 @@ struct TestStoreAppleAPIHandlers: Sendable {
     /// `POST …/inApps/v1/notifications/history?paginationToken=`: Get Notification History.
     func notificationHistory(_ context: HTTPRequestContext) {
         let request = context.request
-        let token = (try? QueryString(request.query.map(String.init)))?["paginationToken"]  // a malformed one: none
+        let token = Self.query(request, "paginationToken")
         serve(context) { testStore, app in
             try await testStore.notificationHistory(try Self.body(request), paginationToken: token, app: app)
         }
@@ -151,8 +153,7 @@ struct TestStoreAppleAPIHandlers: Sendable {
         @Sendable func parameter(_ context: HTTPRequestContext, _ name: String) -> String { context.pathParameters[name] ?? "" }
         router.add("PUT", messaging + "/image/{imageIdentifier}") { context in
             handlers.messaging(context) { context in
-                // A malformed query has no size, which Apple refuses as such.
-                let size = (try? QueryString(context.request.query.map(String.init)))?["imageSize"]
+                let size = Self.query(context.request, "imageSize")
                 return .uploadImage(id: parameter(context, "imageIdentifier"), size: size, png: context.request.body)
             }
         }

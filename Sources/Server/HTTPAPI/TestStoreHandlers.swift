@@ -76,6 +76,12 @@ struct TestStoreHandlers: Sendable {
         }
     }
 
+    /// An action's options: its body's, the defaults without one.
+    private static func actionOptions(_ request: HTTPRequest) throws(ServiceError) -> TestStoreService.ActionOptions {
+        guard !request.body.isEmpty else { return TestStoreService.ActionOptions() }
+        return try TestStoreService.ActionOptions(try RequestBody(request).object)
+    }
+
     /// `POST /v1/test-store/apple/subscriptions/{originalTransactionId}/{action}`.
     func appleSubscriptionAction(_ context: HTTPRequestContext) {
         do {
@@ -86,11 +92,8 @@ struct TestStoreHandlers: Sendable {
                     "no action \"\(name)\"; the test store takes \(TestStoreService.Action.allCases.map(\.rawValue).joined(separator: ", "))"
                 )
             }
-            let body = context.request.body.isEmpty ? nil : try RequestBody(context.request)
             let original = context.pathParameters["originalTransactionId"] ?? ""
-            let options =
-                try body.map { body throws(ServiceError) in try TestStoreService.ActionOptions(body.object) }
-                ?? TestStoreService.ActionOptions()
+            let options = try Self.actionOptions(context.request)
             context.reply(app: caller.app.id) {
                 .object(try await testStore.act(action, originalTransactionId: original, options: options))
             }
@@ -108,11 +111,8 @@ struct TestStoreHandlers: Sendable {
             guard let action = TestStoreService.Action(rawValue: name), action == .refund || action == .requestRefund else {
                 throw ServiceError.notFound("no action \"\(name)\" on a one-time purchase; the test store takes refund, request-refund")
             }
-            let body = context.request.body.isEmpty ? nil : try RequestBody(context.request)
             let transactionId = context.pathParameters["transactionId"] ?? ""
-            let options =
-                try body.map { body throws(ServiceError) in try TestStoreService.ActionOptions(body.object) }
-                ?? TestStoreService.ActionOptions()
+            let options = try Self.actionOptions(context.request)
             context.reply(app: caller.app.id) {
                 .object(try await testStore.actOnPurchase(action, transactionId: transactionId, options: options))
             }
