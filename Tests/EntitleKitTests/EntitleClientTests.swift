@@ -8,6 +8,10 @@ import Server
 import TestSupport
 import XCTest
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// EntitleKit against a real server (`EntitleServer` on a port, its test store selling, its
 /// answers signed): the customer as a verified answer, refused when signed by another key,
 /// changed on the way or replayed (a man in the middle, `tamper-proxy.py`), and the last verified
@@ -18,6 +22,9 @@ final class EntitleClientTests: XCTestCase {
     private let token = UUID(uuidString: "7e3fb20b-4cdb-47cc-936d-99d65f608138")!
     private let admin = "admin_key_0123456789"
     private var proxy: Process?
+    /// One session a test, invalidated after it: no transfer thread of it outlives the test (the
+    /// tests after it in this process spawn processes).
+    private var session: URLSession!
 
     override func setUpWithError() throws {
         folder = try makeTemporaryDirectory("entitlekit")
@@ -43,9 +50,11 @@ final class EntitleClientTests: XCTestCase {
             configuration: ConfigurationLoader.load(path: folder.appendingPathComponent("entitle.json").path, environment: [:]),
             logOutput: nil)
         server.start()
+        session = URLSession(configuration: .ephemeral)
     }
 
     override func tearDownWithError() throws {
+        session?.invalidateAndCancel()
         stopProxy()
         server?.shutdown()
         server?.waitUntilStopped()
@@ -76,7 +85,8 @@ final class EntitleClientTests: XCTestCase {
             configuration: EntitleClient.Configuration(
                 serverURL: URL(string: "http://127.0.0.1:\(port ?? server.port)")!, clientKey: "client_key_0123456789",
                 appAccountToken: token, signingKeys: try keys ?? pinnedKeys(), verification: verification,
-                maximumStaleness: staleness, cacheDirectory: cache ? folder.appendingPathComponent("cache") : nil))
+                maximumStaleness: staleness, cacheDirectory: cache ? folder.appendingPathComponent("cache") : nil),
+            session: session)
     }
 
     func testTheCustomerIsAVerifiedAnswer() async throws {
@@ -92,8 +102,8 @@ final class EntitleClientTests: XCTestCase {
         XCTAssertEqual(state.customer.entitlements["pro"]?.store, "app_store")
     }
 
-    /// The guide's snippet (docs/SWIFT_CLIENT.md) as written, but for the server's address and
-    /// folder: the token is made once and kept; a new customer has no entitlements.
+    /// The guide's snippet (docs/SWIFT_CLIENT.md) as written, but for the server's address,
+    /// folder and the test's session: the token is made once and kept; a new customer has no entitlements.
     func testTheGuidesSnippetConfiguresAClient() async throws {
         let applicationSupport = folder.appendingPathComponent("Application Support")
         let token = try AppAccountToken.stored(in: applicationSupport.appendingPathComponent("entitle/app-account-token"))
@@ -106,7 +116,8 @@ final class EntitleClientTests: XCTestCase {
                 clientKey: "client_key_0123456789",
                 appAccountToken: token,
                 signingKeys: try ResponseSigningKey.keys(jwks: pinnedJWKS),
-                cacheDirectory: applicationSupport.appendingPathComponent("entitle")))
+                cacheDirectory: applicationSupport.appendingPathComponent("entitle")),
+            session: session)
         let state = try await entitle.customer()
         XCTAssertTrue(state.verified)
         XCTAssertFalse(state.customer.isEntitled(to: "pro"))
