@@ -5,6 +5,7 @@
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
 #include <openssl/param_build.h>
+#include <openssl/rsa.h>
 
 EVP_PKEY *entitle_generate_p256_key(void) { return EVP_EC_gen("P-256"); }
 
@@ -60,4 +61,18 @@ EVP_PKEY *entitle_rsa_public_key(const unsigned char *modulus, size_t modulus_le
 
 int entitle_rsa_bits(const EVP_PKEY *key) {
     return EVP_PKEY_get_base_id(key) == EVP_PKEY_RSA ? EVP_PKEY_get_bits(key) : 0;
+}
+
+EVP_PKEY *entitle_rsa_generate(unsigned int bits) {
+    return EVP_RSA_gen(bits);
+}
+
+int entitle_rsa_component(const EVP_PKEY *key, int which, unsigned char *out, size_t capacity) {
+    BIGNUM *value = NULL;
+    const char *name = which == 0 ? OSSL_PKEY_PARAM_RSA_N : OSSL_PKEY_PARAM_RSA_E;
+    if (EVP_PKEY_get_bn_param(key, name, &value) != 1 || value == NULL) return -1;
+    int length = BN_num_bytes(value);
+    int written = (length >= 0 && (size_t)length <= capacity) ? BN_bn2bin(value, out) : -1;
+    BN_free(value);
+    return written;
 }

@@ -21,6 +21,26 @@ package enum RSA {
             try RSA.require(key)
         }
 
+        /// A fresh random key of `bits` bits (public exponent 65537): the test store's stand-in
+        /// for Google's token-signing keys.
+        package init(generatingBits bits: Int = 2048) throws(CryptoError) {
+            guard bits >= RSA.minimumBits, bits <= 8192, let raw = entitle_rsa_generate(UInt32(bits)) else {
+                throw CryptoError.internalFailure(drainOpenSSLErrors("RSA key generation failed"))
+            }
+            key = EVPKey(taking: raw)
+        }
+
+        /// The PKCS#8 PEM text of this key.
+        package var pemRepresentation: String {
+            get throws(CryptoError) {
+                let bio = try MemoryBIO()
+                guard PEM_write_bio_PrivateKey(bio.raw, key.raw, nil, nil, 0, nil, nil) == 1 else {
+                    throw CryptoError.internalFailure(drainOpenSSLErrors("PEM_write_bio_PrivateKey failed"))
+                }
+                return String(decoding: bio.writtenBytes, as: UTF8.self)
+            }
+        }
+
         package var publicKey: PublicKey {
             get throws(CryptoError) { PublicKey(validated: try EVPKey.fromSPKI(key.spkiDER())) }
         }
@@ -67,6 +87,20 @@ package enum RSA {
             }
             key = EVPKey(taking: raw)
             try RSA.require(key)
+        }
+
+        /// The modulus and public exponent, big-endian (a JWK's `n` and `e`, before base64url).
+        package var components: (modulus: [UInt8], exponent: [UInt8]) {
+            get throws(CryptoError) {
+                var modulus = [UInt8](repeating: 0, count: 1024)
+                var exponent = [UInt8](repeating: 0, count: 16)
+                let modulusLength = entitle_rsa_component(key.raw, 0, &modulus, modulus.count)
+                let exponentLength = entitle_rsa_component(key.raw, 1, &exponent, exponent.count)
+                guard modulusLength > 0, exponentLength > 0 else {
+                    throw CryptoError.internalFailure(drainOpenSSLErrors("cannot read the RSA key's modulus and exponent"))
+                }
+                return (Array(modulus.prefix(Int(modulusLength))), Array(exponent.prefix(Int(exponentLength))))
+            }
         }
 
         /// SubjectPublicKeyInfo DER.

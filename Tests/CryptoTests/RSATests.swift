@@ -55,6 +55,30 @@ final class RSATests: XCTestCase {
         XCTAssertThrowsError(try RSA.PublicKey(modulus: [], exponent: [1, 0, 1]))
     }
 
+    /// A generated key, checked by OpenSSL's command line: it reads the PEM as a 2048-bit RSA key
+    /// with exponent 65537, its modulus is the one `components` gives, and it verifies the key's
+    /// signatures.
+    func testAGeneratedKeyAndItsComponentsAsOpenSSLReadsThem() throws {
+        let key = try RSA.PrivateKey(generatingBits: 2048)
+        let path = folder.appendingPathComponent("generated.pem")
+        try writeFile(path, try key.pemRepresentation)
+        let text = try runProcess("openssl", ["rsa", "-in", path.path, "-noout", "-text"]).stdout
+        XCTAssertTrue(text.contains("Private-Key: (2048 bit, 2 primes)"), text)
+        XCTAssertTrue(text.contains("publicExponent: 65537 (0x10001)"), text)
+        let modulusText = try runProcess("openssl", ["rsa", "-in", path.path, "-noout", "-modulus"]).stdout
+        let hex = try XCTUnwrap(modulusText.split(separator: "=").last).trimmingCharacters(in: .whitespacesAndNewlines)
+        let (modulus, exponent) = try key.publicKey.components
+        XCTAssertEqual(modulus, try XCTUnwrap(Hex.decode(hex.lowercased())))
+        XCTAssertEqual(exponent, [0x01, 0x00, 0x01])
+        let message = Array("a push token's signing input".utf8)
+        let signature = try key.signature(for: message)
+        XCTAssertTrue(
+            try IndependentVerifier.openSSLVerifies(
+                publicKeyPEM: try key.publicKey.pemRepresentation, derSignature: signature, message: message))
+        XCTAssertTrue(try RSA.PublicKey(modulus: modulus, exponent: exponent).isValidSignature(signature, for: message))
+        XCTAssertThrowsError(try RSA.PrivateKey(generatingBits: 1024))
+    }
+
     func testWeakAndOtherKeysAreRefused() throws {
         XCTAssertThrowsError(try RSA.PrivateKey(pemRepresentation: try opensslKey(bits: 1024).privatePEM)) {
             XCTAssertEqual($0 as? CryptoError, .unsupportedKey("RSA key of 1024 bits (at least 2048)"))

@@ -42,4 +42,11 @@ EVP_PKEY *entitle_rsa_public_key(const unsigned char *modulus, size_t modulus_le
 /// The RSA key's size in bits, 0 when it is not an RSA key.
 int entitle_rsa_bits(const EVP_PKEY *key);
 
+/// A new RSA key of `bits` bits with the public exponent 65537; NULL on failure.
+EVP_PKEY *entitle_rsa_generate(unsigned int bits);
+
+/// Writes the RSA key's modulus (`which` 0) or public exponent (1) big-endian into `out`
+/// (`capacity` bytes); answers the length, or -1 when the key has no such part or it does not fit.
+int entitle_rsa_component(const EVP_PKEY *key, int which, unsigned char *out, size_t capacity);
+
 #endif
