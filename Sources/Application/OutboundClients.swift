@@ -29,10 +29,20 @@ package struct OutboundClients: Sendable {
     package static let live = OutboundClients(appStore: { app, runTransfer in try liveAppStore(app, runTransfer: runTransfer) })
 
     /// The same, but an app that names no `sandboxURL` calls the test store's App Store Server
-    /// API (`testStoreAPI`, read once the server listens): in a test deployment Apple's Sandbox
-    /// knows nothing of what the test store sold.
-    package static func sandboxCallingTheTestStore(at testStoreAPI: @escaping @Sendable () -> String) -> OutboundClients {
-        OutboundClients(appStore: { app, runTransfer in try liveAppStore(app, runTransfer: runTransfer, testStoreAPI: testStoreAPI) })
+    /// API (`testStoreAPI`, read once the server listens), and an app whose `googlePlay` names
+    /// no `apiURL` calls the test store's Play Developer API and token endpoint (`testStoreGoogle`:
+    /// their two URLs): in a test deployment Apple's Sandbox and Google know nothing of what the
+    /// test store sold.
+    package static func sandboxCallingTheTestStore(
+        at testStoreAPI: @escaping @Sendable () -> String,
+        google testStoreGoogle: @escaping @Sendable () -> (api: String, token: String)
+    ) -> OutboundClients {
+        OutboundClients(
+            appStore: { app, runTransfer in try liveAppStore(app, runTransfer: runTransfer, testStoreAPI: testStoreAPI) },
+            googlePlay: { settings, runTransfer in
+                guard settings.apiURL == nil, settings.tokenURL == nil else { return .live(settings, runTransfer: runTransfer) }
+                return .calling(settings, at: testStoreGoogle, runTransfer: runTransfer)
+            })
     }
 
     private static func liveAppStore(

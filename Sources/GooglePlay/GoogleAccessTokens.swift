@@ -12,7 +12,9 @@ package final class GoogleAccessTokens: Sendable {
     package static let defaultTokenURL = "https://oauth2.googleapis.com/token"
 
     let key: ServiceAccountKey
-    let tokenURL: String
+    /// Read at each exchange (a test store's endpoint is known once the server listens).
+    let locateTokenURL: @Sendable () -> String
+    var tokenURL: String { locateTokenURL() }
     let scope: String
     private let http: HTTPClient
     /// The token and when to stop using it (epoch seconds).
@@ -20,9 +22,18 @@ package final class GoogleAccessTokens: Sendable {
     /// A token is renewed this long before Google's expiry.
     static let margin: Int64 = 300
 
+    /// Tokens from the endpoint `locatedBy` names when asked.
+    package init(key: ServiceAccountKey, locatedBy tokenURL: @escaping @Sendable () -> String, http: HTTPClient) {
+        self.key = key
+        locateTokenURL = tokenURL
+        scope = Self.androidPublisherScope
+        self.http = http
+    }
+
     package init(key: ServiceAccountKey, tokenURL: String? = nil, scope: String = androidPublisherScope, http: HTTPClient) {
         self.key = key
-        self.tokenURL = tokenURL ?? key.tokenURL ?? Self.defaultTokenURL
+        let url = tokenURL ?? key.tokenURL ?? Self.defaultTokenURL
+        locateTokenURL = { url }
         self.scope = scope
         self.http = http
     }

@@ -8,13 +8,20 @@ package struct GooglePlayDeveloperAPI: Sendable {
     package static let defaultURL = "https://androidpublisher.googleapis.com"
 
     package let packageName: String
-    let baseURL: String
+    /// Read at each call: a test deployment's test store is found only once the server listens.
+    let baseURL: @Sendable () -> String
     let tokens: GoogleAccessTokens
     let http: HTTPClient
 
     package init(packageName: String, baseURL: String? = nil, tokens: GoogleAccessTokens, http: HTTPClient) {
+        let base = (baseURL ?? Self.defaultURL).trimmingSuffix("/")
+        self.init(packageName: packageName, locatedBy: { base }, tokens: tokens, http: http)
+    }
+
+    /// A client whose base URL is read at each call (the test store's API, under the server's own address).
+    package init(packageName: String, locatedBy baseURL: @escaping @Sendable () -> String, tokens: GoogleAccessTokens, http: HTTPClient) {
         self.packageName = packageName
-        self.baseURL = (baseURL ?? Self.defaultURL).trimmingSuffix("/")
+        self.baseURL = baseURL
         self.tokens = tokens
         self.http = http
     }
@@ -95,7 +102,7 @@ package struct GooglePlayDeveloperAPI: Sendable {
         ]
         if body != nil { headers.append(("Content-Type", "application/json")) }
         // `:` stays: the acknowledge calls end their last segment with `:acknowledge`.
-        let url = URLBuilder.url(baseURL, path: path, query: query, keeping: ":")
+        let url = URLBuilder.url(baseURL(), path: path, query: query, keeping: ":")
         let response: HTTPClientResponse
         do {
             response = try await http.send(

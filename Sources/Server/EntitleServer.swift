@@ -53,8 +53,10 @@ package final class EntitleServer: Sendable {
             store: try store ?? configuration.storage.openStore(instrumentation: instrumentation),
             revocationChecker: revocationChecker, instrumentation: instrumentation, clock: clock, machineClock: SystemClock(),
             newId: IdSource.random,
-            outboundClients: testStore.map { testStore in .sandboxCallingTheTestStore(at: { testStore.appleAPIURL }) } ?? .live)
-        router = Routes.make(application, metrics: metrics, testStore: testStore?.service)
+            outboundClients: testStore.map { testStore in
+                .sandboxCallingTheTestStore(at: { testStore.appleAPIURL }, google: { testStore.googleURLs })
+            } ?? .live)
+        router = Routes.make(application, metrics: metrics, testStore: testStore)
 
         var http = HTTPServerConfiguration()
         http.host = configuration.server.host

@@ -5,7 +5,8 @@ import Instants
 /// Every endpoint of docs/openapi.json (docs/API.md explains them), each a thin adapter over one
 /// use case; `OpenAPIDocumentTests` fails when the two differ.
 enum Routes {
-    static func make(_ application: EntitleApplication, metrics: Metrics, testStore: TestStoreService? = nil) -> Router {
+    static func make(_ application: EntitleApplication, metrics: Metrics, testStore composition: TestStoreComposition? = nil) -> Router {
+        let testStore = composition?.service
         let operations = OperationsHandlers(application: application, metrics: metrics)
         let offers = OfferHandlers(application: application)
         let verify = VerifyHandler(application: application)
@@ -21,6 +22,8 @@ enum Routes {
         let metricsAPI = MetricsHandlers(application: application)
         let testStoreAPI = TestStoreHandlers(application: application, testStore: testStore)
         let appleAPI = TestStoreAppleAPIHandlers(application: application, testStore: testStore)
+        let google = TestStoreGoogleHandlers(
+            application: application, testStore: testStore, tokenURL: { composition?.googleURLs.token ?? "" })
         // The answer's time is the machine's: the app compares it with its own clock.
         let signing = ResponseSigning(application.configuration.responseSigning, clock: SystemClock())
         let signed = { (handler: @escaping HTTPHandler) -> HTTPHandler in signing?.signing(handler) ?? handler }
@@ -104,6 +107,7 @@ enum Routes {
         router.add("PUT", served + "/inApps/v2/transactions/consumption/{transactionId}") { appleAPI.sendConsumption($0) }
         router.add("POST", served + "/inApps/v1/notifications/history") { appleAPI.notificationHistory($0) }
         TestStoreAppleAPIHandlers.addMessagingRoutes(&router, base: served, handlers: appleAPI)
+        TestStoreGoogleHandlers.addRoutes(&router, handlers: google)
         return router
     }
 }

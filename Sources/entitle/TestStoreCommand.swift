@@ -117,16 +117,20 @@ enum TestStoreCommand {
         }
         try manager.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let made = try SigningChainMaker.make(name: "Entitle Test Store", now: Date())
-        let chain = TestStoreChain(root: made.root, intermediate: made.intermediate, leaf: made.leaf, leafKey: made.leafKey)
+        let chain = TestStoreChain(
+            root: made.root, intermediate: made.intermediate, leaf: made.leaf, leafKey: made.leafKey,
+            google: try TestStoreGoogleKey(privateKey: try RSA.PrivateKey(generatingBits: 2048)))
         for (name, text) in try chain.files() {
             let path = (folder as NSString).appendingPathComponent(name)
-            let mode: Int = name.hasSuffix(".key") ? 0o600 : 0o644
+            let mode: Int = name.hasSuffix(".key") || name.hasSuffix("service-account.json") ? 0o600 : 0o644
             guard manager.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: mode]) else {
                 Output.error("entitle: cannot write \(path)")
                 return 1
             }
         }
-        Output.line("wrote the test store's chain to \(folder) (root.pem, intermediate.pem, leaf.pem, leaf.key)")
+        Output.line(
+            "wrote the test store's chain to \(folder) (root.pem, intermediate.pem, leaf.pem, leaf.key; for Google Play google-token.key, google-jwks.json, google-service-account.json)"
+        )
         Output.line("name it in a test deployment's configuration: \"testStore\": {\"enabled\": true, \"chain\": \"\(folder)\"}")
         return 0
     }

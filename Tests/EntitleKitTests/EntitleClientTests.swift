@@ -29,7 +29,7 @@ final class EntitleClientTests: XCTestCase {
     override func setUpWithError() throws {
         folder = try makeTemporaryDirectory("entitlekit")
         let made = try SigningChainMaker.make(name: "Test", now: Date())
-        let chain = TestStoreChain(root: made.root, intermediate: made.intermediate, leaf: made.leaf, leafKey: made.leafKey)
+        let chain = TestStoreChain(root: made.root, intermediate: made.intermediate, leaf: made.leaf, leafKey: made.leafKey, google: nil)
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("chain"), withIntermediateDirectories: true)
         for (name, text) in try chain.files() { try writeFile(folder.appendingPathComponent("chain/\(name)"), text) }
         try writeFile(folder.appendingPathComponent("key.p8"), try P256.Signing.PrivateKey().pemRepresentation)

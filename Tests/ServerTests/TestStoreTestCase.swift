@@ -50,7 +50,9 @@ class TestStoreTestCase: XCTestCase {
 
     func writeChain(to chainFolder: URL) throws {
         let made = try SigningChainMaker.make(name: "Test", now: Date())
-        let chain = TestStoreChain(root: made.root, intermediate: made.intermediate, leaf: made.leaf, leafKey: made.leafKey)
+        let chain = TestStoreChain(
+            root: made.root, intermediate: made.intermediate, leaf: made.leaf, leafKey: made.leafKey,
+            google: try TestStoreGoogleKey(privateKey: try RSA.PrivateKey(generatingBits: 2048)))
         try FileManager.default.createDirectory(at: chainFolder, withIntermediateDirectories: true)
         for (name, text) in try chain.files() { try writeFile(chainFolder.appendingPathComponent(name), text) }
     }

@@ -29,13 +29,22 @@ package struct TestStoreChain: Sendable {
     package let intermediate: Certificate
     package let leaf: Certificate
     package let leafKey: P256.Signing.PrivateKey
+    /// What its Google Play signs push tokens with (`google-token.key`); a chain made before the
+    /// test store sold on Google Play has none, and its Google Play refuses to sell.
+    package let google: TestStoreGoogleKey?
 
-    package init(root: Certificate, intermediate: Certificate, leaf: Certificate, leafKey: P256.Signing.PrivateKey) {
+    package init(
+        root: Certificate, intermediate: Certificate, leaf: Certificate, leafKey: P256.Signing.PrivateKey, google: TestStoreGoogleKey?
+    ) {
         self.root = root
         self.intermediate = intermediate
         self.leaf = leaf
         self.leafKey = leafKey
+        self.google = google
     }
+
+    /// The e-mail of the service account `entitle test-store init` writes for a test deployment.
+    package static let serviceAccountEmail = "entitle@entitle-test-store.iam.gserviceaccount.com"
 
     /// The chain in `folder` (as `entitle test-store init` writes it).
     package init(folder: String) throws(ConfigurationValueError) {
@@ -53,14 +62,35 @@ package struct TestStoreChain: Sendable {
         } catch {
             throw ConfigurationValueError("\(folder)/leaf.key is not a readable P-256 key")
         }
+        let googlePath = "\(folder)/google-token.key"
+        guard FileManager.default.fileExists(atPath: googlePath) else {
+            google = nil
+            return
+        }
+        do {
+            google = try TestStoreGoogleKey(
+                privateKey: try RSA.PrivateKey(pemRepresentation: try String(contentsOfFile: googlePath, encoding: .utf8)))
+        } catch {
+            throw ConfigurationValueError("\(googlePath) is not a readable RSA key of 2048 bits or more")
+        }
     }
 
-    /// The files of the chain, as written to its folder.
+    /// The files of the chain, as written to its folder: Apple's chain and key; Google's token
+    /// key, its JWK set, and a service account for the deployment's apps to call the Play
+    /// Developer API as.
     package func files() throws -> [(name: String, text: String)] {
-        [
+        var files = [
             ("root.pem", root.pemRepresentation), ("intermediate.pem", intermediate.pemRepresentation),
             ("leaf.pem", leaf.pemRepresentation), ("leaf.key", try leafKey.pemRepresentation),
         ]
+        if let google {
+            files += [
+                ("google-token.key", try google.privateKey.pemRepresentation),
+                ("google-jwks.json", JSONValue.object(try google.jwks()).serializedString + "\n"),
+                ("google-service-account.json", try TestStoreGoogleKey.serviceAccountFile(email: Self.serviceAccountEmail) + "\n"),
+            ]
+        }
+        return files
     }
 
     /// Signs `payload` as Apple signs its data: ES256 with the chain in `x5c`.

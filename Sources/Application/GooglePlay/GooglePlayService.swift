@@ -50,6 +50,20 @@ package struct GooglePlayService: Sendable {
                 http: http,
                 api: GooglePlayDeveloperAPI(packageName: settings.packageName, baseURL: settings.apiURL, tokens: tokens, http: http))
         }
+
+        /// The same against the API and token endpoint `urls` names when asked: a test store's.
+        package static func calling(
+            _ settings: GooglePlaySettings, at urls: @escaping @Sendable () -> (api: String, token: String),
+            runTransfer: @escaping TransferRunner
+        ) -> Connection {
+            var configuration = HTTPClient.Configuration()
+            configuration.runTransfer = runTransfer
+            let http = HTTPClient(configuration: configuration)
+            let tokens = GoogleAccessTokens(key: settings.serviceAccount, locatedBy: { urls().token }, http: http)
+            return Connection(
+                http: http,
+                api: GooglePlayDeveloperAPI(packageName: settings.packageName, locatedBy: { urls().api }, tokens: tokens, http: http))
+        }
     }
 
     init(

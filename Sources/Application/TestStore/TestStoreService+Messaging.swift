@@ -62,7 +62,7 @@ extension TestStoreService {
             let request = try realtimeRequest(for: sold.subscription, app: app, locale: "en-US")
             let started = ContinuousClock.now
             let status: Int
-            do { status = try await deliver(.retention, try chain.sign(request)).status } catch {
+            do { status = try await deliver(.signed(.retention, try chain.sign(request))).status } catch {
                 failures["NO_RESPONSE", default: 0] += 1
                 continue
             }

@@ -7,21 +7,29 @@ package import JSON
 /// checked, and how a step taken reads in answers.
 extension TestStoreService {
     /// One step taken, as answers list it.
+    /// One step taken, as answers list it: the notification, when, what it names, and whether
+    /// Entitle's route took it (`status`: what it answered; absent when not delivered).
     package struct Happened: Sendable {
-        package var step: AppleStoreSimulation.Step
-        package var delivered: Bool
-        /// The status Entitle's notification route answered (nil when not delivered).
-        package var status: Int?
+        package var json: JSONObject
 
-        package var json: JSONObject {
-            var object: JSONObject = [
+        init(_ step: AppleStoreSimulation.Step, delivered: Bool, status: Int?) {
+            json = [
                 "notification": .string(step.name), "originalTransactionId": .string(step.originalTransactionId),
                 "transactionId": step.transaction["transactionId"] ?? .null, "delivered": .bool(delivered),
             ]
-            if let id = step.transaction["transactionId"]?.stringValue { object["orderId"] = .string(TestStoreService.orderId(of: id)) }
-            Timestamps.set(&object, "at", step.at)
-            if let status { object["status"] = .int(Int64(status)) }
-            return object
+            if let id = step.transaction["transactionId"]?.stringValue { json["orderId"] = .string(TestStoreService.orderId(of: id)) }
+            finish(at: step.at, status: status)
+        }
+
+        init(_ step: PlayStoreSimulation.Step, delivered: Bool, status: Int?) {
+            json = ["notification": .string(step.name), "purchaseToken": .string(step.purchaseToken), "delivered": .bool(delivered)]
+            if let order = step.order?.id ?? step.voided?.orderId ?? step.body["orderId"]?.stringValue { json["orderId"] = .string(order) }
+            finish(at: step.at, status: status)
+        }
+
+        private mutating func finish(at: Int64, status: Int?) {
+            Timestamps.set(&json, "at", at)
+            if let status { json["status"] = .int(Int64(status)) }
         }
     }
 

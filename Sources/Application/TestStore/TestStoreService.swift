@@ -14,14 +14,27 @@ package import JSON
 /// starts a new test store, while what Entitle stored stays. One request at a time, across its
 /// awaits (`exclusively`): a step's notification is delivered before the next step is taken.
 package actor TestStoreService {
-    /// Posts `{"signedPayload"}` to one of Entitle's routes (the notification route, or the
-    /// Retention Messaging realtime route); answers the HTTP status and body.
-    package typealias Delivery = @Sendable (_ route: Route, _ signedPayload: String) async throws -> (status: Int, body: [UInt8])
+    /// Posts to one of Entitle's routes; answers the HTTP status and body.
+    package typealias Delivery = @Sendable (_ post: Post) async throws -> (status: Int, body: [UInt8])
 
-    /// Where Apple posts: App Store Server Notifications, and the cancel sheet's realtime request.
+    /// Where the stores post: Apple's App Store Server Notifications and the cancel sheet's
+    /// realtime request, Google's Pub/Sub pushes.
     package enum Route: String, Sendable {
         case notifications = "/v1/notifications/apple"
         case retention = "/v1/retention/apple"
+        case googleNotifications = "/v1/notifications/google"
+    }
+
+    /// One post: its route, body and `Authorization` header.
+    package struct Post: Sendable {
+        package var route: Route
+        package var body: [UInt8]
+        package var authorization: String?
+
+        /// Apple's `{"signedPayload"}`.
+        static func signed(_ route: Route, _ signedPayload: String) -> Post {
+            Post(route: route, body: JSONValue.object(["signedPayload": .string(signedPayload)]).serializedBytes, authorization: nil)
+        }
     }
 
     let apps: [String: AppConfiguration]
@@ -43,9 +56,12 @@ package actor TestStoreService {
     private var changes = 0
     /// Notifications sent, by what became of them (`delivered`, `refused` by Entitle's route,
     /// `failed` to reach it, `notSent`: told not to deliver).
-    private var deliveries: [String: Int64] = [:]
-    /// When each subscription falls due next.
-    private var dueQueue = DueQueue<String>()
+    var deliveries: [String: Int64] = [:]
+    /// When each subscription falls due next (Apple's by original transaction id, Google's by
+    /// purchase token).
+    var dueQueue = DueQueue<String>()
+    /// What the store's Google Play knows.
+    var play: TestStorePlayState
     /// Whether the transaction history is kept (the served API's); a population, whose test
     /// store ends with its process, keeps none, so its memory stays flat.
     private let keepsHistory: Bool
@@ -79,6 +95,7 @@ package actor TestStoreService {
         self.deliver = deliver
         // Apple's transaction ids are decimal; these start from the clock so two runs differ.
         nextTransactionNumber = 2_000_000_000_000_000 + clock.milliseconds % 1_000_000_000_000
+        play = TestStorePlayState(seed: clock.milliseconds)
     }
 
     // MARK: - Buying
@@ -286,7 +303,7 @@ package actor TestStoreService {
             throw ServiceError(status: 409, code: "TEST_STORE_REFUSED", message: "the cancel sheet is for a subscription that renews")
         }
         let request = try realtimeRequest(for: subscription, app: app, locale: locale)
-        let answer = try await deliver(.retention, try chain.sign(request))
+        let answer = try await deliver(.signed(.retention, try chain.sign(request)))
         var retention: JSONObject = ["requestIdentifier": request["requestIdentifier"] ?? .null, "status": .int(Int64(answer.status))]
         // Entitle's answer as it came (what the sheet would show); a body that is not JSON is reported as absent.
         if let parsed = try? JSONParser.parse(answer.body) { retention["answer"] = parsed }
@@ -369,12 +386,16 @@ package actor TestStoreService {
 
     /// Each due step, earliest first (a subscription's steps in order, ties by id), with the
     /// clock moved to its instant before it is notified.
-    private func takeDueSteps(until target: Int64) async throws -> [Happened] {
+    func takeDueSteps(until target: Int64) async throws -> [Happened] {
         var happened: [Happened] = []
         while let next = dueQueue.first, next.at <= target {
             dueQueue.removeFirst()
+            guard let entry = subscriptions[next.id] else {
+                happened += try await takeDuePlayStep(next.id, dueAt: next.at)
+                continue
+            }
             // A stale entry: the subscription moved on (acted on, or taken) since it was queued.
-            guard let entry = subscriptions[next.id], AppleStoreSimulation.nextDue(entry.subscription) == next.at else { continue }
+            guard AppleStoreSimulation.nextDue(entry.subscription) == next.at else { continue }
             if next.at > clock.milliseconds { clock.move(to: Milliseconds.date(next.at)) }
             var subscription = entry.subscription
             let step = AppleStoreSimulation.advance(&subscription, to: next.at, newTransactionId: { newTransactionId() })
@@ -421,10 +442,10 @@ package actor TestStoreService {
         guard shouldDeliver else {
             deliveries["notSent", default: 0] += 1
             logNotification(sent)
-            return Happened(step: step, delivered: false, status: nil)
+            return Happened(step, delivered: false, status: nil)
         }
         let status: Int
-        do { status = try await deliver(.notifications, signed).status } catch {
+        do { status = try await deliver(.signed(.notifications, signed)).status } catch {
             deliveries["failed", default: 0] += 1
             logNotification(sent)
             throw error
@@ -433,7 +454,7 @@ package actor TestStoreService {
         deliveries[delivered ? "delivered" : "refused", default: 0] += 1
         sent.attemptResult = delivered ? "SUCCESS" : "UNSUCCESSFUL_HTTP_RESPONSE_CODE"
         logNotification(sent)
-        return Happened(step: step, delivered: delivered, status: status)
+        return Happened(step, delivered: delivered, status: status)
     }
 
     // MARK: - What the store keeps
@@ -514,7 +535,7 @@ package actor TestStoreService {
     // MARK: - Helpers
 
     /// Runs `body` when no other request runs, so requests never interleave across their awaits.
-    private func exclusively<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+    func exclusively<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         if busy { await withCheckedContinuation { waiting.append($0) } }
         busy = true
         defer {
@@ -523,7 +544,7 @@ package actor TestStoreService {
         return try await body()
     }
 
-    private func app(_ id: String) throws(ServiceError) -> AppConfiguration {
+    func app(_ id: String) throws(ServiceError) -> AppConfiguration {
         guard let app = apps[id] else { throw ServiceError.notFound("no app \"\(id)\"") }
         return app
     }
@@ -534,7 +555,7 @@ package actor TestStoreService {
     }
 
     /// A refusal of the simulation as the API's 409.
-    private func refusing<T>(_ body: () throws(AppleStoreSimulation.Refusal) -> T) throws(ServiceError) -> T {
+    func refusing<T>(_ body: () throws(AppleStoreSimulation.Refusal) -> T) throws(ServiceError) -> T {
         do { return try body() } catch {
             throw ServiceError(status: 409, code: "TEST_STORE_REFUSED", message: error.description)
         }

@@ -21,12 +21,12 @@ final class TestStoreComposition: Sendable {
         let address = self.address
         service = TestStoreService(
             apps: configuration.apps, chain: chain, clock: clock, newId: IdSource.random,
-            deliver: { route, signedPayload in
+            deliver: { post in
                 guard let url = address.url else { throw TestStoreNotListening() }
+                var headers: [(name: String, value: String)] = [("Content-Type", "application/json")]
+                if let authorization = post.authorization { headers.append(("Authorization", authorization)) }
                 let response = try await http.send(
-                    HTTPClientRequest(
-                        method: "POST", url: url + route.rawValue, headers: [("Content-Type", "application/json")],
-                        body: JSONValue.object(["signedPayload": .string(signedPayload)]).serializedBytes))
+                    HTTPClientRequest(method: "POST", url: url + post.route.rawValue, headers: headers, body: post.body))
                 return (response.status, response.body)
             })
         timer = DispatchSource.makeTimerSource(queue: .global())
@@ -53,6 +53,15 @@ final class TestStoreComposition: Sendable {
     /// The App Store Server API's base URL (known once the server listens; an unreachable one
     /// before, so an early call fails as a transport error and is retried).
     var appleAPIURL: String { (address.url ?? "http://127.0.0.1:0") + Self.appleAPIPath }
+
+    /// Where the test store serves the Play Developer API and Google's OAuth token endpoint.
+    static let googleAPIPath = "/v1/test-store/google/api"
+    static let googleTokenPath = "/v1/test-store/google/token"
+
+    var googleURLs: (api: String, token: String) {
+        let base = address.url ?? "http://127.0.0.1:0"
+        return (base + Self.googleAPIPath, base + Self.googleTokenPath)
+    }
 
     /// Once the server listens: where its notification route is, and the clock's catching up.
     func start(host: String, port: Int) {

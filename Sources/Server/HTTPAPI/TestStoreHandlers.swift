@@ -11,7 +11,7 @@ struct TestStoreHandlers: Sendable {
     let testStore: TestStoreService?
 
     /// The test store and the admin caller, or why not.
-    private func admitted(_ context: HTTPRequestContext) throws(ServiceError) -> (TestStoreService, Caller) {
+    func admitted(_ context: HTTPRequestContext) throws(ServiceError) -> (TestStoreService, Caller) {
         let caller = try application.caller(context)
         try caller.requireAdminKey("the test store")
         guard let testStore else {
