@@ -24,8 +24,10 @@ fi
 # The tests' tools from PyPI, pinned, in a virtualenv of the project's own that also sees Debian's
 # packages (python3-cryptography): the system's Python stays as it is. Selenium drives the browser
 # tests; openapi-spec-validator and schemathesis check docs/openapi.json and the running server;
-# Apple's app-store-server-library decodes what the test store signs.
-test_python_packages=("selenium==4.51.0" "openapi-spec-validator==0.9.0" "schemathesis==4.32.5" "app-store-server-library==3.1.2")
+# Apple's app-store-server-library decodes what the test store signs; Google's google-auth checks the
+# test store's Pub/Sub push tokens as Google's client libraries check Google's.
+test_python_packages=("selenium==4.51.0" "openapi-spec-validator==0.9.0" "schemathesis==4.32.5" "app-store-server-library==3.1.2"
+    "google-auth==2.40.3")
 install_test_python() {
     local venv
     venv="$(cd "$(dirname "$0")/.." && pwd)/.build/test-python"

@@ -38,12 +38,14 @@ final class CustomerEventDerivationTests: XCTestCase {
 
     private func play(
         _ token: String = "p1", state: String = "SUBSCRIPTION_STATE_ACTIVE", expiry: Int64 = 5_000, renews: Bool = true,
-        linked: String? = nil, voided: Int64? = nil, read: Int64
+        linked: String? = nil, voided: Int64? = nil, phase: String? = nil, read: Int64
     ) -> PlayPurchase {
-        PlayPurchase(
+        var purchase = PlayPurchase(
             purchaseToken: token, kind: .subscription, productId: "pro", basePlanId: "monthly", offerId: nil, environment: "Production",
             googleState: state, startTime: 1_000, expiryTime: expiry, autoRenewing: renews, linkedPurchaseToken: linked,
             acknowledged: true, appAccountToken: customer, orderId: nil, voidedAt: voided, readAt: read)
+        purchase.details.offerPhase = phase
+        return purchase
     }
 
     private func playEvents(stored: [PlayPurchase], _ purchase: PlayPurchase) throws -> [CustomerEvent.Kind] {
@@ -74,6 +76,20 @@ final class CustomerEventDerivationTests: XCTestCase {
         XCTAssertEqual(try playEvents(stored: [first], play(voided: 15, read: 20)), [.refund])
         XCTAssertEqual(try playEvents(stored: [first], play(read: 20)), [], "a read that changes nothing")
         XCTAssertEqual(try playEvents(stored: [play(read: 30)], play(expiry: 9_000, read: 20)), [], "an older read changes nothing")
+    }
+
+    /// Free trials as on the App Store: started with the purchase, converted by the first paid
+    /// renewal, cancelled while running; a grace period stretching the expiry is no renewal.
+    func testPlayFreeTrialsAndGracePeriods() throws {
+        let trial = play(phase: "freeTrial", read: 10)
+        XCTAssertEqual(try playEvents(stored: [], trial), [.initialPurchase, .trialStarted])
+        XCTAssertEqual(try playEvents(stored: [trial], play(expiry: 9_000, phase: "basePrice", read: 20)), [.renewal, .trialConverted])
+        XCTAssertEqual(
+            try playEvents(stored: [trial], play(state: "SUBSCRIPTION_STATE_CANCELED", renews: false, phase: "freeTrial", read: 20)),
+            [.cancellation, .trialCancelled])
+        XCTAssertEqual(
+            try playEvents(stored: [play(read: 10)], play(state: "SUBSCRIPTION_STATE_IN_GRACE_PERIOD", expiry: 8_000, read: 20)),
+            [.billingIssue], "the expiry moved to the grace period's end: nothing was charged")
     }
 
     // MARK: - Promotional grants

@@ -69,9 +69,12 @@ class TestStoreTestCase: XCTestCase {
                        {"key": "\(admin)", "role": "admin"}],
            "verification": {"rootCertificates": \(roots), "allowPrivateRoots": true},
            "webhooks": [{"url": "\(receiver.url("/hooks"))", "secret": "\(receiver.secret)"}],
-           "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"], "period": "P1M"},
-                        "pro.yearly": {"subscriptionGroup": "G1", "entitlements": ["pro"], "period": "P1Y"},
-                        "gems": {"entitlements": []}, "pass.month": {"entitlements": ["pass"], "duration": "P1M"}},
+           "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"], "period": "P1M",
+                                        "googlePlay": {"productId": "pro", "basePlanId": "monthly"}},
+                        "pro.yearly": {"subscriptionGroup": "G1", "entitlements": ["pro"], "period": "P1Y",
+                                       "googlePlay": {"productId": "pro", "basePlanId": "yearly"}},
+                        "gems": {"entitlements": [], "googlePlay": {"productId": "gems"}},
+                        "pass.month": {"entitlements": ["pass"], "duration": "P1M"}},
            "retention": {"defaultMessage": "msg-stay"}, \(type(of: self).appSettings)
            "offers": {"welcome": {"productId": "pro.monthly", "offerIdentifier": "pro_monthly_welcome", "eligibility": "any"}}}]}
         """

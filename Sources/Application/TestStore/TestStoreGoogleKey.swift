@@ -29,7 +29,7 @@ package struct TestStoreGoogleKey: Sendable {
 
     /// The OIDC token Pub/Sub sends with a push (an hour long), as Google signs it: issued by
     /// accounts.google.com for the push subscription's audience and service account.
-    func pushToken(audience: String, serviceAccountEmail: String, now seconds: Int64) throws -> String {
+    package func pushToken(audience: String, serviceAccountEmail: String, now seconds: Int64) throws -> String {
         try JWSSigner.sign(
             header: ["alg": "RS256", "kid": .string(keyId), "typ": "JWT"],
             payload: [

@@ -129,6 +129,9 @@ extension TestStoreService {
                 replacement = new
                 steps = [step]
             case .requestRefund:
+                guard subscription.revokedAt == nil else {
+                    throw ServiceError(status: 409, code: "TEST_STORE_REFUSED", message: "the purchase is refunded already")
+                }
                 steps = try refundRequest(
                     purchaseToken: purchaseToken, orderId: subscription.latestOrderId, account: subscription.obfuscatedAccountId,
                     app: app, options: options, now: now
@@ -169,6 +172,9 @@ extension TestStoreService {
             }
             product.consumed = true
         case .requestRefund:
+            guard product.voidedAt == nil else {
+                throw ServiceError(status: 409, code: "TEST_STORE_REFUSED", message: "the purchase is refunded already")
+            }
             steps = try refundRequest(
                 purchaseToken: product.purchaseToken, orderId: product.orderId, account: product.obfuscatedAccountId, app: app,
                 options: options, now: now

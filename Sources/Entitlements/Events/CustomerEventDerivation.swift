@@ -110,8 +110,10 @@ package enum CustomerEventDerivation {
 
     /// Google Play purchases by the same rules as the App Store's, comparing the purchase as
     /// stored before with the new read: new → `INITIAL_PURCHASE` (`PRODUCT_CHANGE` when it
-    /// replaces a purchase, `NON_RENEWING_PURCHASE` for a one-time product); a later expiry →
-    /// `RENEWAL`; auto-renew off → `CANCELLATION`, back on → `UNCANCELLATION`; into grace or on hold
+    /// replaces a purchase, `NON_RENEWING_PURCHASE` for a one-time product), with `TRIAL_STARTED`
+    /// in a free trial; a later expiry → `RENEWAL` (and `TRIAL_CONVERTED` out of a free trial);
+    /// auto-renew off → `CANCELLATION` (and `TRIAL_CANCELLED` in a running free trial), back on →
+    /// `UNCANCELLATION`; into grace or on hold
     /// → `BILLING_ISSUE`, back to active → `BILLING_RECOVERY`; expired → `EXPIRATION`; voided →
     /// `REFUND`. A read that changes nothing causes nothing.
     static func playEvents(before: PlayPurchase?, after: PlayPurchase, at instant: Int64) -> [CustomerEvent] {
@@ -128,7 +130,7 @@ package enum CustomerEventDerivation {
                 first.newProductId = after.productId
                 first.takesEffect = "IMMEDIATELY"
             }
-            return [first]
+            return after.details.periodType == "TRIAL" ? [first, event(.trialStarted)] : [first]
         }
         var events: [CustomerEvent] = []
         // A revocation (voided, or SUBSCRIPTION_REVOKED) reads as expired and not renewing too;
@@ -136,15 +138,27 @@ package enum CustomerEventDerivation {
         let revoked = after.voidedAt != nil && before.voidedAt == nil
         let troubled: Set<String> = ["SUBSCRIPTION_STATE_IN_GRACE_PERIOD", "SUBSCRIPTION_STATE_ON_HOLD"]
         if after.kind == .subscription {
-            if let expiry = after.expiryTime, expiry > (before.expiryTime ?? 0), before.expiryTime != nil {
+            let wasTrial = before.details.periodType == "TRIAL"
+            // Google stretches the expiry over a grace period: that is no renewal, nothing was charged.
+            if let expiry = after.expiryTime, expiry > (before.expiryTime ?? 0), before.expiryTime != nil,
+                !troubled.contains(after.googleState)
+            {
                 var renewal = event(.renewal)
                 renewal.previousExpiresDate = before.expiryTime
+                let converted = wasTrial && after.details.periodType != "TRIAL"
+                renewal.isTrialConversion = converted
                 events.append(renewal)
+                if converted { events.append(event(.trialConverted)) }
             }
             if before.autoRenewing && !after.autoRenewing && !revoked {
                 var cancellation = event(.cancellation)
                 cancellation.cancelReason = "UNSUBSCRIBE"
                 events.append(cancellation)
+                if wasTrial, after.details.periodType == "TRIAL", let end = after.expiryTime, end > instant {
+                    var trial = event(.trialCancelled)
+                    trial.cancelReason = "UNSUBSCRIBE"
+                    events.append(trial)
+                }
             } else if !before.autoRenewing && after.autoRenewing && after.googleState != "SUBSCRIPTION_STATE_EXPIRED" {
                 events.append(event(.uncancellation))
             }

@@ -1,0 +1,283 @@
+import Application
+import Crypto
+import Foundation
+import HTTP
+import JSON
+import Server
+import TestSupport
+import XCTest
+
+/// The test store's Google Play, end to end over HTTP: each action publishes the real-time
+/// developer notification Google sends, pushed to Entitle's Pub/Sub route with an OIDC token
+/// the deployment checks against the test store's JWK set; Entitle then reads the purchase from
+/// the Play Developer API the test store serves (with a bearer token from its OAuth endpoint),
+/// stores it, acknowledges it, and derives its events and figures.
+final class TestStoreGooglePlayTests: TestStoreTestCase {
+    override class var appSettings: String {
+        """
+        "googlePlay": {"packageName": "com.example.app", "serviceAccountKeyFile": "chain/google-service-account.json",
+          "pubsub": {"audience": "https://entitle.example/v1/notifications/google", "serviceAccountEmail": "\(pushAccount)"},
+          "jwks": "chain/google-jwks.json"},
+        "refunds": {"customerConsent": true},
+        """
+    }
+    static let pushAccount = "play-rtdn@entitle-test-store.iam.gserviceaccount.com"
+
+    private func googleBuy(
+        _ body: JSONObject, notified expected: [String], file: StaticString = #filePath, line: UInt = #line
+    ) throws
+        -> (token: String, answer: JSONValue)
+    {
+        var body = body
+        if body["obfuscatedAccountId"] == nil { body["obfuscatedAccountId"] = .string(token) }
+        let (status, answer) = call("POST", "/v1/test-store/google/purchases", body)
+        XCTAssertEqual(status, 200, "\(answer)", file: file, line: line)
+        XCTAssertEqual(notified(answer, file: file, line: line), expected, file: file, line: line)
+        return (try XCTUnwrap(answer["purchaseToken"]?.stringValue, file: file, line: line), answer)
+    }
+
+    private func googleAct(_ purchaseToken: String, _ action: String, _ body: JSONObject? = nil) -> (Int, JSONValue) {
+        call("POST", "/v1/test-store/google/purchases/\(purchaseToken)/\(action)", body)
+    }
+
+    /// What the test store's Google holds of a purchase, once `condition` holds of it (Entitle
+    /// acknowledges and answers reviews on its own threads), or as it is after ten seconds.
+    private func held(_ purchaseToken: String, until condition: (JSONValue) -> Bool) -> JSONValue {
+        let deadline = Date().addingTimeInterval(10)
+        var state = JSONValue.null
+        repeat {
+            state = call("GET", "/v1/test-store/google/purchases/\(purchaseToken)").1
+            if condition(state) { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        } while Date() < deadline
+        return state
+    }
+
+    /// A free trial, its conversion, a renewal, a failed charge with three days of grace, account
+    /// hold, recovery, a cancellation and the expiry: each RTDN Google sends, Entitle's state of
+    /// the entitlement after each, its acknowledgement, its events and their webhooks.
+    func testASubscriptionThroughTrialGraceHoldRecoveryAndExpiry() throws {
+        let trial: JSONObject = [
+            "productId": "pro", "basePlanId": "monthly", "offerId": "trial-1w",
+            "offerPhase": .object(["type": "freeTrial", "period": "P1W"]),
+            "offerTags": .array(["launch"]), "price": 4990, "currency": "EUR",
+        ]
+        let (purchase, bought) = try googleBuy(trial, notified: ["SUBSCRIPTION_PURCHASED"])
+        let line = bought["subscriptionPurchase"]?["lineItems"]?.arrayValue?.first
+        XCTAssertEqual(line?["offerPhase"], .object(["freeTrial": .object([:])]))
+        XCTAssertEqual(line?["offerDetails"]?["offerTags"], .array(["launch"]))
+        XCTAssertEqual(pro()?["isActive"], true, "Entitle read the purchase from the served API")
+        XCTAssertEqual(pro()?["store"], "play_store")
+        let acknowledged = held(purchase) { $0["subscriptionPurchase"]?["acknowledgementState"] == "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED" }
+        XCTAssertEqual(
+            acknowledged["subscriptionPurchase"]?["acknowledgementState"], "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED", "Entitle acknowledged it")
+
+        XCTAssertEqual(advance("P1W"), ["SUBSCRIPTION_RENEWED"], "the trial converts")
+        XCTAssertEqual(advance("P1M"), ["SUBSCRIPTION_RENEWED"])
+        XCTAssertEqual(googleAct(purchase, "fail-renewal", ["gracePeriodDays": 3]).0, 200)
+        XCTAssertEqual(advance("P1M"), ["SUBSCRIPTION_IN_GRACE_PERIOD"])
+        XCTAssertEqual(pro()?["state"], "GRACE_PERIOD")
+        XCTAssertEqual(pro()?["isActive"], true, "access continues in the grace period")
+        XCTAssertEqual(advance("P3D"), ["SUBSCRIPTION_ON_HOLD"], "the grace period ends on hold")
+        XCTAssertEqual(pro()?["state"], "BILLING_RETRY")
+        XCTAssertEqual(pro()?["isActive"], false)
+        let (recovered, recovery) = googleAct(purchase, "recover")
+        XCTAssertEqual(recovered, 200, "\(recovery)")
+        XCTAssertEqual(notified(recovery), ["SUBSCRIPTION_RECOVERED"])
+        XCTAssertEqual(pro()?["isActive"], true)
+        XCTAssertEqual(
+            recovery["subscriptionPurchase"]?["lineItems"]?.arrayValue?.first?["latestSuccessfulOrderId"]?.stringValue?.hasSuffix("..2"),
+            true)
+
+        XCTAssertEqual(notified(googleAct(purchase, "cancel").1), ["SUBSCRIPTION_CANCELED"])
+        XCTAssertEqual(pro()?["willRenew"], false)
+        XCTAssertEqual(pro()?["isActive"], true, "entitled to the period's end")
+        XCTAssertEqual(googleAct(purchase, "cancel").0, 409, "canceled already")
+        XCTAssertEqual(advance("P1M"), ["SUBSCRIPTION_EXPIRED"])
+        XCTAssertEqual(pro()?["isActive"], false)
+        XCTAssertEqual(advance("P3M"), [], "an expired subscription renews no more")
+
+        let events = call("GET", "/v1/events?limit=100", key: "server_key_0123456789").1["events"]?.arrayValue ?? []
+        let types = events.compactMap { $0["type"]?.stringValue }
+        XCTAssertEqual(types.first, "INITIAL_PURCHASE", "\(types)")
+        XCTAssertEqual(types.filter { $0 == "RENEWAL" }.count, 3, "the conversion, a month, the recovery — not the grace period: \(types)")
+        for expected in ["TRIAL_STARTED", "TRIAL_CONVERTED", "BILLING_ISSUE", "BILLING_RECOVERY", "CANCELLATION", "EXPIRATION"] {
+            XCTAssert(types.contains(expected), "\(expected) in \(types)")
+        }
+        let ids = Set(events.compactMap { $0["id"]?.stringValue })
+        let delivered = receiver.wait(for: "/hooks") { Set($0.compactMap { $0.json["id"]?.stringValue }) == ids }
+        XCTAssertEqual(Set(delivered.compactMap { $0.json["id"]?.stringValue }), ids)
+        let summary = call("GET", "/v1/metrics/summary?environment=Sandbox", key: "server_key_0123456789").1["summary"]
+        XCTAssertEqual(summary?["activeSubscriptions"], 0, "\(String(describing: summary))")
+    }
+
+    /// A pause (scheduled, taken at the period's end, resumed by Google), a restart after a
+    /// cancellation, a price step-up consented to and one not, and an upgrade to another base
+    /// plan with its replacement mode.
+    func testPauseRestartPriceStepUpAndReplacement() throws {
+        let (purchase, _) = try googleBuy(["productId": "pro", "basePlanId": "monthly"], notified: ["SUBSCRIPTION_PURCHASED"])
+        XCTAssertEqual(notified(googleAct(purchase, "pause", ["duration": "P1M"]).1), ["SUBSCRIPTION_PAUSE_SCHEDULE_CHANGED"])
+        XCTAssertEqual(advance("P1M"), ["SUBSCRIPTION_PAUSED"])
+        XCTAssertEqual(pro()?["state"], "PAUSED")
+        XCTAssertEqual(pro()?["isActive"], false)
+        XCTAssertEqual(advance("P1M"), ["SUBSCRIPTION_RENEWED"], "Google resumes it")
+        XCTAssertEqual(pro()?["isActive"], true)
+
+        XCTAssertEqual(notified(googleAct(purchase, "cancel").1), ["SUBSCRIPTION_CANCELED"])
+        XCTAssertEqual(notified(googleAct(purchase, "restart").1), ["SUBSCRIPTION_RESTARTED"])
+        XCTAssertEqual(pro()?["willRenew"], true)
+
+        let (_, announced) = googleAct(purchase, "price-step-up", ["price": 12990])
+        XCTAssertEqual(notified(announced), ["SUBSCRIPTION_PRICE_CHANGE_UPDATED"])
+        let plan = announced["subscriptionPurchase"]?["lineItems"]?.arrayValue?.first?["autoRenewingPlan"]
+        XCTAssertEqual(plan?["priceStepUpConsentDetails"]?["state"], "PENDING")
+        XCTAssertEqual(plan?["priceChangeDetails"]?["newPrice"]?["units"], "12")
+        XCTAssertEqual(notified(googleAct(purchase, "consent-price-step-up").1), ["SUBSCRIPTION_PRICE_STEP_UP_CONSENT_UPDATED"])
+        XCTAssertEqual(advance("P2M"), ["SUBSCRIPTION_RENEWED", "SUBSCRIPTION_RENEWED"])
+        let after = call("GET", "/v1/test-store/google/purchases/\(purchase)").1["subscriptionPurchase"]
+        XCTAssertEqual(
+            after?["lineItems"]?.arrayValue?.first?["autoRenewingPlan"]?["recurringPrice"]?["units"], "12",
+            "the new price from the deadline on")
+
+        let (replaced, replacement) = googleAct(
+            purchase, "replace", ["basePlanId": "yearly", "replacementMode": "CHARGE_FULL_PRICE", "price": 99990])
+        XCTAssertEqual(replaced, 200, "\(replacement)")
+        XCTAssertEqual(notified(replacement), ["SUBSCRIPTION_PURCHASED"])
+        let yearly = try XCTUnwrap(replacement["purchaseToken"]?.stringValue)
+        XCTAssertEqual(replacement["replacedBy"]?["linkedPurchaseToken"]?.stringValue, purchase)
+        XCTAssertEqual(
+            replacement["replacedBy"]?["lineItems"]?.arrayValue?.first?["itemReplacement"]?["replacementMode"], "CHARGE_FULL_PRICE")
+        XCTAssertEqual(pro()?["productId"], "pro.yearly", "Entitle follows the linked purchase")
+        XCTAssertEqual(googleAct(purchase, "cancel").0, 409, "the replaced purchase has ended")
+        XCTAssertEqual(googleAct(yearly, "replace", ["basePlanId": "yearly"]).0, 409, "that is the plan subscribed to")
+        XCTAssertEqual(googleAct(yearly, "replace", ["basePlanId": "monthly", "replacementMode": "DEFERRED"]).0, 409)
+
+        // Never consented: the subscription ends at the first renewal after the deadline.
+        XCTAssertEqual(notified(googleAct(yearly, "price-step-up", ["price": 129_990]).1), ["SUBSCRIPTION_PRICE_CHANGE_UPDATED"])
+        XCTAssertEqual(advance("P1Y"), ["SUBSCRIPTION_EXPIRED"])
+        XCTAssertEqual(pro()?["isActive"], false)
+    }
+
+    /// One-time products with quantities: bought, partly refunded (a quantity-based void), then
+    /// wholly; what Entitle shows, and `purchases.voidedpurchases.list` read by Entitle's sync.
+    func testOneTimeProductsAndQuantityBasedRefunds() throws {
+        let (gems, bought) = try googleBuy(["productId": "gems", "quantity": 3, "price": 990], notified: ["ONE_TIME_PRODUCT_PURCHASED"])
+        XCTAssertEqual(bought["productPurchase"]?["productLineItem"]?.arrayValue?.first?["productOfferDetails"]?["quantity"], 3)
+        let (status, partial) = googleAct(gems, "refund", ["quantity": 1])
+        XCTAssertEqual(status, 200, "\(partial)")
+        XCTAssertEqual(notified(partial), ["VOIDED_PURCHASE"])
+        XCTAssertEqual(partial["productPurchase"]?["productLineItem"]?.arrayValue?.first?["productOfferDetails"]?["refundableQuantity"], 2)
+        XCTAssertEqual(googleAct(gems, "refund", ["quantity": 3]).0, 409, "only two units are left")
+        XCTAssertEqual(notified(googleAct(gems, "refund").1), ["VOIDED_PURCHASE"])
+        XCTAssertEqual(googleAct(gems, "refund").0, 409, "refunded already")
+
+        let (synced, answer) = call("POST", "/v1/purchases/google/voided", key: "server_key_0123456789", [:])
+        XCTAssertEqual(synced, 200, "\(answer)")
+        XCTAssertEqual(answer["voidedPurchases"]?["notStored"], 0, "Entitle stored every purchase the list names: \(answer)")
+        let history = call("GET", "/v1/subscribers/\(token)/history").1
+        XCTAssertTrue("\(history)".contains("VOIDED_PURCHASE"), "\(history)")
+    }
+
+    /// A customer asks Google for a refund: Google asks the developer (`PENDING_REFUND_REVIEW`),
+    /// Entitle answers through `orders.reviewrefund` (read back from the test store: Google keeps
+    /// the first answer), and Google refunds and revokes.
+    func testARefundRequestIsReviewedThenRevoked() throws {
+        let (purchase, _) = try googleBuy(["productId": "pro", "basePlanId": "monthly"], notified: ["SUBSCRIPTION_PURCHASED"])
+        let (status, asked) = googleAct(purchase, "request-refund", ["outcome": "REFUND"])
+        XCTAssertEqual(status, 200, "\(asked)")
+        XCTAssertEqual(notified(asked), ["PENDING_REFUND_REVIEW", "SUBSCRIPTION_REVOKED", "VOIDED_PURCHASE"])
+        XCTAssertEqual(pro()?["state"], "REVOKED")
+        let reviewed = held(purchase) { $0["refundReviews"]?.arrayValue?.first?["answer"] != nil }
+        let answer = reviewed["refundReviews"]?.arrayValue?.first?["answer"]
+        XCTAssertNotNil(answer, "Entitle answered the review: \(reviewed)")
+        XCTAssertEqual(answer?["sampleContentProvided"], false)
+        XCTAssertNotNil(answer?["refundPreference"]?.stringValue)
+        XCTAssertEqual(googleAct(purchase, "request-refund").0, 409, "refunded already")
+        let types = (call("GET", "/v1/events?limit=100", key: "server_key_0123456789").1["events"]?.arrayValue ?? [])
+            .compactMap { $0["type"]?.stringValue }
+        XCTAssert(types.contains("REFUND_REQUESTED"), "\(types)")
+        XCTAssert(types.contains("REFUND"), "\(types)")
+    }
+
+    /// A purchase Entitle never heard of (its notification not delivered) is not acknowledged,
+    /// and Google refunds it after three days, as it does.
+    func testAnUnacknowledgedPurchaseIsRefundedAfterThreeDays() throws {
+        let (status, bought) = call(
+            "POST", "/v1/test-store/google/purchases",
+            ["productId": "pro", "basePlanId": "monthly", "obfuscatedAccountId": .string(token), "deliver": false])
+        XCTAssertEqual(status, 200, "\(bought)")
+        XCTAssertEqual(bought["happened"]?.arrayValue?.first?["delivered"], false)
+        XCTAssertEqual(advance("P2D"), [])
+        XCTAssertEqual(advance("P1D"), ["SUBSCRIPTION_REVOKED", "VOIDED_PURCHASE"])
+        let voided = call("GET", "/v1/test-store/google/purchases/\(bought["purchaseToken"]?.stringValue ?? "")").1
+        XCTAssertEqual(voided["subscriptionPurchase"]?["subscriptionState"], "SUBSCRIPTION_STATE_EXPIRED")
+        XCTAssertEqual(pro()?["isActive"], false)
+    }
+
+    /// The served API answers as Google does to what Entitle's client would never send: no token,
+    /// another package, an unknown purchase, a forged assertion; and Google's own client library
+    /// (google-auth) accepts the test store's push tokens against its JWK set.
+    func testTheServedAPIRefusesAsGoogleDoesAndGoogleAuthTakesThePushTokens() throws {
+        let base = "/v1/test-store/google/api/androidpublisher/v3/applications"
+        XCTAssertEqual(served("GET", base + "/com.example.app/purchases/subscriptionsv2/tokens/x", authorization: nil).status, 401)
+        let forged = try JWSSigner.sign(
+            header: ["alg": "RS256", "typ": "JWT"],
+            payload: ["iss": "entitle@entitle-test-store.iam.gserviceaccount.com", "aud": "x", "scope": "y", "iat": 0, "exp": 1],
+            with: try RSA.PrivateKey(generatingBits: 2048))
+        let refused = served(
+            "POST", "/v1/test-store/google/token", authorization: nil,
+            body: Array("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(forged)".utf8),
+            contentType: "application/x-www-form-urlencoded")
+        XCTAssertEqual(refused.status, 400)
+        XCTAssertEqual(try JSONParser.parse(refused.body)["error"], "invalid_grant")
+
+        let python = try requireTestPython("google.auth", for: #function)
+        let key = try TestStoreGoogleKey(
+            privateKey: try RSA.PrivateKey(
+                pemRepresentation: try String(
+                    contentsOf: folder.appendingPathComponent("chain/google-token.key"), encoding: .utf8)))
+        let pushToken = try key.pushToken(
+            audience: "https://entitle.example/v1/notifications/google", serviceAccountEmail: Self.pushAccount,
+            now: Int64(Date().timeIntervalSince1970))
+        let script = """
+            import sys, json
+            from google.oauth2 import id_token
+            from google.auth import crypt, jwt
+            from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicNumbers
+            from cryptography.hazmat.primitives import serialization
+            import base64
+            def number(text): return int.from_bytes(base64.urlsafe_b64decode(text + '=' * (-len(text) % 4)), 'big')
+            keys = json.load(open(sys.argv[1]))['keys']
+            certs = {k['kid']: RSAPublicNumbers(number(k['e']), number(k['n'])).public_key().public_bytes(
+                serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode() for k in keys}
+            claims = jwt.decode(sys.argv[2], certs=certs, audience='https://entitle.example/v1/notifications/google')
+            assert claims['iss'] in id_token._GOOGLE_ISSUERS, claims['iss']
+            print(json.dumps({'email': claims['email'], 'verified': claims['email_verified']}))
+            try:
+                jwt.decode(sys.argv[2][:-4] + 'AAAA', certs=certs, audience='https://entitle.example/v1/notifications/google')
+                print('forged accepted')
+            except ValueError:
+                print('forged refused')
+            """
+        let output = try runProcess(
+            python, ["-c", script, folder.appendingPathComponent("chain/google-jwks.json").path, pushToken]
+        ).stdout
+        let lines = output.split(separator: "\n").map(String.init)
+        XCTAssertEqual(try JSONParser.parse(Array(lines[0].utf8)), .object(["email": .string(Self.pushAccount), "verified": true]))
+        XCTAssertEqual(lines.last, "forged refused")
+    }
+
+    /// A deployment that does not trust the test store's Google key refuses its pushes (401),
+    /// and the test store says so.
+    func testPushesAreTrustedOnlyWithTheTestStoresKeys() throws {
+        stop()
+        let other = try TestStoreGoogleKey(privateKey: try RSA.PrivateKey(generatingBits: 2048))
+        try writeFile(folder.appendingPathComponent("chain/google-jwks.json"), JSONValue.object(try other.jwks()).serializedString)
+        entitle = try server(environments: #"["Sandbox"]"#)
+        entitle.start()
+        let (status, bought) = call("POST", "/v1/test-store/google/purchases", ["productId": "pro", "basePlanId": "monthly"])
+        XCTAssertEqual(status, 200, "\(bought)")
+        XCTAssertEqual(bought["happened"]?.arrayValue?.first?["delivered"], false)
+        XCTAssertEqual(bought["happened"]?.arrayValue?.first?["status"], 401)
+    }
+}
