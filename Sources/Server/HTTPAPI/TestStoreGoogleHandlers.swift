@@ -63,9 +63,15 @@ struct TestStoreGoogleHandlers: Sendable {
     /// Runs `work` on the test store and answers Google's way: 200 with its JSON (an empty body
     /// for nil), or Google's error.
     private func serve(
-        _ context: HTTPRequestContext, _ work: @escaping @Sendable (TestStoreService) async throws -> JSONObject?
+        _ context: HTTPRequestContext, authenticated: Bool = true,
+        _ work: @escaping @Sendable (TestStoreService) async throws -> JSONObject?
     ) {
         guard let testStore else {
+            // Only the test store issues the API's tokens: without one, no call carries a valid token.
+            if authenticated {
+                let refusal = GoogleAPIRefusal(401, "Request had invalid authentication credentials. Expected OAuth 2 access token.")
+                return context.respond(.json(refusal.status, JSONValue.object(refusal.body).serializedBytes))
+            }
             return context.reply(
                 error: ServiceError(status: 404, code: "TEST_STORE_DISABLED", message: "this deployment has no test store"), app: nil)
         }
@@ -85,7 +91,7 @@ struct TestStoreGoogleHandlers: Sendable {
     func token(_ context: HTTPRequestContext) {
         let form = Self.form(String(decoding: context.request.body, as: UTF8.self))
         let url = tokenURL()
-        serve(context) { testStore in try await testStore.googleToken(form: form, tokenURL: url) }
+        serve(context, authenticated: false) { testStore in try await testStore.googleToken(form: form, tokenURL: url) }
     }
 
     private func caller(_ context: HTTPRequestContext) -> (package: String, authorization: String?) {
@@ -138,7 +144,7 @@ struct TestStoreGoogleHandlers: Sendable {
     /// `POST …/orders/{orderId}:reviewrefund`.
     func reviewRefund(_ context: HTTPRequestContext) {
         let (package, authorization) = caller(context)
-        let action = context.pathParameters["orderAction"] ?? ""
+        let action = context.pathParameters["orderId"] ?? ""
         let body = context.request.body
         serve(context) { testStore in
             guard action.hasSuffix(":reviewrefund") else { throw GoogleAPIRefusal(404, "Method not found.") }
@@ -164,6 +170,6 @@ struct TestStoreGoogleHandlers: Sendable {
         }
         router.add("GET", application + "/purchases/voidedpurchases") { handlers.voided($0) }
         router.add("GET", application + "/orders/{orderId}") { handlers.order($0) }
-        router.add("POST", application + "/orders/{orderAction}") { handlers.reviewRefund($0) }
+        router.add("POST", application + "/orders/{orderId}") { handlers.reviewRefund($0) }
     }
 }
