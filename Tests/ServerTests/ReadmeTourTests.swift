@@ -61,6 +61,7 @@ final class ReadmeTourTests: XCTestCase {
             .replacingOccurrences(of: #""port": 8080"#, with: #""port": 0"#)
             .replacingOccurrences(of: #""sqlite": "test-store.sqlite3""#, with: #""sqlite": "\#(folder.path)/tour.sqlite3""#)
             .replacingOccurrences(of: #""chain": "test-store-chain""#, with: #""chain": "\#(examples)test-store-chain""#)
+            .replacingOccurrences(of: #": "test-store-chain/"#, with: #": "\#(examples)test-store-chain/"#)
             .replacingOccurrences(of: "SubscriptionKey_EXAMPLEKEY.p8", with: examples + "SubscriptionKey_EXAMPLEKEY.p8")
         try writeFile(folder.appendingPathComponent("test-store.json"), config)
         let (server, port) = try startEntitleServe(config: folder.appendingPathComponent("test-store.json").path)
@@ -83,6 +84,7 @@ final class ReadmeTourTests: XCTestCase {
         for expected in [
             #""notification":"SUBSCRIBED/INITIAL_BUY""#, #""notification":"DID_RENEW""#, #""messageIdentifier":"msg-stay""#,
             #""notification":"CONSUMPTION_REQUEST""#, #""notification":"REFUND""#, #""status":"SENT""#, "passed: 6 steps",
+            #""notification":"SUBSCRIPTION_PURCHASED""#, #""store":"play_store""#,
         ] {
             XCTAssertTrue(result.stdout.contains(expected), "the tour's output lacks \(expected): \(result.stdout)")
         }

@@ -280,4 +280,34 @@ final class TestStoreGooglePlayTests: TestStoreTestCase {
         XCTAssertEqual(bought["happened"]?.arrayValue?.first?["delivered"], false)
         XCTAssertEqual(bought["happened"]?.arrayValue?.first?["status"], 401)
     }
+
+    /// `entitle test-store init` writes Google's files beside Apple's chain: an RSA token key
+    /// (OpenSSL reads its modulus as the JWK set's `n`), its JWK set, and a service account only
+    /// its owner reads; a deployment naming them passes `check-config`; a second init refuses to
+    /// overwrite.
+    func testInitWritesGooglesKeysBesideTheChain() throws {
+        let chain = folder.appendingPathComponent("made")
+        let made = try runProcess(entitleExecutable.path, ["test-store", "init", "--out", chain.path])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let modulus = try runProcess(
+            "openssl", ["rsa", "-in", chain.appendingPathComponent("google-token.key").path, "-noout", "-modulus"]
+        )
+        .stdout.split(separator: "=").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines).lowercased() }
+        let jwks = try JSONParser.parse(Array(try Data(contentsOf: chain.appendingPathComponent("google-jwks.json"))))
+        let n = try Base64.decodeURL(try XCTUnwrap(jwks["keys"]?.arrayValue?.first?["n"]?.stringValue))
+        XCTAssertEqual(Hex.encode(n), modulus)
+        for name in ["google-token.key", "google-service-account.json", "leaf.key"] {
+            let mode = try FileManager.default.attributesOfItem(atPath: chain.appendingPathComponent(name).path)[.posixPermissions] as? Int
+            XCTAssertEqual(mode, 0o600, name)
+        }
+        XCTAssertNotEqual(
+            try runProcess(entitleExecutable.path, ["test-store", "init", "--out", chain.path]).status, 0, "not over a chain")
+
+        let config = configuration(environments: #"["Sandbox"]"#).replacingOccurrences(of: #""chain": "chain""#, with: #""chain": "made""#)
+            .replacingOccurrences(of: #""chain/"#, with: #""made/"#)
+        try writeFile(folder.appendingPathComponent("made.json"), config)
+        let checked = try runProcess(entitleExecutable.path, ["check-config", "--config", folder.appendingPathComponent("made.json").path])
+        XCTAssertEqual(checked.status, 0, checked.stdout + checked.stderr)
+        XCTAssertTrue(checked.stdout.contains("google play: com.example.app"), checked.stdout)
+    }
 }
