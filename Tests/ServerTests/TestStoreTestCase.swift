@@ -9,8 +9,9 @@ import TestSupport
 import XCTest
 
 /// A server with a test store, as each test-store test starts it: one app selling a monthly and
-/// a yearly subscription in one group (with a promotional offer) and a one-time product, its
-/// webhooks received, and its App Store Server API pointed at the test store itself.
+/// a yearly subscription in one group (with a promotional offer) and a one-time product, on the
+/// App Store and Google Play, its webhooks received, and its App Store Server API and Play
+/// Developer API pointed at the test store itself.
 class TestStoreTestCase: XCTestCase {
     var folder: URL!
     var receiver: WebhookReceiver!
@@ -18,6 +19,8 @@ class TestStoreTestCase: XCTestCase {
     let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
     let admin = "admin_key_0123456789"
     let issuer = "57246542-96fe-1a63-e053-0824d011072a"
+    /// The Pub/Sub push subscription's service account the app's `googlePlay.pubsub` names.
+    static let pushAccount = "play-rtdn@entitle-test-store.iam.gserviceaccount.com"
     /// More members of the app's configuration, for the tests of one class.
     class var appSettings: String { "" }
     /// Whether the deployment signs its answers (`responseSigning`, with `response.p8`).
@@ -76,6 +79,9 @@ class TestStoreTestCase: XCTestCase {
                         "gems": {"entitlements": [], "googlePlay": {"productId": "gems"}},
                         "pass.month": {"entitlements": ["pass"], "duration": "P1M"}},
            "retention": {"defaultMessage": "msg-stay"}, \(type(of: self).appSettings)
+           "googlePlay": {"packageName": "com.example.app", "serviceAccountKeyFile": "chain/google-service-account.json",
+             "pubsub": {"audience": "https://entitle.example/v1/notifications/google", "serviceAccountEmail": "\(Self.pushAccount)"},
+             "jwks": "chain/google-jwks.json"},
            "offers": {"welcome": {"productId": "pro.monthly", "offerIdentifier": "pro_monthly_welcome", "eligibility": "any"}}}]}
         """
     }

@@ -31,7 +31,10 @@ package struct ScenarioRunner: Sendable {
         }
         let customer = try AppAccountToken.validated(scenario["customer"]?.stringValue ?? services.events.eventWriter.composer.newId())
         let environment = AppStoreEnvironment(rawValue: scenario["environment"]?.stringValue ?? "Sandbox")
-        var state = State(customer: customer, environment: environment)
+        guard let store = Store(rawValue: scenario["store"]?.stringValue ?? Store.appStore.rawValue) else {
+            throw ServiceError.badRequest("\"store\" is appStore (the default) or googlePlay")
+        }
+        var state = State(customer: customer, environment: environment, store: store)
         state.eventCursor = try await lastEventSequence()
         for (index, value) in steps.enumerated() {
             guard let step = value.objectValue else { throw ServiceError.badRequest("steps[\(index)] must be an object") }
@@ -49,10 +52,17 @@ package struct ScenarioRunner: Sendable {
             ])
     }
 
+    /// Where the scenario's customer buys: the test store's App Store or its Google Play.
+    enum Store: String {
+        case appStore, googlePlay
+    }
+
     private struct State {
         let customer: String
         let environment: AppStoreEnvironment
-        /// The subscription the scenario bought last (its actions' target), and all it bought.
+        let store: Store
+        /// The subscription the scenario bought last (its actions' target: an original transaction
+        /// id, or on Google Play a purchase token), and all it bought.
         var originalTransactionId: String?
         var bought: Set<String> = []
         /// The scenario's own notifications sent since the last expectation, and all of them (the
@@ -63,7 +73,7 @@ package struct ScenarioRunner: Sendable {
 
         mutating func record(_ answer: JSONObject) {
             let names = (answer["happened"]?.arrayValue ?? []).filter { step in
-                step["originalTransactionId"]?.stringValue.map(bought.contains) ?? false
+                (step["originalTransactionId"] ?? step["purchaseToken"])?.stringValue.map(bought.contains) ?? false
             }.compactMap { $0["notification"]?.stringValue }
             notifications += names
             allNotifications += names
@@ -77,6 +87,38 @@ package struct ScenarioRunner: Sendable {
             throw ServiceError.badRequest("steps[\(index)] needs exactly one of purchase, action, advance, to, expect")
         }
         switch kinds[0] {
+        case "purchase" where state.store == .googlePlay:
+            var body = step["purchase"]?.objectValue ?? [:]
+            body["app"] = .string(services.app.id)
+            body["obfuscatedAccountId"] = .string(state.customer)
+            let purchase: TestStoreService.PlayPurchaseRequest
+            do { purchase = try TestStoreService.PlayPurchaseRequest(body) } catch {
+                throw ServiceError.badRequest("steps[\(index)].purchase: \(error.message)")
+            }
+            let answer = try await testStore.googlePurchase(purchase)
+            state.originalTransactionId = answer["purchaseToken"]?.stringValue
+            if let token = state.originalTransactionId { state.bought.insert(token) }
+            state.record(answer)
+        case "action" where state.store == .googlePlay:
+            guard let name = step["action"]?.stringValue, let action = TestStoreService.PlayAction(rawValue: name) else {
+                throw ServiceError.badRequest(
+                    "steps[\(index)].action is one of \(TestStoreService.PlayAction.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            guard let token = state.originalTransactionId else {
+                throw ServiceError.badRequest("steps[\(index)]: an action needs a purchase before it")
+            }
+            do {
+                let answer = try await testStore.googleAct(
+                    action, purchaseToken: token, options: try TestStoreService.PlayActionOptions(step))
+                // A replacement is a new purchase token: the scenario's actions follow it.
+                if let replacement = answer["purchaseToken"]?.stringValue {
+                    state.originalTransactionId = replacement
+                    state.bought.insert(replacement)
+                }
+                state.record(answer)
+            } catch let refused as ServiceError where refused.code == "TEST_STORE_REFUSED" {
+                return ["expectation": "the action is taken", "reason": .string(refused.message)]
+            }
         case "purchase":
             var purchase: TestStoreService.Purchase
             do {
