@@ -27,6 +27,7 @@ final class TestStorePopulationTests: TestStoreTestCase {
         let delivered = try XCTUnwrap(first["notifications"]?["delivered"]?.integer(in: 1...1_000_000), "\(first)")
         XCTAssertGreaterThan(delivered, 40, "purchases and renewals")
         XCTAssertEqual((first["trials"]?.integer(in: 0...40) ?? 0) + (first["purchases"]?.integer(in: 0...40) ?? 0), 40)
+        let onGooglePlay = try XCTUnwrap(first["googlePlayCustomers"]?.integer(in: 1...39), "some customers buy on Google Play: \(first)")
 
         let again = Self.withoutTimings(try populate(seed: 7))
         let other = Self.withoutTimings(try populate(seed: 8))
@@ -39,6 +40,9 @@ final class TestStorePopulationTests: TestStoreTestCase {
         XCTAssertGreaterThan(summary?["activeSubscriptions"]?.integer(in: 0...1_000_000) ?? 0, 0, "\(String(describing: summary))")
         let events = call("GET", "/v1/events?limit=1000", key: "server_key_0123456789").1["events"]?.arrayValue ?? []
         XCTAssert(events.contains { $0["type"] == "RENEWAL" }, "renewals happened over the months")
+        let playCustomers = Set(events.filter { "\($0)".contains("play_store") }.compactMap { $0["appAccountToken"]?.stringValue })
+        // Three populations, two of them the same customers (seed 7): at least the first's.
+        XCTAssertGreaterThanOrEqual(Int64(playCustomers.count), onGooglePlay, "each Google Play customer's purchase reached Entitle")
     }
 
     private static func withoutTimings(_ answer: JSONValue) -> JSONValue {

@@ -1,3 +1,4 @@
+import Crypto
 import Entitlements
 import JSON
 
@@ -17,7 +18,9 @@ struct TestStorePlayState: Sendable {
     /// Bearer tokens issued by the OAuth endpoint: the app, and until when (epoch seconds).
     var accessTokens: [String: (app: String, until: Int64)] = [:]
     var nextOrderNumber: Int64
-    var nextMessageNumber: Int64 = 1
+    /// Pub/Sub message ids are unique for good (Entitle takes a message once by its id): these
+    /// start at a random number, so a restarted test store never repeats an earlier one's.
+    var nextMessageNumber: Int64
 
     struct RefundReview: Sendable {
         var app: String
@@ -27,7 +30,11 @@ struct TestStorePlayState: Sendable {
         var calls = 0
     }
 
-    init(seed: Int64) { nextOrderNumber = 3_300_000_000_000_000_000 + seed % 1_000_000_000_000 }
+    init(seed: Int64) {
+        nextOrderNumber = 3_300_000_000_000_000_000 + seed % 1_000_000_000_000
+        let random = SecureRandom.bytes(8).reduce(Int64(0)) { $0 << 8 | Int64($1) }
+        nextMessageNumber = 1_000_000_000_000_000 + (random & 0x000F_FFFF_FFFF_FFFF)
+    }
 
     /// A new order id, as Google writes them: `GPA.3372-6011-2214-10543`.
     mutating func newOrderId() -> String {

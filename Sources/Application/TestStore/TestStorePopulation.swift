@@ -6,9 +6,10 @@ package import JSON
 /// `entitle test-store populate` (docs/TEST_STORE.md, "Many customers"): a realistic population
 /// made by the test store, month by month on the moved clock — arrivals spread over the months,
 /// free trials that convert or not, renewals, cancellations, failed renewals that recover or end
-/// in billing retry, refund requests granted or declined, consumables — every step sent to
-/// Entitle as Apple sends it. The same seed makes the same population (its customers, products
-/// and choices; ids differ).
+/// in billing retry (on hold, on Google Play), refund requests granted or declined, consumables —
+/// every step sent to Entitle as Apple or Google sends it. An app that sells on Google Play has a
+/// share of its customers there. The same seed makes the same population (its customers, stores,
+/// products and choices; ids differ).
 package struct TestStorePopulation: Sendable {
     package struct Settings: Sendable {
         package var customers: Int
@@ -32,6 +33,8 @@ package struct TestStorePopulation: Sendable {
     static let refundRequestShare = 0.02
     static let refundGrantedShare = 0.5
     static let consumableShare = 0.15
+    /// Of an app that sells on Google Play, the customers who buy there.
+    static let googlePlayShare = 0.35
 
     private let testStore: TestStoreService
     private let app: AppConfiguration
@@ -66,6 +69,8 @@ package struct TestStorePopulation: Sendable {
         var token: String
         var product: String
         var trial: Bool
+        /// Bought on Google Play (its purchase token in `originalTransactionId`).
+        var google = false
         var originalTransactionId: String?
     }
 
@@ -85,13 +90,20 @@ package struct TestStorePopulation: Sendable {
         let weighted = subscriptionProducts.flatMap { id in
             Array(repeating: id, count: (app.products[id]?.period ?? "P1M") == "P1M" ? 3 : 1)
         }
+        // Google Play customers buy what the catalog maps there (and the chain can sign for Google).
+        let onGooglePlay = app.googlePlay != nil && testStore.chain.google != nil
+        let googleWeighted = weighted.filter { app.products[$0]?.googlePlay?.basePlanId != nil }
         var customers: [Customer] = []
         var schedule = DueQueue<Scheduled>()
         let span = end - start
         for index in 0..<settings.customers {
-            let customer = Customer(
+            var customer = Customer(
                 token: random.uuid(), product: weighted[random.below(weighted.count)], trial: random.chance(Self.trialShare),
                 originalTransactionId: nil)
+            if onGooglePlay, !googleWeighted.isEmpty, random.chance(Self.googlePlayShare) {
+                customer.google = true
+                customer.product = googleWeighted[random.below(googleWeighted.count)]
+            }
             customers.append(customer)
             // Arrivals over the first nine tenths, so the last have some history too.
             schedule.insert(at: start + Int64(random.unit() * Double(span) * 0.9), id: Scheduled(customer: index, move: .arrive))
@@ -120,6 +132,23 @@ package struct TestStorePopulation: Sendable {
     ) async throws -> [(Int64, Move)] {
         let day: Int64 = 86_400_000
         switch move {
+        case .arrive where customer.google:
+            guard let play = app.products[customer.product]?.googlePlay else { return [] }
+            var body: JSONObject = [
+                "app": .string(app.id), "productId": .string(play.productId), "obfuscatedAccountId": .string(customer.token),
+            ]
+            if let plan = play.basePlanId { body["basePlanId"] = .string(plan) }
+            if customer.trial {
+                body["offerId"] = "free-trial"
+                body["offerPhase"] = .object(["type": "freeTrial", "period": "P1W"])
+            }
+            let answer = try await testStore.googlePurchase(try TestStoreService.PlayPurchaseRequest(body))
+            customer.originalTransactionId = answer["purchaseToken"]?.stringValue
+            counts[customer.trial ? "trials" : "purchases", default: 0] += 1
+            counts["googlePlayCustomers", default: 0] += 1
+            var next: [(Int64, Move)] = [(now + (customer.trial ? 3 * day : 0), customer.trial ? .trialDecision : .periodCheck)]
+            if random.chance(Self.refundRequestShare) { next.append((now + Int64(1 + random.below(20)) * day, .requestRefund)) }
+            return next
         case .arrive:
             var body: JSONObject = ["productId": .string(customer.product)]
             if customer.trial { body["offer"] = .object(["type": "introductory", "discountType": "FREE_TRIAL", "period": "P1W"]) }
@@ -140,11 +169,9 @@ package struct TestStorePopulation: Sendable {
             }
             return [(now + 4 * day + 3_600_000, .periodCheck)]
         case .periodCheck:
-            guard let original = customer.originalTransactionId, let subscription = await testStore.subscription(original),
-                subscription.status == .active, subscription.autoRenew
-            else { return [] }
+            guard let expires = await renewingUntil(customer) else { return [] }
             // Decide two days before the renewal; until then, look again then.
-            if subscription.expiresDate - now > 2 * day { return [(subscription.expiresDate - 2 * day, .periodCheck)] }
+            if expires - now > 2 * day { return [(expires - 2 * day, .periodCheck)] }
             if random.chance(Self.cancelPerPeriod) {
                 counts["cancelled", default: 0] += try await act(.cancel, customer) ? 1 : 0
                 return []
@@ -154,9 +181,9 @@ package struct TestStorePopulation: Sendable {
                 options.gracePeriod = random.chance(Self.graceShare)
                 counts["failedRenewals", default: 0] += try await act(.failRenewal, customer, options) ? 1 : 0
                 guard random.chance(Self.recoveryShare) else { return [] }
-                return [(subscription.expiresDate + Int64(1 + random.below(10)) * day, .recover)]
+                return [(expires + Int64(1 + random.below(10)) * day, .recover)]
             }
-            return [(subscription.expiresDate + 3_600_000, .periodCheck)]
+            return [(expires + 3_600_000, .periodCheck)]
         case .recover:
             counts["recovered", default: 0] += try await act(.recover, customer) ? 1 : 0
             return [(now + 3_600_000, .periodCheck)]
@@ -177,16 +204,49 @@ package struct TestStorePopulation: Sendable {
         }
     }
 
-    /// An action on the customer's subscription; false when the store refuses it now (it ended
-    /// meanwhile, say): a population takes what happens.
+    /// When the customer's subscription renews next, if it is active and renews.
+    private func renewingUntil(_ customer: Customer) async -> Int64? {
+        guard let id = customer.originalTransactionId else { return nil }
+        if customer.google {
+            guard let subscription = await testStore.playSubscription(id), subscription.state == .active, subscription.autoRenew
+            else { return nil }
+            return subscription.expiryTime
+        }
+        guard let subscription = await testStore.subscription(id), subscription.status == .active, subscription.autoRenew else {
+            return nil
+        }
+        return subscription.expiresDate
+    }
+
+    /// An action on the customer's subscription, in its store (Google Play's equivalent of the
+    /// App Store's action: a failed renewal with three days of grace or none, a refund request
+    /// Google grants or declines); false when the store refuses it now (it ended meanwhile, say):
+    /// a population takes what happens.
     private func act(
         _ action: TestStoreService.Action, _ customer: Customer, _ options: TestStoreService.ActionOptions = .init()
     ) async throws
         -> Bool
     {
-        guard let original = customer.originalTransactionId else { return false }
+        guard let id = customer.originalTransactionId else { return false }
         do {
-            _ = try await testStore.act(action, originalTransactionId: original, options: options)
+            if customer.google {
+                var body: JSONObject = [:]
+                let play: TestStoreService.PlayAction
+                switch action {
+                case .failRenewal:
+                    play = .failRenewal
+                    body["gracePeriodDays"] = options.gracePeriod ? 3 : 0
+                case .recover: play = .recover
+                case .requestRefund:
+                    play = .requestRefund
+                    body["outcome"] = options.refundGranted ? "REFUND" : "DECLINE"
+                case .cancel: play = .cancel
+                default: return false  // a population takes no other action
+                }
+                _ = try await testStore.googleAct(play, purchaseToken: id, options: try TestStoreService.PlayActionOptions(body))
+            } else {
+                _ = try await testStore.act(action, originalTransactionId: id, options: options)
+            }
             return true
         } catch let refused as ServiceError where refused.code == "TEST_STORE_REFUSED" {
             return false

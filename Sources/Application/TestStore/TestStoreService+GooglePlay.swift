@@ -341,6 +341,11 @@ extension TestStoreService {
         return answer
     }
 
+    /// A Google Play subscription the store sold, as it stands.
+    package func playSubscription(_ purchaseToken: String) -> SimulatedPlaySubscription? {
+        play.subscriptions[purchaseToken]?.subscription
+    }
+
     func keepPlay(_ subscription: SimulatedPlaySubscription, app: String) {
         play.subscriptions[subscription.purchaseToken] = (app, subscription)
         if let due = PlayStoreSimulation.nextDue(subscription) { dueQueue.insert(at: due, id: subscription.purchaseToken) }

@@ -75,8 +75,17 @@ struct RateLimitGate: Sendable {
         switch path {
         case "/healthz", "/readyz", "/metrics", "/console/session":
             true
-        default: false
+        default: isServedByTheTestStore(path)
         }
+    }
+
+    /// The App Store Server API and Play Developer API a test store serves stand in for Apple's
+    /// and Google's servers, called by Entitle's own clients (a population makes thousands of
+    /// calls a minute from this server's address): Entitle does not limit itself. They answer
+    /// only their stores' tokens.
+    static func isServedByTheTestStore(_ path: Substring) -> Bool {
+        path.hasPrefix("/v1/test-store/apple/api/") || path.hasPrefix("/v1/test-store/google/api/")
+            || path == "/v1/test-store/google/token"
     }
 
     /// How long a refused post of a failed-verification flood waits for its answer.
