@@ -142,11 +142,25 @@ final class TestStoreGooglePlayTests: TestStoreTestCase {
         XCTAssertEqual(pro()?["productId"], "pro.yearly", "Entitle follows the linked purchase")
         XCTAssertEqual(googleAct(purchase, "cancel").0, 409, "the replaced purchase has ended")
         XCTAssertEqual(googleAct(yearly, "replace", ["basePlanId": "yearly"]).0, 409, "that is the plan subscribed to")
-        XCTAssertEqual(googleAct(yearly, "replace", ["basePlanId": "monthly", "replacementMode": "DEFERRED"]).0, 409)
+        // A deferred downgrade: the same purchase names the new plan until the renewal moves to it.
+        let (deferred, pending) = googleAct(yearly, "replace", ["basePlanId": "monthly", "replacementMode": "DEFERRED", "price": 9990])
+        XCTAssertEqual(deferred, 200, "\(pending)")
+        XCTAssertEqual(notified(pending), ["SUBSCRIPTION_ITEMS_CHANGED"])
+        XCTAssertEqual(pending["subscriptionPurchase"]?["lineItems"]?.arrayValue?.first?["deferredItemReplacement"]?["productId"], "pro")
+        XCTAssertNil(pending["purchaseToken"], "the same purchase")
+        let events = call("GET", "/v1/events?limit=100", key: "server_key_0123456789").1["events"]?.arrayValue ?? []
+        XCTAssertEqual(events.last?["type"], "PRODUCT_CHANGE", "\(String(describing: events.last))")
+        XCTAssertEqual(events.last?["takesEffect"], "AT_RENEWAL")
+        XCTAssertEqual(pro()?["productId"], "pro.yearly")
+        XCTAssertEqual(advance("P1Y"), ["SUBSCRIPTION_RENEWED"])
+        XCTAssertEqual(pro()?["productId"], "pro.monthly", "the renewal moved to the deferred plan")
+        let moved = call("GET", "/v1/test-store/google/purchases/\(yearly)").1["subscriptionPurchase"]?["lineItems"]?.arrayValue?.first
+        XCTAssertEqual(moved?["offerDetails"]?["basePlanId"], "monthly")
+        XCTAssertEqual(moved?["itemReplacement"]?["replacementMode"], "DEFERRED")
 
         // Never consented: the subscription ends at the first renewal after the deadline.
-        XCTAssertEqual(notified(googleAct(yearly, "price-step-up", ["price": 129_990]).1), ["SUBSCRIPTION_PRICE_CHANGE_UPDATED"])
-        XCTAssertEqual(advance("P1Y"), ["SUBSCRIPTION_EXPIRED"])
+        XCTAssertEqual(notified(googleAct(yearly, "price-step-up", ["price": 12990]).1), ["SUBSCRIPTION_PRICE_CHANGE_UPDATED"])
+        XCTAssertEqual(advance("P2M").last, "SUBSCRIPTION_EXPIRED")
         XCTAssertEqual(pro()?["isActive"], false)
     }
 

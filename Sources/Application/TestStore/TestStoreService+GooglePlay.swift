@@ -124,6 +124,16 @@ extension TestStoreService {
                         try PlayStoreSimulation.consentToPriceStepUp(&subscription, now: now)
                     }
                 ]
+            case .replace where options.replacementMode == "DEFERRED":
+                let plan = try plan(for: subscription, app: app, options: options)
+                let deferred = SimulatedPlaySubscription.DeferredPlan(
+                    productId: plan.productId, basePlanId: plan.basePlanId, period: Self.period(of: plan.product),
+                    price: options.price ?? subscription.price)
+                steps = [
+                    try refusing { () throws(PlayStoreSimulation.Refusal) in
+                        try PlayStoreSimulation.deferReplacement(&subscription, to: deferred, now: now)
+                    }
+                ]
             case .replace:
                 let (new, step) = try replace(&subscription, app: app, options: options, now: now)
                 replacement = new
@@ -188,11 +198,12 @@ extension TestStoreService {
         return ["productPurchase": .object(PlayStoreSimulation.productPurchase(product)), "happened": .array(happened)]
     }
 
-    /// An upgrade or downgrade now, to another base plan or product of the catalog.
-    private func replace(
-        _ subscription: inout SimulatedPlaySubscription, app: AppConfiguration, options: PlayActionOptions, now: Int64
-    ) throws(ServiceError) -> (SimulatedPlaySubscription, PlayStoreSimulation.Step) {
-        guard let productId = options.productId ?? Optional(subscription.productId), let basePlanId = options.basePlanId else {
+    /// The plan a replacement names: another base plan, or another product, of the catalog.
+    private func plan(
+        for subscription: SimulatedPlaySubscription, app: AppConfiguration, options: PlayActionOptions
+    ) throws(ServiceError) -> (productId: String, basePlanId: String, product: CatalogProduct) {
+        let productId = options.productId ?? subscription.productId
+        guard let basePlanId = options.basePlanId else {
             throw ServiceError.badRequest("a replacement needs \"basePlanId\" (and \"productId\" for another product)")
         }
         guard let catalogId = app.products.catalogId(playProduct: productId, basePlanId: basePlanId),
@@ -201,6 +212,14 @@ extension TestStoreService {
             throw ServiceError(
                 status: 422, code: "UNKNOWN_PRODUCT", message: "no subscription of the catalog is \(productId) on Google Play")
         }
+        return (productId, basePlanId, product)
+    }
+
+    /// An upgrade or downgrade now, to another base plan or product of the catalog.
+    private func replace(
+        _ subscription: inout SimulatedPlaySubscription, app: AppConfiguration, options: PlayActionOptions, now: Int64
+    ) throws(ServiceError) -> (SimulatedPlaySubscription, PlayStoreSimulation.Step) {
+        let (productId, basePlanId, product) = try plan(for: subscription, app: app, options: options)
         let (token, orderId) = (newPurchaseToken(), play.newOrderId())
         return try refusing { () throws(PlayStoreSimulation.Refusal) in
             try PlayStoreSimulation.replace(

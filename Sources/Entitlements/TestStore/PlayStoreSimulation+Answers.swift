@@ -38,6 +38,9 @@ extension PlayStoreSimulation {
             "latestSuccessfulOrderId": .string(subscription.latestOrderId),
             "offerPhase": .object([subscription.offerPhase: .object([:])]),
         ]
+        if let plan = subscription.deferredPlan {
+            item["deferredItemReplacement"] = .object(["productId": .string(plan.productId)])
+        }
         if let replaced = subscription.replacement {
             var old: JSONObject = [
                 "productId": .string(replaced.productId), "basePlanId": .string(replaced.basePlanId),

@@ -56,7 +56,7 @@ package enum PlayStoreSimulation {
         "SUBSCRIPTION_RECOVERED": 1, "SUBSCRIPTION_RENEWED": 2, "SUBSCRIPTION_CANCELED": 3, "SUBSCRIPTION_PURCHASED": 4,
         "SUBSCRIPTION_ON_HOLD": 5, "SUBSCRIPTION_IN_GRACE_PERIOD": 6, "SUBSCRIPTION_RESTARTED": 7, "SUBSCRIPTION_PAUSED": 10,
         "SUBSCRIPTION_PAUSE_SCHEDULE_CHANGED": 11, "SUBSCRIPTION_REVOKED": 12, "SUBSCRIPTION_EXPIRED": 13,
-        "SUBSCRIPTION_PRICE_CHANGE_UPDATED": 19, "SUBSCRIPTION_PRICE_STEP_UP_CONSENT_UPDATED": 22,
+        "SUBSCRIPTION_ITEMS_CHANGED": 17, "SUBSCRIPTION_PRICE_CHANGE_UPDATED": 19, "SUBSCRIPTION_PRICE_STEP_UP_CONSENT_UPDATED": 22,
     ]
 
     // MARK: - Buying
@@ -180,6 +180,17 @@ package enum PlayStoreSimulation {
     /// consented price step-up once its deadline has come.
     private static func renew(_ subscription: inout SimulatedPlaySubscription, from start: Int64) {
         subscription.renewals += 1
+        if let plan = subscription.deferredPlan {
+            subscription.replacement = .init(
+                productId: subscription.productId, basePlanId: subscription.basePlanId, offerId: subscription.offer?.id, mode: "DEFERRED")
+            subscription.productId = plan.productId
+            subscription.basePlanId = plan.basePlanId
+            subscription.period = plan.period
+            subscription.price = plan.price
+            subscription.offer = nil
+            subscription.offerPhase = "basePrice"
+            subscription.deferredPlan = nil
+        }
         if subscription.offerPhase != "basePrice" {
             if subscription.offerPhase == "introductoryPrice", subscription.offerCyclesLeft > 0 {
                 subscription.offerCyclesLeft -= 1
@@ -316,10 +327,24 @@ package enum PlayStoreSimulation {
         return subscriptionStep(subscription, "SUBSCRIPTION_PRICE_STEP_UP_CONSENT_UPDATED", at: now)
     }
 
-    /// Google's immediate replacement modes; `DEFERRED` waits for the renewal.
+    /// Google's immediate replacement modes; `DEFERRED` waits for the renewal (`deferReplacement`).
     package static let replacementModes: Set<String> = [
         "WITH_TIME_PRORATION", "CHARGE_PRORATED_PRICE", "CHARGE_FULL_PRICE", "WITHOUT_PRORATION",
     ]
+
+    /// A `DEFERRED` replacement: the purchase keeps its token and names the new plan in
+    /// `deferredItemReplacement` (`SUBSCRIPTION_ITEMS_CHANGED`); its next renewal charges the new
+    /// plan. `productId` nil withdraws a pending one.
+    package static func deferReplacement(
+        _ subscription: inout SimulatedPlaySubscription, to plan: SimulatedPlaySubscription.DeferredPlan?, now: Int64
+    ) throws(Refusal) -> Step {
+        guard subscription.state == .active, subscription.autoRenew else { throw Refusal("only an active, renewing subscription") }
+        if let plan, plan.productId == subscription.productId, plan.basePlanId == subscription.basePlanId {
+            throw Refusal("that is the plan subscribed to")
+        }
+        subscription.deferredPlan = plan
+        return subscriptionStep(subscription, "SUBSCRIPTION_ITEMS_CHANGED", at: now)
+    }
 
     /// An upgrade or downgrade now: a new purchase token whose `linkedPurchaseToken` is the old
     /// one (which Google ends), a new period charged from now, `SUBSCRIPTION_PURCHASED` for it.

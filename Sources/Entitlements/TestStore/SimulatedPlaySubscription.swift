@@ -55,6 +55,21 @@ package struct SimulatedPlaySubscription: Sendable, Equatable {
         package var consented: Bool
     }
 
+    /// The plan a deferred replacement moves to at the renewal.
+    package struct DeferredPlan: Sendable, Equatable {
+        package var productId: String
+        package var basePlanId: String
+        package var period: ISO8601Duration
+        package var price: Int64
+
+        package init(productId: String, basePlanId: String, period: ISO8601Duration, price: Int64) {
+            self.productId = productId
+            self.basePlanId = basePlanId
+            self.period = period
+            self.price = price
+        }
+    }
+
     /// What this purchase replaced (`itemReplacement`): the old plan and the replacement mode.
     package struct Replacement: Sendable, Equatable {
         package var productId: String
@@ -98,6 +113,9 @@ package struct SimulatedPlaySubscription: Sendable, Equatable {
     package var priceStepUp: PriceStepUp?
     package var linkedPurchaseToken: String?
     package var replacement: Replacement?
+    /// A `DEFERRED` replacement waiting for the renewal (`deferredItemReplacement`): the plan the
+    /// renewal moves to.
+    package var deferredPlan: DeferredPlan?
     /// When Google revoked the purchase (refunded and ended access).
     package var revokedAt: Int64?
 
