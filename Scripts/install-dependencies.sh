@@ -25,9 +25,10 @@ fi
 # packages (python3-cryptography): the system's Python stays as it is. Selenium drives the browser
 # tests; openapi-spec-validator and schemathesis check docs/openapi.json and the running server;
 # Apple's app-store-server-library decodes what the test store signs; Google's google-auth checks the
-# test store's Pub/Sub push tokens as Google's client libraries check Google's.
+# test store's Pub/Sub push tokens, and google-api-python-client (with its androidpublisher discovery
+# document) reads the Play Developer API the test store serves.
 test_python_packages=("selenium==4.51.0" "openapi-spec-validator==0.9.0" "schemathesis==4.32.5" "app-store-server-library==3.1.2"
-    "google-auth==2.40.3")
+    "google-auth==2.40.3" "google-api-python-client==2.187.0")
 install_test_python() {
     local venv
     venv="$(cd "$(dirname "$0")/.." && pwd)/.build/test-python"

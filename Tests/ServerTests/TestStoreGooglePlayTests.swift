@@ -316,4 +316,90 @@ final class TestStoreGooglePlayTests: TestStoreTestCase {
         XCTAssertEqual(checked.status, 0, checked.stdout + checked.stderr)
         XCTAssertTrue(checked.stdout.contains("google play: com.example.app"), checked.stdout)
     }
+
+    /// Google's own client (google-api-python-client, its androidpublisher v3 discovery document,
+    /// with google-auth's service-account credentials against the test store's token endpoint)
+    /// reads the served API; every member of each answer is one Google's schema names (or one
+    /// of the 2025–26 additions Entitle reads), every enumerated value one it lists.
+    func testGooglesOwnClientReadsTheServedAPI() throws {
+        let python = try requireTestPython("googleapiclient", for: #function)
+        let (subscription, _) = try googleBuy(
+            ["productId": "pro", "basePlanId": "monthly", "offerId": "trial-1w", "offerPhase": .object(["type": "freeTrial"])],
+            notified: ["SUBSCRIPTION_PURCHASED"])
+        XCTAssertEqual(advance("P1W"), ["SUBSCRIPTION_RENEWED"])
+        XCTAssertEqual(notified(googleAct(subscription, "price-step-up", ["price": 12990]).1), ["SUBSCRIPTION_PRICE_CHANGE_UPDATED"])
+        XCTAssertEqual(notified(googleAct(subscription, "consent-price-step-up").1), ["SUBSCRIPTION_PRICE_STEP_UP_CONSENT_UPDATED"])
+        XCTAssertEqual(googleAct(subscription, "fail-renewal", ["gracePeriodDays": 3]).0, 200)
+        XCTAssertEqual(advance("P1M"), ["SUBSCRIPTION_IN_GRACE_PERIOD"])
+        let (gems, bought) = try googleBuy(["productId": "gems", "quantity": 2], notified: ["ONE_TIME_PRODUCT_PURCHASED"])
+        XCTAssertEqual(notified(googleAct(gems, "refund", ["quantity": 1]).1), ["VOIDED_PURCHASE"])
+        let orderId = try XCTUnwrap(bought["orderId"]?.stringValue)
+        let base = "http://127.0.0.1:\(entitle.port)"
+        let script = #"""
+            import sys, json
+            from google.oauth2 import service_account
+            from googleapiclient.discovery import build
+            import googleapiclient
+            key_file, base, sub, prod, order_id, discovery = sys.argv[1:7]
+            info = json.load(open(key_file))
+            info['token_uri'] = base + '/v1/test-store/google/token'
+            creds = service_account.Credentials.from_service_account_info(
+                info, scopes=['https://www.googleapis.com/auth/androidpublisher'])
+            api = build('androidpublisher', 'v3', credentials=creds, static_discovery=True,
+                        client_options={'api_endpoint': base + '/v1/test-store/google/api/'})
+            pkg = 'com.example.app'
+            answers = {
+                'SubscriptionPurchaseV2': api.purchases().subscriptionsv2().get(packageName=pkg, token=sub).execute(),
+                'ProductPurchaseV2': api.purchases().productsv2().getproductpurchasev2(packageName=pkg, token=prod).execute(),
+                'VoidedPurchasesListResponse': api.purchases().voidedpurchases().list(packageName=pkg, type=1).execute(),
+                'Order': api.orders().get(packageName=pkg, orderId=order_id).execute(),
+            }
+            api.purchases().products().acknowledge(packageName=pkg, productId='gems', token=prod, body={}).execute()
+            schemas = json.load(open(discovery))['schemas']
+            # Named by Google in 2025-26 (docs/STORES.md), after this discovery document's revision.
+            newer = {'offerPhase', 'itemReplacement', 'inGracePeriodStateContext', 'onHoldStateContext', 'outOfAppPurchaseContext'}
+            problems = []
+            def check(value, schema, where):
+                if '$ref' in schema:
+                    return check(value, schemas[schema['$ref']], where)
+                if schema.get('type') == 'object' and 'properties' in schema:
+                    if not isinstance(value, dict):
+                        return problems.append(where + ': not an object')
+                    for key, member in value.items():
+                        if key in schema['properties']:
+                            check(member, schema['properties'][key], where + '.' + key)
+                        elif key not in newer:
+                            problems.append(where + '.' + key + ': not in the schema')
+                elif schema.get('type') == 'array':
+                    for index, item in enumerate(value):
+                        check(item, schema['items'], '%s[%d]' % (where, index))
+                elif 'enum' in schema and value not in schema['enum']:
+                    problems.append('%s: %r is not one of the values' % (where, value))
+                elif schema.get('type') == 'string' and not isinstance(value, str):
+                    problems.append(where + ': not a string')
+            for name, answer in answers.items():
+                check(answer, schemas[name], name)
+            print(json.dumps({'problems': problems, 'state': answers['SubscriptionPurchaseV2']['subscriptionState'],
+                              'voided': len(answers['VoidedPurchasesListResponse']['voidedPurchases']),
+                              'total': answers['Order']['total']}))
+            """#
+        let discovery =
+            try runProcess(
+                python, ["-c", "import googleapiclient, os; print(os.path.dirname(googleapiclient.__file__))"]
+            ).stdout.trimmingCharacters(in: .whitespacesAndNewlines) + "/discovery_cache/documents/androidpublisher.v3.json"
+        let run = try runProcess(
+            python,
+            [
+                "-c", script, folder.appendingPathComponent("chain/google-service-account.json").path, base, subscription, gems, orderId,
+                discovery,
+            ])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let answer = try JSONParser.parse(Array(run.stdout.utf8))
+        XCTAssertEqual(answer["problems"], .array([]), "\(answer)")
+        XCTAssertEqual(answer["state"], "SUBSCRIPTION_STATE_IN_GRACE_PERIOD")
+        XCTAssertEqual(answer["voided"], 1)
+        XCTAssertEqual(answer["total"]?["units"], "19", "two units at 9.99: \(answer)")
+        let acknowledged = call("GET", "/v1/test-store/google/purchases/\(gems)").1["productPurchase"]?["acknowledgementState"]
+        XCTAssertEqual(acknowledged, "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED")
+    }
 }

@@ -32,6 +32,8 @@ package struct GoogleAPIRefusal: Error, Sendable {
 extension TestStoreService {
     /// Access tokens last an hour, on the machine's clock (as Entitle's client keeps them).
     static let accessTokenSeconds: Int64 = 3599
+    /// The audiences Google's token endpoint takes in an assertion.
+    static let googleTokenAudiences: Set<String> = ["https://oauth2.googleapis.com/token", "https://www.googleapis.com/oauth2/v4/token"]
 
     /// `POST /token`, RFC 7523: a service account's RS256 assertion (issuer the account, audience
     /// this endpoint, the androidpublisher scope, an hour at most) for a bearer token. The
@@ -49,8 +51,9 @@ extension TestStoreService {
             let key = try? app.googlePlay?.serviceAccount.privateKey.publicKey, jwt.isValidRS256Signature(publicKey: key)
         else { throw GoogleAPIRefusal(oauth: "invalid_grant", "Invalid JWT Signature.") }
         let now = Milliseconds.since1970(clock.machineNow) / 1000
-        guard claims["aud"]?.stringValue == tokenURL else {
-            throw GoogleAPIRefusal(oauth: "invalid_grant", "Invalid JWT: aud is not \(tokenURL).")
+        // Google's own libraries name Google's endpoint whatever URL they post to; Entitle names the one it posts to.
+        guard let audience = claims["aud"]?.stringValue, audience == tokenURL || Self.googleTokenAudiences.contains(audience) else {
+            throw GoogleAPIRefusal(oauth: "invalid_grant", "Invalid JWT: aud is not \(tokenURL) or Google's token endpoint.")
         }
         guard claims["scope"]?.stringValue?.split(separator: " ").contains("https://www.googleapis.com/auth/androidpublisher") == true
         else {
@@ -161,7 +164,7 @@ extension TestStoreService {
     package func googleOrder(_ orderId: String, packageName: String, authorization: String?) throws(GoogleAPIRefusal) -> JSONObject {
         let app = try googleCaller(authorization, packageName: packageName)
         guard let entry = play.orders[orderId], entry.app == app.id else { throw GoogleAPIRefusal(404, "Order not found.") }
-        return PlayStoreSimulation.order(entry.order, packageName: packageName, refunded: entry.refunded)
+        return PlayStoreSimulation.order(entry.order, refunded: entry.refunded)
     }
 
     /// `orders.reviewrefund`: the developer's answer to a refund review, checked as Google does;

@@ -67,7 +67,7 @@ extension TestStoreService {
             }
             switch type {
             case "freeTrial":
-                guard let period = (object["period"]?.stringValue ?? "P1W").flatMap(ISO8601Duration.init) else {
+                guard let period = ISO8601Duration(object["period"]?.stringValue ?? "P1W") else {
                     throw .badRequest("a free trial's \"period\" is an ISO 8601 duration such as P1W")
                 }
                 return .init(id: id, tags: tags, phase: type, price: 0, period: period, cycles: 1)

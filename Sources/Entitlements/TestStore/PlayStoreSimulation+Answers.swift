@@ -108,10 +108,10 @@ extension PlayStoreSimulation {
     }
 
     /// `orders.get`: the order's total (tax included, as the buyer paid) and its state.
-    package static func order(_ order: Order, packageName: String, refunded: Bool) -> JSONObject {
+    package static func order(_ order: Order, refunded: Bool) -> JSONObject {
         let total = JSONValue.object(money(order.total, order.currency))
         return [
-            "orderId": .string(order.id), "purchaseToken": .string(order.purchaseToken), "packageName": .string(packageName),
+            "orderId": .string(order.id), "purchaseToken": .string(order.purchaseToken),
             "state": .string(refunded ? "REFUNDED" : "PROCESSED"), "createTime": .string(Timestamps.iso(order.at)),
             "lastEventTime": .string(Timestamps.iso(order.at)), "total": total, "tax": .object(money(0, order.currency)),
             "lineItems": .array([.object(["productId": .string(order.productId), "total": total])]),
