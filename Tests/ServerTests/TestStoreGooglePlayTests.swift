@@ -356,7 +356,7 @@ final class TestStoreGooglePlayTests: TestStoreTestCase {
             }
             api.purchases().products().acknowledge(packageName=pkg, productId='gems', token=prod, body={}).execute()
             schemas = json.load(open(discovery))['schemas']
-            # Named by Google in 2025-26 (docs/STORES.md), after this discovery document's revision.
+            # Named by Google in 2025-26 (docs/GOOGLE_PLAY.md), after this discovery document's revision.
             newer = {'offerPhase', 'itemReplacement', 'inGracePeriodStateContext', 'onHoldStateContext', 'outOfAppPurchaseContext'}
             problems = []
             def check(value, schema, where):

@@ -85,7 +85,9 @@ struct TestStoreGoogleHandlers: Sendable {
         }
     }
 
-    private static func form(_ text: String?) -> [String: String] { (try? QueryString(text))?.values ?? [:] }  // Google reads a malformed pair as absent
+    /// A form or query string; a malformed one reads as empty, so Google's own refusal (a missing
+    /// grant, a default window) answers it.
+    private static func form(_ text: String?) -> [String: String] { (try? QueryString(text))?.values ?? [:] }
 
     /// `POST /v1/test-store/google/token`.
     func token(_ context: HTTPRequestContext) {
