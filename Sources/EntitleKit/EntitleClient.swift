@@ -7,12 +7,14 @@ public import FoundationNetworking
 /// An app's connection to its Entitle server (docs/SWIFT_CLIENT.md). Every answer it acts on is
 /// checked against the pinned response-signing keys; the last verified answer is kept (in memory,
 /// and on disk when `cacheDirectory` is set) and stands while the server cannot be reached, for at
-/// most `maximumStaleness`.
+/// most `maximumStaleness`. Purchases: `EntitleClient+Purchases`.
 public actor EntitleClient {
-    private let configuration: Configuration
+    let configuration: Configuration
     private let session: URLSession
     private let check: SignedAnswerCheck
     private var last: (body: Data, signedAt: Date)?
+    /// Transactions bought while Entitle could not be reached, until it has stored them.
+    var pending: PendingTransactions
 
     public init(configuration: Configuration, session: URLSession = .shared) {
         self.configuration = configuration
@@ -20,6 +22,7 @@ public actor EntitleClient {
         check = SignedAnswerCheck(
             keys: configuration.signingKeys, allowedClockSkew: configuration.allowedClockSkew, verifier: PlatformSignatureVerifier())
         last = Self.readCache(configuration)
+        pending = PendingTransactions(directory: configuration.cacheDirectory, appAccountToken: configuration.appAccountToken)
     }
 
     /// The customer now: Entitle's signed answer, or — when Entitle cannot be reached — the last
@@ -27,49 +30,91 @@ public actor EntitleClient {
     /// `UntrustedAnswer` (in `required` mode) and never replaces the cached one.
     public func customer(now: Date = Date()) async throws -> CustomerState {
         let path = "/v1/subscribers/\(configuration.appAccountToken.uuidString.lowercased())"
-        let answer: (status: Int, body: Data, signature: String?, nonce: String)
-        do { answer = try await get(path) } catch {
-            guard let last, now.timeIntervalSince(last.signedAt) <= configuration.maximumStaleness else {
-                throw EntitleUnreachable(underlying: "\(error)")
-            }
+        let answer: Answer
+        do { answer = try await send("GET", path, now: now) } catch let unreachable as EntitleUnreachable {
+            guard let last, now.timeIntervalSince(last.signedAt) <= configuration.maximumStaleness else { throw unreachable }
             return CustomerState(customer: try Self.decodeCustomer(last.body), source: .cache(signedAt: last.signedAt), verified: true)
-        }
-        var verified = true
-        var signedAt = now
-        do {
-            signedAt = try check.check(
-                signature: answer.signature, nonce: answer.nonce, method: "GET", path: path, body: answer.body, now: now)
-        } catch {
-            guard configuration.verification == .informational else { throw error }
-            verified = false
         }
         if answer.status == 404 {
             // A customer Entitle does not know yet has no entitlements (the answer said so, signed).
-            return CustomerState(customer: Customer(appAccountToken: nil, entitlements: [:]), source: .server, verified: verified)
+            return CustomerState(customer: Customer(appAccountToken: nil, entitlements: [:]), source: .server, verified: answer.verified)
         }
         guard answer.status == 200 else { throw Self.error(answer.status, answer.body) }
+        return try keep(answer)
+    }
+
+    /// Posts a transaction (and its renewal info) to Entitle: the customer once Entitle has
+    /// verified and stored it. `EntitleUnreachable` when it cannot be reached or answers 5xx.
+    func post(_ transaction: StoreTransaction) async throws -> CustomerState {
+        var body = ["signedTransaction": transaction.jwsRepresentation]
+        body["signedRenewalInfo"] = transaction.signedRenewalInfo
+        let answer = try await send("POST", "/v1/transactions", body: body)
+        guard answer.status == 200 else { throw Self.error(answer.status, answer.body) }
+        return try keep(answer)
+    }
+
+    /// A 200 answer's verified body, for the calls whose answer is not the customer.
+    func call(_ method: String, _ path: String, _ body: [String: String]) async throws -> Data {
+        let answer = try await send(method, path, body: body)
+        guard answer.status == 200 else { throw Self.error(answer.status, answer.body) }
+        return answer.body
+    }
+
+    /// The customer an answer carries (`{"subscriber"}`), kept as the last verified one.
+    private func keep(_ answer: Answer) throws -> CustomerState {
         let customer = try Self.decodeCustomer(answer.body)
-        if verified {
-            last = (answer.body, signedAt)
-            writeCache(answer.body, signedAt: signedAt)
+        if answer.verified {
+            last = (answer.body, answer.signedAt)
+            writeCache(answer.body, signedAt: answer.signedAt)
         }
-        return CustomerState(customer: customer, source: .server, verified: verified)
+        return CustomerState(customer: customer, source: .server, verified: answer.verified)
     }
 
     // MARK: - HTTP
 
-    /// One request with a fresh nonce; the status, body and signature.
-    private func get(_ path: String) async throws -> (status: Int, body: Data, signature: String?, nonce: String) {
+    /// An answer that passed the signature checks (or, in `informational` mode, one that did not:
+    /// `verified` false).
+    struct Answer {
+        var status: Int
+        var body: Data
+        var verified: Bool
+        var signedAt: Date
+    }
+
+    /// One request with a fresh nonce, its answer checked. A transport failure or a 5xx answer
+    /// (unsigned, from whatever stood in the way) is `EntitleUnreachable`.
+    private func send(_ method: String, _ path: String, body: [String: String]? = nil, now: Date = Date()) async throws -> Answer {
         // 16 bytes of the system's cryptographic generator (random(in:)'s default).
         let nonce = Base64URL.encode(Data((0..<16).map { _ in UInt8.random(in: .min ... .max) }))
         var request = URLRequest(url: configuration.serverURL.appendingPathComponent(path))
+        request.httpMethod = method
         request.setValue("Bearer \(configuration.clientKey)", forHTTPHeaderField: "Authorization")
         request.setValue(nonce, forHTTPHeaderField: "Entitle-Nonce")
         request.setValue("application/json", forHTTPHeaderField: "Accept")
+        if let body {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = try JSONEncoder().encode(body)
+        }
         request.timeoutInterval = 15
-        let (data, response) = try await session.data(for: request)
-        guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
-        return (http.statusCode, data, http.value(forHTTPHeaderField: "Entitle-Signature"), nonce)
+        let data: Data
+        let http: HTTPURLResponse
+        do {
+            let (received, response) = try await session.data(for: request)
+            guard let response = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
+            (data, http) = (received, response)
+        } catch {
+            throw EntitleUnreachable(underlying: "\(error)")
+        }
+        if http.statusCode >= 500 { throw EntitleUnreachable(underlying: "HTTP \(http.statusCode)") }
+        do {
+            let signedAt = try check.check(
+                signature: http.value(forHTTPHeaderField: "Entitle-Signature"), nonce: nonce, method: method, path: path, body: data,
+                now: now)
+            return Answer(status: http.statusCode, body: data, verified: true, signedAt: signedAt)
+        } catch {
+            guard configuration.verification == .informational else { throw error }
+            return Answer(status: http.statusCode, body: data, verified: false, signedAt: now)
+        }
     }
 
     private static func error(_ status: Int, _ body: Data) -> EntitleError {

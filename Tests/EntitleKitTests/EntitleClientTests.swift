@@ -16,77 +16,12 @@ import FoundationNetworking
 /// answers signed): the customer as a verified answer, refused when signed by another key,
 /// changed on the way or replayed (a man in the middle, `tamper-proxy.py`), and the last verified
 /// answer standing while the server is away.
-final class EntitleClientTests: XCTestCase {
-    private var folder: URL!
-    private var server: EntitleServer!
-    private let token = UUID(uuidString: "7e3fb20b-4cdb-47cc-936d-99d65f608138")!
-    private let admin = "admin_key_0123456789"
-    private var proxy: Process?
-    /// One session a test, invalidated after it: no transfer thread of it outlives the test (the
-    /// tests after it in this process spawn processes).
-    private var session: URLSession!
-
-    override func setUpWithError() throws {
-        folder = try makeTemporaryDirectory("entitlekit")
-        let made = try SigningChainMaker.make(name: "Test", now: Date())
-        let chain = TestStoreChain(root: made.root, intermediate: made.intermediate, leaf: made.leaf, leafKey: made.leafKey, google: nil)
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("chain"), withIntermediateDirectories: true)
-        for (name, text) in try chain.files() { try writeFile(folder.appendingPathComponent("chain/\(name)"), text) }
-        try writeFile(folder.appendingPathComponent("key.p8"), try P256.Signing.PrivateKey().pemRepresentation)
-        try writeFile(folder.appendingPathComponent("response.p8"), try P256.Signing.PrivateKey().pemRepresentation)
-        try writeFile(
-            folder.appendingPathComponent("entitle.json"),
-            """
-            {"server": {"host": "127.0.0.1", "port": 0}, "storage": {"sqlite": "entitle.sqlite3"},
-             "testStore": {"enabled": true, "chain": "chain"},
-             "responseSigning": {"keyId": "app-key-1", "privateKeyFile": "response.p8"},
-             "apps": [{"id": "app", "bundleId": "com.example.app", "environments": ["Sandbox"], "appAppleId": 1234,
-               "signingKey": {"keyId": "KEY1", "privateKeyFile": "key.p8"},
-               "apiKeys": [{"key": "client_key_0123456789", "role": "client"}, {"key": "\(admin)", "role": "admin"}],
-               "verification": {"rootCertificates": [], "allowPrivateRoots": true},
-               "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"], "period": "P1M"}}}]}
-            """)
-        server = try EntitleServer(
-            configuration: ConfigurationLoader.load(path: folder.appendingPathComponent("entitle.json").path, environment: [:]),
-            logOutput: nil)
-        server.start()
-        session = URLSession(configuration: .ephemeral)
-    }
-
-    override func tearDownWithError() throws {
-        session?.invalidateAndCancel()
-        stopProxy()
-        server?.shutdown()
-        server?.waitUntilStopped()
-        try? FileManager.default.removeItem(at: folder)
-    }
-
+final class EntitleClientTests: EntitleKitTestCase {
     private func buy() throws {
-        let answer = server.handle(
-            HTTPRequest(
-                method: "POST", target: "/v1/test-store/apple/purchases",
-                headers: [("authorization", "Bearer \(admin)"), ("content-type", "application/json")],
-                body: JSONValue.object(["appAccountToken": .string(token.uuidString.lowercased()), "productId": "pro.monthly"])
-                    .serializedBytes))
-        XCTAssertEqual(answer.status, 200, String(decoding: answer.body, as: UTF8.self))
-    }
-
-    /// The keys the app pins: the server's JWKS, as published.
-    private func pinnedKeys() throws -> [ResponseSigningKey] {
-        let jwks = server.handle(HTTPRequest(method: "GET", target: "/.well-known/entitle/jwks.json", headers: [], body: []))
-        return try ResponseSigningKey.keys(jwks: Data(jwks.body))
-    }
-
-    private func client(
-        port: Int? = nil, keys: [ResponseSigningKey]? = nil, verification: EntitleClient.Configuration.Verification = .required,
-        cache: Bool = false, staleness: TimeInterval = 3 * 86_400
-    ) throws -> EntitleClient {
-        EntitleClient(
-            configuration: EntitleClient.Configuration(
-                serverURL: URL(string: "http://127.0.0.1:\(port ?? server.port)")!, clientKey: "client_key_0123456789",
-                appAccountToken: token, signingKeys: try keys ?? pinnedKeys(), verification: verification,
-                maximumStaleness: staleness, cacheDirectory: cache ? folder.appendingPathComponent("cache") : nil),
-            session: session)
+        let (status, answer) = admin(
+            "POST", "/v1/test-store/apple/purchases",
+            ["appAccountToken": .string(token.uuidString.lowercased()), "productId": "pro.monthly"])
+        XCTAssertEqual(status, 200, "\(answer)")
     }
 
     func testTheCustomerIsAVerifiedAnswer() async throws {
@@ -186,30 +121,5 @@ final class EntitleClientTests: XCTestCase {
             _ = try await client(port: port, keys: [], cache: true, staleness: 0).customer()
             XCTFail("a stale answer stood in")
         } catch is EntitleUnreachable {}
-    }
-
-    /// SIGKILL: the proxy inherits the test runner's ignored SIGTERM.
-    private func stopProxy() {
-        guard let proxy, proxy.isRunning else { return }
-        kill(proxy.processIdentifier, SIGKILL)
-        proxy.waitUntilExit()
-        self.proxy = nil
-    }
-
-    private func startProxy(_ mode: String) throws -> Int {
-        let portFile = folder.appendingPathComponent("proxy-port-\(mode)")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: systemPython)
-        process.arguments = [
-            packageRoot.appendingPathComponent("Tests/TestSupport/tamper-proxy.py").path, "--upstream-port", String(server.port),
-            "--mode", mode, "--port-file", portFile.path,
-        ]
-        try process.run()
-        proxy = process
-        for _ in 0..<200 {
-            if let text = try? String(contentsOf: portFile, encoding: .utf8), let port = Int(text) { return port }
-            usleep(50_000)
-        }
-        throw XCTSkip("the proxy did not start")
     }
 }

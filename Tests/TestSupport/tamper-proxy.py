@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A man in the middle for EntitleKit's tests: forwards each request to Entitle and answers
+"""A man in the middle for EntitleKit's tests: forwards each request (GET, POST) to Entitle and answers
 what Entitle answered, changed as told. --mode flip changes one byte of the body (in the
 middle, keeping the headers, signature included); --mode replay answers every request after
 the first with the first answer, signature and all. Writes its port to --port-file."""
@@ -16,11 +16,18 @@ class Proxy(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def do_GET(self):
+        self.forward(b"")
+
+    def do_POST(self):
+        self.forward(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+
+    def forward(self, request_body):
         if options.mode == "replay" and first:
             status, headers, body = first[0]
         else:
             connection = http.client.HTTPConnection("127.0.0.1", options.upstream_port, timeout=10)
-            connection.request("GET", self.path, headers={k: v for k, v in self.headers.items() if k.lower() != "host"})
+            connection.request(self.command, self.path, body=request_body or None,
+                               headers={k: v for k, v in self.headers.items() if k.lower() != "host"})
             response = connection.getresponse()
             status, headers, body = response.status, response.getheaders(), response.read()
             first.append((status, headers, body))

@@ -143,7 +143,12 @@ package struct OfferService: Sendable {
                     appAccountToken: customer.appAccountToken, transactionId: customer.transactionId, in: environment
                 ).flatMap(\.transactions)
                 var request = request
-                request.transactionId = customer.transactionId
+                // Apple's signed decision names any transaction of the customer's: the one the
+                // caller named, else (a customer named by appAccountToken) their latest.
+                request.transactionId =
+                    customer.transactionId
+                    ?? transactions.max { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }?
+                    .transactionId
                 let answer = try introductoryOfferEligibility(
                     request, transactions: transactions, environment: environment, timestamp: now)
                 if answer["jws"] != nil { instrumentation.record(.offerSigned(app: app.id, kind: "intro-eligibility-jws")) }
