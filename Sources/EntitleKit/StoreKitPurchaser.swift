@@ -83,7 +83,8 @@ public struct StoreKitPurchaser: StorePurchasing {
     /// (from its group's statuses, when StoreKit has them).
     private static func storeTransaction(_ transaction: Transaction, jws: String) async -> StoreTransaction {
         var renewalInfo: String?
-        if let groupID = transaction.subscriptionGroupID, let statuses = try? await Product.SubscriptionInfo.status(for: groupID) {  // none: posted without it
+        // Statuses StoreKit cannot give: the transaction is posted without its renewal info.
+        if let groupID = transaction.subscriptionGroupID, let statuses = try? await Product.SubscriptionInfo.status(for: groupID) {
             renewalInfo =
                 statuses.first { status in
                     if case .verified(let current) = status.transaction { return current.originalID == transaction.originalID }
