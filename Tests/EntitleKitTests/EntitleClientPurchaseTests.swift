@@ -177,6 +177,36 @@ final class EntitleClientPurchaseTests: EntitleKitTestCase {
         finished = await store.finished
         XCTAssertEqual(finished.count, 1)
     }
+
+    /// The guide's purchase snippet (docs/SWIFT_CLIENT.md, "Purchases") as written, but for the
+    /// store: the test store's instead of StoreKit's, and the offer the test's catalog has.
+    func testTheGuidesPurchaseSnippet() async throws {
+        let entitle = try client()
+        // A lapsed subscriber: the App Store sells promotional offers only to customers who have or had the group.
+        let (_, first) = admin(
+            "POST", "/v1/test-store/apple/purchases",
+            ["appAccountToken": .string(token.uuidString.lowercased()), "productId": "pro.monthly"])
+        XCTAssertEqual(
+            admin("POST", "/v1/test-store/apple/subscriptions/\(first["originalTransactionId"]?.stringValue ?? "")/cancel").0, 200)
+        XCTAssertEqual(admin("POST", "/v1/test-store/clock", ["advance": "P1M"]).0, 200)
+
+        var unlocked: Customer?
+        func unlock(_ customer: Customer) { unlocked = customer }
+        func showPendingConfirmation() { XCTFail("Entitle is up") }
+        func showAskToBuyNote() { XCTFail("no Ask to Buy") }
+
+        let store = purchaser()
+        let listener = await entitle.listen(using: store)  // at launch: posts Transaction.unfinished, then Transaction.updates
+
+        switch try await entitle.purchase("pro.monthly", offer: "welcome", using: store) {
+        case .purchased(_, let state): unlock(state.customer)
+        case .queued: showPendingConfirmation()  // bought; Entitle away: posted when it is back
+        case .pending: showAskToBuyNote()  // the approval arrives through the listener
+        case .userCancelled: break
+        }
+        listener.cancel()
+        XCTAssertEqual(unlocked?.isEntitled(to: "pro"), true)
+    }
 }
 
 /// The same with a key without an issuer ID: Entitle signs the v1 signature only, and the test
