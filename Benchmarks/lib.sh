@@ -35,8 +35,8 @@ LUA
 }
 
 # A test deployment for test-store.sh and populate.sh: a fresh signing chain and key, and
-# "$WORK/entitle.json" with the test store on, one app selling a monthly and a yearly plan and a
-# consumable, its admin key admin_bench_key_not_secret.
+# "$WORK/entitle.json" with the test store on, one app selling a monthly and a yearly plan (on the
+# App Store and Google Play) and a consumable, its admin key admin_bench_key_not_secret.
 write_test_store_config() {
   openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$WORK/key.p8" 2>/dev/null
   "$BIN/entitle" test-store init --out "$WORK/chain" > /dev/null
@@ -46,8 +46,13 @@ write_test_store_config() {
  "apps": [{"id": "bench", "bundleId": "com.example.app", "environments": ["Sandbox"], "appAppleId": 1234,
    "signingKey": {"keyId": "BENCHKEY01", "privateKeyFile": "$WORK/key.p8"},
    "apiKeys": [{"key": "admin_bench_key_not_secret", "role": "admin"}],
-   "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"], "period": "P1M"},
-                "pro.yearly": {"subscriptionGroup": "G1", "entitlements": ["pro"], "period": "P1Y"},
+   "googlePlay": {"packageName": "com.example.app", "serviceAccountKeyFile": "$WORK/chain/google-service-account.json",
+     "pubsub": {"audience": "https://entitle.example/v1/notifications/google", "serviceAccountEmail": "rtdn@example.iam.gserviceaccount.com"},
+     "jwks": "$WORK/chain/google-jwks.json"},
+   "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"], "period": "P1M",
+                                "googlePlay": {"productId": "pro", "basePlanId": "monthly"}},
+                "pro.yearly": {"subscriptionGroup": "G1", "entitlements": ["pro"], "period": "P1Y",
+                               "googlePlay": {"productId": "pro", "basePlanId": "yearly"}},
                 "gems": {"entitlements": []}}}]}
 JSON
 }
