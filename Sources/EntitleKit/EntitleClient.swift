@@ -15,6 +15,9 @@ public actor EntitleClient {
     private var last: (body: Data, signedAt: Date)?
     /// Transactions bought while Entitle could not be reached, until it has stored them.
     var pending: PendingTransactions
+    /// Who listens to `customerUpdates()`, and the last customer they heard.
+    private var observers: [UUID: AsyncStream<CustomerState>.Continuation] = [:]
+    private var lastAnnounced: Customer?
 
     public init(configuration: Configuration, session: URLSession = .shared) {
         self.configuration = configuration
@@ -37,7 +40,10 @@ public actor EntitleClient {
         }
         if answer.status == 404 {
             // A customer Entitle does not know yet has no entitlements (the answer said so, signed).
-            return CustomerState(customer: Customer(appAccountToken: nil, entitlements: [:]), source: .server, verified: answer.verified)
+            let state = CustomerState(
+                customer: Customer(appAccountToken: nil, entitlements: [:]), source: .server, verified: answer.verified)
+            if answer.verified { announce(state) }
+            return state
         }
         guard answer.status == 200 else { throw Self.error(answer.status, answer.body) }
         return try keep(answer)
@@ -60,14 +66,41 @@ public actor EntitleClient {
         return answer.body
     }
 
-    /// The customer an answer carries (`{"subscriber"}`), kept as the last verified one.
+    /// The customer an answer carries (`{"subscriber"}`), kept as the last verified one and
+    /// announced when it changed.
     private func keep(_ answer: Answer) throws -> CustomerState {
         let customer = try Self.decodeCustomer(answer.body)
+        let state = CustomerState(customer: customer, source: .server, verified: answer.verified)
         if answer.verified {
             last = (answer.body, answer.signedAt)
             writeCache(answer.body, signedAt: answer.signedAt)
+            announce(state)
         }
-        return CustomerState(customer: customer, source: .server, verified: answer.verified)
+        return state
+    }
+
+    // MARK: - Changes
+
+    /// The customer each time the client learns a different one — from `customer()`, a purchase,
+    /// a restore or the listener's posts — starting with the last verified one when there is one.
+    /// Only verified answers are announced. The sequence ends when the caller stops iterating.
+    public func customerUpdates() -> AsyncStream<CustomerState> {
+        let (stream, continuation) = AsyncStream.makeStream(of: CustomerState.self, bufferingPolicy: .bufferingNewest(8))
+        let id = UUID()
+        observers[id] = continuation
+        continuation.onTermination = { [weak self] _ in Task { await self?.stopObserving(id) } }
+        if let last, let customer = try? Self.decodeCustomer(last.body) {  // a cache that no longer decodes announces nothing
+            continuation.yield(CustomerState(customer: customer, source: .cache(signedAt: last.signedAt), verified: true))
+        }
+        return stream
+    }
+
+    private func stopObserving(_ id: UUID) { observers[id] = nil }
+
+    private func announce(_ state: CustomerState) {
+        guard state.customer != lastAnnounced else { return }
+        lastAnnounced = state.customer
+        for observer in observers.values { observer.yield(state) }
     }
 
     // MARK: - HTTP

@@ -110,6 +110,21 @@ final class EntitleClientPurchaseTests: EntitleKitTestCase {
         XCTAssertEqual(finished, [transaction.transactionId])
     }
 
+    /// `customerUpdates()` hears each new customer once: not entitled, then entitled after a
+    /// purchase; a refresh that changes nothing announces nothing.
+    func testCustomerUpdatesAnnounceEachChange() async throws {
+        let entitle = try client()
+        let updates = await entitle.customerUpdates()
+        var iterator = updates.makeAsyncIterator()
+        _ = try await entitle.customer()
+        let first = await iterator.next()
+        XCTAssertEqual(first?.customer.isEntitled(to: "pro"), false)
+        _ = try await entitle.customer()  // the same customer: nothing announced
+        _ = try await entitle.purchase("pro.monthly", using: purchaser())
+        let second = await iterator.next()
+        XCTAssertEqual(second?.customer.isEntitled(to: "pro"), true, "the next announcement is the purchase, not the repeated refresh")
+    }
+
     /// The customer cancels at the sheet: nothing is bought, posted or finished.
     func testACancelledPurchaseBuysNothing() async throws {
         let store = purchaser()
