@@ -34,7 +34,7 @@ public actor EntitleClient {
     public func customer(now: Date = Date()) async throws -> CustomerState {
         let path = "/v1/subscribers/\(configuration.appAccountToken.uuidString.lowercased())"
         let answer: Answer
-        do { answer = try await send("GET", path, now: now) } catch let unreachable as EntitleUnreachable {
+        do { answer = try await send("GET", path, kept: last?.body, now: now) } catch let unreachable as EntitleUnreachable {
             guard let last, now.timeIntervalSince(last.signedAt) <= configuration.maximumStaleness else { throw unreachable }
             return CustomerState(customer: try Self.decodeCustomer(last.body), source: .cache(signedAt: last.signedAt), verified: true)
         }
@@ -115,8 +115,12 @@ public actor EntitleClient {
     }
 
     /// One request with a fresh nonce, its answer checked. A transport failure or a 5xx answer
-    /// (unsigned, from whatever stood in the way) is `EntitleUnreachable`.
-    private func send(_ method: String, _ path: String, body: [String: String]? = nil, now: Date = Date()) async throws -> Answer {
+    /// (unsigned, from whatever stood in the way) is `EntitleUnreachable`. With `kept` (the body
+    /// of the last verified answer) the request is conditional: Entitle answers 304 when it is
+    /// still current, signed over that body, and the answer is the kept body.
+    private func send(
+        _ method: String, _ path: String, body: [String: String]? = nil, kept: Data? = nil, now: Date = Date()
+    ) async throws -> Answer {
         // 16 bytes of the system's cryptographic generator (random(in:)'s default).
         let nonce = Base64URL.encode(Data((0..<16).map { _ in UInt8.random(in: .min ... .max) }))
         var request = URLRequest(url: configuration.serverURL.appendingPathComponent(path))
@@ -128,8 +132,12 @@ public actor EntitleClient {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
             request.httpBody = try JSONEncoder().encode(body)
         }
+        if let kept { request.setValue("\"\(Base64URL.encode(SHA256Digest.of(kept)))\"", forHTTPHeaderField: "If-None-Match") }
         request.timeoutInterval = 15
-        let data: Data
+        // The client keeps its own verified copy: a cache of URLSession's would answer a 304 with a
+        // body nobody signed for this request.
+        request.cachePolicy = .reloadIgnoringLocalCacheData
+        var data: Data
         let http: HTTPURLResponse
         do {
             let (received, response) = try await session.data(for: request)
@@ -139,14 +147,19 @@ public actor EntitleClient {
             throw EntitleUnreachable(underlying: "\(error)")
         }
         if http.statusCode >= 500 { throw EntitleUnreachable(underlying: "HTTP \(http.statusCode)") }
+        var status = http.statusCode
+        if status == 304, let kept {
+            // Not modified: the signature covers the body kept, which is the answer.
+            (status, data) = (200, kept)
+        }
         do {
             let signedAt = try check.check(
                 signature: http.value(forHTTPHeaderField: "Entitle-Signature"), nonce: nonce, method: method, path: path, body: data,
                 now: now)
-            return Answer(status: http.statusCode, body: data, verified: true, signedAt: signedAt)
+            return Answer(status: status, body: data, verified: true, signedAt: signedAt)
         } catch {
             guard configuration.verification == .informational else { throw error }
-            return Answer(status: http.statusCode, body: data, verified: false, signedAt: now)
+            return Answer(status: status, body: data, verified: false, signedAt: now)
         }
     }
 

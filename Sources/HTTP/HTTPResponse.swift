@@ -50,6 +50,7 @@ enum HTTPStatusText {
         case 201: "Created"
         case 202: "Accepted"
         case 204: "No Content"
+        case 304: "Not Modified"
         case 400: "Bad Request"
         case 401: "Unauthorized"
         case 403: "Forbidden"

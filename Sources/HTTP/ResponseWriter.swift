@@ -44,9 +44,13 @@ struct ResponseSerializer {
         for header in defaultHeaders where !Self.has(response, header.lowercasedName) {
             output.append(contentsOf: header.line)
         }
-        output.append(contentsOf: "Content-Length: ".utf8)
-        output.append(contentsOf: String(response.body.count).utf8)
-        output.append(contentsOf: [0x0D, 0x0A])
+        // A 204 or 304 has no body by definition: a Content-Length there would claim the length
+        // of a representation (RFC 9110 §8.6), not announce a body.
+        if response.status != 204 && response.status != 304 {
+            output.append(contentsOf: "Content-Length: ".utf8)
+            output.append(contentsOf: String(response.body.count).utf8)
+            output.append(contentsOf: [0x0D, 0x0A])
+        }
         output.append(contentsOf: dateHeader())
         output.append(contentsOf: "X-Request-Id: ".utf8)
         output.append(contentsOf: requestID.utf8)

@@ -59,7 +59,7 @@ enum Routes {
         router.add("GET", "/v1/subscribers/by-transaction/{originalTransactionId}") { subscribers.getSubscriberByTransaction($0) }
         router.add("GET", "/v1/subscribers/by-app-transaction/{appTransactionId}") { subscribers.getSubscriberByAppTransaction($0) }
         router.add("GET", "/v1/subscribers") { support.search($0) }
-        router.add("GET", "/v1/subscribers/{appAccountToken}", signed { subscribers.getSubscriber($0) })
+        router.add("GET", "/v1/subscribers/{appAccountToken}", signed(EntityTag.conditional { subscribers.getSubscriber($0) }))
         router.add("GET", "/v1/subscribers/{appAccountToken}/history") { support.history($0) }
         router.add("POST", "/v1/subscribers/{appAccountToken}/entitlements/{entitlementId}/grants") { support.grant($0) }
         router.add("DELETE", "/v1/subscribers/{appAccountToken}/entitlements/{entitlementId}/grants/{grantId}") { support.revoke($0) }

@@ -58,6 +58,49 @@ final class EntitleClientTests: EntitleKitTestCase {
         XCTAssertFalse(state.customer.isEntitled(to: "pro"))
     }
 
+    /// A refresh of an unchanged customer is a conditional GET: Entitle answers 304 without the
+    /// body, signed over the body the client kept, and the client answers that body; a changed
+    /// customer is a 200 again.
+    func testAnUnchangedCustomerIsNotSentAgain() async throws {
+        try buy()
+        let entitle = try client()
+        let first = try await entitle.customer()
+        let body = server.handle(
+            HTTPRequest(
+                method: "GET", target: "/v1/subscribers/\(token.uuidString.lowercased())",
+                headers: [("authorization", "Bearer client_key_0123456789")], body: []))
+        let tag = try XCTUnwrap(body.header("etag"))
+        let unchanged = server.handle(
+            HTTPRequest(
+                method: "GET", target: "/v1/subscribers/\(token.uuidString.lowercased())",
+                headers: [("authorization", "Bearer client_key_0123456789"), ("if-none-match", tag)], body: []))
+        XCTAssertEqual(unchanged.status, 304)
+        XCTAssertEqual(unchanged.body, [])
+        let again = try await entitle.customer()
+        XCTAssertEqual(again.customer, first.customer)
+        XCTAssertTrue(again.verified)
+        XCTAssertEqual(admin("POST", "/v1/test-store/clock", ["advance": "P1M"]).0, 200)
+        let renewed = try await entitle.customer()
+        XCTAssertNotEqual(renewed.customer.entitlements["pro"]?.expiresDate, first.customer.entitlements["pro"]?.expiresDate)
+    }
+
+    /// A man in the middle answers 304 for a customer that changed (it saw the new tag, and the
+    /// client's request named the old one): the signature covers the current body, not the kept
+    /// one, and the answer is refused.
+    func testANotModifiedAnswerForAChangedCustomerIsRefused() async throws {
+        try buy()
+        let proxy = try startProxy("not-modified")
+        let entitle = try client(port: proxy)
+        _ = try await entitle.customer()
+        XCTAssertEqual(admin("POST", "/v1/test-store/clock", ["advance": "P1M"]).0, 200)
+        do {
+            _ = try await entitle.customer()
+            XCTFail("an old body passed for the current one")
+        } catch let error as UntrustedAnswer {
+            XCTAssertEqual(error, .changedBody)
+        }
+    }
+
     /// An answer signed by a key the app did not pin is refused, or (informational mode) shown
     /// as unverified.
     func testAnotherKeyIsRefused() async throws {

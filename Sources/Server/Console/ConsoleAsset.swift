@@ -18,7 +18,7 @@ struct ConsoleAsset: Sendable {
 
     func response(ifNoneMatch: String?) -> HTTPResponse {
         let headers = [("Content-Type", type), ("ETag", etag)] + SecurityHeaders.page
-        let matches = ifNoneMatch?.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == etag } ?? false
-        return matches ? HTTPResponse(status: 304, headers: headers, body: []) : HTTPResponse(status: 200, headers: headers, body: body)
+        return EntityTag.matches(ifNoneMatch, etag)
+            ? HTTPResponse(status: 304, headers: headers, body: []) : HTTPResponse(status: 200, headers: headers, body: body)
     }
 }
