@@ -45,7 +45,7 @@ public actor EntitleClient {
             if answer.verified { announce(state) }
             return state
         }
-        guard answer.status == 200 else { throw Self.error(answer.status, answer.body) }
+        guard answer.status == 200 else { throw Self.error(answer) }
         return try keep(answer)
     }
 
@@ -55,14 +55,14 @@ public actor EntitleClient {
         var body = ["signedTransaction": transaction.jwsRepresentation]
         body["signedRenewalInfo"] = transaction.signedRenewalInfo
         let answer = try await send("POST", "/v1/transactions", body: body)
-        guard answer.status == 200 else { throw Self.error(answer.status, answer.body) }
+        guard answer.status == 200 else { throw Self.error(answer) }
         return try keep(answer)
     }
 
     /// A 200 answer's verified body, for the calls whose answer is not the customer.
     func call(_ method: String, _ path: String, _ body: [String: String]) async throws -> Data {
         let answer = try await send(method, path, body: body)
-        guard answer.status == 200 else { throw Self.error(answer.status, answer.body) }
+        guard answer.status == 200 else { throw Self.error(answer) }
         return answer.body
     }
 
@@ -112,6 +112,8 @@ public actor EntitleClient {
         var body: Data
         var verified: Bool
         var signedAt: Date
+        /// The server's `X-Request-Id`: what an error quotes to whoever runs the server.
+        var requestId: String?
     }
 
     /// One request with a fresh nonce, its answer checked. A transport failure or a 5xx answer
@@ -148,6 +150,7 @@ public actor EntitleClient {
         }
         if http.statusCode >= 500 { throw EntitleUnreachable(underlying: "HTTP \(http.statusCode)") }
         var status = http.statusCode
+        let requestId = http.value(forHTTPHeaderField: "X-Request-Id")
         if status == 304, let kept {
             // Not modified: the signature covers the body kept, which is the answer.
             (status, data) = (200, kept)
@@ -156,15 +159,16 @@ public actor EntitleClient {
             let signedAt = try check.check(
                 signature: http.value(forHTTPHeaderField: "Entitle-Signature"), nonce: nonce, method: method, path: path, body: data,
                 now: now)
-            return Answer(status: status, body: data, verified: true, signedAt: signedAt)
+            return Answer(status: status, body: data, verified: true, signedAt: signedAt, requestId: requestId)
         } catch {
             guard configuration.verification == .informational else { throw error }
-            return Answer(status: status, body: data, verified: false, signedAt: now)
+            return Answer(status: status, body: data, verified: false, signedAt: now, requestId: requestId)
         }
     }
 
-    private static func error(_ status: Int, _ body: Data) -> EntitleError {
-        struct Answer: Decodable {
+    /// An error answer as `EntitleError`: Entitle's code and message, the status, the request id.
+    private static func error(_ answer: Answer) -> EntitleError {
+        struct ErrorBody: Decodable {
             struct Body: Decodable {
                 var code: String
                 var message: String
@@ -173,10 +177,10 @@ public actor EntitleClient {
             var error: Body
         }
         // An error body that is not Entitle's (a proxy's page) still yields its status.
-        let decoded = try? JSONDecoder().decode(Answer.self, from: body)
+        let decoded = try? JSONDecoder().decode(ErrorBody.self, from: answer.body)
         return EntitleError(
-            status: status, code: decoded?.error.code ?? "HTTP_\(status)", message: decoded?.error.message ?? "",
-            requestId: decoded?.error.requestId)
+            status: answer.status, code: decoded?.error.code ?? "HTTP_\(answer.status)", message: decoded?.error.message ?? "",
+            requestId: answer.requestId ?? decoded?.error.requestId)
     }
 
     private static func decodeCustomer(_ body: Data) throws -> Customer {

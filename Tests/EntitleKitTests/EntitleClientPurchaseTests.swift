@@ -59,6 +59,7 @@ final class EntitleClientPurchaseTests: EntitleKitTestCase {
         } catch let error as EntitleError {
             XCTAssertEqual(error.code, "OFFER_UNAVAILABLE")
             XCTAssertEqual(error.status, 422)
+            XCTAssertNotNil(error.requestId, "the server's X-Request-Id, to quote")
         }
         let bought = await store.bought
         XCTAssertEqual(bought, [], "never the regular price instead")

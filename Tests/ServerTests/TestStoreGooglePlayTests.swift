@@ -177,6 +177,14 @@ final class TestStoreGooglePlayTests: TestStoreTestCase {
         XCTAssertEqual(notified(googleAct(gems, "refund").1), ["VOIDED_PURCHASE"])
         XCTAssertEqual(googleAct(gems, "refund").0, 409, "refunded already")
 
+        let (_, more) = try googleBuy(["productId": "gems"], notified: ["ONE_TIME_PRODUCT_PURCHASED"])
+        let (consumed, consumption) = googleAct(more["purchaseToken"]?.stringValue ?? "", "consume")
+        XCTAssertEqual(consumed, 200, "\(consumption)")
+        XCTAssertEqual(notified(consumption), [], "the app consumes: Google notifies nothing")
+        let details = consumption["productPurchase"]?["productLineItem"]?.arrayValue?.first?["productOfferDetails"]
+        XCTAssertEqual(details?["consumptionState"], "CONSUMPTION_STATE_CONSUMED")
+        XCTAssertEqual(googleAct(more["purchaseToken"]?.stringValue ?? "", "consume").0, 409, "consumed already")
+
         let (synced, answer) = call("POST", "/v1/purchases/google/voided", key: "server_key_0123456789", [:])
         XCTAssertEqual(synced, 200, "\(answer)")
         XCTAssertEqual(answer["voidedPurchases"]?["notStored"], 0, "Entitle stored every purchase the list names: \(answer)")
