@@ -69,6 +69,15 @@ final class EVPKey: @unchecked Sendable {
         return output
     }
 
+    /// The private key as PKCS#8 PEM (`BEGIN PRIVATE KEY`), unencrypted.
+    func privateKeyPEM() throws(CryptoError) -> String {
+        let bio = try MemoryBIO()
+        guard PEM_write_bio_PrivateKey(bio.raw, raw, nil, nil, 0, nil, nil) == 1 else {
+            throw CryptoError.internalFailure(drainOpenSSLErrors("PEM_write_bio_PrivateKey failed"))
+        }
+        return String(decoding: bio.writtenBytes, as: UTF8.self)
+    }
+
     /// SubjectPublicKeyInfo DER as a `BEGIN PUBLIC KEY` PEM.
     static func publicKeyPEM(_ der: [UInt8]) -> String { pem(der, label: "PUBLIC KEY") }
 

@@ -32,13 +32,7 @@ package enum RSA {
 
         /// The PKCS#8 PEM text of this key.
         package var pemRepresentation: String {
-            get throws(CryptoError) {
-                let bio = try MemoryBIO()
-                guard PEM_write_bio_PrivateKey(bio.raw, key.raw, nil, nil, 0, nil, nil) == 1 else {
-                    throw CryptoError.internalFailure(drainOpenSSLErrors("PEM_write_bio_PrivateKey failed"))
-                }
-                return String(decoding: bio.writtenBytes, as: UTF8.self)
-            }
+            get throws(CryptoError) { try key.privateKeyPEM() }
         }
 
         package var publicKey: PublicKey {
