@@ -42,10 +42,12 @@ extension TestStoreService {
         guard form["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer" else {
             throw GoogleAPIRefusal(oauth: "unsupported_grant_type", "Invalid grant_type: \(form["grant_type"] ?? "")")
         }
+        // Whatever is wrong with the assertion's form, Google answers the same.
         guard let assertion = form["assertion"], let jwt = try? CompactJWS(assertion), jwt.algorithm == "RS256" else {
             throw GoogleAPIRefusal(oauth: "invalid_request", "Invalid assertion format.")
         }
         let claims = jwt.payload
+        // An account key without a public half (it loaded, so it has one) verifies nothing: refused alike.
         guard let issuer = claims["iss"]?.stringValue,
             let app = apps.values.sorted(by: { $0.id < $1.id }).first(where: { $0.googlePlay?.serviceAccount.clientEmail == issuer }),
             let key = try? app.googlePlay?.serviceAccount.privateKey.publicKey, jwt.isValidRS256Signature(publicKey: key)
@@ -108,7 +110,7 @@ extension TestStoreService {
     ) throws(GoogleAPIRefusal) {
         let app = try googleCaller(authorization, packageName: packageName)
         if !body.isEmpty {
-            guard let object = (try? JSONParser.parse(body))?.objectValue else {
+            guard let object = (try? JSONParser.parse(body))?.objectValue else {  // Google says no more either
                 throw GoogleAPIRefusal(400, "Invalid JSON payload received.")
             }
             if let account = object["externalAccountIds"]?["obfuscatedAccountId"]?.stringValue, account.utf8.count > 64 {
@@ -173,6 +175,7 @@ extension TestStoreService {
         _ orderId: String, body: [UInt8], packageName: String, authorization: String?
     ) throws(GoogleAPIRefusal) {
         let app = try googleCaller(authorization, packageName: packageName)
+        // Google says no more of a malformed body either.
         guard let object = (try? JSONParser.parse(body))?.objectValue else { throw GoogleAPIRefusal(400, "Invalid JSON payload received.") }
         guard let reviewToken = object["pendingRefundToken"]?.stringValue, object["sampleContentProvided"]?.boolValue != nil,
             ["APPROVE", "DECLINE", "NEUTRAL"].contains(object["refundPreference"]?.stringValue ?? "")

@@ -417,6 +417,7 @@ package enum PlayStoreSimulation {
         guard !product.acknowledged, product.voidedAt == nil,
             now >= product.purchaseTime + SimulatedPlaySubscription.acknowledgementDays * day
         else { return nil }
+        // Not voided, so units remain: the refund of what is left cannot be refused.
         return try? void(
             &product, quantity: nil, now: product.purchaseTime + SimulatedPlaySubscription.acknowledgementDays * day, source: 2, reason: 8)
     }
