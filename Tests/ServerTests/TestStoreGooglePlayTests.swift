@@ -410,4 +410,30 @@ final class TestStoreGooglePlayTests: TestStoreTestCase {
         let acknowledged = call("GET", "/v1/test-store/google/purchases/\(gems)").1["productPurchase"]?["acknowledgementState"]
         XCTAssertEqual(acknowledged, "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED")
     }
+
+    /// One app's admin key acts only on its own app's sales: another app's purchase, on either
+    /// store, is not found.
+    func testAnotherAppsAdminKeyFindsNothing() throws {
+        stop()
+        let other = """
+            {"id": "other", "bundleId": "com.example.other", "environments": ["Sandbox"],
+             "signingKey": {"keyId": "KEY2", "privateKeyFile": "key.p8"},
+             "apiKeys": [{"key": "admin_other_0123456789", "role": "admin"}],
+             "verification": {"rootCertificates": [], "allowPrivateRoots": true},
+             "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"]}}},
+            """
+        let config = try String(contentsOf: folder.appendingPathComponent("entitle.json"), encoding: .utf8)
+            .replacingOccurrences(of: #""apps": [{"#, with: #""apps": ["# + other + "{")
+        try writeFile(folder.appendingPathComponent("entitle.json"), config)
+        entitle = try EntitleServer(
+            configuration: ConfigurationLoader.load(path: folder.appendingPathComponent("entitle.json").path, environment: [:]),
+            logOutput: nil)
+        entitle.start()
+        let (purchase, _) = try googleBuy(["productId": "pro", "basePlanId": "monthly"], notified: ["SUBSCRIPTION_PURCHASED"])
+        let original = try buy(trial: false)
+        XCTAssertEqual(call("POST", "/v1/test-store/google/purchases/\(purchase)/cancel", key: "admin_other_0123456789").0, 404)
+        XCTAssertEqual(call("GET", "/v1/test-store/google/purchases/\(purchase)", key: "admin_other_0123456789").0, 404)
+        XCTAssertEqual(call("POST", "/v1/test-store/apple/subscriptions/\(original)/cancel", key: "admin_other_0123456789").0, 404)
+        XCTAssertEqual(googleAct(purchase, "cancel").0, 200, "its own app's admin key acts")
+    }
 }

@@ -66,14 +66,17 @@ extension TestStoreService {
 
     // MARK: - Actions
 
-    /// `POST /v1/test-store/google/purchases/{purchaseToken}/{action}`.
-    package func googleAct(_ action: PlayAction, purchaseToken: String, options: PlayActionOptions) async throws -> JSONObject {
+    /// `POST /v1/test-store/google/purchases/{purchaseToken}/{action}`. `calledBy`: the caller's
+    /// app, when the caller is one app's key (another app's sale is not found).
+    package func googleAct(
+        _ action: PlayAction, purchaseToken: String, options: PlayActionOptions, calledBy caller: String? = nil
+    ) async throws -> JSONObject {
         try await exclusively {
             _ = try await takeDueSteps(until: clock.milliseconds)
-            if let entry = play.products[purchaseToken] {
+            if let entry = play.products[purchaseToken], caller.map({ $0 == entry.app }) ?? true {
                 return try await actOnProduct(action, entry.product, app: try googleApp(entry.app).app, options: options)
             }
-            guard let entry = play.subscriptions[purchaseToken] else {
+            guard let entry = play.subscriptions[purchaseToken], caller.map({ $0 == entry.app }) ?? true else {
                 throw ServiceError.notFound("the test store's Google Play sold no purchase \(purchaseToken)")
             }
             let app = try googleApp(entry.app).app
@@ -339,11 +342,11 @@ extension TestStoreService {
 
     /// `GET /v1/test-store/google/purchases/{purchaseToken}`: what Google holds of a purchase, as
     /// the Developer API answers it, and the refund reviews asked about it with their answers.
-    package func googlePurchaseState(_ purchaseToken: String) throws(ServiceError) -> JSONObject {
+    package func googlePurchaseState(_ purchaseToken: String, calledBy caller: String) throws(ServiceError) -> JSONObject {
         var answer: JSONObject
-        if let entry = play.subscriptions[purchaseToken] {
+        if let entry = play.subscriptions[purchaseToken], entry.app == caller {
             answer = ["subscriptionPurchase": .object(PlayStoreSimulation.subscriptionPurchase(entry.subscription))]
-        } else if let entry = play.products[purchaseToken] {
+        } else if let entry = play.products[purchaseToken], entry.app == caller {
             answer = ["productPurchase": .object(PlayStoreSimulation.productPurchase(entry.product))]
         } else {
             throw ServiceError.notFound("the test store's Google Play sold no purchase \(purchaseToken)")

@@ -215,14 +215,19 @@ package actor TestStoreService {
 
     // MARK: - Actions on a subscription
 
-    /// `POST /v1/test-store/apple/subscriptions/{originalTransactionId}/{action}`.
-    package func act(_ action: Action, originalTransactionId: String, options: ActionOptions) async throws -> JSONObject {
-        try await exclusively { try await actNow(action, originalTransactionId: originalTransactionId, options: options) }
+    /// `POST /v1/test-store/apple/subscriptions/{originalTransactionId}/{action}`. `calledBy`:
+    /// the caller's app, when the caller is one app's key (another app's sale is not found).
+    package func act(
+        _ action: Action, originalTransactionId: String, options: ActionOptions, calledBy caller: String? = nil
+    ) async throws -> JSONObject {
+        try await exclusively { try await actNow(action, originalTransactionId: originalTransactionId, options: options, caller: caller) }
     }
 
-    private func actNow(_ action: Action, originalTransactionId: String, options: ActionOptions) async throws -> JSONObject {
+    private func actNow(
+        _ action: Action, originalTransactionId: String, options: ActionOptions, caller: String?
+    ) async throws -> JSONObject {
         _ = try await takeDueSteps(until: clock.milliseconds)
-        guard let (appId, sold) = subscriptions[originalTransactionId] else {
+        guard let (appId, sold) = subscriptions[originalTransactionId], caller.map({ $0 == appId }) ?? true else {
             throw ServiceError.notFound("the test store sold no subscription \(originalTransactionId)")
         }
         var subscription = sold
@@ -327,9 +332,11 @@ package actor TestStoreService {
 
     /// `POST /v1/test-store/apple/transactions/{transactionId}/{action}`: `refund` or
     /// `request-refund` of a one-time purchase.
-    package func actOnPurchase(_ action: Action, transactionId: String, options: ActionOptions) async throws -> JSONObject {
+    package func actOnPurchase(
+        _ action: Action, transactionId: String, options: ActionOptions, calledBy caller: String? = nil
+    ) async throws -> JSONObject {
         try await exclusively {
-            guard let (appId, bought) = oneTimePurchases[transactionId] else {
+            guard let (appId, bought) = oneTimePurchases[transactionId], caller.map({ $0 == appId }) ?? true else {
                 throw ServiceError.notFound("the test store sold no one-time purchase \(transactionId)")
             }
             var purchase = bought

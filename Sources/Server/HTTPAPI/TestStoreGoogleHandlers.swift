@@ -41,7 +41,9 @@ struct TestStoreGoogleHandlers: Sendable {
             let token = context.pathParameters["purchaseToken"] ?? ""
             let options = try TestStoreService.PlayActionOptions(
                 context.request.body.isEmpty ? [:] : try RequestBody(context.request).object)
-            context.reply(app: caller.app.id) { .object(try await testStore.googleAct(action, purchaseToken: token, options: options)) }
+            context.reply(app: caller.app.id) {
+                .object(try await testStore.googleAct(action, purchaseToken: token, options: options, calledBy: caller.app.id))
+            }
         } catch {
             context.reply(error: error, app: nil)
         }
@@ -52,7 +54,7 @@ struct TestStoreGoogleHandlers: Sendable {
         do {
             let (testStore, caller) = try admin.admitted(context)
             let token = context.pathParameters["purchaseToken"] ?? ""
-            context.reply(app: caller.app.id) { .object(try await testStore.googlePurchaseState(token)) }
+            context.reply(app: caller.app.id) { .object(try await testStore.googlePurchaseState(token, calledBy: caller.app.id)) }
         } catch {
             context.reply(error: error, app: nil)
         }

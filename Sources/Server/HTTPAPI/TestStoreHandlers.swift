@@ -95,7 +95,7 @@ struct TestStoreHandlers: Sendable {
             let original = context.pathParameters["originalTransactionId"] ?? ""
             let options = try Self.actionOptions(context.request)
             context.reply(app: caller.app.id) {
-                .object(try await testStore.act(action, originalTransactionId: original, options: options))
+                .object(try await testStore.act(action, originalTransactionId: original, options: options, calledBy: caller.app.id))
             }
         } catch {
             context.reply(error: error, app: nil)
@@ -114,7 +114,7 @@ struct TestStoreHandlers: Sendable {
             let transactionId = context.pathParameters["transactionId"] ?? ""
             let options = try Self.actionOptions(context.request)
             context.reply(app: caller.app.id) {
-                .object(try await testStore.actOnPurchase(action, transactionId: transactionId, options: options))
+                .object(try await testStore.actOnPurchase(action, transactionId: transactionId, options: options, calledBy: caller.app.id))
             }
         } catch {
             context.reply(error: error, app: nil)
