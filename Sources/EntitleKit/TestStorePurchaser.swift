@@ -16,10 +16,14 @@ public import FoundationNetworking
 public actor TestStorePurchaser: StorePurchasing {
     /// What the next purchase does instead of buying: the customer cancels, or a parent must
     /// approve (Ask to Buy).
-    public enum NextPurchase: Sendable {
+    public enum NextPurchase: Sendable, Equatable {
         case buy
         case userCancels
         case askToBuy
+        /// Another product of the group the customer subscribes to: the App Store changes the
+        /// plan of the last subscription bought (`upgrade`, `downgrade` or `crossgrade`, as the
+        /// group's levels of service would decide).
+        case changePlan(String)
     }
 
     private let serverURL: URL
@@ -36,6 +40,8 @@ public actor TestStorePurchaser: StorePurchasing {
     /// Transactions bought, by id, and whether each was finished.
     public private(set) var bought: [StoreTransaction] = []
     public private(set) var finished: Set<String> = []
+    /// The original transaction of each subscription bought, the last one last.
+    private var originals: [String] = []
     /// Pending Ask to Buy requests, by id: the product each would buy.
     private var askToBuyRequests: [String: String] = [:]
     private let updates: AsyncStream<StoreTransaction>
@@ -76,6 +82,16 @@ public actor TestStorePurchaser: StorePurchasing {
         }
         nextIntroductoryOffer = nil
         if what == .askToBuy { body["askToBuy"] = true }
+        if case .changePlan(let change) = what {
+            guard let original = originals.last else {
+                throw StorePurchaseError(reason: "noSubscription", message: "no subscription bought to change the plan of")
+            }
+            let answer = try await post(
+                "/v1/test-store/apple/subscriptions/\(original)/\(change)", ["productId": productId, "deliver": notifiesEntitle])
+            let transaction = try Self.transaction(answer, productId: productId)
+            bought.append(transaction)
+            return .purchased(transaction)
+        }
         let answer = try await post("/v1/test-store/apple/purchases", body)
         if let request = (answer["askToBuy"] as? [String: Any])?["requestId"] as? String {
             askToBuyRequests[request] = productId
@@ -83,6 +99,7 @@ public actor TestStorePurchaser: StorePurchasing {
         }
         let transaction = try Self.transaction(answer, productId: productId)
         bought.append(transaction)
+        if let original = answer["originalTransactionId"] as? String, answer["signedRenewalInfo"] != nil { originals.append(original) }
         return .purchased(transaction)
     }
 

@@ -126,6 +126,21 @@ final class EntitleClientPurchaseTests: EntitleKitTestCase {
         XCTAssertEqual(second?.customer.isEntitled(to: "pro"), true, "the next announcement is the purchase, not the repeated refresh")
     }
 
+    /// An upgrade: another product of the group bought while subscribed; the App Store changes the
+    /// plan now (a new transaction), the client posts and finishes it, and the customer's
+    /// entitlement comes from the new product.
+    func testAnUpgradeIsBoughtPostedAndFinished() async throws {
+        let entitle = try client()
+        let store = purchaser()
+        _ = try purchased(try await entitle.purchase("pro.monthly", using: store))
+        await store.setNext(.changePlan("upgrade"))
+        let (upgrade, state) = try purchased(try await entitle.purchase("pro.yearly", using: store))
+        XCTAssertEqual(state.customer.entitlements["pro"]?.productId, "pro.yearly")
+        XCTAssertEqual(try CompactJWS(upgrade.jwsRepresentation).payload["productId"], "pro.yearly")
+        let finished = await store.finished
+        XCTAssertTrue(finished.contains(upgrade.transactionId))
+    }
+
     /// The customer cancels at the sheet: nothing is bought, posted or finished.
     func testACancelledPurchaseBuysNothing() async throws {
         let store = purchaser()

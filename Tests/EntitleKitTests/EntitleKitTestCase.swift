@@ -47,7 +47,8 @@ class EntitleKitTestCase: XCTestCase {
                "signingKey": {"keyId": "KEY1", "privateKeyFile": "key.p8"\(issuer)},
                "apiKeys": [{"key": "client_key_0123456789", "role": "client"}, {"key": "\(admin)", "role": "admin"}],
                "verification": {"rootCertificates": [], "allowPrivateRoots": true},
-               "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"], "period": "P1M"}},
+               "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"], "period": "P1M"},
+                            "pro.yearly": {"subscriptionGroup": "G1", "entitlements": ["pro"], "period": "P1Y"}},
                "offers": {"welcome": {"productId": "pro.monthly", "offerIdentifier": "pro_monthly_welcome", "eligibility": "any"},
                           "comeback": {"productId": "pro.monthly", "offerIdentifier": "pro_monthly_comeback", "eligibility": "lapsed"}}}]}
             """)

@@ -264,6 +264,13 @@ package actor TestStoreService {
         if let replaced { keep(replaced, app: appId) }
         keep(subscription, app: appId)
         var answer: JSONObject = ["subscription": .object(Self.json(subscription))]
+        // What StoreKit gives the app after a purchase that changes the plan: the transaction (a
+        // new one for a change now) and the renewal info.
+        if [.upgrade, .downgrade, .crossgrade].contains(action), let last = steps.last {
+            answer["transactionId"] = last.transaction["transactionId"] ?? .null
+            answer["signedTransaction"] = .string(try chain.sign(last.transaction))
+            if let renewalInfo = last.renewalInfo { answer["signedRenewalInfo"] = .string(try chain.sign(renewalInfo)) }
+        }
         let happened = try await send(steps, app: app, deliver: options.deliver)
         if !happened.isEmpty { answer["happened"] = .array(happened) }
         return answer
