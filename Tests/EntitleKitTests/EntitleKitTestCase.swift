@@ -120,6 +120,7 @@ class EntitleKitTestCase: XCTestCase {
             packageRoot.appendingPathComponent("Tests/TestSupport/tamper-proxy.py").path, "--upstream-port", String(server.port),
             "--mode", mode, "--port-file", portFile.path,
         ]
+        process.environment = inheritedEnvironment  // see inheritedEnvironment: never the live environ
         try process.run()
         proxy = process
         for _ in 0..<200 {

@@ -41,6 +41,11 @@ package struct ProcessResult: Sendable {
     package var stdoutBytes: [UInt8] { Array(stdout.utf8) }
 }
 
+/// The test process's environment, read once: a child is given this copy, so Process.run() never
+/// copies the live `environ` (it crashed in that copy twice while other threads of the test
+/// process were at work).
+package let inheritedEnvironment = ProcessInfo.processInfo.environment
+
 /// Runs a program to completion. `executable` is a path or a name looked up in PATH.
 @discardableResult
 package func runProcess(
@@ -55,7 +60,7 @@ package func runProcess(
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [executable] + arguments
     }
-    if let environment { process.environment = environment }
+    process.environment = environment ?? inheritedEnvironment
     if let currentDirectory { process.currentDirectoryURL = currentDirectory }
     let stdout = Pipe(), stderr = Pipe(), stdin = Pipe()
     process.standardOutput = stdout
