@@ -41,8 +41,7 @@ extension EntitleClient {
     /// unfinished, so the store delivers it again.
     public func deliver(_ transaction: StoreTransaction, using store: any StorePurchasing) async throws -> PurchaseResult {
         let state: CustomerState
-        do { state = try await post(transaction) } catch let unreachable as EntitleUnreachable {
-            _ = unreachable
+        do { state = try await post(transaction) } catch is EntitleUnreachable {
             try pending.add(transaction)
             return .queued(transaction)
         }

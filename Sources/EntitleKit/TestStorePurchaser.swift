@@ -32,11 +32,11 @@ public actor TestStorePurchaser: StorePurchasing {
     /// Whether the test store sends the App Store's notifications of what is bought (as Apple
     /// does); off, only what the client posts reaches Entitle.
     private let notifiesEntitle: Bool
-    /// What the next purchase does (then back to `buy`).
-    public var next = NextPurchase.buy
+    /// What the next purchase does (then back to `buy`): set by `setNext`.
+    private var next = NextPurchase.buy
     /// An introductory offer the store applies to the next purchase (StoreKit applies one by
     /// itself to an eligible customer; the test store is told): `FREE_TRIAL` with its period.
-    public var nextIntroductoryOffer: (discountType: String, period: String)?
+    private var nextIntroductoryOffer: (discountType: String, period: String)?
     /// Transactions bought, by id, and whether each was finished.
     public private(set) var bought: [StoreTransaction] = []
     public private(set) var finished: Set<String> = []
@@ -55,6 +55,7 @@ public actor TestStorePurchaser: StorePurchasing {
         (updates, updatesContinuation) = AsyncStream.makeStream(of: StoreTransaction.self)
     }
 
+    /// What the next purchase does, and the introductory offer the store applies to it.
     public func setNext(_ purchase: NextPurchase, introductoryOffer: (discountType: String, period: String)? = nil) {
         next = purchase
         nextIntroductoryOffer = introductoryOffer
