@@ -269,4 +269,7 @@ struct StoreReader: FactReading {
     func retentionRecords(environment: String, originalTransactionId: String) throws -> [RetentionRecord] {
         try store.retentionRecords(appId: appId, environment: environment, originalTransactionId: originalTransactionId)
     }
+    func appDownloads(appAccountToken: String) throws -> [AppDownload] {
+        try store.appDownloads(appId: appId, appAccountToken: appAccountToken)
+    }
 }

@@ -10,6 +10,7 @@ package final class AppServices: Sendable {
     package let verification: VerificationService
     package let subscribers: SubscriberQueries
     package let transactions: TransactionIngestion
+    package let downloads: AppDownloadPosting
     package let notifications: NotificationIngestion
     package let offers: OfferService
     /// Nil when the app cannot call the App Store Server API (no issuer ID).
@@ -96,6 +97,7 @@ package final class AppServices: Sendable {
         }
         transactions = TransactionIngestion(
             context, verification: verification, subscribers: subscribers, appleCalls: appleCalls, eventWriter: eventWriter)
+        downloads = AppDownloadPosting(context, verification: verification, subscribers: subscribers)
     }
 
     /// `POST /v1/verify`: verifies and decodes one signed item without storing it (on the pool

@@ -70,6 +70,9 @@ package struct FactBatch: Sendable {
     package var webhookTestId: String?
     /// A promotional grant given, or revoked (the same id stored again with `revokedAt`).
     package var grant: PromotionalGrant?
+    /// An app download an app posted for its customer (replaces the customer's download of its
+    /// environment).
+    package var appDownload: AppDownload?
     /// Google Play purchases as just read from Google, with Google's answer as text.
     package var playPurchases: [(purchase: PlayPurchase, json: String)] = []
     /// The Pub/Sub message that brought them: stored once; the same id again is a duplicate.
@@ -229,6 +232,11 @@ package protocol FactStore: Sendable {
     func subscriber(appId: String, environments: [String], appAccountToken: String) throws -> SubscriberFacts
     /// The subscriptions whose transactions or renewal info carry `appTransactionId`.
     func originalTransactionIds(appId: String, environment: String, appTransactionId: String) throws -> [String]
+    /// The customer's app downloads (`AppDownload`), by environment.
+    func appDownloads(appId: String, appAccountToken: String) throws -> [AppDownload]
+    /// The customers who posted the download `appTransactionId` in `environment` (several devices
+    /// of one Apple Account may each have a token of their own).
+    func appDownloadTokens(appId: String, environment: String, appTransactionId: String) throws -> [String]
     /// Newest first; `before` is a sequence number for paging.
     func notifications(appId: String, limit: Int, before: Int64?) throws -> [StoredNotification]
     /// A cheap query proving the store answers (for `/readyz`).
@@ -340,7 +348,8 @@ extension FactStore {
             facts: { try facts(appId: appId, environment: $0, appAccountToken: appAccountToken) },
             transfers: { try linkTransfers(appId: appId, environment: $0, appAccountToken: appAccountToken) },
             grants: { try grants(appId: appId, environment: $0, appAccountToken: appAccountToken) },
-            playPurchases: { try playPurchases(appId: appId, appAccountToken: appAccountToken) })
+            playPurchases: { try playPurchases(appId: appId, appAccountToken: appAccountToken) },
+            downloads: { try appDownloads(appId: appId, appAccountToken: appAccountToken) })
     }
 
     /// For stores whose writes are quick and in memory: write now, then call back.

@@ -37,6 +37,7 @@ enum Routes {
         router.add("POST", "/v1/introductory-offers/eligibility", signed { offers.introductoryOfferEligibility($0) })
         router.add("POST", "/v1/verify") { verify.handle($0) }
         router.add("POST", "/v1/transactions", signed { subscribers.postTransaction($0) })
+        router.add("POST", "/v1/app-transactions", signed { subscribers.postAppTransaction($0) })
         router.add("POST", "/v1/notifications/apple") { notifications.handle($0) }
         router.add("POST", "/v1/notifications/google") { googlePlay.push($0) }
         router.add("POST", "/v1/retention/apple") { retention.handle($0) }
@@ -89,6 +90,7 @@ enum Routes {
         router.add("GET", "/v1/test-store/clock") { testStoreAPI.clock($0) }
         router.add("POST", "/v1/test-store/clock") { testStoreAPI.moveClock($0) }
         router.add("POST", "/v1/test-store/apple/purchases") { testStoreAPI.applePurchase($0) }
+        router.add("POST", "/v1/test-store/apple/app-transactions") { testStoreAPI.appleAppTransaction($0) }
         router.add("POST", "/v1/test-store/scenarios") { testStoreAPI.runScenario($0) }
         router.add("POST", "/v1/test-store/apple/transactions/{transactionId}/{action}") {
             testStoreAPI.appleTransactionAction($0)

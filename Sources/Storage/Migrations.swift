@@ -209,6 +209,15 @@ enum Migrations {
             value INTEGER NOT NULL,
             PRIMARY KEY (app_id, environment, width, bucket, store, figure, product_id, currency, period, origin_day)) WITHOUT ROWID;
         """ + metricBucketsFromMoments,
+        // 19: app downloads posted by apps (`AppDownload`): one per customer and environment, and
+        // found again by the download's id.
+        """
+        CREATE TABLE app_downloads (
+            app_id TEXT NOT NULL, environment TEXT NOT NULL, app_account_token TEXT NOT NULL, app_transaction_id TEXT NOT NULL,
+            original_application_version TEXT, original_purchase_date INTEGER, original_platform TEXT, posted_at INTEGER NOT NULL,
+            PRIMARY KEY (app_id, environment, app_account_token));
+        CREATE INDEX app_downloads_by_id ON app_downloads (app_id, environment, app_transaction_id);
+        """,
     ]
 
     /// The hour, ten-minute and minute sums of every kept moment read to the instant

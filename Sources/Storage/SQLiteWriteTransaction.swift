@@ -46,6 +46,10 @@ struct SQLiteWriteTransaction: FactWriteTransaction {
         try SQLiteFactStore.playPurchase(database, appId: appId, purchaseToken: token)
     }
 
+    func appDownloads(appAccountToken: String) throws -> [AppDownload] {
+        try SQLiteFactStore.appDownloads(database, appId: appId, appAccountToken: appAccountToken)
+    }
+
     // MARK: Writing
 
     func lock(_ keys: [String]) throws {}
@@ -131,6 +135,10 @@ struct SQLiteWriteTransaction: FactWriteTransaction {
     func putGrant(_ grant: PromotionalGrant) throws {
         try database.statement(GrantCodec.table.sqlitePut).bind(GrantCodec.values(appId: appId, grant)).run()
         memory.grantedTokens.add(appId, grant.appAccountToken)
+    }
+
+    func putAppDownload(_ download: AppDownload) throws {
+        try database.statement(AppDownloadCodec.table.sqlitePut).bind(AppDownloadCodec.values(appId: appId, download)).run()
     }
 
     func insertAcknowledgementIfNew(_ pending: PendingAcknowledgement) throws {

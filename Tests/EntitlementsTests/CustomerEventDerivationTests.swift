@@ -32,6 +32,7 @@ final class CustomerEventDerivationTests: XCTestCase {
         func playPurchases(appAccountToken: String) -> [PlayPurchase] { storedPlay.filter { $0.appAccountToken == appAccountToken } }
         func playPurchase(token: String) -> PlayPurchase? { storedPlay.first { $0.purchaseToken == token } }
         func retentionRecords(environment: String, originalTransactionId: String) -> [RetentionRecord] { [] }
+        func appDownloads(appAccountToken: String) -> [AppDownload] { [] }
     }
 
     // MARK: - Google Play

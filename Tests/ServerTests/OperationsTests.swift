@@ -408,6 +408,8 @@ private struct FailingStore: FactStore {
     func syncRevision(appId: String, environment: String, originalTransactionId: String) throws -> String? { throw error }
     func originalTransactionId(appId: String, environment: String, transactionId: String) throws -> String? { throw error }
     func originalTransactionIds(appId: String, environment: String, appTransactionId: String) throws -> [String] { throw error }
+    func appDownloads(appId: String, appAccountToken: String) throws -> [AppDownload] { throw error }
+    func appDownloadTokens(appId: String, environment: String, appTransactionId: String) throws -> [String] { throw error }
     func linkTransfers(appId: String, environment: String, appAccountToken: String) throws -> [LinkTransfer] { throw error }
     func dueAppleCalls(appId: String, now: Int64, limit: Int) throws -> [PendingAppleCall] { throw error }
     func usage(appId: String, appAccountToken: String) throws -> [UsageRecord] { throw error }

@@ -572,6 +572,38 @@ class FactStoreContract: XCTestCase {
         XCTAssertEqual(try store.grant(appId: "app", id: "g1"), grant, "the first revocation stands")
     }
 
+    /// App downloads on every store: one per customer and environment (a later one replaces it),
+    /// read with the subscriber in one read, and found again by the download's id.
+    func testAppDownloadsArePutPerCustomerAndEnvironmentAndReadWithTheSubscriber() throws {
+        let store = try makeStore()
+        let customer = self.customer
+        func download(_ id: String, _ environment: String, token: String? = nil, version: String? = "1.0") -> AppDownload {
+            AppDownload(
+                environment: environment, appAccountToken: token ?? customer, appTransactionId: id, originalApplicationVersion: version,
+                originalPurchaseDate: 1_000, originalPlatform: "iOS", postedAt: 2_000)
+        }
+        func put(_ download: AppDownload) throws {
+            var batch = FactBatch(appId: "app", environment: download.environment)
+            batch.appDownload = download
+            XCTAssertEqual(try store.apply(batch), .applied)
+        }
+        try put(download("70001", "Sandbox"))
+        try put(download("70002", "Production", version: nil))
+        try put(download("70003", "Sandbox"))
+        try put(download("70003", "Sandbox", token: "f0000000-0000-4000-8000-000000000002"))
+        let expected = [download("70002", "Production", version: nil), download("70003", "Sandbox")]
+        XCTAssertEqual(
+            try store.appDownloads(appId: "app", appAccountToken: customer), expected, "the later Sandbox one replaced the first")
+        XCTAssertEqual(try store.appDownloads(appId: "other", appAccountToken: customer), [])
+        let read = try store.subscriber(appId: "app", environments: ["Production", "Sandbox"], appAccountToken: customer)
+        XCTAssertEqual(read.downloads, expected)
+        XCTAssertEqual(
+            try store.appDownloadTokens(appId: "app", environment: "Sandbox", appTransactionId: "70003"),
+            [customer, "f0000000-0000-4000-8000-000000000002"])
+        XCTAssertEqual(try store.appDownloadTokens(appId: "app", environment: "Sandbox", appTransactionId: "70001"), [])
+        XCTAssertEqual(try store.appDownloadTokens(appId: "app", environment: "Production", appTransactionId: "70003"), [])
+    }
+
     func testACustomersHistoryIsReadBySubscription() throws {
         let store = try makeStore()
         let writer = RecordingWriter(endpoints: ["https://hooks.example/a"])

@@ -55,11 +55,16 @@ package struct SubscriberQueries: Sendable {
             let environment = spanned[0]
             let facts = read.environments.first?.facts ?? []
             let plays = play.filter { $0.environment == environment.rawValue }
-            // A token whose subscription moved away still answers, with the move.
-            guard !facts.isEmpty || !read.grants.isEmpty || !plays.isEmpty || !read.transfers.isEmpty else { return false }
+            let downloaded = read.downloads.contains { $0.environment == environment.rawValue }
+            // A token whose subscription moved away still answers, with the move; one that only
+            // posted its download, with the download.
+            guard !facts.isEmpty || !read.grants.isEmpty || !plays.isEmpty || !read.transfers.isEmpty || downloaded else {
+                return false
+            }
             let status = rules.evaluate(
                 facts, environment: environment, now: instant, appAccountToken: token, promotional: read.grants, play: plays)
             SubscriberView.write(status, appAccountToken: token, environment: environment, into: &answer)
+            SubscriberViewRules.writeDownload(read.downloads, spanning: [environment.rawValue], into: &answer)
             SubscriberViewRules.writeTransfers(read.transfers, into: &answer)
             return true
         }
@@ -67,15 +72,21 @@ package struct SubscriberQueries: Sendable {
             !span.facts.isEmpty || read.grants.contains { $0.environment == environment.rawValue }
                 || play.contains { $0.environment == environment.rawValue }
         }.map { ($0.0, $0.1.facts) }
+        let searched = spanned.map(\.rawValue)
         if found.isEmpty {
-            let moved = spanned.filter { environment in read.transfers.contains { $0.environment == environment.rawValue } }
+            let moved = spanned.filter { environment in
+                read.transfers.contains { $0.environment == environment.rawValue }
+                    || read.downloads.contains { $0.environment == environment.rawValue }
+            }
             guard !moved.isEmpty else { return false }
             SubscriberView.write(SubscriberStatus(), appAccountToken: token, environments: moved, into: &answer)
+            SubscriberViewRules.writeDownload(read.downloads, spanning: searched, into: &answer)
             SubscriberViewRules.writeTransfers(read.transfers, into: &answer)
             return true
         }
         let status = rules.evaluate(found.map { ($0.0, $0.1) }, now: instant, appAccountToken: token, promotional: read.grants, play: play)
         SubscriberView.write(status, appAccountToken: token, environments: found.map(\.0), into: &answer)
+        SubscriberViewRules.writeDownload(read.downloads, spanning: searched, into: &answer)
         SubscriberViewRules.writeTransfers(read.transfers, into: &answer)
         return true
     }
@@ -102,15 +113,19 @@ package struct SubscriberQueries: Sendable {
     package func subscriber(appTransactionId: String, environment: AppStoreEnvironment?, at now: Date) throws -> JSONObject? {
         let candidates = environment == nil ? searchOrder : [try chosen(environment)]
         var found: [(AppStoreEnvironment, [SubscriptionFacts])] = []
+        var tokens: [String] = []
         for candidate in candidates {
             let facts = try store.originalTransactionIds(appId: app.id, environment: candidate.rawValue, appTransactionId: appTransactionId)
                 .compactMap { try store.facts(appId: app.id, environment: candidate.rawValue, originalTransactionId: $0) }
             if !facts.isEmpty { found.append((candidate, facts)) }
+            tokens += try store.appDownloadTokens(appId: app.id, environment: candidate.rawValue, appTransactionId: appTransactionId)
         }
-        guard !found.isEmpty else { return nil }
+        guard !found.isEmpty || !tokens.isEmpty else { return nil }
         let status = rules.evaluate(found.map { ($0.0, $0.1) }, now: Milliseconds.since1970(now))
         var answer = SubscriberView.render(status, appAccountToken: nil, environments: found.map(\.0))
         answer["appTransactionId"] = .string(appTransactionId)
+        // The customers whose app posted this download (`POST /v1/app-transactions`).
+        if !tokens.isEmpty { answer["appAccountTokens"] = .array(tokens.map(JSONValue.string)) }
         return answer
     }
 
@@ -132,6 +147,13 @@ package struct SubscriberQueries: Sendable {
         completion: @escaping @Sendable (Result<[UInt8]?, any Error>) -> Void
     ) {
         pool.run({ try serializedSubscriber(appAccountToken: appAccountToken, environment: environment, at: now) }, completion: completion)
+    }
+
+    package func subscriber(
+        appAccountToken: String, environment: AppStoreEnvironment?, at now: Date,
+        completion: @escaping @Sendable (Result<JSONObject?, any Error>) -> Void
+    ) {
+        pool.run({ try subscriber(appAccountToken: appAccountToken, environment: environment, at: now) }, completion: completion)
     }
 
     package func subscriber(

@@ -66,6 +66,7 @@ package struct CustomerSearch: Sendable {
                 try !store.facts(appId: app.id, environment: name, appAccountToken: token).isEmpty
                     || !store.grants(appId: app.id, environment: name, appAccountToken: token).isEmpty
                     || !store.linkTransfers(appId: app.id, environment: name, appAccountToken: token).isEmpty
+                    || store.appDownloads(appId: app.id, appAccountToken: token).contains { $0.environment == name }
             {
                 add(Match(matchedBy: "appAccountToken", environment: environment, appAccountToken: token))
             }
@@ -79,6 +80,9 @@ package struct CustomerSearch: Sendable {
             }
             for original in try store.originalTransactionIds(appId: app.id, environment: name, appTransactionId: query) {
                 add(try customer("appTransactionId", original, environment))
+            }
+            for token in try store.appDownloadTokens(appId: app.id, environment: name, appTransactionId: query) {
+                add(Match(matchedBy: "appTransactionId", environment: environment, appAccountToken: token))
             }
         }
         if app.googlePlay != nil {

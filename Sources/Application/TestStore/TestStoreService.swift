@@ -75,6 +75,8 @@ package actor TestStoreService {
     var messagingCatalogs: [String: AppleMessagingCatalog] = [:]
     /// Purchases waiting for a parent's approval (Ask to Buy), by request id.
     private var askToBuyRequests: [String: Purchase] = [:]
+    /// Each test customer's download, by app and appAccountToken (`SimulatedAppDownload`).
+    var downloads: [String: SimulatedAppDownload] = [:]
     /// The nonces of promotional offers sold, per app: Apple takes each once.
     private var usedNonces: [String: Set<String>] = [:]
     private var nextTransactionNumber: Int64

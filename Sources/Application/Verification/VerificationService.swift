@@ -163,6 +163,13 @@ package final class VerificationService: Sendable {
         typed(parsed, .renewalInfo, environment) { $0.verifyRenewalInfo(parsed) }
     }
 
+    package func verifiedAppTransaction(
+        _ parsed: SignedPayload,
+        environment: AppStoreEnvironment? = nil
+    ) -> VerificationResult<(AppTransaction, AppStoreEnvironment)> {
+        typed(parsed, .appTransaction, environment) { $0.verifyAppTransaction(parsed) }
+    }
+
     /// A Retention Messaging realtime request, with the environment that decided.
     package func verifiedRealtimeRequest(
         _ parsed: SignedPayload

@@ -13,6 +13,8 @@ package protocol FactReading {
     func grant(id: String) throws -> PromotionalGrant?
     func playPurchases(appAccountToken: String) throws -> [PlayPurchase]
     func playPurchase(token: String) throws -> PlayPurchase?
+    /// The customer's app downloads, one per environment at most (`AppDownload`).
+    func appDownloads(appAccountToken: String) throws -> [AppDownload]
     /// A subscription's retention answers, oldest first.
     func retentionRecords(environment: String, originalTransactionId: String) throws -> [RetentionRecord]
     /// Everything a subscriber view of `appAccountToken` shows in `environments`.
@@ -26,7 +28,8 @@ extension FactReading {
             appAccountToken, environments: environments, facts: { try facts(environment: $0, appAccountToken: appAccountToken) },
             transfers: { try linkTransfers(environment: $0, appAccountToken: appAccountToken) },
             grants: { try grants(environment: $0, appAccountToken: appAccountToken) },
-            playPurchases: { try playPurchases(appAccountToken: appAccountToken) })
+            playPurchases: { try playPurchases(appAccountToken: appAccountToken) },
+            downloads: { try appDownloads(appAccountToken: appAccountToken) })
     }
 }
 
@@ -39,17 +42,20 @@ package struct SubscriberFacts: Sendable {
     package var grants: [PromotionalGrant]
     /// Google Play purchases of the customer.
     package var playPurchases: [PlayPurchase]
+    /// The customer's app downloads (every environment; the view shows those it spans).
+    package var downloads: [AppDownload]
 
     package init(
         appAccountToken: String?, environments: [(environment: String, facts: [SubscriptionFacts])],
         transfers: [(environment: String, transfer: LinkTransfer)] = [], grants: [PromotionalGrant] = [],
-        playPurchases: [PlayPurchase] = []
+        playPurchases: [PlayPurchase] = [], downloads: [AppDownload] = []
     ) {
         self.appAccountToken = appAccountToken
         self.environments = environments
         self.transfers = transfers
         self.grants = grants
         self.playPurchases = playPurchases
+        self.downloads = downloads
     }
 }
 
@@ -59,7 +65,7 @@ extension SubscriberFacts {
     static func assembled(
         _ token: String, environments: [String], facts: (String) throws -> [SubscriptionFacts],
         transfers: (String) throws -> [LinkTransfer], grants: (String) throws -> [PromotionalGrant],
-        playPurchases: () throws -> [PlayPurchase]
+        playPurchases: () throws -> [PlayPurchase], downloads: () throws -> [AppDownload]
     ) rethrows -> SubscriberFacts {
         var spans: [(String, [SubscriptionFacts])] = []
         var moves: [(String, LinkTransfer)] = []
@@ -70,7 +76,8 @@ extension SubscriberFacts {
             given += try grants(environment)
         }
         return SubscriberFacts(
-            appAccountToken: token, environments: spans, transfers: moves, grants: given, playPurchases: try playPurchases())
+            appAccountToken: token, environments: spans, transfers: moves, grants: given, playPurchases: try playPurchases(),
+            downloads: try downloads())
     }
 }
 

@@ -94,7 +94,25 @@ package struct SubscriberViewRules: Sendable {
                 play: subscriber.playPurchases)
             SubscriberView.write(status, appAccountToken: subscriber.appAccountToken, environments: found.map(\.0), into: &answer)
         }
+        Self.writeDownload(subscriber.downloads, spanning: subscriber.environments.map(\.environment), into: &answer)
         Self.writeTransfers(subscriber.transfers, into: &answer)
+    }
+
+    /// `"appTransaction"`: the customer's app download (`AppDownload`) in the first of `environments`
+    /// (the view's order: Production first) that has one.
+    package static func writeDownload<Object: JSONObjectBuilder>(
+        _ downloads: [AppDownload], spanning environments: [String], into answer: inout Object
+    ) {
+        guard let download = environments.lazy.compactMap({ environment in downloads.first { $0.environment == environment } }).first
+        else { return }
+        answer.object("appTransaction") { item in
+            item.set("appTransactionId", download.appTransactionId)
+            item.set("environment", download.environment)
+            item.set("originalApplicationVersion", ifPresent: download.originalApplicationVersion)
+            if let date = download.originalPurchaseDate { Timestamps.set(&item, "originalPurchaseDate", date) }
+            item.set("originalPlatform", ifPresent: download.originalPlatform)
+            Timestamps.set(&item, "postedAt", download.postedAt)
+        }
     }
 
     /// `"transfers"`: subscriptions moved into or out of this token (`transferPolicy: transfer`),

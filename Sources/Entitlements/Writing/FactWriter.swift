@@ -96,6 +96,7 @@ package enum FactWriter {
             try store.markRetentionSaved(requestIdentifier: save.record.requestIdentifier, at: save.at, how: save.how)
         }
         if let grant = change.grantAfter, grant != change.grantBefore { try store.putGrant(grant) }
+        if let download = batch.appDownload { try store.putAppDownload(download) }
         if let forward = batch.forward {
             try store.insertDelivery(
                 NewDelivery(

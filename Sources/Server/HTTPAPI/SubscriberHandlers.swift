@@ -40,6 +40,30 @@ struct SubscriberHandlers: Sendable {
         }
     }
 
+    // MARK: - POST /v1/app-transactions
+
+    func postAppTransaction(_ context: HTTPRequestContext) {
+        do {
+            let caller = try caller(context)
+            let body = try RequestBody(context.request)
+            let app = caller.app.id
+            application.services(for: caller).downloads.post(
+                signedAppTransaction: try body.requiredString("signedAppTransaction"),
+                appAccountToken: try body.requiredString("appAccountToken"), now: application.clock.now()
+            ) { result in
+                context.reply(
+                    result.map {
+                        .object([
+                            "appTransaction": .object($0.appTransaction.knownJSON),
+                            "subscriber": .object($0.subscriber),
+                        ])
+                    }, app: app)
+            }
+        } catch {
+            context.reply(error: error, app: nil)
+        }
+    }
+
     // MARK: - GET /v1/subscribers/…
 
     func getSubscriber(_ context: HTTPRequestContext) {

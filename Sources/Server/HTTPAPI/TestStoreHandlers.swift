@@ -76,6 +76,22 @@ struct TestStoreHandlers: Sendable {
         }
     }
 
+    /// `POST /v1/test-store/apple/app-transactions`: what `AppTransaction.shared` gives a test
+    /// customer's app.
+    func appleAppTransaction(_ context: HTTPRequestContext) {
+        do {
+            let (testStore, caller) = try admitted(context)
+            let body = try RequestBody(context.request)
+            let app = try body.optionalString("app") ?? caller.app.id
+            guard app == caller.app.id else { throw ServiceError.forbidden("the admin key is app \(caller.app.id)'s, not \(app)'s") }
+            let token = try AppAccountToken.validated(try body.requiredString("appAccountToken"))
+            let request = try TestStoreService.AppTransactionRequest(body.object, app: app, appAccountToken: token)
+            context.reply(app: app) { .object(try await testStore.appTransaction(request)) }
+        } catch {
+            context.reply(error: error, app: nil)
+        }
+    }
+
     /// An action's options: its body's, the defaults without one.
     private static func actionOptions(_ request: HTTPRequest) throws(ServiceError) -> TestStoreService.ActionOptions {
         guard !request.body.isEmpty else { return TestStoreService.ActionOptions() }

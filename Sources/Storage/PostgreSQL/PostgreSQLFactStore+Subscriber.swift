@@ -20,6 +20,7 @@ extension PostgreSQLFactStore {
         var grants: [PromotionalGrant] = []
         var transfers: [(String, LinkTransfer)] = []
         var plays: [PlayPurchase] = []
+        var downloads: [AppDownload] = []
         for row in rows {
             let environment = row[1] ?? ""
             let key = row[2] ?? ""
@@ -49,6 +50,7 @@ extension PostgreSQLFactStore {
                             originalTransactionId: columns[0] ?? "", from: columns[1] ?? "", to: columns[2] ?? "",
                             at: columns[3].flatMap { Int64($0) } ?? 0)
                     ))
+            case "d": downloads.append(download(columns))
             default: plays.append(playPurchase(columns))
             }
         }
@@ -61,12 +63,13 @@ extension PostgreSQLFactStore {
             )
         }
         return SubscriberFacts(
-            appAccountToken: appAccountToken, environments: spans, transfers: transfers, grants: grants, playPurchases: plays)
+            appAccountToken: appAccountToken, environments: spans, transfers: transfers, grants: grants, playPurchases: plays,
+            downloads: downloads)
     }
 
     /// Ordered as the separate reads are (each kind by environment, then): subscriptions by id,
     /// their transactions by purchase and signals by instant; grants by start; moves as made;
-    /// Play purchases (of every environment) by start.
+    /// Play purchases (of every environment) by start; downloads by environment.
     private static let subscriberStatement: String = {
         let text = PostgreSQLText.self
         let prefixed = { (columns: String) in
@@ -92,6 +95,9 @@ extension PostgreSQLFactStore {
                 UNION ALL
                 SELECT 'p', '', '', x.start_time, \(text.columns(prefixed(playColumns))), \(text.padding(after: playColumns))
                 FROM play_purchases x WHERE x.app_id = $1 AND x.app_account_token = $3
+                UNION ALL
+                SELECT 'd', x.environment, '', 0, \(text.columns(prefixed(downloadColumns))), \(text.padding(after: downloadColumns))
+                FROM app_downloads x WHERE x.app_id = $1 AND x.app_account_token = $3
             ) facts ORDER BY kind, 2, 3, ordering, 5
             """
     }()

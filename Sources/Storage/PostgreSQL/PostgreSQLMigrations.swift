@@ -206,6 +206,14 @@ enum PostgreSQLMigrations {
             PRIMARY KEY (app_id, environment, width, bucket, store, figure, product_id, currency, period, origin_day));
         ALTER TABLE metric_deltas ADD COLUMN width BIGINT NOT NULL DEFAULT 86400000;
         """ + metricBucketsFromMoments,
+        // 14: SQLite's migration 19: app downloads posted by apps.
+        """
+        CREATE TABLE app_downloads (
+            app_id TEXT NOT NULL, environment TEXT NOT NULL, app_account_token TEXT NOT NULL, app_transaction_id TEXT NOT NULL,
+            original_application_version TEXT, original_purchase_date BIGINT, original_platform TEXT, posted_at BIGINT NOT NULL,
+            PRIMARY KEY (app_id, environment, app_account_token));
+        CREATE INDEX app_downloads_by_id ON app_downloads (app_id, environment, app_transaction_id);
+        """,
     ]
 
     /// The hour, ten-minute and minute sums of every kept moment read to the instant

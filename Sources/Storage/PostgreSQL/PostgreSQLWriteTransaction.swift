@@ -84,6 +84,10 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
         try PostgreSQLFactStore.playPurchase(db, appId: appId, purchaseToken: token)
     }
 
+    func appDownloads(appAccountToken: String) throws -> [AppDownload] {
+        try PostgreSQLFactStore.appDownloads(db, appId: appId, appAccountToken: appAccountToken)
+    }
+
     // MARK: Writing
 
     func lock(_ keys: [String]) throws { try Self.lock(keys.filter { !heldLocks.contains($0) }, on: db) }
@@ -203,6 +207,10 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
 
     func putGrant(_ grant: PromotionalGrant) throws {
         try db.executeLater(GrantCodec.table.postgresPut, GrantCodec.values(appId: appId, grant))
+    }
+
+    func putAppDownload(_ download: AppDownload) throws {
+        try db.executeLater(AppDownloadCodec.table.postgresPut, AppDownloadCodec.values(appId: appId, download))
     }
 
     func insertAcknowledgementIfNew(_ pending: PendingAcknowledgement) throws {

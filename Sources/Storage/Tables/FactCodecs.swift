@@ -96,6 +96,28 @@ enum GrantCodec {
     }
 }
 
+enum AppDownloadCodec {
+    static let table = StoredTables.appDownloads
+
+    static func values(appId: String, _ download: AppDownload) -> [StoredValue] {
+        [
+            .text(appId), .text(download.environment), .text(download.appAccountToken), .text(download.appTransactionId),
+            .from(download.originalApplicationVersion), .from(download.originalPurchaseDate), .from(download.originalPlatform),
+            .integer(download.postedAt),
+        ]
+    }
+
+    /// What a read takes: every column but the app's.
+    static let read = Array(table.columns.dropFirst())
+
+    static func record(_ row: some ColumnReader) -> AppDownload {
+        AppDownload(
+            environment: row.text(0) ?? "", appAccountToken: row.text(1) ?? "", appTransactionId: row.text(2) ?? "",
+            originalApplicationVersion: row.text(3), originalPurchaseDate: row.integer(4), originalPlatform: row.text(5),
+            postedAt: row.integer(6) ?? 0)
+    }
+}
+
 enum NotificationCodec {
     static let table = StoredTables.notifications
 

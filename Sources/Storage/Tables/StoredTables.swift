@@ -142,10 +142,18 @@ enum StoredTables {
         key: ["app_id", "environment", "width", "bucket", "store", "figure", "product_id", "currency", "period", "origin_day"],
         withoutRowid: true)
 
+    static let appDownloads = StoredTable(
+        name: "app_downloads",
+        columns: [
+            "app_id", "environment", "app_account_token", "app_transaction_id", "original_application_version",
+            "original_purchase_date", "original_platform", "posted_at",
+        ],
+        key: ["app_id", "environment", "app_account_token"])
+
     static let all: [StoredTable] = [
         transactions, renewalInfos, subscriberLinks, signals, notifications, syncRevisions, appTransactions, linkTransfers,
         appleCalls, events, deliveries, grants, playPurchases, pubSubMessages, usageRecords, refundOverrides, retentionRecords,
-        refundRequests, playAcknowledgements, metricMoments, metricDays, metricBuckets,
+        refundRequests, playAcknowledgements, metricMoments, metricDays, metricBuckets, appDownloads,
     ]
 
     /// Tables one dialect keeps for its own bookkeeping, which are not copied.

@@ -1,0 +1,30 @@
+package import Entitlements
+
+/// App downloads apps posted for their customers (`AppDownload`).
+extension PostgreSQLFactStore {
+    static let downloadColumns = StoredTable.list(AppDownloadCodec.read)
+
+    static func download(_ row: [String?]) -> AppDownload { AppDownloadCodec.record(PostgreSQLRow(row: row)) }
+
+    static func appDownloads(_ db: PostgreSQLConnection, appId: String, appAccountToken: String) throws -> [AppDownload] {
+        try db.execute(
+            "SELECT \(downloadColumns) FROM app_downloads WHERE app_id = $1 AND app_account_token = $2 ORDER BY environment",
+            [.text(appId), .text(appAccountToken)]
+        ).rows.map(download)
+    }
+
+    package func appDownloads(appId: String, appAccountToken: String) throws -> [AppDownload] {
+        try pool.with { try Self.appDownloads($0, appId: appId, appAccountToken: appAccountToken) }
+    }
+
+    package func appDownloadTokens(appId: String, environment: String, appTransactionId: String) throws -> [String] {
+        try pool.with { db in
+            try db.execute(
+                """
+                SELECT app_account_token FROM app_downloads WHERE app_id = $1 AND environment = $2 AND app_transaction_id = $3
+                ORDER BY posted_at, app_account_token
+                """, [.text(appId), .text(environment), .text(appTransactionId)]
+            ).rows.map { $0[0] ?? "" }
+        }
+    }
+}
