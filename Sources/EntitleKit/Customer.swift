@@ -4,6 +4,15 @@ public import Foundation
 public struct Customer: Sendable, Equatable {
     public var appAccountToken: String?
     public var entitlements: [String: Entitlement]
+    /// The customer's download of the app, once the app has posted its `AppTransaction`
+    /// (`EntitleClient.postAppTransaction(using:)`).
+    public var appDownload: AppDownload?
+
+    public init(appAccountToken: String?, entitlements: [String: Entitlement], appDownload: AppDownload? = nil) {
+        self.appAccountToken = appAccountToken
+        self.entitlements = entitlements
+        self.appDownload = appDownload
+    }
 
     /// An entitlement is granted while its `isActive` holds; offline, also only until its expiry.
     public func isEntitled(to entitlement: String, at now: Date = Date()) -> Bool {
@@ -40,6 +49,31 @@ public struct Entitlement: Sendable, Equatable, Decodable {
         willRenew = try container.decodeIfPresent(Bool.self, forKey: .willRenew)
         periodType = try container.decodeIfPresent(String.self, forKey: .periodType)
         store = try container.decodeIfPresent(String.self, forKey: .store)
+    }
+}
+
+/// The app's download as Entitle keeps it (the subscriber answer's `appTransaction`).
+public struct AppDownload: Sendable, Equatable, Decodable {
+    public var appTransactionId: String
+    /// `Production`, `Sandbox`, `Xcode`, …
+    public var environment: String
+    /// The version first bought or downloaded: what an app that went from paid to free reads to
+    /// honour its earlier buyers.
+    public var originalApplicationVersion: String?
+    public var originalPurchaseDate: Date?
+
+    enum CodingKeys: String, CodingKey {
+        case appTransactionId, environment, originalApplicationVersion, originalPurchaseDateMs
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        appTransactionId = try container.decode(String.self, forKey: .appTransactionId)
+        environment = try container.decode(String.self, forKey: .environment)
+        originalApplicationVersion = try container.decodeIfPresent(String.self, forKey: .originalApplicationVersion)
+        originalPurchaseDate = try container.decodeIfPresent(Int64.self, forKey: .originalPurchaseDateMs).map {
+            Date(timeIntervalSince1970: Double($0) / 1000)
+        }
     }
 }
 

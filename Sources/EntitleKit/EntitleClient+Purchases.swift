@@ -78,7 +78,8 @@ extension EntitleClient {
     }
 
     /// Posts the store's transactions as they come (`Transaction.updates`), after what is pending
-    /// from before (`Transaction.unfinished`, the queue on disk); runs until the task is cancelled.
+    /// from before (`Transaction.unfinished`, the queue on disk) and the app's download
+    /// (`postAppTransaction(using:)`, once); runs until the task is cancelled.
     /// Start it at launch. `handle` hears each outcome (an error is reported, not thrown: the
     /// listener goes on).
     public func listen(
@@ -86,6 +87,7 @@ extension EntitleClient {
     ) -> Task<Void, Never> {
         Task {
             do { _ = try await postPendingTransactions(using: store) } catch { handle(.failure(error)) }
+            do { try await postAppTransaction(using: store) } catch { handle(.failure(error)) }
             for await transaction in store.transactionUpdates() {
                 guard !Task.isCancelled else { break }
                 do { handle(.success(try await deliver(transaction, using: store))) } catch { handle(.failure(error)) }

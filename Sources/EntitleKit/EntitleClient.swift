@@ -59,6 +59,18 @@ public actor EntitleClient {
         return try keep(answer)
     }
 
+    /// Posts the app's signed `AppTransaction` for the customer: the customer once Entitle has
+    /// verified and stored the download.
+    func post(appTransaction: String) async throws -> CustomerState {
+        let body = ["signedAppTransaction": appTransaction, "appAccountToken": configuration.appAccountToken.uuidString.lowercased()]
+        let answer = try await send("POST", "/v1/app-transactions", body: body)
+        guard answer.status == 200 else { throw Self.error(answer) }
+        return try keep(answer)
+    }
+
+    /// The customer of the last verified answer (nil: none, or one that no longer decodes).
+    var lastCustomer: Customer? { last.flatMap { try? Self.decodeCustomer($0.body) } }  // one that no longer decodes: none
+
     /// A 200 answer's verified body, for the calls whose answer is not the customer.
     func call(_ method: String, _ path: String, _ body: [String: String]) async throws -> Data {
         let answer = try await send(method, path, body: body)
@@ -188,11 +200,14 @@ public actor EntitleClient {
             struct Subscriber: Decodable {
                 var appAccountToken: String?
                 var entitlements: [String: Entitlement]?
+                var appTransaction: AppDownload?
             }
             var subscriber: Subscriber
         }
         let answer = try JSONDecoder().decode(Answer.self, from: body)
-        return Customer(appAccountToken: answer.subscriber.appAccountToken, entitlements: answer.subscriber.entitlements ?? [:])
+        return Customer(
+            appAccountToken: answer.subscriber.appAccountToken, entitlements: answer.subscriber.entitlements ?? [:],
+            appDownload: answer.subscriber.appTransaction)
     }
 
     // MARK: - The cache

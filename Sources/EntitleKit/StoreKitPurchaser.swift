@@ -79,6 +79,11 @@ public struct StoreKitPurchaser: StorePurchasing {
         }
     }
 
+    public func appTransaction(appAccountToken: UUID) async throws -> String? {
+        guard #available(iOS 16.0, macOS 13.0, tvOS 16.0, watchOS 9.0, *) else { return nil }
+        return try await AppTransaction.shared.jwsRepresentation
+    }
+
     /// The transaction as EntitleKit posts it: its JWS, and a subscription's signed renewal info
     /// (from its group's statuses, when StoreKit has them).
     private static func storeTransaction(_ transaction: Transaction, jws: String) async -> StoreTransaction {

@@ -18,6 +18,10 @@ public protocol StorePurchasing: Sendable {
     /// Transactions as they arrive outside a purchase (`Transaction.updates`): renewals, an Ask to
     /// Buy approval, a purchase on another device, a refund.
     func transactionUpdates() -> AsyncStream<StoreTransaction>
+    /// The app's signed app transaction (`AppTransaction.shared`'s `jwsRepresentation`), nil where
+    /// the store has none (before iOS 16). `appAccountToken` names the customer to a test store,
+    /// which tells its devices apart by it; StoreKit knows its Apple Account without it.
+    func appTransaction(appAccountToken: UUID) async throws -> String?
 }
 
 /// A transaction as the store gives it: its signed form is what Entitle verifies.

@@ -127,6 +127,15 @@ public actor TestStorePurchaser: StorePurchasing {
 
     public nonisolated func transactionUpdates() -> AsyncStream<StoreTransaction> { updates }
 
+    /// The test store's app transaction for the customer (the same download each time, signed anew).
+    public func appTransaction(appAccountToken: UUID) async throws -> String? {
+        let answer = try await post("/v1/test-store/apple/app-transactions", ["appAccountToken": appAccountToken.uuidString.lowercased()])
+        guard let signed = answer["signedAppTransaction"] as? String else {
+            throw StorePurchaseError(reason: "unknown", message: "the test store's answer has no signed app transaction")
+        }
+        return signed
+    }
+
     // MARK: - HTTP
 
     private static func transaction(_ answer: [String: Any], productId: String) throws -> StoreTransaction {
