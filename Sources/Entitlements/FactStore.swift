@@ -70,6 +70,8 @@ package struct FactBatch: Sendable {
     package var webhookTestId: String?
     /// A promotional grant given, or revoked (the same id stored again with `revokedAt`).
     package var grant: PromotionalGrant?
+    /// Attributes an app set on its customer: each name to its new value, or nil to remove it.
+    package var attributes: (appAccountToken: String, changes: [String: String?])?
     /// An app download an app posted for its customer (replaces the customer's download of its
     /// environment).
     package var appDownload: AppDownload?
@@ -232,6 +234,8 @@ package protocol FactStore: Sendable {
     func subscriber(appId: String, environments: [String], appAccountToken: String) throws -> SubscriberFacts
     /// The subscriptions whose transactions or renewal info carry `appTransactionId`.
     func originalTransactionIds(appId: String, environment: String, appTransactionId: String) throws -> [String]
+    /// The attributes the app set on its customer, by name.
+    func attributes(appId: String, appAccountToken: String) throws -> [CustomerAttribute]
     /// The customer's app downloads (`AppDownload`), by environment.
     func appDownloads(appId: String, appAccountToken: String) throws -> [AppDownload]
     /// The customers who posted the download `appTransactionId` in `environment` (several devices

@@ -39,3 +39,30 @@ package enum OfferEligibility {
         }
     }
 }
+
+extension OfferEligibility {
+    /// The subscriptions a customer holds on both stores, by group, for the promotional rules
+    /// (an offering lists an offer only to customers its rule admits).
+    package struct Held: Sendable {
+        /// Each subscription's group (nil: unknown) and whether it is active now.
+        var subscriptions: [(group: String?, isActive: Bool)]
+
+        package init(_ status: SubscriberStatus, groupOf: (String) -> String?) {
+            subscriptions = status.subscriptions.map { ($0.subscriptionGroupIdentifier ?? groupOf($0.productId), $0.isActive) }
+            subscriptions += status.playPurchases.filter { $0.purchase.kind == .subscription && !$0.isSuperseded }.map {
+                ($0.catalogProductId.flatMap(groupOf), $0.isActive)
+            }
+        }
+
+        /// The same rule as `promotional(rule:group:subscriptions:)`, over both stores.
+        package func admits(_ rule: PromotionalRule, group: String?) -> Bool {
+            let inGroup = subscriptions.filter { group == nil || $0.group == group }
+            switch rule {
+            case .any: return true
+            case .existing: return !inGroup.isEmpty
+            case .current: return inGroup.contains(where: \.isActive)
+            case .lapsed: return !inGroup.isEmpty && !inGroup.contains(where: \.isActive)
+            }
+        }
+    }
+}

@@ -11,6 +11,7 @@ enum Routes {
         let offers = OfferHandlers(application: application)
         let verify = VerifyHandler(application: application)
         let subscribers = SubscriberHandlers(application: application)
+        let offerings = OfferingHandlers(application: application)
         let notifications = NotificationHandler(application: application)
         let sync = SyncHandlers(application: application)
         let events = EventHandlers(application: application)
@@ -61,6 +62,9 @@ enum Routes {
         router.add("GET", "/v1/subscribers/by-app-transaction/{appTransactionId}") { subscribers.getSubscriberByAppTransaction($0) }
         router.add("GET", "/v1/subscribers") { support.search($0) }
         router.add("GET", "/v1/subscribers/{appAccountToken}", signed(EntityTag.conditional { subscribers.getSubscriber($0) }))
+        router.add("GET", "/v1/subscribers/{appAccountToken}/offerings", signed { offerings.offering($0) })
+        router.add("POST", "/v1/subscribers/{appAccountToken}/attributes", signed { offerings.setAttributes($0) })
+        router.add("GET", "/v1/offerings") { offerings.list($0) }
         router.add("GET", "/v1/subscribers/{appAccountToken}/history") { support.history($0) }
         router.add("POST", "/v1/subscribers/{appAccountToken}/entitlements/{entitlementId}/grants") { support.grant($0) }
         router.add("DELETE", "/v1/subscribers/{appAccountToken}/entitlements/{entitlementId}/grants/{grantId}") { support.revoke($0) }

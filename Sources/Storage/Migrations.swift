@@ -218,6 +218,12 @@ enum Migrations {
             PRIMARY KEY (app_id, environment, app_account_token));
         CREATE INDEX app_downloads_by_id ON app_downloads (app_id, environment, app_transaction_id);
         """,
+        // 20: attributes apps set on their customers, for targeting offerings.
+        """
+        CREATE TABLE customer_attributes (
+            app_id TEXT NOT NULL, app_account_token TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, updated_at INTEGER NOT NULL,
+            PRIMARY KEY (app_id, app_account_token, name));
+        """,
     ]
 
     /// The hour, ten-minute and minute sums of every kept moment read to the instant

@@ -31,3 +31,18 @@ extension SQLiteFactStore {
         }
     }
 }
+
+/// Attributes apps set on their customers (`CustomerAttribute`).
+extension SQLiteFactStore {
+    package func attributes(appId: String, appAccountToken: String) throws -> [CustomerAttribute] {
+        try read { database in
+            let query = try database.statement(
+                "SELECT \(StoredTable.list(AttributeCodec.read)) FROM customer_attributes WHERE app_id = ? AND app_account_token = ? "
+                    + "ORDER BY name"
+            ).bind([.text(appId), .text(appAccountToken)])
+            var found: [CustomerAttribute] = []
+            while try query.step() { found.append(AttributeCodec.record(SQLiteRow(statement: query))) }
+            return found
+        }
+    }
+}

@@ -137,6 +137,14 @@ struct SQLiteWriteTransaction: FactWriteTransaction {
         memory.grantedTokens.add(appId, grant.appAccountToken)
     }
 
+    func putAttribute(appAccountToken: String, name: String, value: String?, at: Int64) throws {
+        let table = AttributeCodec.table
+        guard let value else {
+            return try database.statement(table.sqliteDelete).bind([.text(appId), .text(appAccountToken), .text(name)]).run()
+        }
+        try database.statement(table.sqlitePut).bind([.text(appId), .text(appAccountToken), .text(name), .text(value), .integer(at)]).run()
+    }
+
     func putAppDownload(_ download: AppDownload) throws {
         try database.statement(AppDownloadCodec.table.sqlitePut).bind(AppDownloadCodec.values(appId: appId, download)).run()
     }

@@ -409,6 +409,7 @@ private struct FailingStore: FactStore {
     func originalTransactionId(appId: String, environment: String, transactionId: String) throws -> String? { throw error }
     func originalTransactionIds(appId: String, environment: String, appTransactionId: String) throws -> [String] { throw error }
     func appDownloads(appId: String, appAccountToken: String) throws -> [AppDownload] { throw error }
+    func attributes(appId: String, appAccountToken: String) throws -> [CustomerAttribute] { throw error }
     func appDownloadTokens(appId: String, environment: String, appTransactionId: String) throws -> [String] { throw error }
     func linkTransfers(appId: String, environment: String, appAccountToken: String) throws -> [LinkTransfer] { throw error }
     func dueAppleCalls(appId: String, now: Int64, limit: Int) throws -> [PendingAppleCall] { throw error }

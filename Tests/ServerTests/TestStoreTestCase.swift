@@ -82,7 +82,8 @@ class TestStoreTestCase: XCTestCase {
            "googlePlay": {"packageName": "com.example.app", "serviceAccountKeyFile": "chain/google-service-account.json",
              "pubsub": {"audience": "https://entitle.example/v1/notifications/google", "serviceAccountEmail": "\(Self.pushAccount)"},
              "jwks": "chain/google-jwks.json"},
-           "offers": {"welcome": {"productId": "pro.monthly", "offerIdentifier": "pro_monthly_welcome", "eligibility": "any"}}}]}
+           "offers": {"welcome": {"productId": "pro.monthly", "offerIdentifier": "pro_monthly_welcome", "eligibility": "any"},
+                      "winback": {"productId": "pro.yearly", "offerIdentifier": "pro_yearly_winback", "eligibility": "lapsed"}}}]}
         """
     }
 

@@ -10,7 +10,7 @@ enum AppConfigurationParser {
     static let allowedMembers: Set<String> = [
         "id", "bundleId", "appAppleId", "environments", "signingKey", "apiKeys", "products", "offers",
         "verification", "appStoreServerAPI", "billingRetryGrantsAccess", "sandboxAccess", "sandboxTesters", "transferPolicy",
-        "webhooks", "forwardNotifications", "googlePlay", "refunds", "retention",
+        "webhooks", "forwardNotifications", "googlePlay", "refunds", "retention", "offerings", "placements",
     ]
 
     static func parse(
@@ -78,6 +78,11 @@ enum AppConfigurationParser {
         app.retention = RetentionPolicyParser.parse(
             reader.object(object, "retention", path: path), products: app.products, offers: app.offers, appAppleId: app.appAppleId,
             path: "\(path).retention", reader: &reader)
+        app.offerings = OfferingsParser.parseOfferings(
+            reader.object(object, "offerings", path: path), products: app.products, offers: app.offers, path: "\(path).offerings",
+            reader: &reader)
+        app.placements = OfferingsParser.parsePlacements(
+            reader.object(object, "placements", path: path), offerings: app.offerings, path: "\(path).placements", reader: &reader)
         let refunds = RefundPolicyParser.parse(reader.object(object, "refunds", path: path), path: "\(path).refunds", reader: &reader)
         app.refunds = refunds.policy
         if let seconds = refunds.retrySeconds { app.refundRetrySeconds = seconds }

@@ -107,6 +107,9 @@ package struct AppConfiguration: Sendable {
     package var refundRetrySeconds = 60.0
     /// The answers to Apple's realtime retention requests (`retention`); nil: none.
     package var retention: RetentionPolicy?
+    /// What the app's paywalls sell (`offerings`), and where it shows them (`placements`).
+    package var offerings: [String: Offering] = [:]
+    package var placements: [String: Placement] = [:]
 
     /// The environment answers are about when a request names none: Production when enabled.
     package var defaultEnvironment: AppStoreEnvironment { viewRules.defaultEnvironment }

@@ -46,6 +46,8 @@ package protocol FactWriteTransaction: FactReading {
     /// A Play purchase with Google's answer as text.
     func putPlayPurchase(_ purchase: PlayPurchase, answer: String) throws
     func putGrant(_ grant: PromotionalGrant) throws
+    /// Sets one attribute of the customer (replacing its value), or removes it (`value` nil).
+    func putAttribute(appAccountToken: String, name: String, value: String?, at: Int64) throws
     /// Replaces the customer's download of its environment.
     func putAppDownload(_ download: AppDownload) throws
     /// Queues a Google acknowledgement unless one is queued for the purchase already.

@@ -97,6 +97,11 @@ package enum FactWriter {
         }
         if let grant = change.grantAfter, grant != change.grantBefore { try store.putGrant(grant) }
         if let download = batch.appDownload { try store.putAppDownload(download) }
+        if let (token, changes) = batch.attributes {
+            for (name, value) in changes.sorted(by: { $0.key < $1.key }) {
+                try store.putAttribute(appAccountToken: token, name: name, value: value, at: batch.requestedAt)
+            }
+        }
         if let forward = batch.forward {
             try store.insertDelivery(
                 NewDelivery(

@@ -28,3 +28,15 @@ extension PostgreSQLFactStore {
         }
     }
 }
+
+/// Attributes apps set on their customers (`CustomerAttribute`).
+extension PostgreSQLFactStore {
+    package func attributes(appId: String, appAccountToken: String) throws -> [CustomerAttribute] {
+        try pool.with { db in
+            try db.execute(
+                "SELECT \(StoredTable.list(AttributeCodec.read)) FROM customer_attributes WHERE app_id = $1 AND app_account_token = $2 "
+                    + "ORDER BY name", [.text(appId), .text(appAccountToken)]
+            ).rows.map { AttributeCodec.record(PostgreSQLRow(row: $0)) }
+        }
+    }
+}

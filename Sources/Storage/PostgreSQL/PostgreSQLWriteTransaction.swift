@@ -209,6 +209,14 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
         try db.executeLater(GrantCodec.table.postgresPut, GrantCodec.values(appId: appId, grant))
     }
 
+    func putAttribute(appAccountToken: String, name: String, value: String?, at: Int64) throws {
+        let table = AttributeCodec.table
+        guard let value else {
+            return try db.executeLater(table.postgresDelete, [.text(appId), .text(appAccountToken), .text(name)])
+        }
+        try db.executeLater(table.postgresPut, [.text(appId), .text(appAccountToken), .text(name), .text(value), .integer(at)])
+    }
+
     func putAppDownload(_ download: AppDownload) throws {
         try db.executeLater(AppDownloadCodec.table.postgresPut, AppDownloadCodec.values(appId: appId, download))
     }

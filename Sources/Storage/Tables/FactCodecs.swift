@@ -118,6 +118,16 @@ enum AppDownloadCodec {
     }
 }
 
+enum AttributeCodec {
+    static let table = StoredTables.customerAttributes
+    /// What a read takes: the attribute's own columns.
+    static let read = Array(table.columns.dropFirst(2))
+
+    static func record(_ row: some ColumnReader) -> CustomerAttribute {
+        CustomerAttribute(name: row.text(0) ?? "", value: row.text(1) ?? "", updatedAt: row.integer(2) ?? 0)
+    }
+}
+
 enum NotificationCodec {
     static let table = StoredTables.notifications
 

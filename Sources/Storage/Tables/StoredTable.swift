@@ -49,6 +49,14 @@ struct StoredTable: Sendable {
         "INSERT INTO \(name) (\(list())) VALUES (\(Self.postgresMarks(columns.count))) ON CONFLICT DO NOTHING"
     }
 
+    /// SQLite: the row with the key given removed.
+    var sqliteDelete: String { "DELETE FROM \(name) WHERE " + key.map { "\($0) = ?" }.joined(separator: " AND ") }
+
+    /// PostgreSQL: the row with the key given removed.
+    var postgresDelete: String {
+        "DELETE FROM \(name) WHERE " + key.enumerated().map { "\($1) = $\($0 + 1)" }.joined(separator: " AND ")
+    }
+
     static func sqliteMarks(_ count: Int) -> String { Array(repeating: "?", count: count).joined(separator: ", ") }
     static func postgresMarks(_ count: Int) -> String { (1...count).map { "$\($0)" }.joined(separator: ", ") }
 }

@@ -150,10 +150,14 @@ enum StoredTables {
         ],
         key: ["app_id", "environment", "app_account_token"])
 
+    static let customerAttributes = StoredTable(
+        name: "customer_attributes", columns: ["app_id", "app_account_token", "name", "value", "updated_at"],
+        key: ["app_id", "app_account_token", "name"])
+
     static let all: [StoredTable] = [
         transactions, renewalInfos, subscriberLinks, signals, notifications, syncRevisions, appTransactions, linkTransfers,
         appleCalls, events, deliveries, grants, playPurchases, pubSubMessages, usageRecords, refundOverrides, retentionRecords,
-        refundRequests, playAcknowledgements, metricMoments, metricDays, metricBuckets, appDownloads,
+        refundRequests, playAcknowledgements, metricMoments, metricDays, metricBuckets, appDownloads, customerAttributes,
     ]
 
     /// Tables one dialect keeps for its own bookkeeping, which are not copied.
