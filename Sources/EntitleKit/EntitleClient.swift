@@ -54,7 +54,7 @@ public actor EntitleClient {
     func post(_ transaction: StoreTransaction) async throws -> CustomerState {
         var body = ["signedTransaction": transaction.jwsRepresentation]
         body["signedRenewalInfo"] = transaction.signedRenewalInfo
-        let answer = try await send("POST", "/v1/transactions", body: body)
+        let answer = try await send("POST", "/v1/transactions", body: try JSONEncoder().encode(body))
         guard answer.status == 200 else { throw Self.error(answer) }
         return try keep(answer)
     }
@@ -63,7 +63,7 @@ public actor EntitleClient {
     /// verified and stored the download.
     func post(appTransaction: String) async throws -> CustomerState {
         let body = ["signedAppTransaction": appTransaction, "appAccountToken": configuration.appAccountToken.uuidString.lowercased()]
-        let answer = try await send("POST", "/v1/app-transactions", body: body)
+        let answer = try await send("POST", "/v1/app-transactions", body: try JSONEncoder().encode(body))
         guard answer.status == 200 else { throw Self.error(answer) }
         return try keep(answer)
     }
@@ -72,10 +72,29 @@ public actor EntitleClient {
     var lastCustomer: Customer? { last.flatMap { try? Self.decodeCustomer($0.body) } }  // one that no longer decodes: none
 
     /// A 200 answer's verified body, for the calls whose answer is not the customer.
-    func call(_ method: String, _ path: String, _ body: [String: String]) async throws -> Data {
-        let answer = try await send(method, path, body: body)
+    func call(
+        _ method: String, _ path: String, query: [(String, String)] = [], _ body: (some Encodable)? = [String: String]?.none
+    )
+        async throws -> Data
+    {
+        let answer = try await send(method, path, query: query, body: try body.map { try JSONEncoder().encode($0) })
         guard answer.status == 200 else { throw Self.error(answer) }
         return answer.body
+    }
+
+    /// Every byte but the unreserved ones (RFC 3986) percent-encoded.
+    static func percentEncoded(_ text: String) -> String {
+        var encoded = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                encoded.append(Character(UnicodeScalar(byte)))
+            default:
+                encoded += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            }
+        }
+        return encoded
     }
 
     /// The customer an answer carries (`{"subscriber"}`), kept as the last verified one and
@@ -133,18 +152,25 @@ public actor EntitleClient {
     /// of the last verified answer) the request is conditional: Entitle answers 304 when it is
     /// still current, signed over that body, and the answer is the kept body.
     private func send(
-        _ method: String, _ path: String, body: [String: String]? = nil, kept: Data? = nil, now: Date = Date()
+        _ method: String, _ path: String, query: [(String, String)] = [], body: Data? = nil, kept: Data? = nil,
+        now: Date = Date()
     ) async throws -> Answer {
         // 16 bytes of the system's cryptographic generator (random(in:)'s default).
         let nonce = Base64URL.encode(Data((0..<16).map { _ in UInt8.random(in: .min ... .max) }))
-        var request = URLRequest(url: configuration.serverURL.appendingPathComponent(path))
+        // The target as sent is what the answer's signature names: the query encoded here, once.
+        let target =
+            query.isEmpty ? path : path + "?" + query.map { "\(Self.percentEncoded($0))=\(Self.percentEncoded($1))" }.joined(separator: "&")
+        guard let url = URL(string: configuration.serverURL.absoluteString.trimmingSuffix("/") + target) else {
+            throw EntitleUnreachable(underlying: "not a URL: \(target)")
+        }
+        var request = URLRequest(url: url)
         request.httpMethod = method
         request.setValue("Bearer \(configuration.clientKey)", forHTTPHeaderField: "Authorization")
         request.setValue(nonce, forHTTPHeaderField: "Entitle-Nonce")
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         if let body {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = try JSONEncoder().encode(body)
+            request.httpBody = body
         }
         if let kept { request.setValue("\"\(Base64URL.encode(SHA256Digest.of(kept)))\"", forHTTPHeaderField: "If-None-Match") }
         request.timeoutInterval = 15
@@ -169,7 +195,7 @@ public actor EntitleClient {
         }
         do {
             let signedAt = try check.check(
-                signature: http.value(forHTTPHeaderField: "Entitle-Signature"), nonce: nonce, method: method, path: path, body: data,
+                signature: http.value(forHTTPHeaderField: "Entitle-Signature"), nonce: nonce, method: method, path: target, body: data,
                 now: now)
             return Answer(status: status, body: data, verified: true, signedAt: signedAt, requestId: requestId)
         } catch {
@@ -238,4 +264,9 @@ public actor EntitleClient {
             // The answer stands in memory; only a restart without network loses it.
         }
     }
+}
+
+extension String {
+    fileprivate func trimmingSuffix(_ suffix: String) -> String { hasSuffix(suffix) ? String(dropLast(suffix.count)) : self }
+    fileprivate func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }

@@ -14,7 +14,8 @@ import FoundationNetworking
 
 /// A real server for EntitleKit's tests: `EntitleServer` on a port, its test store selling, its
 /// answers signed (`responseSigning`), one app selling a monthly subscription with a promotional
-/// offer any customer may have (`welcome`) and a win-back offer only a lapsed one may (`comeback`).
+/// offer any customer may have (`welcome`) and a win-back offer only a lapsed one may (`comeback`),
+/// and an offering of both on the `onboarding` placement.
 /// A man in the middle (`tamper-proxy.py`) can stand between the client and the server.
 class EntitleKitTestCase: XCTestCase {
     var folder: URL!
@@ -50,7 +51,14 @@ class EntitleKitTestCase: XCTestCase {
                "products": {"pro.monthly": {"subscriptionGroup": "G1", "entitlements": ["pro"], "period": "P1M"},
                             "pro.yearly": {"subscriptionGroup": "G1", "entitlements": ["pro"], "period": "P1Y"}},
                "offers": {"welcome": {"productId": "pro.monthly", "offerIdentifier": "pro_monthly_welcome", "eligibility": "any"},
-                          "comeback": {"productId": "pro.monthly", "offerIdentifier": "pro_monthly_comeback", "eligibility": "lapsed"}}}]}
+                          "comeback": {"productId": "pro.monthly", "offerIdentifier": "pro_monthly_comeback", "eligibility": "lapsed"}},
+               "offerings": {"main": {"packages": {"monthly": {"appStore": {"productId": "pro.monthly", "offerId": "comeback"}},
+                                                   "annual": {"appStore": {"productId": "pro.yearly"}}},
+                                      "metadata": {"title": "Go Pro", "order": [2, 1]}}},
+               "placements": {"onboarding": {"offering": "main", "rules": [
+                 {"name": "subscribers", "when": {"state": "active"}, "offering": null},
+                 {"name": "beta", "when": {"attributes": {"cohort": "beta"}, "country": "DE", "appVersionAtLeast": "2"},
+                  "offering": "main"}]}}}]}
             """)
         server = try EntitleServer(
             configuration: ConfigurationLoader.load(path: folder.appendingPathComponent("entitle.json").path, environment: [:]),

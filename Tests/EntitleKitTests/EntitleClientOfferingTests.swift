@@ -1,0 +1,51 @@
+import EntitleKit
+import Foundation
+import XCTest
+
+/// EntitleKit's offerings against a real server: the placement's offering as typed values, the
+/// metadata as the app's JSON, the reason; attributes the app sets choosing a rule; a purchase
+/// changing what is shown; an answer changed on the way refused.
+final class EntitleClientOfferingTests: EntitleKitTestCase {
+    func testTheOfferingFollowsAttributesAndPurchases() async throws {
+        let entitle = try client()
+        let device = EntitleClient.Device(country: "DE", platform: "iOS", appVersion: "2.0 beta+1")
+        let first = try await entitle.offerings(placement: "onboarding", device: device)
+        XCTAssertEqual(first.placement, "onboarding")
+        XCTAssertEqual(first.reason.kind, "default")
+        let offering = try XCTUnwrap(first.offering)
+        XCTAssertEqual(offering.packages.map(\.id), ["monthly", "annual"])
+        XCTAssertEqual(offering.packages[0].appStore?.productId, "pro.monthly")
+        XCTAssertNil(offering.packages[0].appStore?.offerId, "the win-back offer is for lapsed customers only")
+        let metadata = try JSONSerialization.jsonObject(with: offering.metadata) as? [String: Any]
+        XCTAssertEqual(metadata?["title"] as? String, "Go Pro")
+        XCTAssertEqual(metadata?["order"] as? [Int], [2, 1])
+
+        let attributes = try await entitle.setAttributes(["cohort": "beta", "unused": nil])
+        XCTAssertEqual(attributes, ["cohort": "beta"])
+        let beta = try await entitle.offerings(placement: "onboarding", device: device)
+        XCTAssertEqual(beta.reason.kind, "rule", "the query, spaces and all, is the signed one")
+        XCTAssertEqual(beta.reason.rule, "beta")
+
+        let store = purchaser()
+        guard case .purchased = try await entitle.purchase("pro.monthly", using: store) else { return XCTFail("not bought") }
+        let subscribed = try await entitle.offerings(placement: "onboarding", device: device)
+        XCTAssertNil(subscribed.offering, "no paywall for a subscriber")
+        XCTAssertEqual(subscribed.reason.kind, "none")
+        XCTAssertEqual(subscribed.reason.rule, "subscribers")
+    }
+
+    func testAnUnknownPlacementIsEntitlesErrorAndAChangedAnswerIsRefused() async throws {
+        do {
+            _ = try await client().offerings(placement: "checkout")
+            XCTFail("an unknown placement answered")
+        } catch let error as EntitleError {
+            XCTAssertEqual(error.code, "UNKNOWN_PLACEMENT")
+            XCTAssertEqual(error.status, 404)
+        }
+        let flipping = try startProxy("flip")
+        do {
+            _ = try await client(port: flipping).offerings(placement: "onboarding")
+            XCTFail("a changed answer was trusted")
+        } catch is UntrustedAnswer {}
+    }
+}
