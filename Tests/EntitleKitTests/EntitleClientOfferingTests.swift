@@ -48,4 +48,20 @@ final class EntitleClientOfferingTests: EntitleKitTestCase {
             XCTFail("a changed answer was trusted")
         } catch is UntrustedAnswer {}
     }
+
+    /// The guide's snippet (docs/SWIFT_CLIENT.md, "Offerings") as written, the test store's
+    /// purchaser standing in for StoreKit's.
+    func testTheGuidesOfferingsSnippet() async throws {
+        let entitle = try client()
+        let store = purchaser()
+        let shown = try await entitle.offerings(
+            placement: "onboarding",
+            device: EntitleClient.Device(country: "DE", appVersion: "2.1"))  // store defaults to "appStore"
+        if let offering = shown.offering, let package = offering.packages.first, let product = package.appStore {
+            _ = try await entitle.purchase(product.productId, offer: product.offerId, using: store)
+        }
+        try await entitle.setAttributes(["cohort": "beta", "referrer": nil])  // nil removes one
+        let entitled = try await entitle.customer().customer.isEntitled(to: "pro")
+        XCTAssertTrue(entitled, "the first package bought")
+    }
 }
