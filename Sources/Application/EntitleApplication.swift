@@ -239,14 +239,20 @@ package final class EntitleApplication: Sendable {
     /// apps whose roots were replaced.
     /// `withoutRoots`: apps that verify signed data and still have no root (SIGHUP before
     /// `entitle fetch-apple-roots` wrote any).
-    package func reloadRoots() -> (replaced: [String], withoutRoots: [String], problems: [String]) {
+    /// SIGHUP: the configuration read again, and what may change without a restart taken from it —
+    /// each app's trusted roots, offerings and placements. A configuration with problems changes
+    /// nothing.
+    package func reload() -> (replaced: [String], withoutRoots: [String], offerings: [String], problems: [String]) {
         let fresh: EntitleConfiguration
-        do { fresh = try ConfigurationLoader.load(path: configuration.path) } catch { return ([], [], error.problems) }
+        do { fresh = try ConfigurationLoader.load(path: configuration.path) } catch { return ([], [], [], error.problems) }
         var replaced: [String] = []
         var withoutRoots: [String] = []
         var problems: [String] = []
+        var offerings: [String] = []
         for app in fresh.apps {
             guard let services = apps[app.id] else { continue }
+            services.offerings.catalog.replace(offerings: app.offerings, placements: app.placements)
+            offerings.append(app.id)
             if app.verification.rootCertificates.isEmpty && app.environments.contains(where: \.isSigned) {
                 withoutRoots.append(app.id)
             }
@@ -257,7 +263,7 @@ package final class EntitleApplication: Sendable {
                 problems.append("app \(app.id): \(error)")
             }
         }
-        return (replaced.filter { !withoutRoots.contains($0) }, withoutRoots, problems)
+        return (replaced.filter { !withoutRoots.contains($0) }, withoutRoots, offerings, problems)
     }
 
     /// Start-up warnings about the configuration itself.

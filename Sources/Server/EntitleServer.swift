@@ -116,10 +116,10 @@ package final class EntitleServer: Sendable {
         }
     }
 
-    /// SIGHUP: trust the roots the configuration names now.
-    package func reloadRoots() {
-        let (replaced, withoutRoots, problems) = application.reloadRoots()
-        for problem in problems { logger.log("error", "roots not reloaded", ["problem": .string(problem)]) }
+    /// SIGHUP: trust the roots the configuration names now, and sell what its offerings say now.
+    package func reload() {
+        let (replaced, withoutRoots, offerings, problems) = application.reload()
+        for problem in problems { logger.log("error", "configuration not reloaded", ["problem": .string(problem)]) }
         for app in withoutRoots {
             logger.log(
                 "warn", "no root certificates found on reload",
@@ -129,6 +129,7 @@ package final class EntitleServer: Sendable {
                 ])
         }
         if !replaced.isEmpty { logger.log("info", "roots reloaded", ["apps": .array(replaced.map(JSONValue.string))]) }
+        if !offerings.isEmpty { logger.log("info", "offerings reloaded", ["apps": .array(offerings.map(JSONValue.string))]) }
     }
 
     package func shutdown() { httpServer.shutdown() }

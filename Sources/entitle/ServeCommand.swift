@@ -4,7 +4,7 @@ import JSON
 import Server
 
 /// `entitle serve`: runs until SIGTERM or SIGINT, then shuts down gracefully and exits 0.
-/// SIGHUP reloads the trusted roots (e.g. after `entitle fetch-apple-roots`).
+/// SIGHUP reloads the trusted roots (e.g. after `entitle fetch-apple-roots`) and the offerings.
 enum ServeCommand {
     static let usage = "entitle serve [--config PATH]"
 
@@ -17,7 +17,7 @@ enum ServeCommand {
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
             source.setEventHandler {
                 if signalNumber == SIGHUP {
-                    server.reloadRoots()
+                    server.reload()
                     return
                 }
                 server.logger.log("info", "shutting down", ["signal": .int(Int64(signalNumber))])

@@ -11,7 +11,7 @@ struct Command {
 
 let commands: [Command] = [
     Command(
-        name: "serve", usage: ServeCommand.usage, summary: "run the HTTP server until SIGTERM (SIGHUP reloads roots)",
+        name: "serve", usage: ServeCommand.usage, summary: "run the HTTP server until SIGTERM (SIGHUP reloads roots and offerings)",
         run: ServeCommand.run),
     Command(
         name: "sign-offer", usage: SignOfferCommand.usage, summary: "sign a catalogued promotional offer",

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import Server
 import TestSupport
 import XCTest
 
@@ -111,5 +112,21 @@ final class OfferingsTests: TestStoreTestCase {
         XCTAssertEqual(offering("placement=onboarding&environment=Production").0, 400, "not enabled")
         XCTAssertEqual(call("GET", "/v1/subscribers/not-a-token/offerings?placement=onboarding", key: client).0, 400)
         XCTAssertEqual(call("GET", "/v1/offerings", key: client).0, 403, "the configuration is for admins")
+    }
+
+    /// SIGHUP (`EntitleServer.reload`) takes the offerings and placements the file says now; a
+    /// file with a mistake changes nothing.
+    func testAReloadSellsWhatTheConfigurationSaysNow() throws {
+        let file = folder.appendingPathComponent("entitle.json")
+        let original = try String(contentsOf: file, encoding: .utf8)
+        try writeFile(
+            file, original.replacingOccurrences(of: #""settings": {"offering": null}"#, with: #""settings": {"offering": "beta"}"#))
+        entitle.reload()
+        XCTAssertEqual(offering("placement=settings").1["offering"]?["id"], "beta", "the new placement's offering")
+
+        try writeFile(
+            file, original.replacingOccurrences(of: #""settings": {"offering": null}"#, with: #""settings": {"offering": "gone"}"#))
+        entitle.reload()
+        XCTAssertEqual(offering("placement=settings").1["offering"]?["id"], "beta", "a configuration with a mistake changes nothing")
     }
 }

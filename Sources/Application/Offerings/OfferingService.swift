@@ -32,27 +32,31 @@ package struct OfferingService: Sendable {
     let store: any FactStore
     let pool: BlockingPool
     let subscribers: SubscriberQueries
+    /// The offerings and placements as configured now (SIGHUP replaces them).
+    package let catalog: OfferingCatalog
 
     init(_ context: AppContext, subscribers: SubscriberQueries) {
         app = context.app
         store = context.store
         pool = context.pool
         self.subscribers = subscribers
+        catalog = OfferingCatalog(offerings: context.app.offerings, placements: context.app.placements)
     }
 
     /// `GET /v1/subscribers/{appAccountToken}/offerings?placement=`: the answer, read on the pool.
     package func offering(appAccountToken: String, placement: String, device: Device, now: Date) async throws -> JSONObject {
         let token = try AppAccountToken.validated(appAccountToken)
-        guard let chosenPlacement = app.placements[placement] else {
+        let configured = catalog.current
+        guard let chosenPlacement = configured.placements[placement] else {
             throw ServiceError(
                 status: 404, code: "UNKNOWN_PLACEMENT",
-                message: "no placement \"\(placement)\" (the app has \(app.placements.keys.sorted().joined(separator: ", ")))")
+                message: "no placement \"\(placement)\" (the app has \(configured.placements.keys.sorted().joined(separator: ", ")))")
         }
         if let environment = device.environment { _ = try app.enabled(environment) }
         let context = try await pool.perform { try targetingContext(token, device: device, now: Milliseconds.since1970(now)) }
         let (offeringId, reason) = chosenPlacement.choose(for: context.targeting)
         var answer: JSONObject = ["placement": .string(placement)]
-        if let offering = offeringId.flatMap({ app.offerings[$0] }) {
+        if let offering = offeringId.flatMap({ configured.offerings[$0] }) {
             answer["offering"] = .object(json(offering, held: context.held))
         } else {
             answer["offering"] = .null
@@ -159,10 +163,11 @@ extension OfferingService {
     /// `GET /v1/offerings`: the app's offerings and placements as configured (for the console and
     /// for checking a configuration).
     package var configured: JSONObject {
-        let offerings = app.offerings.values.sorted { $0.id < $1.id }.map { offering -> (key: String, value: JSONValue) in
+        let configured = catalog.current
+        let offerings = configured.offerings.values.sorted { $0.id < $1.id }.map { offering -> (key: String, value: JSONValue) in
             (key: offering.id, value: .object(json(offering, held: nil)))
         }
-        let placements = app.placements.values.sorted { $0.id < $1.id }.map { placement -> (key: String, value: JSONValue) in
+        let placements = configured.placements.values.sorted { $0.id < $1.id }.map { placement -> (key: String, value: JSONValue) in
             let rules = placement.rules.map { rule -> JSONValue in
                 .object(["name": .string(rule.name), "offering": rule.offering.map(JSONValue.string) ?? .null])
             }
