@@ -28,7 +28,7 @@ fi
 # test store's Pub/Sub push tokens, and google-api-python-client (with its androidpublisher discovery
 # document) reads the Play Developer API the test store serves.
 test_python_packages=("selenium==4.51.0" "openapi-spec-validator==0.9.0" "schemathesis==4.32.5" "app-store-server-library==3.1.2"
-    "google-auth==2.40.3" "google-api-python-client==2.187.0")
+    "google-auth==2.40.3" "google-api-python-client==2.187.0" "growthbook==4.0.0")
 install_test_python() {
     local venv
     venv="$(cd "$(dirname "$0")/.." && pwd)/.build/test-python"

@@ -13,6 +13,8 @@ package final class AppServices: Sendable {
     package let downloads: AppDownloadPosting
     /// What each paywall sells, and the attributes apps set for targeting.
     package let offerings: OfferingService
+    /// Experiments on offerings (admins).
+    package let experiments: ExperimentService
     package let notifications: NotificationIngestion
     package let offers: OfferService
     /// Nil when the app cannot call the App Store Server API (no issuer ID).
@@ -100,7 +102,8 @@ package final class AppServices: Sendable {
         transactions = TransactionIngestion(
             context, verification: verification, subscribers: subscribers, appleCalls: appleCalls, eventWriter: eventWriter)
         downloads = AppDownloadPosting(context, verification: verification, subscribers: subscribers)
-        offerings = OfferingService(context, subscribers: subscribers)
+        offerings = OfferingService(context, subscribers: subscribers, eventWriter: eventWriter)
+        experiments = ExperimentService(context, catalog: offerings.catalog)
     }
 
     /// `POST /v1/verify`: verifies and decodes one signed item without storing it (on the pool

@@ -41,6 +41,38 @@ extension EntitleClient {
         return answer
     }
 
+    /// What the app did with a paywall (`POST …/paywall-events`).
+    public enum PaywallEvent: String, Sendable {
+        case shown
+        case closed
+        case purchaseStarted
+    }
+
+    /// Tells Entitle the paywall of `placement` was shown (or closed, or a purchase started from
+    /// it) with `offering`: the first showing of the customer's variant enrolls them in its
+    /// experiment (reading offerings enrolls nobody). Answers the experiment and variant the
+    /// report counted for, when it did.
+    @discardableResult
+    public func paywallShown(
+        placement: String, offering: String, event: PaywallEvent = .shown, device: Device = Device()
+    ) async throws -> (experiment: String, variant: String)? {
+        var body = ["placement": placement, "offering": offering, "type": event.rawValue]
+        for (name, value) in [
+            ("store", device.store), ("country", device.country), ("platform", device.platform), ("appVersion", device.appVersion),
+        ] {
+            if let value { body[name] = value }
+        }
+        let answer = try await call("POST", "/v1/subscribers/\(configuration.appAccountToken.uuidString.lowercased())/paywall-events", body)
+        struct Report: Decodable {
+            struct Counted: Decodable {
+                var id: String
+                var variant: String
+            }
+            var experiment: Counted?
+        }
+        return try JSONDecoder().decode(Report.self, from: answer).experiment.map { ($0.id, $0.variant) }
+    }
+
     /// Sets attributes on the customer (nil removes one): what the targeting rules' `attributes`
     /// read. Answers the customer's attributes after.
     @discardableResult
@@ -55,9 +87,11 @@ extension EntitleClient {
 /// What a placement shows the customer (`GET /v1/subscribers/{token}/offerings`).
 public struct PlacementOffering: Sendable, Equatable, Decodable {
     public struct Reason: Sendable, Equatable, Decodable {
-        /// `rule`, `default` or `none`.
+        /// `experiment`, `rule`, `shipped`, `default` or `none`.
         public var kind: String
         public var rule: String?
+        public var experiment: String?
+        public var variant: String?
     }
 
     public var placement: String

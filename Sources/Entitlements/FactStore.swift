@@ -72,6 +72,12 @@ package struct FactBatch: Sendable {
     package var grant: PromotionalGrant?
     /// Attributes an app set on its customer: each name to its new value, or nil to remove it.
     package var attributes: (appAccountToken: String, changes: [String: String?])?
+    /// An experiment made or changed (started, stopped, shipped) by an admin.
+    package var experiment: Experiment?
+    /// A customer's first exposure to an experiment (stored once: a later one changes nothing).
+    package var enrollment: ExperimentAssignment?
+    /// What the app reported of a paywall (`POST …/paywall-events`).
+    package var paywallEvent: PaywallEvent?
     /// An app download an app posted for its customer (replaces the customer's download of its
     /// environment).
     package var appDownload: AppDownload?
@@ -234,6 +240,12 @@ package protocol FactStore: Sendable {
     func subscriber(appId: String, environments: [String], appAccountToken: String) throws -> SubscriberFacts
     /// The subscriptions whose transactions or renewal info carry `appTransactionId`.
     func originalTransactionIds(appId: String, environment: String, appTransactionId: String) throws -> [String]
+    /// The app's experiments, oldest first.
+    func experiments(appId: String) throws -> [Experiment]
+    /// The experiments the customer is enrolled in.
+    func experimentAssignments(appId: String, appAccountToken: String) throws -> [ExperimentAssignment]
+    /// How many customers each variant of an experiment has enrolled, by variant id.
+    func enrollmentCounts(appId: String, experiment: String) throws -> [String: Int64]
     /// The attributes the app set on its customer, by name.
     func attributes(appId: String, appAccountToken: String) throws -> [CustomerAttribute]
     /// The customer's app downloads (`AppDownload`), by environment.

@@ -65,6 +65,10 @@ enum Routes {
         router.add("GET", "/v1/subscribers/{appAccountToken}/offerings", signed { offerings.offering($0) })
         router.add("POST", "/v1/subscribers/{appAccountToken}/attributes", signed { offerings.setAttributes($0) })
         router.add("GET", "/v1/offerings") { offerings.list($0) }
+        router.add("POST", "/v1/subscribers/{appAccountToken}/paywall-events", signed { offerings.reportPaywall($0) })
+        router.add("POST", "/v1/experiments") { offerings.createExperiment($0) }
+        router.add("GET", "/v1/experiments") { offerings.listExperiments($0) }
+        router.add("POST", "/v1/experiments/{id}/{action}") { offerings.changeExperiment($0) }
         router.add("GET", "/v1/subscribers/{appAccountToken}/history") { support.history($0) }
         router.add("POST", "/v1/subscribers/{appAccountToken}/entitlements/{entitlementId}/grants") { support.grant($0) }
         router.add("DELETE", "/v1/subscribers/{appAccountToken}/entitlements/{entitlementId}/grants/{grantId}") { support.revoke($0) }

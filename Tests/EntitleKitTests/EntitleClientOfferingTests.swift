@@ -1,5 +1,6 @@
 import EntitleKit
 import Foundation
+import JSON
 import XCTest
 
 /// EntitleKit's offerings against a real server: the placement's offering as typed values, the
@@ -63,5 +64,29 @@ final class EntitleClientOfferingTests: EntitleKitTestCase {
         try await entitle.setAttributes(["cohort": "beta", "referrer": nil])  // nil removes one
         let entitled = try await entitle.customer().customer.isEntitled(to: "pro")
         XCTAssertTrue(entitled, "the first package bought")
+    }
+}
+
+/// An experiment seen through EntitleKit: the variant's offering, and the paywall's first showing
+/// counted for the experiment.
+final class EntitleClientExperimentTests: EntitleKitTestCase {
+    func testThePaywallShownEnrollsTheCustomer() async throws {
+        let made = admin(
+            "POST", "/v1/experiments",
+            [
+                "id": "e1", "placement": "onboarding",
+                "variants": .array([.object(["id": "a", "offering": "main"]), .object(["id": "b", "offering": "main"])]),
+            ])
+        XCTAssertEqual(made.0, 200, "\(made.1)")
+        XCTAssertEqual(admin("POST", "/v1/experiments/e1/start").0, 200)
+        let entitle = try client()
+        let shown = try await entitle.offerings(placement: "onboarding")
+        XCTAssertEqual(shown.reason.kind, "experiment")
+        let variant = try XCTUnwrap(shown.reason.variant)
+        let counted = try await entitle.paywallShown(placement: "onboarding", offering: try XCTUnwrap(shown.offering?.id))
+        XCTAssertEqual(counted?.experiment, "e1")
+        XCTAssertEqual(counted?.variant, variant)
+        let listed = admin("GET", "/v1/experiments").1["experiments"]?.arrayValue?.first
+        XCTAssertEqual(listed?["enrolled"]?[variant], 1)
     }
 }

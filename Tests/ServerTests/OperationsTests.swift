@@ -410,6 +410,9 @@ private struct FailingStore: FactStore {
     func originalTransactionIds(appId: String, environment: String, appTransactionId: String) throws -> [String] { throw error }
     func appDownloads(appId: String, appAccountToken: String) throws -> [AppDownload] { throw error }
     func attributes(appId: String, appAccountToken: String) throws -> [CustomerAttribute] { throw error }
+    func experiments(appId: String) throws -> [Experiment] { throw error }
+    func experimentAssignments(appId: String, appAccountToken: String) throws -> [ExperimentAssignment] { throw error }
+    func enrollmentCounts(appId: String, experiment: String) throws -> [String: Int64] { throw error }
     func appDownloadTokens(appId: String, environment: String, appTransactionId: String) throws -> [String] { throw error }
     func linkTransfers(appId: String, environment: String, appAccountToken: String) throws -> [LinkTransfer] { throw error }
     func dueAppleCalls(appId: String, now: Int64, limit: Int) throws -> [PendingAppleCall] { throw error }

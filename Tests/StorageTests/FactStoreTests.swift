@@ -604,6 +604,44 @@ class FactStoreContract: XCTestCase {
         XCTAssertEqual(try store.appDownloadTokens(appId: "app", environment: "Production", appTransactionId: "70003"), [])
     }
 
+    /// Experiments, assignments and paywall reports on every store: an experiment put and read
+    /// back whole, an assignment stored once (the second changes nothing), reports kept once.
+    func testExperimentsAreKeptAndACustomerIsEnrolledOnce() throws {
+        let store = try makeStore()
+        var audience = TargetingCondition()
+        audience.states = [.neverSubscribed, .lapsed]
+        audience.attributes = ["cohort": ["beta"]]
+        var experiment = Experiment(
+            id: "e1", placement: "onboarding",
+            variants: [.init(id: "a", offering: "standard", weight: 0.25), .init(id: "b", offering: "trial", weight: 0.75)],
+            audience: audience, enrollment: 0.5, seed: "s", createdAt: 1_000)
+        func write(_ change: (inout FactBatch) -> Void) throws {
+            var batch = FactBatch(appId: "app", environment: "Sandbox")
+            change(&batch)
+            XCTAssertEqual(try store.apply(batch), .applied)
+        }
+        try write { $0.experiment = experiment }
+        XCTAssertEqual(try store.experiments(appId: "app"), [experiment])
+        experiment.status = .running
+        experiment.startedAt = 2_000
+        try write { $0.experiment = experiment }
+        XCTAssertEqual(try store.experiments(appId: "app"), [experiment], "put again: replaced")
+        XCTAssertEqual(try store.experiments(appId: "other"), [])
+
+        let assignment = ExperimentAssignment(
+            experiment: "e1", appAccountToken: customer, variant: "b", placement: "onboarding", offering: "trial", enrolledAt: 3_000)
+        try write { $0.enrollment = assignment }
+        var later = assignment
+        later.variant = "a"
+        later.enrolledAt = 4_000
+        try write { $0.enrollment = later }
+        XCTAssertEqual(try store.experimentAssignments(appId: "app", appAccountToken: customer), [assignment], "never drawn again")
+        XCTAssertEqual(try store.enrollmentCounts(appId: "app", experiment: "e1"), ["b": 1])
+        let report = PaywallEvent(appAccountToken: customer, kind: .shown, placement: "onboarding", offering: "trial", at: 3_000)
+        try write { $0.paywallEvent = report }
+        try write { $0.paywallEvent = report }
+    }
+
     func testACustomersHistoryIsReadBySubscription() throws {
         let store = try makeStore()
         let writer = RecordingWriter(endpoints: ["https://hooks.example/a"])

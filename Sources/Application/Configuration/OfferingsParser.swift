@@ -124,35 +124,12 @@ enum OfferingsParser {
         return placements
     }
 
-    /// A rule's `when`. Each member is one value or a list of them; unknown members are refused,
-    /// so a misspelt condition cannot match everyone.
+    /// A rule's `when` (`TargetingCondition.init(json:)`), its problem reported at its member.
     static func condition(_ object: JSONObject, path: String, reader: inout ConfigurationReader) -> TargetingCondition {
-        reader.checkMembers(
-            object,
-            allowed: [
-                "store", "country", "platform", "environment", "state", "appVersionAtLeast", "appVersionBelow",
-                "daysSinceFirstSeenAtLeast", "daysSinceFirstSeenBelow", "attributes",
-            ], path: path)
-        var condition = TargetingCondition()
-        condition.stores = oneOrMany(object["store"], "\(path).store", allowed: ["appStore", "googlePlay"], reader: &reader)
-        condition.countries = oneOrMany(object["country"], "\(path).country", reader: &reader).map { Set($0.map { $0.uppercased() }) }
-        condition.platforms = oneOrMany(object["platform"], "\(path).platform", reader: &reader)
-        condition.environments = oneOrMany(object["environment"], "\(path).environment", reader: &reader)
-        condition.states = oneOrMany(
-            object["state"], "\(path).state", allowed: Set(CustomerLifecycle.allCases.map(\.rawValue)), reader: &reader
-        ).map { Set($0.compactMap(CustomerLifecycle.init(rawValue:))) }
-        condition.appVersionAtLeast = reader.string(object, "appVersionAtLeast", path: path)
-        condition.appVersionBelow = reader.string(object, "appVersionBelow", path: path)
-        condition.daysSinceFirstSeenAtLeast = reader.integer(object, "daysSinceFirstSeenAtLeast", path: path, range: 0...36_500)
-        condition.daysSinceFirstSeenBelow = reader.integer(object, "daysSinceFirstSeenBelow", path: path, range: 1...36_500)
-        for (name, value) in (reader.object(object, "attributes", path: path) ?? [:]).members {
-            guard CustomerAttribute.isValidName(name) else {
-                reader.problem("\(path).attributes.\(name)", "not an attribute name (1 to 64 of letters, digits, '_', '.', '-', '$')")
-                continue
-            }
-            condition.attributes[name] = oneOrMany(value, "\(path).attributes.\(name)", reader: &reader) ?? []
+        do { return try TargetingCondition(json: object) } catch {
+            reader.problem(error.member.map { "\(path).\($0)" } ?? path, error.message)
+            return TargetingCondition()
         }
-        return condition
     }
 
     private static func offeringId(
@@ -164,27 +141,6 @@ enum OfferingsParser {
             return nil
         }
         return id
-    }
-
-    /// One string or a non-empty list of them (each among `allowed` when given).
-    private static func oneOrMany(
-        _ value: JSONValue?, _ path: String, allowed: Set<String>? = nil, reader: inout ConfigurationReader
-    ) -> Set<String>? {
-        guard let value else { return nil }
-        let values: [String]
-        if let one = value.stringValue {
-            values = [one]
-        } else if let many = value.arrayValue, !many.isEmpty, many.allSatisfy({ $0.stringValue != nil }) {
-            values = many.compactMap(\.stringValue)
-        } else {
-            reader.problem(path, "expected a string or a non-empty list of strings")
-            return nil
-        }
-        if let allowed, let unknown = values.first(where: { !allowed.contains($0) }) {
-            reader.problem(path, "unknown value \"\(unknown)\" (\(allowed.sorted().joined(separator: ", ")))")
-            return nil
-        }
-        return Set(values)
     }
 
     private static func isValidId(_ id: String) -> Bool {

@@ -34,41 +34,73 @@ package struct OfferingService: Sendable {
     let subscribers: SubscriberQueries
     /// The offerings and placements as configured now (SIGHUP replaces them).
     package let catalog: OfferingCatalog
+    /// Writes `EXPERIMENT_ENROLLED`.
+    let eventWriter: AppEventWriter
 
-    init(_ context: AppContext, subscribers: SubscriberQueries) {
+    init(_ context: AppContext, subscribers: SubscriberQueries, eventWriter: AppEventWriter) {
         app = context.app
         store = context.store
         pool = context.pool
         self.subscribers = subscribers
+        self.eventWriter = eventWriter
         catalog = OfferingCatalog(offerings: context.app.offerings, placements: context.app.placements)
     }
 
     /// `GET /v1/subscribers/{appAccountToken}/offerings?placement=`: the answer, read on the pool.
     package func offering(appAccountToken: String, placement: String, device: Device, now: Date) async throws -> JSONObject {
         let token = try AppAccountToken.validated(appAccountToken)
+        let (configured, chosenPlacement) = try placed(placement)
+        if let environment = device.environment { _ = try app.enabled(environment) }
+        let (decision, held) = try await pool.perform {
+            try decide(token, chosenPlacement, device: device, now: Milliseconds.since1970(now))
+        }
+        var answer: JSONObject = ["placement": .string(placement)]
+        if let offering = decision.offering.flatMap({ configured.offerings[$0] }) {
+            answer["offering"] = .object(json(offering, held: held))
+        } else {
+            answer["offering"] = .null
+        }
+        answer["reason"] = .object(Self.json(decision.reason))
+        return answer
+    }
+
+    /// The placement configured now, or 404 `UNKNOWN_PLACEMENT`.
+    func placed(_ placement: String) throws(ServiceError) -> (OfferingCatalog.Contents, Placement) {
         let configured = catalog.current
-        guard let chosenPlacement = configured.placements[placement] else {
+        guard let chosen = configured.placements[placement] else {
             throw ServiceError(
                 status: 404, code: "UNKNOWN_PLACEMENT",
                 message: "no placement \"\(placement)\" (the app has \(configured.placements.keys.sorted().joined(separator: ", ")))")
         }
-        if let environment = device.environment { _ = try app.enabled(environment) }
-        let context = try await pool.perform { try targetingContext(token, device: device, now: Milliseconds.since1970(now)) }
-        let (offeringId, reason) = chosenPlacement.choose(for: context.targeting)
-        var answer: JSONObject = ["placement": .string(placement)]
-        if let offering = offeringId.flatMap({ configured.offerings[$0] }) {
-            answer["offering"] = .object(json(offering, held: context.held))
-        } else {
-            answer["offering"] = .null
-        }
+        return (configured, chosen)
+    }
+
+    /// The decision for the customer (blocking: the store's reads), and what they hold, for the
+    /// offers' eligibility.
+    func decide(
+        _ token: String, _ placement: Placement, device: Device, now: Int64
+    ) throws -> (OfferingDecision, OfferEligibility.Held) {
+        let context = try targetingContext(token, device: device, now: now)
+        let experiments = try store.experiments(appId: app.id).filter { $0.placement == placement.id }
+        let assignments =
+            experiments.contains { $0.status == .running } ? try store.experimentAssignments(appId: app.id, appAccountToken: token) : []
+        let decision = OfferingDecision.decide(
+            placement, context: context.targeting, experiments: experiments, assignments: assignments, token: token)
+        return (decision, context.held)
+    }
+
+    static func json(_ reason: OfferingReason) -> JSONObject {
         var why: JSONObject = ["kind": .string(reason.kind)]
         switch reason {
         case .rule(let name): why["rule"] = .string(name)
         case .none(let rule?): why["rule"] = .string(rule)
+        case .experiment(let id, let variant):
+            why["experiment"] = .string(id)
+            why["variant"] = .string(variant)
+        case .shipped(let id): why["experiment"] = .string(id)
         case .default, .none(nil): break
         }
-        answer["reason"] = .object(why)
-        return answer
+        return why
     }
 
     /// What targeting needs of the customer, from one subscriber read and their attributes.

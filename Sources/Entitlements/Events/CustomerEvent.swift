@@ -28,6 +28,7 @@ package struct CustomerEvent: Sendable, Equatable {
         case retentionOffered = "RETENTION_OFFERED"
         case retentionSaved = "RETENTION_SAVED"
         case consentRescinded = "CONSENT_RESCINDED"
+        case experimentEnrolled = "EXPERIMENT_ENROLLED"
         case test = "TEST"
     }
 
@@ -50,6 +51,8 @@ package struct CustomerEvent: Sendable, Equatable {
     package var refundRequest: RefundRequest?
     /// The retention answer (`RETENTION_OFFERED`, `RETENTION_SAVED` with `savedBy`).
     package var retention: RetentionRecord?
+    /// The customer's place in an experiment (`EXPERIMENT_ENROLLED`).
+    package var enrollment: ExperimentAssignment?
 
     // The type's own fields; nil where they do not apply.
     package var isTrialConversion: Bool?

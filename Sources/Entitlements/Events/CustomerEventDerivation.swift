@@ -24,6 +24,13 @@ package enum CustomerEventDerivation {
             events.append(event)
         }
         if let grant = batch.grant { events += grantEvents(grant, before: change.grantBefore) }
+        if let enrollment = change.newEnrollment {
+            var event = CustomerEvent(
+                .experimentEnrolled, environment: batch.environment, originalTransactionId: nil, transaction: nil,
+                occurredAt: enrollment.enrolledAt)
+            event.enrollment = enrollment
+            events.append(event)
+        }
         for after in change.playAfter {
             events += playEvents(before: change.playBefore[after.purchaseToken], after: after, at: batch.requestedAt)
         }

@@ -66,6 +66,15 @@ package enum EventBody {
         body.set("remainingQuantity", ifPresent: event.remainingQuantity)
         if let request = event.refundRequest { body.object("refundRequest") { request.write(into: &$0) } }
         if let retention = event.retention { body.set("retention", json: .object(retention.json)) }
+        if let enrollment = event.enrollment {
+            body.object("experiment") { item in
+                item.set("id", enrollment.experiment)
+                item.set("variant", enrollment.variant)
+                item.set("placement", enrollment.placement)
+                item.set("offering", enrollment.offering)
+                Timestamps.set(&item, "enrolledAt", enrollment.enrolledAt)
+            }
+        }
         if let consent = event.consent {
             body.set("appTransactionId", ifPresent: consent.appTransactionId)
             body.set("originalTransactionIds", strings: consent.originalTransactionIds)

@@ -64,14 +64,14 @@ package struct EventComposer: EventWriting {
                 subscriber = view(of: facts, at: createdAt)
             } else if let play = event.play, let facts = change.playSubscribers[play.purchaseToken] {
                 subscriber = view(of: facts, at: createdAt)
-            } else if event.consent != nil || event.refundRequest != nil || event.retention != nil,
+            } else if event.consent != nil || event.refundRequest != nil || event.retention != nil || event.enrollment != nil,
                 let facts = change.customerSubscriber
             {
                 subscriber = view(of: facts, at: createdAt)
             }
             let token =
                 event.grant?.appAccountToken ?? event.play?.appAccountToken ?? event.consent?.appAccountToken
-                ?? event.refundRequest?.appAccountToken ?? event.retention?.appAccountToken
+                ?? event.refundRequest?.appAccountToken ?? event.retention?.appAccountToken ?? event.enrollment?.appAccountToken
                 ?? event.originalTransactionId.flatMap { change.subscribers[$0]?.appAccountToken }
             let id = event.kind == .test ? change.batch.webhookTestId ?? newId() : newId()
             let sequence = firstSequence + Int64(index)

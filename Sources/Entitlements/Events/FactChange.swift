@@ -115,6 +115,8 @@ package struct FactChange: Sendable {
     /// For a batch naming a customer without a subscription of theirs (rescinded consent, a
     /// refund review answered): that customer, after the batch.
     package var customerSubscriber: SubscriberFacts?
+    /// The customer's enrollment the batch stored (nil: none, or they were enrolled already).
+    package var newEnrollment: ExperimentAssignment?
 
     /// The stored state a batch is about to change, read through the writing transaction.
     package struct Pending: Sendable {
@@ -263,7 +265,7 @@ extension FactBatch {
     /// The customer a batch is about when it touches none of their subscriptions.
     var namedCustomer: String? {
         consentRescinded?.appAccountToken ?? refundRequestUpdate?.appAccountToken ?? refundRequest?.appAccountToken
-            ?? retention?.appAccountToken
+            ?? retention?.appAccountToken ?? enrollment?.appAccountToken
     }
 
     package var touchedSubscriptions: [String] {

@@ -34,6 +34,10 @@ package enum OfferingReason: Sendable, Equatable {
     case `default`
     /// The placement shows nothing to this customer (its offering, or the matching rule's, is null).
     case none(rule: String?)
+    /// The customer's variant of a running experiment.
+    case experiment(String, variant: String)
+    /// The variant a stopped experiment shipped, now the placement's own offering.
+    case shipped(String)
 
     /// The answer's `reason.kind`.
     package var kind: String {
@@ -41,6 +45,8 @@ package enum OfferingReason: Sendable, Equatable {
         case .rule: "rule"
         case .default: "default"
         case .none: "none"
+        case .experiment: "experiment"
+        case .shipped: "shipped"
         }
     }
 }

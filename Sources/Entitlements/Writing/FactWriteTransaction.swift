@@ -48,6 +48,12 @@ package protocol FactWriteTransaction: FactReading {
     func putGrant(_ grant: PromotionalGrant) throws
     /// Sets one attribute of the customer (replacing its value), or removes it (`value` nil).
     func putAttribute(appAccountToken: String, name: String, value: String?, at: Int64) throws
+    /// Puts an experiment as it stands now.
+    func putExperiment(_ experiment: Experiment) throws
+    /// Stores a customer's assignment unless they have one in that experiment; whether it was new.
+    func insertAssignmentIfNew(_ assignment: ExperimentAssignment) throws -> Bool
+    /// Stores what the app reported of a paywall (the same report twice is one).
+    func insertPaywallEvent(_ event: PaywallEvent) throws
     /// Replaces the customer's download of its environment.
     func putAppDownload(_ download: AppDownload) throws
     /// Queues a Google acknowledgement unless one is queued for the purchase already.

@@ -68,7 +68,7 @@ package enum FactWriter {
                     at: batch.requestedAt))
             outcome = .transferred(from: existing)
         }
-        let change = FactChange.applying(batch, to: pending)
+        var change = FactChange.applying(batch, to: pending)
         for after in change.after {
             let stored = pending.stored[after.originalTransactionId]
             try putChanges(after, over: stored, from: batch, into: store)
@@ -97,6 +97,9 @@ package enum FactWriter {
         }
         if let grant = change.grantAfter, grant != change.grantBefore { try store.putGrant(grant) }
         if let download = batch.appDownload { try store.putAppDownload(download) }
+        if let experiment = batch.experiment { try store.putExperiment(experiment) }
+        if let enrollment = batch.enrollment, try store.insertAssignmentIfNew(enrollment) { change.newEnrollment = enrollment }
+        if let event = batch.paywallEvent { try store.insertPaywallEvent(event) }
         if let (token, changes) = batch.attributes {
             for (name, value) in changes.sorted(by: { $0.key < $1.key }) {
                 try store.putAttribute(appAccountToken: token, name: name, value: value, at: batch.requestedAt)

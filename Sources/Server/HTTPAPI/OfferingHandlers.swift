@@ -78,3 +78,71 @@ struct OfferingHandlers: Sendable {
         }
     }
 }
+
+/// Paywall reports (apps) and experiments (admins): decode, call one use case, encode.
+extension OfferingHandlers {
+    // MARK: - POST /v1/subscribers/{appAccountToken}/paywall-events
+
+    func reportPaywall(_ context: HTTPRequestContext) {
+        do {
+            let caller = try application.caller(context)
+            let body = try RequestBody(context.request)
+            let type = try body.requiredString("type")
+            guard let kind = PaywallEvent.Kind(rawValue: type) else {
+                throw ServiceError.badRequest("\"type\" is \(PaywallEvent.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            let (placement, offering) = (try body.requiredString("placement"), try body.requiredString("offering"))
+            let device = OfferingService.Device(
+                store: try body.optionalString("store"), country: try body.optionalString("country"),
+                platform: try body.optionalString("platform"), appVersion: try body.optionalString("appVersion"))
+            let (service, token, now) = (
+                application.services(for: caller).offerings, context.pathParameters["appAccountToken"] ?? "", application.clock.now()
+            )
+            context.reply(app: caller.app.id) {
+                .object(
+                    try await service.reportPaywall(
+                        appAccountToken: token, placement: placement, offering: offering, kind: kind, device: device, now: now))
+            }
+        } catch {
+            context.reply(error: error, app: nil)
+        }
+    }
+
+    // MARK: - /v1/experiments
+
+    func createExperiment(_ context: HTTPRequestContext) {
+        do {
+            let caller = try application.caller(context)
+            try caller.requireAdminKey("making an experiment")
+            let body = try RequestBody(context.request).object
+            let (service, now) = (application.services(for: caller).experiments, application.clock.now())
+            context.reply(app: caller.app.id) { .object(try await service.create(body, now: now)) }
+        } catch {
+            context.reply(error: error, app: nil)
+        }
+    }
+
+    func changeExperiment(_ context: HTTPRequestContext) {
+        do {
+            let caller = try application.caller(context)
+            try caller.requireAdminKey("starting, stopping or shipping an experiment")
+            let body = context.request.body.isEmpty ? JSONObject() : try RequestBody(context.request).object
+            let (service, now) = (application.services(for: caller).experiments, application.clock.now())
+            let (id, action) = (context.pathParameters["id"] ?? "", context.pathParameters["action"] ?? "")
+            context.reply(app: caller.app.id) { .object(try await service.change(id, action: action, body: body, now: now)) }
+        } catch {
+            context.reply(error: error, app: nil)
+        }
+    }
+
+    func listExperiments(_ context: HTTPRequestContext) {
+        do {
+            let caller = try application.caller(context)
+            try caller.requireAdminKey("listing experiments")
+            let service = application.services(for: caller).experiments
+            context.reply(app: caller.app.id) { .object(try await service.list()) }
+        } catch {
+            context.reply(error: error, app: nil)
+        }
+    }
+}

@@ -220,6 +220,22 @@ enum PostgreSQLMigrations {
             app_id TEXT NOT NULL, app_account_token TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, updated_at BIGINT NOT NULL,
             PRIMARY KEY (app_id, app_account_token, name));
         """,
+        // 16: SQLite's migration 21: experiments, assignments, paywall events.
+        """
+        CREATE TABLE experiments (
+            app_id TEXT NOT NULL, id TEXT NOT NULL, placement TEXT NOT NULL, status TEXT NOT NULL, created_at BIGINT NOT NULL,
+            body TEXT NOT NULL, PRIMARY KEY (app_id, id));
+        CREATE TABLE experiment_assignments (
+            app_id TEXT NOT NULL, experiment TEXT NOT NULL, app_account_token TEXT NOT NULL, variant TEXT NOT NULL,
+            placement TEXT NOT NULL, offering TEXT NOT NULL, enrolled_at BIGINT NOT NULL,
+            PRIMARY KEY (app_id, experiment, app_account_token));
+        CREATE INDEX experiment_assignments_by_token ON experiment_assignments (app_id, app_account_token);
+        CREATE TABLE paywall_events (
+            app_id TEXT NOT NULL, app_account_token TEXT NOT NULL, at BIGINT NOT NULL, kind TEXT NOT NULL, placement TEXT NOT NULL,
+            offering TEXT NOT NULL, experiment TEXT, variant TEXT,
+            PRIMARY KEY (app_id, app_account_token, at, kind, placement));
+        CREATE INDEX paywall_events_by_experiment ON paywall_events (app_id, experiment, at);
+        """,
     ]
 
     /// The hour, ten-minute and minute sums of every kept moment read to the instant

@@ -1,5 +1,6 @@
 import Entitlements
 import Foundation
+import JSON
 
 /// How the subscription facts and grants become rows and back, once for both dialects: the
 /// values a put writes in its table's column order (`StoredTables`), the columns a read takes
@@ -125,6 +126,48 @@ enum AttributeCodec {
 
     static func record(_ row: some ColumnReader) -> CustomerAttribute {
         CustomerAttribute(name: row.text(0) ?? "", value: row.text(1) ?? "", updatedAt: row.integer(2) ?? 0)
+    }
+}
+
+enum ExperimentCodec {
+    static let table = StoredTables.experiments
+
+    static func values(appId: String, _ experiment: Experiment) -> [StoredValue] {
+        [
+            .text(appId), .text(experiment.id), .text(experiment.placement), .text(experiment.status.rawValue),
+            .integer(experiment.createdAt), .text(JSONValue.object(experiment.json).serializedString),
+        ]
+    }
+}
+
+enum AssignmentCodec {
+    static let table = StoredTables.experimentAssignments
+
+    static func values(appId: String, _ assignment: ExperimentAssignment) -> [StoredValue] {
+        [
+            .text(appId), .text(assignment.experiment), .text(assignment.appAccountToken), .text(assignment.variant),
+            .text(assignment.placement), .text(assignment.offering), .integer(assignment.enrolledAt),
+        ]
+    }
+
+    /// What a read takes: every column but the app's.
+    static let read = Array(table.columns.dropFirst())
+
+    static func record(_ row: some ColumnReader) -> ExperimentAssignment {
+        ExperimentAssignment(
+            experiment: row.text(0) ?? "", appAccountToken: row.text(1) ?? "", variant: row.text(2) ?? "", placement: row.text(3) ?? "",
+            offering: row.text(4) ?? "", enrolledAt: row.integer(5) ?? 0)
+    }
+}
+
+enum PaywallEventCodec {
+    static let table = StoredTables.paywallEvents
+
+    static func values(appId: String, _ event: PaywallEvent) -> [StoredValue] {
+        [
+            .text(appId), .text(event.appAccountToken), .integer(event.at), .text(event.kind.rawValue), .text(event.placement),
+            .text(event.offering), .from(event.experiment), .from(event.variant),
+        ]
     }
 }
 

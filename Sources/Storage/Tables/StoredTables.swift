@@ -154,10 +154,24 @@ enum StoredTables {
         name: "customer_attributes", columns: ["app_id", "app_account_token", "name", "value", "updated_at"],
         key: ["app_id", "app_account_token", "name"])
 
+    static let experiments = StoredTable(
+        name: "experiments", columns: ["app_id", "id", "placement", "status", "created_at", "body"], key: ["app_id", "id"])
+
+    static let experimentAssignments = StoredTable(
+        name: "experiment_assignments",
+        columns: ["app_id", "experiment", "app_account_token", "variant", "placement", "offering", "enrolled_at"],
+        key: ["app_id", "experiment", "app_account_token"])
+
+    static let paywallEvents = StoredTable(
+        name: "paywall_events",
+        columns: ["app_id", "app_account_token", "at", "kind", "placement", "offering", "experiment", "variant"],
+        key: ["app_id", "app_account_token", "at", "kind", "placement"])
+
     static let all: [StoredTable] = [
         transactions, renewalInfos, subscriberLinks, signals, notifications, syncRevisions, appTransactions, linkTransfers,
         appleCalls, events, deliveries, grants, playPurchases, pubSubMessages, usageRecords, refundOverrides, retentionRecords,
-        refundRequests, playAcknowledgements, metricMoments, metricDays, metricBuckets, appDownloads, customerAttributes,
+        refundRequests, playAcknowledgements, metricMoments, metricDays, metricBuckets, appDownloads, customerAttributes, experiments,
+        experimentAssignments, paywallEvents,
     ]
 
     /// Tables one dialect keeps for its own bookkeeping, which are not copied.
