@@ -103,7 +103,7 @@ package final class AppServices: Sendable {
             context, verification: verification, subscribers: subscribers, appleCalls: appleCalls, eventWriter: eventWriter)
         downloads = AppDownloadPosting(context, verification: verification, subscribers: subscribers)
         offerings = OfferingService(context, subscribers: subscribers, eventWriter: eventWriter)
-        experiments = ExperimentService(context, catalog: offerings.catalog)
+        experiments = ExperimentService(context, catalog: offerings.catalog, cache: offerings.experiments)
     }
 
     /// `POST /v1/verify`: verifies and decodes one signed item without storing it (on the pool

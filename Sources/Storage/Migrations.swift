@@ -215,7 +215,7 @@ enum Migrations {
         CREATE TABLE app_downloads (
             app_id TEXT NOT NULL, environment TEXT NOT NULL, app_account_token TEXT NOT NULL, app_transaction_id TEXT NOT NULL,
             original_application_version TEXT, original_purchase_date INTEGER, original_platform TEXT, posted_at INTEGER NOT NULL,
-            PRIMARY KEY (app_id, environment, app_account_token));
+            PRIMARY KEY (app_id, app_account_token, environment));
         CREATE INDEX app_downloads_by_id ON app_downloads (app_id, environment, app_transaction_id);
         """,
         // 20: attributes apps set on their customers, for targeting offerings.

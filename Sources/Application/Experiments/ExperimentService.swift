@@ -11,12 +11,15 @@ package struct ExperimentService: Sendable {
     let store: any FactStore
     let pool: BlockingPool
     let catalog: OfferingCatalog
+    /// The offering answers' copy, forgotten after each change here.
+    let cache: ExperimentCache
 
-    init(_ context: AppContext, catalog: OfferingCatalog) {
+    init(_ context: AppContext, catalog: OfferingCatalog, cache: ExperimentCache) {
         app = context.app
         store = context.store
         pool = context.pool
         self.catalog = catalog
+        self.cache = cache
     }
 
     /// `POST /v1/experiments`: a draft from `{"id", "placement", "variants": [{"id", "offering",
@@ -39,10 +42,12 @@ package struct ExperimentService: Sendable {
         switch action {
         case "start":
             guard experiment.status == .draft else {
-                throw ServiceError(status: 409, code: "CONFLICT", message: "experiment \(id) is \(experiment.status.rawValue): only a draft starts")
+                throw ServiceError(
+                    status: 409, code: "CONFLICT", message: "experiment \(id) is \(experiment.status.rawValue): only a draft starts")
             }
             guard catalog.current.placements[experiment.placement] != nil else {
-                throw ServiceError(status: 422, code: "UNKNOWN_PLACEMENT", message: "the configuration no longer has \(experiment.placement)")
+                throw ServiceError(
+                    status: 422, code: "UNKNOWN_PLACEMENT", message: "the configuration no longer has \(experiment.placement)")
             }
             let running = all.filter { $0.placement == experiment.placement && $0.status == .running }
             let enrolled = running.reduce(experiment.enrollment) { $0 + $1.enrollment }
@@ -94,6 +99,7 @@ package struct ExperimentService: Sendable {
         batch.source = "experiments"
         let written = batch
         _ = try await withCheckedThrowingContinuation { continuation in store.record(written) { continuation.resume(with: $0) } }
+        cache.forget()
     }
 }
 
@@ -108,7 +114,8 @@ enum ExperimentRequest {
             throw .badRequest("\"id\" is 1 to 64 of letters, digits, '_', '-' and '.'")
         }
         guard let placement = body["placement"]?.stringValue, catalog.placements[placement] != nil else {
-            throw .badRequest("\"placement\" names one of the app's placements (\(catalog.placements.keys.sorted().joined(separator: ", ")))")
+            throw .badRequest(
+                "\"placement\" names one of the app's placements (\(catalog.placements.keys.sorted().joined(separator: ", ")))")
         }
         guard let listed = body["variants"]?.arrayValue, (2...4).contains(listed.count) else {
             throw .badRequest("\"variants\" lists 2 to 4 variants, the control first")
@@ -121,7 +128,9 @@ enum ExperimentRequest {
                 throw .badRequest("variant \(variantId): \"offering\" names one of the app's offerings")
             }
             let weight = value["weight"].map { $0.doubleValue ?? -1 } ?? 1 / Double(listed.count)
-            guard weight.isFinite, weight > 0, weight <= 1 else { throw .badRequest("variant \(variantId): \"weight\" is above 0 and at most 1") }
+            guard weight.isFinite, weight > 0, weight <= 1 else {
+                throw .badRequest("variant \(variantId): \"weight\" is above 0 and at most 1")
+            }
             variants.append(Experiment.Variant(id: variantId, offering: offering, weight: weight))
         }
         guard abs(variants.reduce(0) { $0 + $1.weight } - 1) <= 0.01 else { throw .badRequest("the variants' weights sum to 1") }

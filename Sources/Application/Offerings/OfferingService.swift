@@ -36,6 +36,8 @@ package struct OfferingService: Sendable {
     package let catalog: OfferingCatalog
     /// Writes `EXPERIMENT_ENROLLED`.
     let eventWriter: AppEventWriter
+    /// The app's experiments, read once a second at most.
+    let experiments: ExperimentCache
 
     init(_ context: AppContext, subscribers: SubscriberQueries, eventWriter: AppEventWriter) {
         app = context.app
@@ -43,6 +45,7 @@ package struct OfferingService: Sendable {
         pool = context.pool
         self.subscribers = subscribers
         self.eventWriter = eventWriter
+        experiments = ExperimentCache(app: context.app.id, store: context.store, clock: context.clock)
         catalog = OfferingCatalog(offerings: context.app.offerings, placements: context.app.placements)
     }
 
@@ -81,7 +84,7 @@ package struct OfferingService: Sendable {
         _ token: String, _ placement: Placement, device: Device, now: Int64
     ) throws -> (OfferingDecision, OfferEligibility.Held) {
         let context = try targetingContext(token, device: device, now: now)
-        let experiments = try store.experiments(appId: app.id).filter { $0.placement == placement.id }
+        let experiments = try self.experiments.experiments().filter { $0.placement == placement.id }
         let assignments =
             experiments.contains { $0.status == .running } ? try store.experimentAssignments(appId: app.id, appAccountToken: token) : []
         let decision = OfferingDecision.decide(

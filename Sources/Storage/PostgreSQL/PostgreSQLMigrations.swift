@@ -211,7 +211,7 @@ enum PostgreSQLMigrations {
         CREATE TABLE app_downloads (
             app_id TEXT NOT NULL, environment TEXT NOT NULL, app_account_token TEXT NOT NULL, app_transaction_id TEXT NOT NULL,
             original_application_version TEXT, original_purchase_date BIGINT, original_platform TEXT, posted_at BIGINT NOT NULL,
-            PRIMARY KEY (app_id, environment, app_account_token));
+            PRIMARY KEY (app_id, app_account_token, environment));
         CREATE INDEX app_downloads_by_id ON app_downloads (app_id, environment, app_transaction_id);
         """,
         // 15: SQLite's migration 20: attributes apps set on their customers.

@@ -148,7 +148,8 @@ enum StoredTables {
             "app_id", "environment", "app_account_token", "app_transaction_id", "original_application_version",
             "original_purchase_date", "original_platform", "posted_at",
         ],
-        key: ["app_id", "environment", "app_account_token"])
+        // The customer first: a subscriber read finds theirs by this key.
+        key: ["app_id", "app_account_token", "environment"])
 
     static let customerAttributes = StoredTable(
         name: "customer_attributes", columns: ["app_id", "app_account_token", "name", "value", "updated_at"],
