@@ -272,4 +272,7 @@ struct StoreReader: FactReading {
     func appDownloads(appAccountToken: String) throws -> [AppDownload] {
         try store.appDownloads(appId: appId, appAccountToken: appAccountToken)
     }
+    func experimentAssignments(appAccountToken: String) throws -> [ExperimentAssignment] {
+        try store.experimentAssignments(appId: appId, appAccountToken: appAccountToken)
+    }
 }

@@ -365,7 +365,8 @@ extension FactStore {
             transfers: { try linkTransfers(appId: appId, environment: $0, appAccountToken: appAccountToken) },
             grants: { try grants(appId: appId, environment: $0, appAccountToken: appAccountToken) },
             playPurchases: { try playPurchases(appId: appId, appAccountToken: appAccountToken) },
-            downloads: { try appDownloads(appId: appId, appAccountToken: appAccountToken) })
+            downloads: { try appDownloads(appId: appId, appAccountToken: appAccountToken) },
+            assignments: { try experimentAssignments(appId: appId, appAccountToken: appAccountToken) })
     }
 
     /// For stores whose writes are quick and in memory: write now, then call back.

@@ -18,16 +18,18 @@ extension SQLiteFactStore {
         }
     }
 
+    static func experimentAssignments(_ database: SQLiteDatabase, appId: String, appAccountToken: String) throws -> [ExperimentAssignment] {
+        let query = try database.statement(
+            "SELECT \(StoredTable.list(AssignmentCodec.read)) FROM experiment_assignments WHERE app_id = ? AND app_account_token = ? "
+                + "ORDER BY enrolled_at, experiment"
+        ).bind([.text(appId), .text(appAccountToken)])
+        var found: [ExperimentAssignment] = []
+        while try query.step() { found.append(AssignmentCodec.record(SQLiteRow(statement: query))) }
+        return found
+    }
+
     package func experimentAssignments(appId: String, appAccountToken: String) throws -> [ExperimentAssignment] {
-        try read { database in
-            let query = try database.statement(
-                "SELECT \(StoredTable.list(AssignmentCodec.read)) FROM experiment_assignments WHERE app_id = ? AND app_account_token = ? "
-                    + "ORDER BY enrolled_at, experiment"
-            ).bind([.text(appId), .text(appAccountToken)])
-            var found: [ExperimentAssignment] = []
-            while try query.step() { found.append(AssignmentCodec.record(SQLiteRow(statement: query))) }
-            return found
-        }
+        try read { try Self.experimentAssignments($0, appId: appId, appAccountToken: appAccountToken) }
     }
 
     package func enrollmentCounts(appId: String, experiment: String) throws -> [String: Int64] {

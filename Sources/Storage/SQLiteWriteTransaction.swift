@@ -50,6 +50,10 @@ struct SQLiteWriteTransaction: FactWriteTransaction {
         try SQLiteFactStore.appDownloads(database, appId: appId, appAccountToken: appAccountToken)
     }
 
+    func experimentAssignments(appAccountToken: String) throws -> [ExperimentAssignment] {
+        try SQLiteFactStore.experimentAssignments(database, appId: appId, appAccountToken: appAccountToken)
+    }
+
     // MARK: Writing
 
     func lock(_ keys: [String]) throws {}

@@ -33,6 +33,7 @@ final class CustomerEventDerivationTests: XCTestCase {
         func playPurchase(token: String) -> PlayPurchase? { storedPlay.first { $0.purchaseToken == token } }
         func retentionRecords(environment: String, originalTransactionId: String) -> [RetentionRecord] { [] }
         func appDownloads(appAccountToken: String) -> [AppDownload] { [] }
+        func experimentAssignments(appAccountToken: String) -> [ExperimentAssignment] { [] }
     }
 
     // MARK: - Google Play

@@ -78,8 +78,18 @@ final class ExperimentsTests: TestStoreTestCase {
         XCTAssertEqual(events.first?["appAccountToken"]?.stringValue, token)
         XCTAssertEqual(call("GET", "/v1/experiments").1["experiments"]?.arrayValue?.first?["enrolled"]?[variant], 1)
 
+        let subscriber = call("GET", "/v1/subscribers/\(token)", key: client)
+        XCTAssertEqual(subscriber.0, 200, "enrolled before buying anything: known")
+        XCTAssertEqual(subscriber.1["subscriber"]?["experiments"]?.arrayValue?.first?["variant"]?.stringValue, variant)
+        XCTAssertEqual(events.first?["subscriber"]?["experiments"]?.arrayValue?.count, 1)
+
         // Subscribed: out of the audience (new customers by default), the rules decide again.
         _ = try buy()
+        let trial = (call("GET", "/v1/events?limit=1000", key: server).1["events"]?.arrayValue ?? []).first {
+            $0["type"] == "TRIAL_STARTED"
+        }
+        XCTAssertEqual(
+            trial?["subscriber"]?["experiments"]?.arrayValue?.first?["id"], "paywall-1", "every later event of the customer carries it")
         XCTAssertEqual(offering()["reason"], .object(["kind": "none", "rule": "subscribers"]))
         XCTAssertEqual(call("GET", "/v1/experiments").1["experiments"]?.arrayValue?.first?["enrolled"]?[variant], 1, "kept for the results")
 

@@ -637,6 +637,9 @@ class FactStoreContract: XCTestCase {
         try write { $0.enrollment = later }
         XCTAssertEqual(try store.experimentAssignments(appId: "app", appAccountToken: customer), [assignment], "never drawn again")
         XCTAssertEqual(try store.enrollmentCounts(appId: "app", experiment: "e1"), ["b": 1])
+        XCTAssertEqual(
+            try store.subscriber(appId: "app", environments: ["Sandbox"], appAccountToken: customer).assignments, [assignment],
+            "read with the subscriber, in one read")
         let report = PaywallEvent(appAccountToken: customer, kind: .shown, placement: "onboarding", offering: "trial", at: 3_000)
         try write { $0.paywallEvent = report }
         try write { $0.paywallEvent = report }

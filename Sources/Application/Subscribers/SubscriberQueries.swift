@@ -57,14 +57,18 @@ package struct SubscriberQueries: Sendable {
             let plays = play.filter { $0.environment == environment.rawValue }
             let downloaded = read.downloads.contains { $0.environment == environment.rawValue }
             // A token whose subscription moved away still answers, with the move; one that only
-            // posted its download, with the download.
-            guard !facts.isEmpty || !read.grants.isEmpty || !plays.isEmpty || !read.transfers.isEmpty || downloaded else {
+            // posted its download or was enrolled in an experiment, with that.
+            guard
+                !facts.isEmpty || !read.grants.isEmpty || !plays.isEmpty || !read.transfers.isEmpty || downloaded
+                    || !read.assignments.isEmpty
+            else {
                 return false
             }
             let status = rules.evaluate(
                 facts, environment: environment, now: instant, appAccountToken: token, promotional: read.grants, play: plays)
             SubscriberView.write(status, appAccountToken: token, environment: environment, into: &answer)
             SubscriberViewRules.writeDownload(read.downloads, spanning: [environment.rawValue], into: &answer)
+            SubscriberViewRules.writeExperiments(read.assignments, into: &answer)
             SubscriberViewRules.writeTransfers(read.transfers, into: &answer)
             return true
         }
@@ -78,15 +82,18 @@ package struct SubscriberQueries: Sendable {
                 read.transfers.contains { $0.environment == environment.rawValue }
                     || read.downloads.contains { $0.environment == environment.rawValue }
             }
-            guard !moved.isEmpty else { return false }
-            SubscriberView.write(SubscriberStatus(), appAccountToken: token, environments: moved, into: &answer)
+            guard !moved.isEmpty || !read.assignments.isEmpty else { return false }
+            SubscriberView.write(
+                SubscriberStatus(), appAccountToken: token, environments: moved.isEmpty ? [spanned[0]] : moved, into: &answer)
             SubscriberViewRules.writeDownload(read.downloads, spanning: searched, into: &answer)
+            SubscriberViewRules.writeExperiments(read.assignments, into: &answer)
             SubscriberViewRules.writeTransfers(read.transfers, into: &answer)
             return true
         }
         let status = rules.evaluate(found.map { ($0.0, $0.1) }, now: instant, appAccountToken: token, promotional: read.grants, play: play)
         SubscriberView.write(status, appAccountToken: token, environments: found.map(\.0), into: &answer)
         SubscriberViewRules.writeDownload(read.downloads, spanning: searched, into: &answer)
+        SubscriberViewRules.writeExperiments(read.assignments, into: &answer)
         SubscriberViewRules.writeTransfers(read.transfers, into: &answer)
         return true
     }

@@ -15,6 +15,8 @@ package protocol FactReading {
     func playPurchase(token: String) throws -> PlayPurchase?
     /// The customer's app downloads, one per environment at most (`AppDownload`).
     func appDownloads(appAccountToken: String) throws -> [AppDownload]
+    /// The experiments the customer is enrolled in, in enrollment order.
+    func experimentAssignments(appAccountToken: String) throws -> [ExperimentAssignment]
     /// A subscription's retention answers, oldest first.
     func retentionRecords(environment: String, originalTransactionId: String) throws -> [RetentionRecord]
     /// Everything a subscriber view of `appAccountToken` shows in `environments`.
@@ -29,7 +31,8 @@ extension FactReading {
             transfers: { try linkTransfers(environment: $0, appAccountToken: appAccountToken) },
             grants: { try grants(environment: $0, appAccountToken: appAccountToken) },
             playPurchases: { try playPurchases(appAccountToken: appAccountToken) },
-            downloads: { try appDownloads(appAccountToken: appAccountToken) })
+            downloads: { try appDownloads(appAccountToken: appAccountToken) },
+            assignments: { try experimentAssignments(appAccountToken: appAccountToken) })
     }
 }
 
@@ -44,11 +47,13 @@ package struct SubscriberFacts: Sendable {
     package var playPurchases: [PlayPurchase]
     /// The customer's app downloads (every environment; the view shows those it spans).
     package var downloads: [AppDownload]
+    /// The experiments the customer is enrolled in (the view and every event of theirs show them).
+    package var assignments: [ExperimentAssignment]
 
     package init(
         appAccountToken: String?, environments: [(environment: String, facts: [SubscriptionFacts])],
         transfers: [(environment: String, transfer: LinkTransfer)] = [], grants: [PromotionalGrant] = [],
-        playPurchases: [PlayPurchase] = [], downloads: [AppDownload] = []
+        playPurchases: [PlayPurchase] = [], downloads: [AppDownload] = [], assignments: [ExperimentAssignment] = []
     ) {
         self.appAccountToken = appAccountToken
         self.environments = environments
@@ -56,6 +61,7 @@ package struct SubscriberFacts: Sendable {
         self.grants = grants
         self.playPurchases = playPurchases
         self.downloads = downloads
+        self.assignments = assignments
     }
 }
 
@@ -65,7 +71,8 @@ extension SubscriberFacts {
     static func assembled(
         _ token: String, environments: [String], facts: (String) throws -> [SubscriptionFacts],
         transfers: (String) throws -> [LinkTransfer], grants: (String) throws -> [PromotionalGrant],
-        playPurchases: () throws -> [PlayPurchase], downloads: () throws -> [AppDownload]
+        playPurchases: () throws -> [PlayPurchase], downloads: () throws -> [AppDownload],
+        assignments: () throws -> [ExperimentAssignment]
     ) rethrows -> SubscriberFacts {
         var spans: [(String, [SubscriptionFacts])] = []
         var moves: [(String, LinkTransfer)] = []
@@ -77,7 +84,7 @@ extension SubscriberFacts {
         }
         return SubscriberFacts(
             appAccountToken: token, environments: spans, transfers: moves, grants: given, playPurchases: try playPurchases(),
-            downloads: try downloads())
+            downloads: try downloads(), assignments: try assignments())
     }
 }
 

@@ -95,6 +95,7 @@ package struct SubscriberViewRules: Sendable {
             SubscriberView.write(status, appAccountToken: subscriber.appAccountToken, environments: found.map(\.0), into: &answer)
         }
         Self.writeDownload(subscriber.downloads, spanning: subscriber.environments.map(\.environment), into: &answer)
+        Self.writeExperiments(subscriber.assignments, into: &answer)
         Self.writeTransfers(subscriber.transfers, into: &answer)
     }
 
@@ -112,6 +113,23 @@ package struct SubscriberViewRules: Sendable {
             if let date = download.originalPurchaseDate { Timestamps.set(&item, "originalPurchaseDate", date) }
             item.set("originalPlatform", ifPresent: download.originalPlatform)
             Timestamps.set(&item, "postedAt", download.postedAt)
+        }
+    }
+
+    /// `"experiments"`: the experiments the customer is enrolled in (docs/EXPERIMENTS.md), in
+    /// enrollment order: on the subscriber answer and so on every event of theirs.
+    package static func writeExperiments<Object: JSONObjectBuilder>(_ assignments: [ExperimentAssignment], into answer: inout Object) {
+        guard !assignments.isEmpty else { return }
+        answer.list("experiments") { list in
+            for assignment in assignments {
+                list.object { item in
+                    item.set("id", assignment.experiment)
+                    item.set("variant", assignment.variant)
+                    item.set("placement", assignment.placement)
+                    item.set("offering", assignment.offering)
+                    Timestamps.set(&item, "enrolledAt", assignment.enrolledAt)
+                }
+            }
         }
     }
 

@@ -98,7 +98,11 @@ package enum FactWriter {
         if let grant = change.grantAfter, grant != change.grantBefore { try store.putGrant(grant) }
         if let download = batch.appDownload { try store.putAppDownload(download) }
         if let experiment = batch.experiment { try store.putExperiment(experiment) }
-        if let enrollment = batch.enrollment, try store.insertAssignmentIfNew(enrollment) { change.newEnrollment = enrollment }
+        if let enrollment = batch.enrollment, try store.insertAssignmentIfNew(enrollment) {
+            change.newEnrollment = enrollment
+            // The customer as their events show them: enrolled now.
+            change.customerSubscriber?.assignments.append(enrollment)
+        }
         if let event = batch.paywallEvent { try store.insertPaywallEvent(event) }
         if let (token, changes) = batch.attributes {
             for (name, value) in changes.sorted(by: { $0.key < $1.key }) {

@@ -15,12 +15,16 @@ extension PostgreSQLFactStore {
         }
     }
 
+    static let assignmentColumns = StoredTable.list(AssignmentCodec.read)
+
+    static func assignment(_ row: [String?]) -> ExperimentAssignment { AssignmentCodec.record(PostgreSQLRow(row: row)) }
+
     package func experimentAssignments(appId: String, appAccountToken: String) throws -> [ExperimentAssignment] {
         try pool.with { db in
             try db.execute(
-                "SELECT \(StoredTable.list(AssignmentCodec.read)) FROM experiment_assignments WHERE app_id = $1 AND app_account_token = $2 "
+                "SELECT \(Self.assignmentColumns) FROM experiment_assignments WHERE app_id = $1 AND app_account_token = $2 "
                     + "ORDER BY enrolled_at, experiment", [.text(appId), .text(appAccountToken)]
-            ).rows.map { AssignmentCodec.record(PostgreSQLRow(row: $0)) }
+            ).rows.map(Self.assignment)
         }
     }
 

@@ -21,6 +21,7 @@ extension PostgreSQLFactStore {
         var transfers: [(String, LinkTransfer)] = []
         var plays: [PlayPurchase] = []
         var downloads: [AppDownload] = []
+        var assignments: [ExperimentAssignment] = []
         for row in rows {
             let environment = row[1] ?? ""
             let key = row[2] ?? ""
@@ -51,6 +52,7 @@ extension PostgreSQLFactStore {
                             at: columns[3].flatMap { Int64($0) } ?? 0)
                     ))
             case "d": downloads.append(download(columns))
+            case "e": assignments.append(assignment(columns))
             default: plays.append(playPurchase(columns))
             }
         }
@@ -64,12 +66,13 @@ extension PostgreSQLFactStore {
         }
         return SubscriberFacts(
             appAccountToken: appAccountToken, environments: spans, transfers: transfers, grants: grants, playPurchases: plays,
-            downloads: downloads)
+            downloads: downloads, assignments: assignments)
     }
 
     /// Ordered as the separate reads are (each kind by environment, then): subscriptions by id,
     /// their transactions by purchase and signals by instant; grants by start; moves as made;
-    /// Play purchases (of every environment) by start; downloads by environment.
+    /// Play purchases (of every environment) by start; downloads by environment; assignments by
+    /// enrollment.
     private static let subscriberStatement: String = {
         let text = PostgreSQLText.self
         let prefixed = { (columns: String) in
@@ -98,6 +101,9 @@ extension PostgreSQLFactStore {
                 UNION ALL
                 SELECT 'd', x.environment, '', 0, \(text.columns(prefixed(downloadColumns))), \(text.padding(after: downloadColumns))
                 FROM app_downloads x WHERE x.app_id = $1 AND x.app_account_token = $3
+                UNION ALL
+                SELECT 'e', '', x.experiment, x.enrolled_at, \(text.columns(prefixed(assignmentColumns))), \(text.padding(after: assignmentColumns))
+                FROM experiment_assignments x WHERE x.app_id = $1 AND x.app_account_token = $3
             ) facts ORDER BY kind, 2, 3, ordering, 5
             """
     }()

@@ -88,6 +88,13 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
         try PostgreSQLFactStore.appDownloads(db, appId: appId, appAccountToken: appAccountToken)
     }
 
+    func experimentAssignments(appAccountToken: String) throws -> [ExperimentAssignment] {
+        try db.execute(
+            "SELECT \(PostgreSQLFactStore.assignmentColumns) FROM experiment_assignments WHERE app_id = $1 AND app_account_token = $2 "
+                + "ORDER BY enrolled_at, experiment", [.text(appId), .text(appAccountToken)]
+        ).rows.map(PostgreSQLFactStore.assignment)
+    }
+
     // MARK: Writing
 
     func lock(_ keys: [String]) throws { try Self.lock(keys.filter { !heldLocks.contains($0) }, on: db) }
