@@ -85,10 +85,8 @@ package struct OfferingService: Sendable {
     ) throws -> (OfferingDecision, OfferEligibility.Held) {
         let context = try targetingContext(token, device: device, now: now)
         let experiments = try self.experiments.experiments().filter { $0.placement == placement.id }
-        let assignments =
-            experiments.contains { $0.status == .running } ? try store.experimentAssignments(appId: app.id, appAccountToken: token) : []
         let decision = OfferingDecision.decide(
-            placement, context: context.targeting, experiments: experiments, assignments: assignments, token: token)
+            placement, context: context.targeting, experiments: experiments, assignments: context.assignments, token: token)
         return (decision, context.held)
     }
 
@@ -109,7 +107,7 @@ package struct OfferingService: Sendable {
     /// What targeting needs of the customer, from one subscriber read and their attributes.
     private func targetingContext(
         _ token: String, device: Device, now: Int64
-    ) throws -> (targeting: TargetingContext, held: OfferEligibility.Held) {
+    ) throws -> (targeting: TargetingContext, held: OfferEligibility.Held, assignments: [ExperimentAssignment]) {
         let spanned = device.environment.map { [$0] } ?? subscribers.searchOrder
         let read = try store.subscriber(appId: app.id, environments: spanned.map(\.rawValue), appAccountToken: token)
         let attributes = try store.attributes(appId: app.id, appAccountToken: token)
@@ -122,7 +120,7 @@ package struct OfferingService: Sendable {
             environment: device.environment?.rawValue ?? read.environments.first(where: { !$0.facts.isEmpty })?.environment,
             state: CustomerLifecycle(status), daysSinceFirstSeen: firstSeen.map { max(0, (now - $0) / 86_400_000) } ?? 0,
             attributes: Dictionary(uniqueKeysWithValues: attributes.map { ($0.name, $0.value) }))
-        return (targeting, OfferEligibility.Held(status, groupOf: { app.products[$0]?.subscriptionGroup }))
+        return (targeting, OfferEligibility.Held(status, groupOf: { app.products[$0]?.subscriptionGroup }), read.assignments)
     }
 
     /// The package as the customer may have it: an offer the catalog's rule does not admit them
