@@ -49,14 +49,21 @@ package struct OfferingService: Sendable {
         catalog = OfferingCatalog(offerings: context.app.offerings, placements: context.app.placements)
     }
 
-    /// `GET /v1/subscribers/{appAccountToken}/offerings?placement=`: the answer, read on the pool.
-    package func offering(appAccountToken: String, placement: String, device: Device, now: Date) async throws -> JSONObject {
+    /// `GET /v1/subscribers/{appAccountToken}/offerings?placement=`: the answer, made on the pool
+    /// (no task: the read and the answer on one pool thread, as the subscriber answer is made).
+    package func offering(
+        appAccountToken: String, placement: String, device: Device, now: Date,
+        completion: @escaping @Sendable (Result<JSONObject, any Error>) -> Void
+    ) {
+        pool.run({ try offering(appAccountToken: appAccountToken, placement: placement, device: device, now: now) }, completion: completion)
+    }
+
+    /// The same answer, blocking (the pool's thread, tools).
+    package func offering(appAccountToken: String, placement: String, device: Device, now: Date) throws -> JSONObject {
         let token = try AppAccountToken.validated(appAccountToken)
         let (configured, chosenPlacement) = try placed(placement)
         if let environment = device.environment { _ = try app.enabled(environment) }
-        let (decision, held) = try await pool.perform {
-            try decide(token, chosenPlacement, device: device, now: Milliseconds.since1970(now))
-        }
+        let (decision, held) = try decide(token, chosenPlacement, device: device, now: Milliseconds.since1970(now))
         var answer: JSONObject = ["placement": .string(placement)]
         if let offering = decision.offering.flatMap({ configured.offerings[$0] }) {
             answer["offering"] = .object(json(offering, held: held))

@@ -31,8 +31,9 @@ struct OfferingHandlers: Sendable {
             let (service, token, now) = (
                 application.services(for: caller).offerings, context.pathParameters["appAccountToken"] ?? "", application.clock.now()
             )
-            context.reply(app: caller.app.id) {
-                .object(try await service.offering(appAccountToken: token, placement: placement, device: device, now: now))
+            let app = caller.app.id
+            service.offering(appAccountToken: token, placement: placement, device: device, now: now) { result in
+                context.reply(result.map { .object($0) }, app: app)
             }
         } catch {
             context.reply(error: error, app: nil)
