@@ -12,7 +12,7 @@ enum OfferingsParser {
         var offerings: [String: Offering] = [:]
         for (id, value) in object.members {
             let offeringPath = "\(path).\(id)"
-            guard isValidId(id) else {
+            guard Identifier.isValid(id) else {
                 reader.problem(offeringPath, "an offering id is 1 to 64 of letters, digits, '_', '-' and '.'")
                 continue
             }
@@ -24,7 +24,7 @@ enum OfferingsParser {
             var packages: [OfferingPackage] = []
             for (packageId, packageValue) in (reader.object(body, "packages", path: offeringPath, required: true) ?? [:]).members {
                 let packagePath = "\(offeringPath).packages.\(packageId)"
-                guard isValidId(packageId), let packageBody = packageValue.objectValue else {
+                guard Identifier.isValid(packageId), let packageBody = packageValue.objectValue else {
                     reader.problem(packagePath, "a package is an object under an id of 1 to 64 letters, digits, '_', '-' and '.'")
                     continue
                 }
@@ -91,7 +91,7 @@ enum OfferingsParser {
         var placements: [String: Placement] = [:]
         for (id, value) in object.members {
             let placementPath = "\(path).\(id)"
-            guard isValidId(id), let body = value.objectValue else {
+            guard Identifier.isValid(id), let body = value.objectValue else {
                 reader.problem(placementPath, "a placement is an object under an id of 1 to 64 letters, digits, '_', '-' and '.'")
                 continue
             }
@@ -141,13 +141,5 @@ enum OfferingsParser {
             return nil
         }
         return id
-    }
-
-    private static func isValidId(_ id: String) -> Bool {
-        (1...64).contains(id.utf8.count)
-            && id.utf8.allSatisfy { byte in
-                (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39)
-                    || byte == 0x5F || byte == 0x2D || byte == 0x2E
-            }
     }
 }

@@ -21,6 +21,12 @@ extension FactStore {
         }
     }
 
+    /// The same, awaited (use cases that are async already).
+    @discardableResult
+    func record(_ batch: FactBatch, outbox: AppEventWriter? = nil) async throws -> ApplyOutcome {
+        try await withCheckedThrowingContinuation { continuation in record(batch, outbox: outbox) { continuation.resume(with: $0) } }
+    }
+
     private static func composing(_ batch: FactBatch, _ outbox: AppEventWriter?) -> FactBatch {
         var batch = batch
         if let outbox { batch.eventWriter = outbox.composer }

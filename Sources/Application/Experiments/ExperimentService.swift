@@ -97,8 +97,7 @@ package struct ExperimentService: Sendable {
         batch.experiment = experiment
         batch.requestedAt = experiment.stoppedAt ?? experiment.startedAt ?? experiment.createdAt
         batch.source = "experiments"
-        let written = batch
-        _ = try await withCheckedThrowingContinuation { continuation in store.record(written) { continuation.resume(with: $0) } }
+        try await store.record(batch)
         cache.forget()
     }
 }
@@ -110,7 +109,7 @@ enum ExperimentRequest {
         if let unknown = body.members.map(\.key).first(where: { !allowed.contains($0) }) {
             throw .badRequest("unknown member \"\(unknown)\" (\(allowed.sorted().joined(separator: ", ")))")
         }
-        guard let id = body["id"]?.stringValue, isIdentifier(id) else {
+        guard let id = body["id"]?.stringValue, Identifier.isValid(id) else {
             throw .badRequest("\"id\" is 1 to 64 of letters, digits, '_', '-' and '.'")
         }
         guard let placement = body["placement"]?.stringValue, catalog.placements[placement] != nil else {
@@ -122,7 +121,7 @@ enum ExperimentRequest {
         }
         var variants: [Experiment.Variant] = []
         for value in listed {
-            guard let variantId = value["id"]?.stringValue, isIdentifier(variantId), !variants.contains(where: { $0.id == variantId })
+            guard let variantId = value["id"]?.stringValue, Identifier.isValid(variantId), !variants.contains(where: { $0.id == variantId })
             else { throw .badRequest("each variant has an \"id\" of its own (1 to 64 of letters, digits, '_', '-' and '.')") }
             guard let offering = value["offering"]?.stringValue, catalog.offerings[offering] != nil else {
                 throw .badRequest("variant \(variantId): \"offering\" names one of the app's offerings")
@@ -149,13 +148,5 @@ enum ExperimentRequest {
         }
         return Experiment(
             id: id, placement: placement, variants: variants, audience: audience, enrollment: enrollment, seed: seed, createdAt: at)
-    }
-
-    private static func isIdentifier(_ text: String) -> Bool {
-        (1...64).contains(text.utf8.count)
-            && text.utf8.allSatisfy { byte in
-                (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39)
-                    || byte == 0x5F || byte == 0x2D || byte == 0x2E
-            }
     }
 }

@@ -193,8 +193,7 @@ package struct OfferingService: Sendable {
         batch.attributes = (token, changes)
         batch.requestedAt = at
         batch.source = "attributes"
-        let written = batch
-        _ = try await withCheckedThrowingContinuation { continuation in store.record(written) { continuation.resume(with: $0) } }
+        try await store.record(batch)
         return ["attributes": .object(JSONObject(after.map { (key: $0.name, value: JSONValue.string($0.value)) }))]
     }
 }

@@ -33,10 +33,7 @@ extension OfferingService {
                 experiment: drawn.id, appAccountToken: token, variant: drawn.variant, placement: placement, offering: offering,
                 enrolledAt: at)
         }
-        let written = batch
-        _ = try await withCheckedThrowingContinuation { continuation in
-            store.record(written, outbox: eventWriter) { continuation.resume(with: $0) }
-        }
+        try await store.record(batch, outbox: eventWriter)
         var answer: JSONObject = ["recorded": .string(kind.rawValue)]
         if let drawn = fromExperiment { answer["experiment"] = .object(["id": .string(drawn.id), "variant": .string(drawn.variant)]) }
         return answer
