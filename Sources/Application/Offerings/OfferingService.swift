@@ -126,7 +126,7 @@ package struct OfferingService: Sendable {
             store: device.store, country: device.country?.uppercased(), platform: device.platform, appVersion: device.appVersion,
             environment: device.environment?.rawValue ?? read.environments.first(where: { !$0.facts.isEmpty })?.environment,
             state: CustomerLifecycle(status), daysSinceFirstSeen: firstSeen.map { max(0, (now - $0) / 86_400_000) } ?? 0,
-            attributes: Dictionary(uniqueKeysWithValues: attributes.map { ($0.name, $0.value) }))
+            attributes: Dictionary(attributes.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first }))
         return (targeting, OfferEligibility.Held(status, groupOf: { app.products[$0]?.subscriptionGroup }), read.assignments)
     }
 

@@ -28,7 +28,7 @@ package struct CustomerAttribute: Sendable, Equatable {
     /// The customer's attributes after `changes` (a nil value removes the name), or nil when they
     /// would be more than `maximumCount`.
     package static func applying(_ changes: [String: String?], to stored: [CustomerAttribute], at now: Int64) -> [CustomerAttribute]? {
-        var byName = Dictionary(uniqueKeysWithValues: stored.map { ($0.name, $0) })
+        var byName = Dictionary(stored.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         for (name, value) in changes {
             byName[name] = value.map { CustomerAttribute(name: name, value: $0, updatedAt: now) }
         }
