@@ -18,11 +18,13 @@ extension SQLiteFactStore {
         }
     }
 
+    /// Made once: every subscriber read runs it.
+    static let assignmentsStatement =
+        "SELECT \(StoredTable.list(AssignmentCodec.read)) FROM experiment_assignments WHERE app_id = ? AND app_account_token = ? "
+        + "ORDER BY enrolled_at, experiment"
+
     static func experimentAssignments(_ database: SQLiteDatabase, appId: String, appAccountToken: String) throws -> [ExperimentAssignment] {
-        let query = try database.statement(
-            "SELECT \(StoredTable.list(AssignmentCodec.read)) FROM experiment_assignments WHERE app_id = ? AND app_account_token = ? "
-                + "ORDER BY enrolled_at, experiment"
-        ).bind([.text(appId), .text(appAccountToken)])
+        let query = try database.statement(assignmentsStatement).bind([.text(appId), .text(appAccountToken)])
         var found: [ExperimentAssignment] = []
         while try query.step() { found.append(AssignmentCodec.record(SQLiteRow(statement: query))) }
         return found

@@ -68,7 +68,7 @@ package struct SubscriberFacts: Sendable {
 extension SubscriberFacts {
     /// A subscriber read one part at a time: per environment its subscriptions, moves and grants,
     /// then its Play purchases.
-    static func assembled(
+    package static func assembled(
         _ token: String, environments: [String], facts: (String) throws -> [SubscriptionFacts],
         transfers: (String) throws -> [LinkTransfer], grants: (String) throws -> [PromotionalGrant],
         playPurchases: () throws -> [PlayPurchase], downloads: () throws -> [AppDownload],

@@ -6,11 +6,11 @@ extension PostgreSQLFactStore {
 
     static func download(_ row: [String?]) -> AppDownload { AppDownloadCodec.record(PostgreSQLRow(row: row)) }
 
+    static let downloadsStatement =
+        "SELECT \(downloadColumns) FROM app_downloads WHERE app_id = $1 AND app_account_token = $2 ORDER BY environment"
+
     static func appDownloads(_ db: PostgreSQLConnection, appId: String, appAccountToken: String) throws -> [AppDownload] {
-        try db.execute(
-            "SELECT \(downloadColumns) FROM app_downloads WHERE app_id = $1 AND app_account_token = $2 ORDER BY environment",
-            [.text(appId), .text(appAccountToken)]
-        ).rows.map(download)
+        try db.execute(downloadsStatement, [.text(appId), .text(appAccountToken)]).rows.map(download)
     }
 
     package func appDownloads(appId: String, appAccountToken: String) throws -> [AppDownload] {
@@ -31,12 +31,14 @@ extension PostgreSQLFactStore {
 
 /// Attributes apps set on their customers (`CustomerAttribute`).
 extension PostgreSQLFactStore {
+    static let attributesStatement =
+        "SELECT \(StoredTable.list(AttributeCodec.read)) FROM customer_attributes WHERE app_id = $1 AND app_account_token = $2 ORDER BY name"
+
     package func attributes(appId: String, appAccountToken: String) throws -> [CustomerAttribute] {
         try pool.with { db in
-            try db.execute(
-                "SELECT \(StoredTable.list(AttributeCodec.read)) FROM customer_attributes WHERE app_id = $1 AND app_account_token = $2 "
-                    + "ORDER BY name", [.text(appId), .text(appAccountToken)]
-            ).rows.map { AttributeCodec.record(PostgreSQLRow(row: $0)) }
+            try db.execute(Self.attributesStatement, [.text(appId), .text(appAccountToken)]).rows.map {
+                AttributeCodec.record(PostgreSQLRow(row: $0))
+            }
         }
     }
 }

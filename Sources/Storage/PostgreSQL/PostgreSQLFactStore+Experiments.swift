@@ -16,15 +16,14 @@ extension PostgreSQLFactStore {
     }
 
     static let assignmentColumns = StoredTable.list(AssignmentCodec.read)
+    static let assignmentsStatement =
+        "SELECT \(assignmentColumns) FROM experiment_assignments WHERE app_id = $1 AND app_account_token = $2 ORDER BY enrolled_at, experiment"
 
     static func assignment(_ row: [String?]) -> ExperimentAssignment { AssignmentCodec.record(PostgreSQLRow(row: row)) }
 
     package func experimentAssignments(appId: String, appAccountToken: String) throws -> [ExperimentAssignment] {
         try pool.with { db in
-            try db.execute(
-                "SELECT \(Self.assignmentColumns) FROM experiment_assignments WHERE app_id = $1 AND app_account_token = $2 "
-                    + "ORDER BY enrolled_at, experiment", [.text(appId), .text(appAccountToken)]
-            ).rows.map(Self.assignment)
+            try db.execute(Self.assignmentsStatement, [.text(appId), .text(appAccountToken)]).rows.map(Self.assignment)
         }
     }
 

@@ -89,10 +89,8 @@ struct PostgreSQLWriteTransaction: FactWriteTransaction {
     }
 
     func experimentAssignments(appAccountToken: String) throws -> [ExperimentAssignment] {
-        try db.execute(
-            "SELECT \(PostgreSQLFactStore.assignmentColumns) FROM experiment_assignments WHERE app_id = $1 AND app_account_token = $2 "
-                + "ORDER BY enrolled_at, experiment", [.text(appId), .text(appAccountToken)]
-        ).rows.map(PostgreSQLFactStore.assignment)
+        try db.execute(PostgreSQLFactStore.assignmentsStatement, [.text(appId), .text(appAccountToken)]).rows.map(
+            PostgreSQLFactStore.assignment)
     }
 
     // MARK: Writing
