@@ -31,7 +31,8 @@ final class OfferingsConfigurationTests: XCTestCase {
                \(members)}]}
             """
         let path = folder.appendingPathComponent("entitle.json").path
-        return Result { () throws(ConfigurationError) in try ConfigurationLoader.load(text: Array(text.utf8), path: path, environment: [:]) }
+        return Result { () throws(ConfigurationError) in try ConfigurationLoader.load(text: Array(text.utf8), path: path, environment: [:])
+        }
     }
 
     private func problems(_ members: String) -> [String] {
@@ -79,14 +80,17 @@ final class OfferingsConfigurationTests: XCTestCase {
             [#"apps[0].offerings.main.packages.m: a package is sold on "appStore", "googlePlay" or both"#])
         XCTAssertEqual(problems(#""placements": {"p": {"offering": "main"}}"#).count, 1, "no such offering")
         XCTAssertEqual(
-            problems(#""placements": {"p": {"rules": []}}"#), [#"apps[0].placements.p: "offering" is required: an offering's id, or null to show none"#])
-        XCTAssertEqual(problems(#""placements": {"p": {"offering": null, "rules": [{"when": {"stat": "lapsed"}, "offering": null}]}}"#).count, 1)
+            problems(#""placements": {"p": {"rules": []}}"#),
+            [#"apps[0].placements.p: "offering" is required: an offering's id, or null to show none"#])
+        XCTAssertEqual(
+            problems(#""placements": {"p": {"offering": null, "rules": [{"when": {"stat": "lapsed"}, "offering": null}]}}"#).count, 1)
         XCTAssertEqual(
             problems(#""placements": {"p": {"offering": null, "rules": [{"when": {"state": "churned"}, "offering": null}]}}"#),
             [#"apps[0].placements.p.rules[0].when.state: unknown value "churned" (active, billingRetry, lapsed, neverSubscribed, trial)"#])
         let big = String(repeating: "x", count: 5000)
         XCTAssertEqual(
-            problems(#""offerings": {"main": {"packages": {"m": {"appStore": {"productId": "pro.monthly"}}}, "metadata": {"t": "\#(big)"}}}"#),
+            problems(
+                #""offerings": {"main": {"packages": {"m": {"appStore": {"productId": "pro.monthly"}}}, "metadata": {"t": "\#(big)"}}}"#),
             ["apps[0].offerings.main.metadata: at most 4096 bytes of JSON"])
     }
 }

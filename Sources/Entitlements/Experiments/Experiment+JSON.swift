@@ -26,11 +26,14 @@ extension Experiment {
                 else { return nil }
                 return Variant(id: id, offering: offering, weight: weight)
             }), variants.count == object["variants"]?.arrayValue?.count,
-            let audienceObject = object["audience"]?.objectValue, let audience = try? TargetingCondition(json: audienceObject),  // unreadable: nil
+            let audienceObject = object["audience"]?.objectValue,
+            // An audience that no longer reads makes the row unreadable (reported by the store).
+            let audience = try? TargetingCondition(json: audienceObject),
             let enrollment = object["enrollment"]?.doubleValue, let seed = object["seed"]?.stringValue,
             let createdAt = object["createdAt"]?.int64Value
         else { return nil }
-        self.init(id: id, placement: placement, variants: variants, audience: audience, enrollment: enrollment, seed: seed, createdAt: createdAt)
+        self.init(
+            id: id, placement: placement, variants: variants, audience: audience, enrollment: enrollment, seed: seed, createdAt: createdAt)
         self.status = status
         shipped = object["shipped"]?.stringValue
         startedAt = object["startedAt"]?.int64Value
