@@ -126,7 +126,7 @@ enum ExperimentRequest {
             guard let offering = value["offering"]?.stringValue, catalog.offerings[offering] != nil else {
                 throw .badRequest("variant \(variantId): \"offering\" names one of the app's offerings")
             }
-            let weight = value["weight"].map { $0.doubleValue ?? -1 } ?? 1 / Double(listed.count)
+            let weight = value["weight"].map { $0.number(in: 0...1) ?? -1 } ?? 1 / Double(listed.count)
             guard weight.isFinite, weight > 0, weight <= 1 else {
                 throw .badRequest("variant \(variantId): \"weight\" is above 0 and at most 1")
             }
@@ -140,7 +140,7 @@ enum ExperimentRequest {
                 throw .badRequest("audience\(error.member.map { ".\($0)" } ?? ""): \(error.message)")
             }
         }
-        let enrollment = body["enrollment"].map { $0.doubleValue ?? -1 } ?? 1
+        let enrollment = body["enrollment"].map { $0.number(in: 0...1) ?? -1 } ?? 1
         guard enrollment.isFinite, enrollment > 0, enrollment <= 1 else { throw .badRequest("\"enrollment\" is above 0 and at most 1") }
         let seed = body["seed"]?.stringValue ?? id
         guard (1...64).contains(seed.utf8.count), seed.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {

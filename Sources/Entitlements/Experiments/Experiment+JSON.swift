@@ -1,3 +1,4 @@
+import Instants
 package import JSON
 
 /// An experiment as JSON: the admin API's answer and what the store keeps (`init(stored:)` reads
@@ -22,21 +23,21 @@ extension Experiment {
             let status = object["status"]?.stringValue.flatMap(Status.init(rawValue:)),
             let variants = object["variants"]?.arrayValue?.compactMap({ value -> Variant? in
                 guard let id = value["id"]?.stringValue, let offering = value["offering"]?.stringValue,
-                    let weight = value["weight"]?.doubleValue
+                    let weight = value["weight"]?.number(in: 0...1)
                 else { return nil }
                 return Variant(id: id, offering: offering, weight: weight)
             }), variants.count == object["variants"]?.arrayValue?.count,
             let audienceObject = object["audience"]?.objectValue,
             // An audience that no longer reads makes the row unreadable (reported by the store).
             let audience = try? TargetingCondition(json: audienceObject),
-            let enrollment = object["enrollment"]?.doubleValue, let seed = object["seed"]?.stringValue,
-            let createdAt = object["createdAt"]?.int64Value
+            let enrollment = object["enrollment"]?.number(in: 0...1), let seed = object["seed"]?.stringValue,
+            let createdAt = object["createdAt"]?.integer(in: Milliseconds.range)
         else { return nil }
         self.init(
             id: id, placement: placement, variants: variants, audience: audience, enrollment: enrollment, seed: seed, createdAt: createdAt)
         self.status = status
         shipped = object["shipped"]?.stringValue
-        startedAt = object["startedAt"]?.int64Value
-        stoppedAt = object["stoppedAt"]?.int64Value
+        startedAt = object["startedAt"]?.integer(in: Milliseconds.range)
+        stoppedAt = object["stoppedAt"]?.integer(in: Milliseconds.range)
     }
 }
