@@ -30,13 +30,7 @@ package enum OfferEligibility {
     /// group is active now; `lapsed`: ever subscribed and none active now.
     package static func promotional(rule: PromotionalRule, group: String?, subscriptions: [SubscriptionState]) -> Bool {
         guard rule != .any else { return true }
-        let inGroup = subscriptions.filter { group == nil || $0.subscriptionGroupIdentifier == group }
-        switch rule {
-        case .any: return true
-        case .existing: return !inGroup.isEmpty
-        case .current: return inGroup.contains(where: \.isActive)
-        case .lapsed: return !inGroup.isEmpty && !inGroup.contains(where: \.isActive)
-        }
+        return Held(subscriptions.map { ($0.subscriptionGroupIdentifier, $0.isActive) }).admits(rule, group: group)
     }
 }
 
@@ -46,6 +40,8 @@ extension OfferEligibility {
     package struct Held: Sendable {
         /// Each subscription's group (nil: unknown) and whether it is active now.
         var subscriptions: [(group: String?, isActive: Bool)]
+
+        init(_ subscriptions: [(group: String?, isActive: Bool)]) { self.subscriptions = subscriptions }
 
         package init(_ status: SubscriberStatus, groupOf: (String) -> String?) {
             subscriptions = status.subscriptions.map { ($0.subscriptionGroupIdentifier ?? groupOf($0.productId), $0.isActive) }

@@ -67,16 +67,13 @@ package struct SubscriberQueries: Sendable {
             let status = rules.evaluate(
                 facts, environment: environment, now: instant, appAccountToken: token, promotional: read.grants, play: plays)
             SubscriberView.write(status, appAccountToken: token, environment: environment, into: &answer)
-            SubscriberViewRules.writeDownload(read.downloads, spanning: [environment.rawValue], into: &answer)
-            SubscriberViewRules.writeExperiments(read.assignments, into: &answer)
-            SubscriberViewRules.writeTransfers(read.transfers, into: &answer)
+            SubscriberViewRules.writeCustomerParts(read, into: &answer)
             return true
         }
         let found = zip(spanned, read.environments).filter { environment, span in
             !span.facts.isEmpty || read.grants.contains { $0.environment == environment.rawValue }
                 || play.contains { $0.environment == environment.rawValue }
         }.map { ($0.0, $0.1.facts) }
-        let searched = spanned.map(\.rawValue)
         if found.isEmpty {
             let moved = spanned.filter { environment in
                 read.transfers.contains { $0.environment == environment.rawValue }
@@ -85,16 +82,12 @@ package struct SubscriberQueries: Sendable {
             guard !moved.isEmpty || !read.assignments.isEmpty else { return false }
             SubscriberView.write(
                 SubscriberStatus(), appAccountToken: token, environments: moved.isEmpty ? [spanned[0]] : moved, into: &answer)
-            SubscriberViewRules.writeDownload(read.downloads, spanning: searched, into: &answer)
-            SubscriberViewRules.writeExperiments(read.assignments, into: &answer)
-            SubscriberViewRules.writeTransfers(read.transfers, into: &answer)
+            SubscriberViewRules.writeCustomerParts(read, into: &answer)
             return true
         }
         let status = rules.evaluate(found.map { ($0.0, $0.1) }, now: instant, appAccountToken: token, promotional: read.grants, play: play)
         SubscriberView.write(status, appAccountToken: token, environments: found.map(\.0), into: &answer)
-        SubscriberViewRules.writeDownload(read.downloads, spanning: searched, into: &answer)
-        SubscriberViewRules.writeExperiments(read.assignments, into: &answer)
-        SubscriberViewRules.writeTransfers(read.transfers, into: &answer)
+        SubscriberViewRules.writeCustomerParts(read, into: &answer)
         return true
     }
 

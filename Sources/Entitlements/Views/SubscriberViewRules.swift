@@ -94,9 +94,15 @@ package struct SubscriberViewRules: Sendable {
                 play: subscriber.playPurchases)
             SubscriberView.write(status, appAccountToken: subscriber.appAccountToken, environments: found.map(\.0), into: &answer)
         }
-        Self.writeDownload(subscriber.downloads, spanning: subscriber.environments.map(\.environment), into: &answer)
-        Self.writeExperiments(subscriber.assignments, into: &answer)
-        Self.writeTransfers(subscriber.transfers, into: &answer)
+        Self.writeCustomerParts(subscriber, into: &answer)
+    }
+
+    /// What follows the status in every subscriber answer, in this order: the download of the
+    /// environments the read spanned, the experiments, the moves (the last member).
+    package static func writeCustomerParts<Object: JSONObjectBuilder>(_ subscriber: SubscriberFacts, into answer: inout Object) {
+        writeDownload(subscriber.downloads, spanning: subscriber.environments.map(\.environment), into: &answer)
+        writeExperiments(subscriber.assignments, into: &answer)
+        writeTransfers(subscriber.transfers, into: &answer)
     }
 
     /// `"appTransaction"`: the customer's app download (`AppDownload`) in the first of `environments`
